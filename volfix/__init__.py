@@ -1,0 +1,10 @@
+"""volfix: find and fix PyTorch code written for the `volatile` era."""
+from ._version import __version__
+from .api import check_paths, check_source, fix_source
+from .config import Config, VolfixConfigError
+from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
+
+__all__ = [
+    "__version__", "check_paths", "check_source", "fix_source", "Config", "VolfixConfigError",
+    "Applicability", "Diagnostic", "Edit", "FileResult", "Fix", "Location",
+]

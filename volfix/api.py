@@ -1,0 +1,48 @@
+"""The library API: results, never printing, exiting or colouring.
+
+    check_source(source, path=..., config=...)            -> FileResult
+    fix_source(source, path=..., config=..., unsafe_fixes) -> FileResult (fixed_source set)
+    check_paths(paths, config=..., mode=...)               -> list[FileResult]
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Union
+
+from .config import DEFAULT_CONFIG, Config
+from .model import FileResult
+
+
+def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
+                 config: Optional[Config] = None, with_fixes: bool = False) -> FileResult:
+    """Check one file's text. `with_fixes=True` also computes every fix's edits (for JSON)."""
+    from . import engine
+
+    return engine.check_text(source, path=path, config=config or DEFAULT_CONFIG,
+                             with_fixes=with_fixes)
+
+
+def fix_source(source: Union[str, bytes], *, path: str = "<stdin>",
+               config: Optional[Config] = None, unsafe_fixes: Optional[bool] = None) -> FileResult:
+    """Apply the applicable fixes to one file's text.
+
+    The result's `fixed_source` is the new text (equal to the input when nothing applied)
+    and its diagnostics are the findings that remain, located in the fixed text.
+    """
+    from . import engine
+
+    cfg = config or DEFAULT_CONFIG
+    unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+    return engine.fix_text(source, path=path, config=cfg, unsafe_fixes=unsafe)
+
+
+def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: str = "check",
+                unsafe_fixes: Optional[bool] = None, jobs: Optional[int] = None,
+                use_cache: bool = True, force_exclude: bool = False) -> List[FileResult]:
+    """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
+    without writing (mode="diff") every Python file and notebook found."""
+    from . import runner
+
+    cfg = config or DEFAULT_CONFIG
+    unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+    return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
+                      use_cache=use_cache, force_exclude=force_exclude)

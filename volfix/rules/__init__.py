@@ -1,0 +1,1 @@
+"""Rule definitions: one class per code, its docstring is its documentation."""

@@ -1,0 +1,55 @@
+"""VF0xx: files volfix cannot analyse. The run always continues."""
+from .base import Rule
+
+
+class UnparsableFile(Rule):
+    """
+    ## What it does
+    Reports a file that cannot be parsed as Python 3, naming the parser's reason;
+    Python 2 files (print statements, `except E, e:`, backticks) are named as such.
+
+    ## Why is this bad?
+    volfix cannot analyse or fix what it cannot parse, so legacy `volatile` code in the file
+    stays as it is. Files that Python 3 refuses would also fail when PyTorch 2.x imports them.
+
+    ## Example
+    ```python
+    print "loss", loss.data[0]
+    ```
+
+    ## Use instead
+    ```python
+    print("loss", loss.item())
+    ```
+
+    ## Fix safety
+    No fix is offered: port the file to Python 3 first (e.g. with `pyupgrade` or `2to3`),
+    then run volfix again. `async=` keywords are not a reason for this code: VF301 repairs them.
+    """
+
+    CODE = "VF001"
+    MESSAGE = "File cannot be parsed"
+
+
+class UnreadableFile(Rule):
+    """
+    ## What it does
+    Reports a file that cannot be read or decoded: permissions, a broken symlink, bytes that
+    are invalid in the file's declared encoding (PEP 263 cookie or BOM), or a notebook that is
+    not valid JSON or has no nbformat version.
+
+    ## Why is this bad?
+    Nothing in the file can be checked. volfix never writes such a file.
+
+    ## Example
+    A file declaring `# -*- coding: utf-8 -*-` that contains Latin-1 bytes.
+
+    ## Use instead
+    Fix the declared encoding (or the bytes) so that Python itself can read the file.
+
+    ## Fix safety
+    No fix is offered.
+    """
+
+    CODE = "VF002"
+    MESSAGE = "File cannot be read"
