@@ -1,0 +1,62 @@
+"""Text edits on the analysed source, as ruff applies them: sorted, non-overlapping, deduplicated."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, List, Sequence, Tuple
+
+
+@dataclass(frozen=True, order=True)
+class TextEdit:
+    start: int  # character offsets into the analysed text
+    end: int
+    content: str
+    # Edits with the same non-empty key are one edit shared by several fixes (an added import);
+    # identical edits without a key from different fixes conflict (two indentations of a line).
+    key: str = ""
+
+    @property
+    def is_insertion(self) -> bool:
+        return self.start == self.end
+
+
+def conflicts(a: TextEdit, b: TextEdit) -> bool:
+    """Two edits conflict when their ranges overlap (touching ends is fine) or both insert
+    different text at the same offset."""
+    if a == b:
+        return not a.key
+    if a.is_insertion and b.is_insertion:
+        return a.start == b.start
+    if a.is_insertion:
+        return b.start < a.start < b.end
+    if b.is_insertion:
+        return a.start < b.start < a.end
+    return a.start < b.end and b.start < a.end
+
+
+def select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]) -> Tuple[list, List[TextEdit]]:
+    """Pick groups in order whose edits do not conflict with already chosen ones.
+
+    Returns (chosen group keys, the union of their edits without duplicates)."""
+    chosen_keys, chosen = [], []
+    seen = set()
+    for key, edits in groups:
+        new = [e for e in dict.fromkeys(edits) if not (e.key and e in seen)]
+        if any(conflicts(e, c) for e in new for c in chosen):
+            continue
+        if any(conflicts(a, b) for i, a in enumerate(new) for b in new[i + 1:]):
+            continue
+        chosen_keys.append(key)
+        chosen.extend(new)
+        seen.update(new)
+    return chosen_keys, chosen
+
+
+def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
+    out, pos = [], 0
+    # Insertions before replacements at the same offset; stable otherwise.
+    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, e.end)):
+        out.append(text[pos:e.start])
+        out.append(e.content)
+        pos = max(pos, e.end)
+    out.append(text[pos:])
+    return "".join(out)

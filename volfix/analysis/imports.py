@@ -1,0 +1,133 @@
+"""A light name resolver over `ast`: which local names mean which torch objects.
+
+libcst's QualifiedNameProvider costs ~10x a parse (SPEC §8); volfix only needs to know
+what a handful of names bound by imports refer to, so it reads the import statements itself.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterable, Iterator, Optional
+
+VARIABLE = "torch.autograd.Variable"
+_VARIABLE_ALIASES = {VARIABLE, "torch.autograd.variable.Variable"}
+_STAR_VARIABLE_MODULES = {"torch.autograd", "torch.autograd.variable"}
+# A name bound by something other than an import (assignment, def, class, parameter).
+LOCAL = "<local>"
+
+Bindings = Dict[str, str]
+
+
+def _import_bindings(node: ast.stmt) -> Iterator[tuple]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                top = alias.name.split(".", 1)[0]
+                yield top, top
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        for alias in node.names:
+            if alias.name == "*":
+                if node.module in _STAR_VARIABLE_MODULES:
+                    yield "Variable", VARIABLE
+                continue
+            yield alias.asname or alias.name, f"{node.module}.{alias.name}"
+
+
+def _target_names(target: ast.AST) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            yield from _target_names(elt)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+def _scope_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of one scope in source order, entering blocks but not defs/classes."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(stmt, field, None)
+            if isinstance(sub, list):
+                yield from _scope_statements(s for s in sub if isinstance(s, ast.stmt) or isinstance(s, ast.excepthandler))
+        if isinstance(stmt, ast.excepthandler):
+            yield from _scope_statements(stmt.body)
+
+
+def scope_bindings(body: Iterable[ast.stmt], inherited: Optional[Bindings] = None,
+                   params: Iterable[str] = ()) -> Bindings:
+    """Bindings in effect in one scope: imports, aliases (`V = torch.autograd.Variable`),
+    and LOCAL for names bound any other way. The last binding in source order wins."""
+    out: Bindings = dict(inherited or {})
+    for name in params:
+        out[name] = LOCAL
+    for stmt in _scope_statements(body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for name, qual in _import_bindings(stmt):
+                out[name] = qual
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[stmt.name] = LOCAL
+        elif isinstance(stmt, ast.Assign):
+            alias = qualified_name(stmt.value, out)
+            for target in stmt.targets:
+                for name in _target_names(target):
+                    out[name] = alias if (alias and isinstance(target, ast.Name)) else LOCAL
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            for name in _target_names(stmt.target):
+                out[name] = LOCAL
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            for name in _target_names(stmt.target):
+                out[name] = LOCAL
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    for name in _target_names(item.optional_vars):
+                        out[name] = LOCAL
+    return out
+
+
+def function_params(fn: ast.AST) -> list:
+    args = fn.args  # type: ignore[attr-defined]
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    if args.vararg:
+        names.append(args.vararg.arg)
+    if args.kwarg:
+        names.append(args.kwarg.arg)
+    return names
+
+
+def qualified_name(expr: ast.AST, bindings: Bindings) -> Optional[str]:
+    """`ag.Variable` -> 'torch.autograd.Variable' when `import torch.autograd as ag`."""
+    if isinstance(expr, ast.Name):
+        qual = bindings.get(expr.id)
+        return None if qual in (None, LOCAL) else qual
+    if isinstance(expr, ast.Attribute):
+        base = qualified_name(expr.value, bindings)
+        return f"{base}.{expr.attr}" if base else None
+    return None
+
+
+def is_variable(qual: Optional[str]) -> bool:
+    return qual in _VARIABLE_ALIASES
+
+
+def imports_torch(bindings: Bindings) -> bool:
+    return any(q == "torch" or q.startswith("torch.") for q in bindings.values() if q != LOCAL)
+
+
+def spelling(bindings: Bindings, qual: str) -> Optional[str]:
+    """How this file can say `qual` (e.g. 'torch.no_grad') with its own imports, or None."""
+    for name, bound in sorted(bindings.items()):
+        if bound == qual:
+            return name
+    module, _, attr = qual.rpartition(".")
+    while module:
+        for name, bound in sorted(bindings.items()):
+            if bound == module:
+                return f"{name}.{qual[len(module) + 1:]}"
+        module, _, _ = module.rpartition(".")
+    return None

@@ -1,0 +1,575 @@
+"""Detection of legacy `volatile`-era code and planning of its fixes (SPEC §1, §2).
+
+One pass over an `ast` tree finds the findings; regions are planned per scope with
+`flow.ScopeFlow`; every fix is a list of `TextEdit`s on the analysed text.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from ..model import Applicability
+from . import imports as imp
+from .edits import TextEdit
+from .flow import LOOPS, SCOPE_NODES, ScopeFlow, Taint, describe, iter_statements
+from .text import SourceText
+
+SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
+
+NO_GRAD_QUALS = {"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                 "torch.inference_mode", "torch.autograd.inference_mode"}
+SET_GRAD_QUALS = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+GRAD_FUNCS = {"torch.autograd.grad"}
+# Factories that accept `requires_grad=` (VF111 moves the flag there).
+GRAD_FACTORIES = {f"torch.{n}" for n in (
+    "zeros", "ones", "rand", "randn", "empty", "full", "arange", "eye", "linspace", "logspace",
+    "tensor", "zeros_like", "ones_like", "rand_like", "randn_like", "empty_like", "full_like",
+    "randint", "randperm", "normal")}
+# Calls whose result is evidently a plain tensor that cannot require grad.
+PLAIN_PRODUCERS = GRAD_FACTORIES | {f"torch.{n}" for n in (
+    "from_numpy", "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+    "IntTensor", "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor", "as_tensor",
+    "cuda.FloatTensor", "cuda.LongTensor", "cuda.DoubleTensor", "cuda.ByteTensor",
+    "cuda.IntTensor", "cuda.HalfTensor", "load")}
+PLAIN_METHODS = {"cuda", "cpu", "float", "double", "long", "int", "byte", "half", "bool",
+                 "view", "unsqueeze", "squeeze", "contiguous", "type", "to", "clone",
+                 "expand", "permute", "transpose", "t", "resize_", "new", "new_zeros",
+                 "new_ones", "new_empty", "new_full", "new_tensor", "zero_", "fill_",
+                 "normal_", "uniform_", "copy_", "index_select", "narrow", "repeat", "reshape",
+                 "pin_memory", "data"}
+LOGGING_FUNCS = {"print", "log", "info", "debug", "warning", "warn", "write", "set_description",
+                 "set_postfix", "add_scalar"}
+SIMPLE_EXPRS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List,
+                ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
+                ast.GeneratorExp, ast.JoinedStr)
+
+
+@dataclass
+class Finding:
+    code: str
+    start: int
+    end: int
+    applicability: Optional[Applicability] = None
+    note: Optional[str] = None
+    edits: List[TextEdit] = field(default_factory=list)
+    message: Optional[str] = None  # overrides the rule's MESSAGE (VF001/VF002)
+    group: Optional[int] = None  # findings sharing a region are fixed together
+
+
+@dataclass
+class Source:
+    """A place where volatility starts: a Variable(..., volatile=...) call or `x.volatile = True`."""
+
+    finding: Finding
+    node: ast.AST  # the Call, or the Assign statement
+    stmt: ast.stmt
+    scope: ast.AST
+    kind: str  # "no_grad" (VF101, VF202) | "flag" (VF103)
+    flag: Optional[ast.AST] = None  # VF103's expression
+    seed_name: Optional[str] = None  # VF202: the name made volatile
+    unwrap: Optional[TextEdit] = None  # the call's own edit
+
+
+@dataclass
+class Region:
+    scope: ast.AST
+    kind: str
+    sources: List[Source]
+    flag_text: Optional[str] = None
+    block: Optional[tuple] = None  # (owner, field)
+    first: int = 0
+    last: int = 0
+    paths: List[list] = field(default_factory=list)
+    taint: Optional[Taint] = None
+
+
+class LegacyAnalysis:
+    def __init__(self, text: str, tree: ast.Module, *, inherited: Optional[dict] = None,
+                 legacy_semantics: bool = False, no_grad_style: str = "auto"):
+        self.src = SourceText(text)
+        self.tree = tree
+        self.legacy_semantics = legacy_semantics
+        self.style = no_grad_style
+        self.parents: Dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+        self._bindings: Dict[int, dict] = {}
+        self.module_bindings = imp.scope_bindings(tree.body, inherited)
+        self._bindings[id(tree)] = self.module_bindings
+        self.findings: List[Finding] = []
+        self.sources: List[Source] = []
+        self.needs_imports: Set[str] = set()
+        self._group = 0
+        self._interior_rows: Optional[Set[int]] = None
+
+    # ------------------------------------------------------------------ scopes
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, SCOPE_NODES + (ast.Module,)):
+            cur = self.parents.get(cur)
+        return cur if cur is not None else self.tree
+
+    def bindings(self, scope: ast.AST) -> dict:
+        key = id(scope)
+        if key not in self._bindings:
+            outer = self.scope_of(scope)
+            while isinstance(outer, ast.ClassDef):  # class bodies are not enclosing scopes
+                outer = self.scope_of(outer)
+            inherited = self.bindings(outer)
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                params = imp.function_params(scope)
+                body = scope.body if isinstance(scope.body, list) else []
+                self._bindings[key] = imp.scope_bindings(body, inherited, params)
+            else:
+                self._bindings[key] = imp.scope_bindings(scope.body, inherited)
+        return self._bindings[key]
+
+    def qual(self, expr: ast.AST) -> Optional[str]:
+        return imp.qualified_name(expr, self.bindings(self.scope_of(expr)))
+
+    def spell(self, qual: str, scope: Optional[ast.AST] = None) -> str:
+        found = imp.spelling(self.bindings(scope) if scope is not None else self.module_bindings, qual)
+        if found:
+            return found
+        module = qual.split(".", 1)[0]
+        self.needs_imports.add(module)
+        return qual
+
+    def statement_of(self, node: ast.AST) -> ast.stmt:
+        cur = node
+        while not isinstance(cur, ast.stmt):
+            cur = self.parents[cur]
+        return cur
+
+    # ------------------------------------------------------------------ detection
+    def run(self) -> List[Finding]:
+        torch_file = imp.imports_torch(self.module_bindings)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                if self.qual_is_variable(node.func):
+                    self.variable_call(node)
+                else:
+                    self.isinstance_check(node)
+                    if torch_file:
+                        self.dynamic_access(node)
+            elif isinstance(node, ast.Compare):
+                self.type_compare(node)
+            elif torch_file and isinstance(node, ast.Attribute) and node.attr == "volatile":
+                self.volatile_attribute(node)
+            elif torch_file and isinstance(node, ast.Dict):
+                for key in node.keys:
+                    if isinstance(key, ast.Constant) and key.value == "volatile":
+                        self.add(Finding("VF203", self.src.start(key), self.src.end(key),
+                                         note="no fix: a `volatile` key passed on as keyword arguments"))
+        self.plan_regions()
+        self.findings.sort(key=lambda f: (f.start, f.code))
+        return self.findings
+
+    def qual_is_variable(self, func: ast.AST) -> bool:
+        return imp.is_variable(self.qual(func))
+
+    def add(self, finding: Finding) -> Finding:
+        self.findings.append(finding)
+        return finding
+
+    # -- Variable(...) calls ----------------------------------------------------
+    def variable_call(self, call: ast.Call) -> None:
+        start, end = self.src.start(call), self.src.end(call)
+        args = self.call_arguments(call)
+        if args is None:
+            self.add(Finding(self.code_for_opaque(call), start, end,
+                             note="no fix: arguments passed with `*`/`**` cannot be analysed"))
+            return
+        data, requires_grad, volatile = args
+        vol = literal_truth(volatile)
+        rg = literal_truth(requires_grad)
+        if volatile is not None and vol is not False:
+            if rg is True or (requires_grad is not None and rg is None):
+                code = "VF101" if vol else "VF103"
+                self.add(Finding(code, start, end,
+                                 note="no fix: `volatile` together with `requires_grad` raises a ValueError"))
+                return
+            if vol is True:
+                self.volatile_source(call, data, "VF101")
+                return
+            self.flag_source(call, data, volatile)
+            return
+        code = "VF102" if volatile is not None else ("VF111" if (requires_grad is not None and rg is not False) else "VF110")
+        if code == "VF111":
+            self.requires_grad_fix(call, data, requires_grad, rg)
+        else:
+            self.unwrap_fix(call, data, code)
+
+    def code_for_opaque(self, call: ast.Call) -> str:
+        return "VF203" if any(k.arg is None for k in call.keywords) else "VF110"
+
+    def call_arguments(self, call: ast.Call):
+        """(data, requires_grad, volatile) nodes, or None when not analysable."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        names = ["data", "requires_grad", "volatile"]
+        found = dict(zip(names, call.args))
+        if len(call.args) > 3:
+            return None
+        for kw in call.keywords:
+            if kw.arg not in names or kw.arg in found:
+                return None
+            found[kw.arg] = kw.value
+        if "data" not in found:
+            return None
+        return found["data"], found.get("requires_grad"), found.get("volatile")
+
+    def data_text(self, call: ast.Call, data: ast.AST) -> str:
+        """The argument's text, parenthesised where the call's context needs it."""
+        text = self.src.segment(data)
+        parent = self.parents.get(call)
+        tight = (isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Subscript) and parent.value is call)
+                 or (isinstance(parent, ast.Call) and parent.func is call)
+                 or isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Await)))
+        if tight and not isinstance(data, SIMPLE_EXPRS):
+            return f"({text})"
+        if not isinstance(data, SIMPLE_EXPRS) and isinstance(parent, (ast.Compare, ast.BoolOp)):
+            return f"({text})"
+        if "\n" in text or "\r" in text:
+            try:
+                ast.parse(text.strip(), mode="eval")
+            except SyntaxError:
+                return f"({text})"
+        return text
+
+    def self_assignment(self, call: ast.Call, data: ast.AST) -> Optional[ast.stmt]:
+        """`x = Variable(x, ...)`: after unwrapping, the statement would be `x = x`."""
+        parent = self.parents.get(call)
+        if (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name) and isinstance(data, ast.Name)
+                and parent.targets[0].id == data.id):
+            return parent
+        return None
+
+    def unwrap_edits(self, call: ast.Call, data: ast.AST) -> Tuple[List[TextEdit], Optional[ast.stmt]]:
+        """Edits that replace the call by its argument; deletes `x = Variable(x)` outright."""
+        stmt = self.self_assignment(call, data)
+        if stmt is not None:
+            deletion = self.delete_statement(stmt)
+            if deletion is not None:
+                return deletion, stmt
+        return self.call_edit(call, self.data_text(call, data)), None
+
+    def call_edit(self, call: ast.Call, replacement: str) -> List[TextEdit]:
+        """Replace the call, keeping comments that sat inside its removed parts."""
+        start, end = self.src.start(call), self.src.end(call)
+        edits = [TextEdit(start, end, replacement)]
+        comments = [c for c in self.src.comments_between(start, end) if c not in replacement]
+        if comments:
+            row, _ = self.src.row_col(end)
+            edits.append(TextEdit(self.src.line_end(row), self.src.line_end(row), "  " + "  ".join(comments)))
+        return edits
+
+    def is_plain(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Evidently a tensor that cannot require grad (so `Variable(x)` -> `x` is exact)."""
+        if depth > 4:
+            return False
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            return True
+        if isinstance(expr, ast.Subscript):
+            return self.is_plain(expr.value, depth + 1)
+        if isinstance(expr, ast.Call):
+            qual = self.qual(expr.func)
+            if qual in PLAIN_PRODUCERS:
+                return True
+            if isinstance(expr.func, ast.Attribute) and expr.func.attr in PLAIN_METHODS:
+                return self.is_plain(expr.func.value, depth + 1)
+        if isinstance(expr, ast.Name):
+            scope = self.scope_of(expr)
+            values = [s.value for s in iter_statements(scope.body if isinstance(getattr(scope, "body", None), list) else [])
+                      if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in s.targets)]
+            return bool(values) and all(self.is_plain(v, depth + 1) for v in values)
+        return False
+
+    def unwrap_fix(self, call: ast.Call, data: ast.AST, code: str) -> None:
+        start, end = self.src.start(call), self.src.end(call)
+        if isinstance(data, ast.Attribute) and data.attr == "data":
+            base = self.src.segment(data.value)
+            if not isinstance(data.value, SIMPLE_EXPRS):
+                base = f"({base})"
+            self.add(Finding(code, start, end, SAFE, edits=self.call_edit(call, f"{base}.detach()")))
+            return
+        applicability = SAFE if (self.legacy_semantics or self.is_plain(data)) else UNSAFE
+        note = None if applicability is SAFE else "unsafe fix: if the argument requires grad, gradients will now flow into it"
+        self.add(Finding(code, start, end, applicability, note=note,
+                         edits=self.unwrap_edits(call, data)[0]))
+
+    def requires_grad_fix(self, call: ast.Call, data: ast.AST, flag: ast.AST, rg: Optional[bool]) -> None:
+        start, end = self.src.start(call), self.src.end(call)
+        if rg is None:
+            text = f"{self.attr_base(data)}.requires_grad_({self.src.segment(flag)})"
+            self.add(Finding("VF111", start, end, UNSAFE,
+                             note="unsafe fix: `requires_grad_()` changes the tensor itself",
+                             edits=self.call_edit(call, text)))
+            return
+        if isinstance(data, ast.Attribute) and data.attr == "data":
+            text = f"{self.attr_base(data.value)}.detach().requires_grad_()"
+            self.add(Finding("VF111", start, end, SAFE, edits=self.call_edit(call, text)))
+            return
+        if (isinstance(data, ast.Call) and self.qual(data.func) in GRAD_FACTORIES
+                and not any(k.arg == "requires_grad" for k in data.keywords)
+                and not any(isinstance(a, ast.Starred) for a in data.args)
+                and not any(k.arg is None for k in data.keywords)):
+            inner = self.src.segment(data)
+            close = inner.rindex(")")
+            head = inner[:close].rstrip()
+            sep = "" if head.endswith("(") else (" " if head.endswith(",") else ", ")
+            text = f"{head}{sep}requires_grad=True{inner[len(head):]}"
+            self.add(Finding("VF111", start, end, SAFE, edits=self.call_edit(call, text)))
+            return
+        fresh = isinstance(data, ast.Call)
+        plain = self.is_plain(data)
+        safe = (fresh and plain) or self.legacy_semantics
+        note = None if safe else "unsafe fix: `requires_grad_()` changes the tensor itself, so its other references start recording"
+        text = f"{self.attr_base(data)}.requires_grad_()"
+        self.add(Finding("VF111", start, end, SAFE if safe else UNSAFE, note=note,
+                         edits=self.call_edit(call, text)))
+
+    def attr_base(self, expr: ast.AST) -> str:
+        text = self.src.segment(expr)
+        return text if isinstance(expr, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+
+    def volatile_source(self, call: ast.Call, data: ast.AST, code: str) -> None:
+        finding = self.add(Finding(code, self.src.start(call), self.src.end(call)))
+        edits, deleted = self.unwrap_edits(call, data)
+        self.register_source(finding, call, "no_grad", edits, deleted=deleted)
+
+    def flag_source(self, call: ast.Call, data: ast.AST, flag: ast.AST) -> None:
+        finding = self.add(Finding("VF103", self.src.start(call), self.src.end(call)))
+        edits, deleted = self.unwrap_edits(call, data)
+        if isinstance(flag, ast.Constant) and flag.value is None:
+            finding.note = "no fix: `volatile=None` raises a TypeError"
+            return
+        if isinstance(flag, ast.Attribute) and flag.attr == "volatile":
+            finding.applicability = UNSAFE
+            finding.note = "the flag copies another value's `volatile`: dropped, grad mode now propagates by itself"
+            finding.edits = edits
+            return
+        scope = self.scope_of(call)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = {n.id for n in ast.walk(flag) if isinstance(n, ast.Name)}
+            params = set(imp.function_params(scope))
+            if names & params:
+                finding.note = (f"no fix: the flag comes from `{sorted(names & params)[0]}`, a parameter of "
+                                f"`{scope.name}()`, so its callers decide where grad mode goes")
+                return
+        self.register_source(finding, call, "flag", edits, flag=flag, deleted=deleted)
+
+    def register_source(self, finding: Finding, node: ast.AST, kind: str, edits: List[TextEdit],
+                        flag: Optional[ast.AST] = None, seed_name: Optional[str] = None,
+                        deleted: Optional[ast.stmt] = None) -> None:
+        scope = self.scope_of(node)
+        stmt = self.statement_of(node)
+        if isinstance(scope, (ast.Lambda, ast.ClassDef)):
+            finding.applicability = UNSAFE if kind == "no_grad" else None
+            finding.note = "unwrapped only: a region cannot be placed inside a lambda or class body"
+            finding.edits = edits if kind == "no_grad" else []
+            return
+        if self.covered(node, scope):
+            finding.applicability = SAFE
+            finding.edits = edits
+            finding.note = "already inside a grad-disabled region"
+            return
+        source = Source(finding, node, stmt, scope, kind, flag=flag, seed_name=seed_name)
+        source.unwrap_edits = edits  # type: ignore[attr-defined]
+        source.deletes_statement = deleted is not None or seed_name is not None  # type: ignore[attr-defined]
+        self.sources.append(source)
+
+    def covered(self, node: ast.AST, scope: ast.AST) -> bool:
+        cur = self.parents.get(node)
+        while cur is not None and cur is not scope:
+            if isinstance(cur, (ast.With, ast.AsyncWith)):
+                if any(self.disables_grad(item.context_expr) for item in cur.items):
+                    return True
+            cur = self.parents.get(cur)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return any(self.disables_grad(d) for d in scope.decorator_list)
+        return False
+
+    def disables_grad(self, expr: ast.AST) -> bool:
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        qual = self.qual(target)
+        if qual in NO_GRAD_QUALS:
+            return True
+        if qual in SET_GRAD_QUALS and isinstance(expr, ast.Call) and expr.args:
+            return literal_truth(expr.args[0]) is False
+        return False
+
+    # -- VF112 ------------------------------------------------------------------
+    def type_compare(self, node: ast.Compare) -> None:
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return
+        left, right = node.left, node.comparators[0]
+        for subject_call, other in ((left, right), (right, left)):
+            if (isinstance(subject_call, ast.Call) and isinstance(subject_call.func, ast.Name)
+                    and subject_call.func.id == "type" and len(subject_call.args) == 1
+                    and not subject_call.keywords and self.qual_is_variable(other)):
+                negate = isinstance(node.ops[0], (ast.NotEq, ast.IsNot))
+                subject = self.src.segment(subject_call.args[0])
+                tensor = self.spell("torch.Tensor", self.scope_of(node))
+                text = f"{'not ' if negate else ''}isinstance({subject}, {tensor})"
+                parent = self.parents.get(node)
+                if negate and isinstance(parent, (ast.BoolOp, ast.UnaryOp, ast.Compare, ast.BinOp)):
+                    text = f"({text})"
+                self.add(Finding("VF112", self.src.start(node), self.src.end(node), SAFE,
+                                 edits=[TextEdit(self.src.start(node), self.src.end(node), text)]))
+                return
+
+    def isinstance_check(self, call: ast.Call) -> None:
+        if not (isinstance(call.func, ast.Name) and call.func.id in ("isinstance", "issubclass")
+                and len(call.args) == 2):
+            return
+        classes = call.args[1]
+        members = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+        hits = [m for m in members if self.qual_is_variable(m)]
+        if not hits:
+            return
+        tensor = self.spell("torch.Tensor", self.scope_of(call))
+        already = any(self.qual(m) == "torch.Tensor" for m in members)
+        edits = []
+        if isinstance(classes, ast.Tuple) and already:
+            # Drop Variable from a tuple that already names torch.Tensor.
+            keep = [self.src.segment(m) for m in members if m not in hits]
+            text = keep[0] if len(keep) == 1 else "(" + ", ".join(keep) + ")"
+            edits.append(TextEdit(self.src.start(classes), self.src.end(classes), text))
+        else:
+            for i, m in enumerate(hits):
+                edits.append(TextEdit(self.src.start(m), self.src.end(m), tensor if i == 0 else ""))
+            if len(hits) > 1:
+                edits = [TextEdit(self.src.start(classes), self.src.end(classes),
+                                  "(" + ", ".join(dict.fromkeys(
+                                      tensor if m in hits else self.src.segment(m) for m in members)) + ")")]
+        self.add(Finding("VF112", self.src.start(call), self.src.end(call), SAFE, edits=edits,
+                         message="`isinstance(x, Variable)` is a legacy check; use `isinstance(x, torch.Tensor)`"))
+
+    # -- VF2xx ------------------------------------------------------------------
+    def volatile_attribute(self, node: ast.Attribute) -> None:
+        start, end = self.src.start(node), self.src.end(node)
+        parent = self.parents.get(node)
+        if isinstance(node.ctx, ast.Store):
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                self.volatile_write(node, parent)
+            else:
+                self.add(Finding("VF202", start, end, note="no fix: not a plain assignment"))
+            return
+        if isinstance(node.ctx, ast.Del):
+            return
+        if isinstance(parent, ast.keyword) and parent.arg == "volatile":
+            call = self.parents.get(parent)
+            if isinstance(call, ast.Call) and self.qual_is_variable(call.func):
+                return  # reported and fixed with the call (VF103)
+        self.volatile_read(node, parent)
+
+    def volatile_read(self, node: ast.Attribute, parent: Optional[ast.AST]) -> None:
+        scope = self.scope_of(node)
+        grad_enabled = self.spell("torch.is_grad_enabled", scope)
+        obj = self.src.segment(node.value)
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+            target, guard = parent, self.guards_gradients(parent, obj)
+            text = f"{self.attr_base(node.value)}.requires_grad" if guard else f"{grad_enabled}()"
+            why = ("`not x.volatile` guards gradient code: it now means `x.requires_grad`" if guard else
+                   "`not x.volatile` becomes `torch.is_grad_enabled()`: true outside `no_grad`, as 0.3 was outside volatile code")
+        else:
+            target, text = node, f"not {grad_enabled}()"
+            if isinstance(parent, (ast.Attribute, ast.Subscript, ast.Call, ast.BinOp, ast.Compare,
+                                   ast.UnaryOp, ast.BoolOp)):
+                text = f"({text})"
+            why = "`x.volatile` becomes `not torch.is_grad_enabled()`: true inside a `no_grad` region"
+        self.add(Finding("VF201", self.src.start(node), self.src.end(node), UNSAFE, note=f"unsafe fix: {why}",
+                         edits=[TextEdit(self.src.start(target), self.src.end(target), text)]))
+
+    def guards_gradients(self, test: ast.AST, obj: str) -> bool:
+        owner = self.parents.get(test)
+        if not isinstance(owner, ast.If) or owner.test is not test:
+            return False
+        for node in ast.walk(ast.Module(body=owner.body, type_ignores=[])):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("register_hook", "backward", "retain_grad")):
+                return True
+        return False
+
+    def volatile_write(self, node: ast.Attribute, stmt: ast.Assign) -> None:
+        start, end = self.src.start(stmt), self.src.end(stmt)
+        value = literal_truth(stmt.value)
+        finding = self.add(Finding("VF202", start, end))
+        deletion = self.delete_statement(stmt)
+        if deletion is None:
+            finding.note = "no fix: the statement shares its line with another one"
+            return
+        if value is False:
+            finding.applicability, finding.edits = SAFE, deletion
+            return
+        if value is None:
+            finding.note = "no fix: the assigned value is not a literal"
+            return
+        if not isinstance(node.value, ast.Name):
+            finding.applicability, finding.edits = UNSAFE, deletion
+            finding.note = f"unsafe fix: deleted, but `{self.src.segment(node.value)}` is not a local name whose uses could be followed"
+            return
+        self.register_source(finding, stmt, "no_grad", deletion, seed_name=node.value.id)
+
+    def delete_statement(self, stmt: ast.stmt) -> Optional[List[TextEdit]]:
+        src = self.src
+        first, last = stmt.lineno, stmt.end_lineno
+        before = src.line(first)[: src.char_col(first, stmt.col_offset)]
+        after = src.line(last)[src.char_col(last, stmt.end_col_offset):]
+        if before.strip() or (after.strip() and not after.strip().startswith("#")):
+            return None
+        comment = after.strip()
+        siblings = self.siblings(stmt)
+        if siblings is not None and len(siblings) == 1:
+            keep = "pass" + (f"  {comment}" if comment else "")
+            return [TextEdit(src.start(stmt), src.line_end(last), keep)]
+        if comment:
+            return [TextEdit(src.start(stmt), src.line_end(last), comment)]
+        return [TextEdit(src.line_starts[first - 1], src.line_after(last), "")]
+
+    def siblings(self, stmt: ast.stmt) -> Optional[list]:
+        parent = self.parents.get(stmt)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                return block
+        return None
+
+    def dynamic_access(self, call: ast.Call) -> None:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr") and len(call.args) >= 2:
+            key = call.args[1]
+            if isinstance(key, ast.Constant) and key.value == "volatile":
+                self.add(Finding("VF203", self.src.start(call), self.src.end(call),
+                                 note="no fix: the intent of a dynamic access cannot be read from the code"))
+        elif isinstance(func, ast.Name) and func.id == "dict":
+            for kw in call.keywords:
+                if kw.arg == "volatile":
+                    self.add(Finding("VF203", self.src.start(call), self.src.end(call),
+                                     note="no fix: a `volatile` key passed on as keyword arguments"))
+
+    # ------------------------------------------------------------------ regions
+    def plan_regions(self) -> None:
+        from .regions import RegionPlanner
+
+        RegionPlanner(self).plan()
+
+    def interior_rows(self) -> Set[int]:
+        if self._interior_rows is None:
+            self._interior_rows = self.src.string_interior_rows()
+        return self._interior_rows
+
+    def next_group(self) -> int:
+        self._group += 1
+        return self._group
+
+
+def literal_truth(node: Optional[ast.AST]) -> Optional[bool]:
+    """True/False for literal flags (True, False, 1, 0), None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)) and not isinstance(node.value, float):
+        return bool(node.value)
+    return None

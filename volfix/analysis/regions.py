@@ -1,0 +1,437 @@
+"""Region placement (SPEC §2.3-§2.8): from taint to `with torch.no_grad():` / `@torch.no_grad()`."""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Set, Tuple
+
+from ..model import Applicability
+from .edits import TextEdit
+from .flow import LOOPS, ScopeFlow, describe, iter_statements
+from .legacy import (GRAD_FUNCS, LOGGING_FUNCS, SAFE, UNSAFE, LegacyAnalysis, Region, Source,
+                     literal_truth)
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class RegionPlanner:
+    def __init__(self, analysis: LegacyAnalysis):
+        self.a = analysis
+        self.src = analysis.src
+        self.blocks: Dict[tuple, list] = {}
+
+    # -------------------------------------------------------------- structure
+    def path(self, stmt: ast.stmt, scope: ast.AST) -> list:
+        """[(block_key, index), ...] from the scope's body down to `stmt`."""
+        out = []
+        node = stmt
+        while node is not scope:
+            parent = self.a.parents[node]
+            if isinstance(node, ast.stmt) and not self.is_elif(node, parent):
+                for name in ("body", "orelse", "finalbody"):
+                    block = getattr(parent, name, None)
+                    if isinstance(block, list):
+                        idx = next((i for i, s in enumerate(block) if s is node), None)
+                        if idx is not None:
+                            key = (id(parent), name)
+                            self.blocks[key] = block
+                            out.append((key, idx))
+                            break
+            node = parent
+        out.reverse()
+        return out
+
+    def is_elif(self, node: ast.stmt, parent: ast.AST) -> bool:
+        if not (isinstance(node, ast.If) and isinstance(parent, ast.If) and parent.orelse
+                and parent.orelse[0] is node and len(parent.orelse) == 1):
+            return False
+        line = self.src.line(node.lineno)
+        return line[self.src.char_col(node.lineno, node.col_offset):].startswith("elif")
+
+    @staticmethod
+    def choose(paths: List[list]) -> Tuple[list, tuple, int, int]:
+        """(prefix, block, first, last): the innermost block holding every path."""
+        level = 0
+        while True:
+            elems = [p[level] for p in paths]
+            block = elems[0][0]
+            idxs = {e[1] for e in elems}
+            if (len(idxs) == 1 and all(len(p) > level + 1 for p in paths)
+                    and len({p[level + 1][0] for p in paths}) == 1):
+                level += 1
+                continue
+            return paths[0][:level], block, min(idxs), max(idxs)
+
+    def place(self, region: Region) -> None:
+        region.prefix, region.block, region.first, region.last = self.choose(region.paths)
+
+    # -------------------------------------------------------------- planning
+    def plan(self) -> None:
+        by_scope: Dict[int, List[Source]] = {}
+        for source in self.a.sources:
+            by_scope.setdefault(id(source.scope), []).append(source)
+        for sources in by_scope.values():
+            scope = sources[0].scope
+            flow = ScopeFlow(scope, self.a.parents)
+            regions = [self.region_for([s], flow) for s in sources]
+            regions = self.merge(regions, flow)
+            for region in regions:
+                self.finish(region, flow, regions)
+
+    def region_for(self, sources: List[Source], flow: ScopeFlow) -> Region:
+        ids = {id(s.node) for s in sources if isinstance(s.node, ast.Call)}
+        seed = {s.seed_name: [s.stmt] for s in sources if s.seed_name}
+        taint = flow.analyse(lambda n: id(n) in ids, seed)
+        stmts = list({id(s): s for s in taint.uses + [s.stmt for s in sources]}.values())
+        region = Region(sources[0].scope, sources[0].kind, list(sources), taint=taint)
+        region.flag_text = self.src.segment(sources[0].flag) if sources[0].flag is not None else None
+        region.paths = [self.path(s, region.scope) for s in stmts]
+        self.place(region)
+        return region
+
+    def contains(self, outer: Region, inner: Region) -> bool:
+        n = len(outer.prefix)
+        if inner.block == outer.block:
+            return inner.first <= outer.last and outer.first <= inner.last
+        if len(inner.prefix) <= n or inner.prefix[:n] != outer.prefix:
+            return False
+        key, idx = inner.prefix[n]
+        return key == outer.block and outer.first <= idx <= outer.last
+
+    def merge(self, regions: List[Region], flow: ScopeFlow) -> List[Region]:
+        changed = True
+        while changed:
+            changed = False
+            for i, a in enumerate(regions):
+                for b in regions[i + 1:]:
+                    same = a.kind == b.kind and a.flag_text == b.flag_text
+                    if same and (self.contains(a, b) or self.contains(b, a)):
+                        merged = self.region_for(a.sources + b.sources, flow)
+                        regions = [r for r in regions if r is not a and r is not b] + [merged]
+                        changed = True
+                        break
+                if changed:
+                    break
+        return regions
+
+    # -------------------------------------------------------------- finishing
+    def finish(self, region: Region, flow: ScopeFlow, all_regions: List[Region]) -> None:
+        block = self.blocks[region.block]
+        first, last = self.extend_to_lines(block, region.first, region.last)
+        deleted = {id(s.stmt) for s in region.sources if s.deletes_statement}  # type: ignore[attr-defined]
+        while first <= last and id(block[first]) in deleted:
+            first += 1
+        sources = region.sources
+        unwraps = [e for s in sources for e in s.unwrap_edits]  # type: ignore[attr-defined]
+        if first > last:  # nothing to cover: `x.volatile = True` never used afterwards
+            self.assign(sources, SAFE, None, unwraps)
+            return
+        stmts = block[first:last + 1]
+        training = self.training_call(stmts)
+        if training is not None:
+            self.unwrap_only(sources, f"not wrapped: the region trains (`{training[0]}` at line {training[1]})")
+            return
+        if region.kind == "flag":
+            conflict = next((r for r in all_regions if r is not region and r.kind != "flag"
+                             and r.block == region.block and self.contains(r, region)), None)
+            if conflict is not None:
+                self.assign(sources, None, "no fix: the region overlaps a `no_grad()` region", [])
+                return
+        form, note = self.form(region, flow, block, first, last, deleted)
+        if form is None:
+            self.assign(sources, None, note, [])
+            return
+        covered = flow.scope.body if form == "decorator" else stmts  # type: ignore[attr-defined]
+        applicability, why = self.safety(region, flow, covered)
+        header = self.header(region, all_regions)
+        if form == "decorator":
+            edits = [self.decorator_edit(region.scope, header)] + unwraps
+        else:
+            edits = self.with_edits(block, first, last, header, unwraps, deleted)
+        notes = [n for n in (note, why) if n]
+        self.assign(sources, applicability, "; ".join(notes) or None, edits)
+
+    def extend_to_lines(self, block: list, first: int, last: int) -> Tuple[int, int]:
+        """Grow the range so that no statement outside it shares a line with one inside."""
+        while first > 0 and block[first - 1].end_lineno >= self.row_of(block[first]):
+            first -= 1
+        while last + 1 < len(block) and self.row_of(block[last + 1]) <= block[last].end_lineno:
+            last += 1
+        return first, last
+
+    @staticmethod
+    def row_of(stmt: ast.stmt) -> int:
+        decorators = getattr(stmt, "decorator_list", None) or []
+        return min([stmt.lineno] + [d.lineno for d in decorators])
+
+    def training_call(self, stmts: list) -> Optional[Tuple[str, int]]:
+        for stmt in stmts:
+            for inner in iter_statements([stmt]):
+                for node in ast.walk(inner) if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ():
+                    if not isinstance(node, ast.Call):
+                        continue
+                    func = node.func
+                    if isinstance(func, ast.Attribute) and func.attr == "backward":
+                        return f"{describe(func)}()", node.lineno
+                    if self.a.qual(func) in GRAD_FUNCS:
+                        return f"{describe(func)}()", node.lineno
+                    if (isinstance(func, ast.Attribute) and func.attr == "step" and not node.args
+                            and not node.keywords):
+                        return f"{describe(func)}()", node.lineno
+        return None
+
+    def unwrap_only(self, sources: List[Source], note: str) -> None:
+        for s in sources:
+            f = s.finding
+            f.note = note
+            f.edits = list(s.unwrap_edits)  # type: ignore[attr-defined]
+            f.group = None
+            if s.seed_name:
+                f.applicability = SAFE
+                continue
+            data = self.data_arg(s.node)
+            plain = data is not None and (self.a.legacy_semantics or self.a.is_plain(data))
+            f.applicability = SAFE if plain else UNSAFE
+            if not plain:
+                f.note += "; unsafe fix: if the argument requires grad, gradients will now flow into it"
+
+    @staticmethod
+    def data_arg(call: ast.AST) -> Optional[ast.AST]:
+        if not isinstance(call, ast.Call):
+            return None
+        if call.args:
+            return call.args[0]
+        return next((k.value for k in call.keywords if k.arg == "data"), None)
+
+    # -------------------------------------------------------------- form
+    def form(self, region: Region, flow: ScopeFlow, block: list, first: int, last: int, deleted: Set[int]):
+        scope = region.scope
+        is_function = isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+        is_async = isinstance(scope, ast.AsyncFunctionDef)
+        spans_yield = is_function and any(
+            isinstance(n, (ast.Yield, ast.YieldFrom))
+            for stmt in block[first:last + 1] for inner in iter_statements([stmt])
+            for n in ast.walk(inner) if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        if region.kind == "flag":
+            if spans_yield:
+                return None, "no fix: the region spans a `yield`, where a runtime flag cannot become a decorator"
+            return "with", None
+        if spans_yield:
+            if is_async:
+                return None, "no fix: the region spans a `yield` in an async generator, which no grad-mode decorator covers"
+            return "decorator", "decorator: a `with` block across `yield` would leak grad mode into the caller"
+        if not is_function or is_async or self.a.style == "with":
+            return "with", None
+        if self.a.style == "decorator":
+            return "decorator", None
+        body = scope.body
+        if block is body and all(id(s) in deleted or self.inert(s) for s in body[:first] + body[last + 1:]):
+            return "decorator", None
+        return "with", None
+
+    def inert(self, stmt: ast.stmt) -> bool:
+        """Statements that cannot touch autograd: docstrings, constants, model.eval(), logging."""
+        if isinstance(stmt, (ast.Pass, ast.Global, ast.Nonlocal)):
+            return True
+        if isinstance(stmt, ast.Expr):
+            value = stmt.value
+            if isinstance(value, ast.Constant):
+                return True
+            if isinstance(value, ast.Call):
+                func = value.func
+                if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                    return all(isinstance(a, ast.Constant) for a in value.args)
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                return name in LOGGING_FUNCS
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            return stmt.value is not None and is_constant(stmt.value)
+        if isinstance(stmt, ast.Return):
+            return stmt.value is None or is_constant(stmt.value)
+        return False
+
+    # -------------------------------------------------------------- safety
+    def safety(self, region: Region, flow: ScopeFlow, covered: list) -> Tuple[Applicability, Optional[str]]:
+        reasons = []
+        taint = region.taint
+        if taint is not None and taint.escapes:
+            escapes = sorted({(e.line, e.what) for e in taint.escapes})
+            what = ", ".join(f"{w} (line {l})" for l, w in escapes[:3])
+            reasons.append(f"unsafe fix: volatility escapes through {what}; its consumers are not covered")
+        extra = self.extra_coverage(region, flow, covered)
+        if extra:
+            reasons.append(extra)
+        if region.kind == "flag" and isinstance(region.scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            reasons.append("unsafe fix: a caller running this under `no_grad` would have recording "
+                           "turned back on when the flag is false")
+        return (UNSAFE if reasons else SAFE), ("; ".join(reasons) or None)
+
+    def extra_coverage(self, region: Region, flow: ScopeFlow, covered: list) -> Optional[str]:
+        inside = [s for stmt in covered for s in iter_statements([stmt])]
+        inside_ids = {id(s) for s in inside}
+        tainted_defs = {id(d) for defs in region.taint.defs.values() for d in defs} if region.taint else set()
+        bound: Dict[str, ast.stmt] = {}
+        for stmt in inside:
+            if id(stmt) in tainted_defs:
+                continue
+            for names, value in flow._bindings(stmt):
+                if value is not None and autograd_free(value):
+                    continue
+                for name in names:
+                    bound.setdefault(name, stmt)
+        if not bound:
+            return None
+        last_order = max(flow.order.get(id(s), -1) for s in inside)
+        region_loops = set()
+        for stmt in covered:
+            region_loops.update(id(l) for l in flow.loops_of(stmt))
+        for stmt in flow.statements:
+            if id(stmt) in inside_ids:
+                continue
+            after = flow.order[id(stmt)] > last_order
+            same_loop = any(id(l) in region_loops for l in flow.loops_of(stmt))
+            if not (after or same_loop):
+                continue
+            name = flow.reads_name(stmt, set(bound))
+            if name:
+                return (f"unsafe fix: the region also covers `{name}` (line {bound[name].lineno}), "
+                        f"which is used after it (line {stmt.lineno})")
+        return None
+
+    # -------------------------------------------------------------- edits
+    def header(self, region: Region, all_regions: List[Region]) -> str:
+        scope = region.scope
+        if region.kind != "flag":
+            return f"{self.a.spell('torch.no_grad', scope)}()"
+        flag = region.sources[0].flag
+        nested = any(r.kind != "flag" and r is not region and self.contains(r, region) for r in all_regions)
+        flag_text = self.src.segment(flag)
+        if nested:
+            null = self.a.spell("contextlib.nullcontext", scope)
+            return f"{self.a.spell('torch.no_grad', scope)}() if {flag_text} else {null}()"
+        if isinstance(flag, ast.UnaryOp) and isinstance(flag.op, ast.Not):
+            enabled = self.src.segment(flag.operand)
+            if isinstance(flag.operand, ast.UnaryOp) and isinstance(flag.operand.op, ast.Not):
+                enabled = f"not {self.src.segment(flag.operand.operand)}"
+        elif isinstance(flag, (ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda, ast.NamedExpr)):
+            enabled = f"not ({flag_text})"
+        else:
+            enabled = f"not {flag_text}"
+        return f"{self.a.spell('torch.set_grad_enabled', scope)}({enabled})"
+
+    def unit_for(self, indent: str) -> str:
+        if indent.startswith("\t"):
+            return "\t"
+        unit = self.src.indent_unit()
+        if indent and "\t" in unit:
+            return "    "
+        return unit
+
+    def decorator_edit(self, fn: ast.AST, header: str) -> TextEdit:
+        row = fn.lineno  # the `def` line (decorators come before it)
+        indent = self.src.indentation(row)
+        offset = self.src.line_starts[row - 1]
+        return TextEdit(offset, offset, f"{indent}@{header}{self.src.newline}")
+
+    def with_edits(self, block: list, first: int, last: int, header: str, unwraps: List[TextEdit],
+                   deleted: Set[int]) -> List[TextEdit]:
+        src = self.src
+        first_stmt, last_stmt = block[first], block[last]
+        row = self.row_of(first_stmt)
+        col = src.char_col(row, first_stmt.col_offset if row == first_stmt.lineno else
+                           first_stmt.decorator_list[0].col_offset - 1)
+        line = src.line(row)
+        before = line[:col]
+        nl = src.newline
+        interior = self.a.interior_rows()
+        inner = [(e.start, e.end) for e in unwraps if e.end > e.start]
+        deleted_rows = set()
+        for stmt in block[first:last + 1]:
+            if id(stmt) in deleted:
+                deleted_rows.update(range(stmt.lineno, stmt.end_lineno + 1))
+        edits: List[TextEdit] = []
+        if before.strip():  # a one-line suite: `for x in xs: out = f(x)`
+            indent = src.indentation(row)
+            unit = self.unit_for(indent)
+            colon = src.line_starts[row - 1] + len(before.rstrip())
+            stmt_start = src.line_starts[row - 1] + col
+            edits.append(TextEdit(colon, stmt_start, f"{nl}{indent}{unit}with {header}:{nl}{indent}{unit}{unit}"))
+            start_row = row + 1
+        else:
+            indent = before
+            unit = self.unit_for(indent)
+            offset = src.line_starts[row - 1]
+            edits.append(TextEdit(offset, offset, f"{indent}with {header}:{nl}{unit}"))
+            start_row = row + 1
+        for r in range(start_row, last_stmt.end_lineno + 1):
+            off = src.line_starts[r - 1]
+            if r in interior or r in deleted_rows or not src.line(r).strip():
+                continue
+            if any(s < off < e for s, e in inner):
+                continue
+            edits.append(TextEdit(off, off, unit))
+        for e in unwraps:
+            content = e.content
+            if e.end > e.start and _NEWLINE.search(content):
+                content = self.indent_content(e, unit, interior)
+            edits.append(TextEdit(e.start, e.end, content, e.key))
+        return edits
+
+    def indent_content(self, edit: TextEdit, unit: str, interior: Set[int]) -> str:
+        first_row, _ = self.src.row_col(edit.start)
+        parts = _NEWLINE.split(edit.content)
+        seps = _NEWLINE.findall(edit.content)
+        out = [parts[0]]
+        for k, (sep, part) in enumerate(zip(seps, parts[1:]), start=1):
+            row = first_row + k
+            out.append(sep + (part if (row in interior or not part.strip()) else unit + part))
+        return "".join(out)
+
+    def assign(self, sources: List[Source], applicability: Optional[Applicability],
+               note: Optional[str], edits: List[TextEdit]) -> None:
+        group = self.a.next_group()
+        for s in sources:
+            f = s.finding
+            f.applicability = applicability if edits else None
+            f.note = note
+            f.edits = list(edits)
+            f.group = group
+
+
+def autograd_free(node: ast.AST) -> bool:
+    """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of those."""
+    from .flow import KILL_FUNCS, KILL_METHODS
+
+    from .flow import KILL_ATTRS
+
+    if is_constant(node):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in KILL_ATTRS or autograd_free(node.value)
+    if isinstance(node, ast.Subscript):
+        return autograd_free(node.value)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if func.attr in KILL_METHODS and func.attr != "type":
+                return True
+            return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
+        return isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}
+    if isinstance(node, ast.BinOp):
+        return autograd_free(node.left) and autograd_free(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return autograd_free(node.operand)
+    return False
+
+
+def is_constant(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(is_constant(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and is_constant(k) and is_constant(v) for k, v in zip(node.keys, node.values))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("dict", "list", "set", "tuple"):
+        return not node.args and not node.keywords
+    return False

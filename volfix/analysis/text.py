@@ -1,0 +1,114 @@
+"""Source text helpers: line offsets, ast positions -> character offsets, protected lines."""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import List, Optional, Set, Tuple
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class SourceText:
+    """The analysed text with the position arithmetic every rule needs.
+
+    Lines follow Python's tokenizer (\\r\\n, \\r, \\n end a line; form feeds do not).
+    ast columns are UTF-8 byte offsets; volfix works in character offsets.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.line_starts: List[int] = [0]
+        for m in _NEWLINE.finditer(text):
+            self.line_starts.append(m.end())
+        self._tokens: Optional[list] = None
+
+    # -- positions -------------------------------------------------------
+    def line(self, row: int) -> str:
+        """Line `row` (1-based) without its newline."""
+        start = self.line_starts[row - 1]
+        end = self.line_starts[row] if row < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def line_end(self, row: int) -> int:
+        """Offset just before the newline of line `row`."""
+        return self.line_starts[row - 1] + len(self.line(row))
+
+    def line_after(self, row: int) -> int:
+        """Offset of the start of the line after `row` (or the end of the text)."""
+        return self.line_starts[row] if row < len(self.line_starts) else len(self.text)
+
+    def char_col(self, row: int, byte_col: int) -> int:
+        line = self.line(row)
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def offset(self, row: int, byte_col: int) -> int:
+        return self.line_starts[row - 1] + self.char_col(row, byte_col)
+
+    def start(self, node: ast.AST) -> int:
+        return self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+    def end(self, node: ast.AST) -> int:
+        return self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+    def segment(self, node: ast.AST) -> str:
+        return self.text[self.start(node):self.end(node)]
+
+    def row_col(self, offset: int) -> Tuple[int, int]:
+        """1-based row, 0-based character column of an offset."""
+        import bisect
+
+        row = bisect.bisect_right(self.line_starts, offset)
+        return row, offset - self.line_starts[row - 1]
+
+    @property
+    def newline(self) -> str:
+        m = _NEWLINE.search(self.text)
+        return m.group(0) if m else "\n"
+
+    def indentation(self, row: int) -> str:
+        line = self.line(row)
+        return line[: len(line) - len(line.lstrip(" \t\f"))]
+
+    # -- tokens -----------------------------------------------------------
+    def tokens(self) -> list:
+        if self._tokens is None:
+            try:
+                self._tokens = list(tokenize.generate_tokens(io.StringIO(self.text).readline))
+            except (tokenize.TokenError, IndentationError, SyntaxError):
+                self._tokens = []
+        return self._tokens
+
+    def string_interior_rows(self) -> Set[int]:
+        """Rows that begin inside a multi-line string: their leading bytes are string content."""
+        rows: Set[int] = set()
+        fstring_starts: List[int] = []
+        for tok in self.tokens():
+            name = tokenize.tok_name.get(tok.type, "")
+            if name == "FSTRING_START":
+                fstring_starts.append(tok.start[0])
+            elif name == "FSTRING_END" and fstring_starts:
+                first = fstring_starts.pop()
+                rows.update(range(first + 1, tok.end[0] + 1))
+            elif tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                rows.update(range(tok.start[0] + 1, tok.end[0] + 1))
+        return rows
+
+    def comments_between(self, start: int, end: int) -> List[str]:
+        out = []
+        for tok in self.tokens():
+            if tok.type == tokenize.COMMENT:
+                off = self.line_starts[tok.start[0] - 1] + tok.start[1]
+                if start <= off < end:
+                    out.append(tok.string)
+        return out
+
+    def indent_unit(self) -> str:
+        """The file's indentation unit, from its first indented block ("    " if none)."""
+        for tok in self.tokens():
+            if tok.type == tokenize.INDENT:
+                return tok.string
+        return "    "
