@@ -354,7 +354,8 @@ class LegacyAnalysis:
             return
         scope = self.scope_of(call)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            names = {n.id for n in ast.walk(flag) if isinstance(n, ast.Name)}
+            bare = flag.operand if isinstance(flag, ast.UnaryOp) and isinstance(flag.op, ast.Not) else flag
+            names = {bare.id} if isinstance(bare, ast.Name) else set()
             params = set(imp.function_params(scope))
             if names & params:
                 finding.note = (f"no fix: the flag comes from `{sorted(names & params)[0]}`, a parameter of "

@@ -132,10 +132,13 @@ class RegionPlanner:
             self.unwrap_only(sources, f"not wrapped: the region trains (`{training[0]}` at line {training[1]})")
             return
         if region.kind == "flag":
-            conflict = next((r for r in all_regions if r is not region and r.kind != "flag"
-                             and r.block == region.block and self.contains(r, region)), None)
+            conflict = next((r for r in all_regions if r is not region and r.block == region.block
+                             and self.contains(r, region)
+                             and (r.kind != "flag" or all_regions.index(r) < all_regions.index(region))),
+                            None)
             if conflict is not None:
-                self.assign(sources, None, "no fix: the region overlaps a `no_grad()` region", [])
+                line = conflict.sources[0].stmt.lineno
+                self.assign(sources, None, f"no fix: the region overlaps the grad-mode region of line {line}", [])
                 return
         form, note = self.form(region, flow, block, first, last, deleted)
         if form is None:
