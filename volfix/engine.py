@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -17,7 +18,6 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 from .config import Config
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
-LEGACY_TOKENS = ("volatile", "Variable", "async")
 MAX_FIX_PASSES = 10
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
@@ -68,11 +68,13 @@ def fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fix
         return FileResult(path=path, diagnostics=(error,), source=None)
     fixed, applied, problems = _fix_loop(text, path=path, config=config, unsafe=unsafe_fixes,
                                          context=context)
+    codes = tuple(d.code for d in applied)
     final = _analyse(fixed, path=path, config=config, context=context, fix_async=False)
     diagnostics = list(final.diagnostics) + problems
     diagnostics.sort(key=lambda d: (d.cell or 0, d.location, d.code))
     return FileResult(path=path, diagnostics=tuple(diagnostics), source=text, fixed_source=fixed,
-                      fixed_count=len(applied), changed=fixed != text, applied_codes=tuple(applied))
+                      fixed_count=len(applied), changed=fixed != text, applied_codes=codes,
+                      applied=tuple(applied))
 
 
 def module_imports(text: str, context: Optional[ModuleContext] = None) -> dict:
@@ -207,6 +209,29 @@ def _file_diagnostic(code: str, message: str, row: int = 1, col: int = 1) -> Dia
                       end_location=Location(row, col))
 
 
+_ASYNC_KEYWORD = re.compile(r"\basync\s*=(?!=)")
+# Every way a file can reach torch.autograd.Variable (SPEC §1): without one of these, no
+# `Variable` in the file is torch's.
+_VARIABLE_IMPORT = re.compile(
+    r"\bautograd(?:\.variable)?\.Variable\b"
+    r"|\bfrom\s+torch\.autograd(?:\.variable)?\s+import\b"
+    r"|\bfrom\s+torch\s+import\s*\(?[\s\w,\\]*\bautograd\b"
+    r"|\bimport\s+torch\.autograd\b")
+_SUPPRESSION = re.compile(r"(?i)volfix\s*:\s*ignore|noqa\s*:[^\n]*\bVF\d")
+_VOLATILE_USE = re.compile(r"\.\s*volatile\b|[\"']volatile[\"']|\bvolatile\s*=")
+
+
+def _may_have_findings(text: str, context: Optional[ModuleContext]) -> bool:
+    """Cheap text test: can any rule fire? Files that fail it are not parsed (so VF001 is
+    only reported for files that could hold legacy code)."""
+    inherited = bool(context and context.imports)
+    if "Variable" in text and (inherited or ("autograd" in text and _VARIABLE_IMPORT.search(text))):
+        return True
+    if "volatile" in text and ("torch" in text or inherited) and _VOLATILE_USE.search(text):
+        return True
+    return "async" in text and _ASYNC_KEYWORD.search(text) is not None
+
+
 def _enabled(config: Config) -> FrozenSet[str]:
     return config.enabled_codes()
 
@@ -214,7 +239,11 @@ def _enabled(config: Config) -> FrozenSet[str]:
 def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleContext],
              fix_async: bool, unsafe: bool = False) -> _Analysis:
     enabled = _enabled(config)
-    if not any(tok in text for tok in LEGACY_TOKENS):
+    if not _may_have_findings(text, context):
+        if "VF010" in enabled and _SUPPRESSION.search(text):
+            from .analysis.text import SourceText
+
+            return _finish(text, [], [], enabled, SourceText(text))
         return _Analysis(text, [], [])
     from .analysis.async_kw import PLACEHOLDER, find_async_keywords, replace_keywords
     from .analysis.text import SourceText
@@ -223,9 +252,15 @@ def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleCo
     diagnostics: List[Diagnostic] = []
     groups: List[tuple] = []
     sites = find_async_keywords(text)
+    in_def = [site for site in sites if site.in_def]
+    if in_def:
+        # Renaming a parameter would change an API: the file stays unparsable, nothing to fix.
+        first = in_def[0]
+        reason = (f"`async` is a reserved keyword since Python 3.7 and names a parameter at line {first.row}; "
+                  "renaming it would change an API, so do it by hand")
+        diagnostics.append(_file_diagnostic("VF001", f"File cannot be parsed: {reason}", first.row, first.col + 1))
+        return _finish(text, diagnostics, groups, enabled, src)
     for site in sites:
-        if site.in_def:
-            continue
         diag = _async_diagnostic(src, site, enabled)
         if diag is not None:
             diagnostics.append(diag)
@@ -291,15 +326,30 @@ def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleCo
 
 
 def _finish(text, diagnostics, groups, enabled, src) -> _Analysis:
+    from .analysis.edits import TextEdit
+
     diagnostics = [d for d in diagnostics if d.code in enabled]
-    diagnostics, suppressed = _apply_suppressions(diagnostics, text, enabled)
+    diagnostics, unused = _apply_suppressions(diagnostics, text, enabled)
     kept_ids = {id(d) for d in diagnostics}
     groups = [g for g in groups if all(id(d) in kept_ids for d in g[2])]
+    for d in unused:  # VF010: stale suppression comments, fixed like any other finding
+        if d.fix is not None:
+            edits = [TextEdit(_offset(src, e.location), _offset(src, e.end_location), e.content)
+                     for e in d.fix.edits]
+            groups.append((("VF010", d.location), d.fix.applicability, [d], edits))
+    diagnostics = diagnostics + unused
     diagnostics.sort(key=lambda d: (d.location, d.code))
-    return _Analysis(text, diagnostics + suppressed, groups)
+    return _Analysis(text, diagnostics, groups)
+
+
+def _offset(src, loc: Location) -> int:
+    return src.line_starts[loc.row - 1] + loc.column - 1
 
 
 def _apply_suppressions(diagnostics: List[Diagnostic], text: str, enabled) -> Tuple[list, list]:
+    lowered = text.lower()
+    if "noqa" not in lowered and "volfix" not in lowered:
+        return diagnostics, []  # no suppression comment can exist: skip tokenizing
     try:
         from .suppression import apply_suppressions
     except ImportError:  # pragma: no cover - during development only
@@ -361,10 +411,6 @@ def _syntax_diagnostic(text: str, exc: SyntaxError, sites) -> Diagnostic:
         reason = python2_reason(text)
     except ImportError:  # pragma: no cover - during development only
         pass
-    in_def = [s for s in sites if s.in_def]
-    if reason is None and in_def:
-        reason = (f"`async` is a reserved keyword since Python 3.7 and names a parameter at line {in_def[0].row}; "
-                  "renaming it would change an API, so do it by hand")
     if reason is None:
         reason = f"{exc.msg} (line {exc.lineno})" if exc.lineno else exc.msg
     row = exc.lineno or 1
@@ -425,10 +471,10 @@ def _import_position(analysis) -> Tuple[int, str, str]:
 
 
 def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
-              context: Optional[ModuleContext]) -> Tuple[str, List[str], List[Diagnostic]]:
+              context: Optional[ModuleContext]) -> Tuple[str, List[Diagnostic], List[Diagnostic]]:
     from .analysis.edits import TextEdit, apply_edits, select_compatible
 
-    applied: List[str] = []
+    applied: List[Diagnostic] = []
     problems: List[Diagnostic] = []
     banned: set = set()
     current = text
@@ -466,7 +512,7 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
                 chosen, edits = select_compatible(good[:1])
                 new = apply_edits(current, edits)
         for ident, diags in chosen:
-            applied.extend(d.code for d in diags)
+            applied.extend(diags)
         if new == current:
             break
         current = new

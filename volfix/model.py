@@ -88,5 +88,8 @@ class FileResult:
     changed: bool = False
     # An internal error ("this is a volfix bug"), reported with the path; the run continues.
     error: Optional[str] = None
-    # Per-code counts of the fixes applied, for --statistics and the migration report.
+    # The codes of the fixes applied (one entry per fixed finding), for --statistics.
     applied_codes: Tuple[str, ...] = field(default_factory=tuple)
+    # The findings whose fixes were applied, as located when they were fixed (their notes
+    # name what a reviewer should still check: escapes, unsafe choices).
+    applied: Tuple[Diagnostic, ...] = field(default_factory=tuple)

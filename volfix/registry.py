@@ -48,10 +48,17 @@ def expand_selectors(selectors: Iterable[str], codes: Iterable[str]) -> FrozenSe
         if not sel:
             continue
         if sel == "ALL":
-            out |= codes
+            out |= {c for c in codes if _default_enabled(c)}
             continue
         matched = {c for c in codes if c.startswith(sel)}
         if not matched:
             raise VolfixConfigError(f"unknown rule selector `{raw}`")
-        out |= matched
+        # A broad prefix ("VF", "VF0") does not switch on rules that are off by default.
+        out |= {c for c in matched if _default_enabled(c) or len(sel) >= 4}
     return frozenset(out)
+
+
+def _default_enabled(code: str) -> bool:
+    rule = rules().get(code)
+    return rule is None or rule.DEFAULT_ENABLED
+

@@ -7,10 +7,12 @@ the line stay exact); in fix mode it is renamed to `non_blocking`.
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 from typing import List, Tuple
 
+_ASYNC_KEYWORD = re.compile(r"\basync\s*=(?!=)")
 PLACEHOLDER = "asyn_"  # same length as "async": keeps every column on the line unchanged
 # PyTorch methods that took `async` before 0.4 and take `non_blocking` since.
 TORCH_METHODS = frozenset({"cuda", "to", "type", "copy_", "pin_memory", "cpu"})
@@ -29,7 +31,7 @@ class AsyncKeyword:
 
 
 def find_async_keywords(text: str) -> List[AsyncKeyword]:
-    if "async" not in text:
+    if "async" not in text or _ASYNC_KEYWORD.search(text) is None:
         return []
     try:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)

@@ -25,7 +25,8 @@ def conflicts(a: TextEdit, b: TextEdit) -> bool:
     if a == b:
         return not a.key
     if a.is_insertion and b.is_insertion:
-        return a.start == b.start
+        # An added import and a region header may share an offset: the import goes first.
+        return a.start == b.start and bool(a.key) == bool(b.key)
     if a.is_insertion:
         return b.start < a.start < b.end
     if b.is_insertion:
@@ -54,7 +55,7 @@ def select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]) -> Tu
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     out, pos = [], 0
     # Insertions before replacements at the same offset; stable otherwise.
-    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, e.end)):
+    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, not e.key, e.end)):
         out.append(text[pos:e.start])
         out.append(e.content)
         pos = max(pos, e.end)

@@ -80,6 +80,16 @@ def target_names(target: ast.AST) -> Iterator[str]:
         yield from target_names(target.value)
 
 
+def volatile_false_target(stmt: ast.stmt) -> Optional[str]:
+    """`x.volatile = False` -> "x" (in 0.3 it un-volatiled x: the taint ends there)."""
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == "volatile"
+            and isinstance(stmt.targets[0].value, ast.Name) and isinstance(stmt.value, ast.Constant)
+            and stmt.value.value in (False, 0)):
+        return stmt.targets[0].value.id
+    return None
+
+
 def describe(node: ast.AST) -> str:
     try:
         return ast.unparse(node)
@@ -111,6 +121,8 @@ class ScopeFlow:
         self.statements = list(iter_statements(scope_body(scope)))
         self.order = {id(s): i for i, s in enumerate(self.statements)}
         self._loops: Dict[int, List[ast.AST]] = {}
+        self._defs: Optional[Dict[str, List[ast.stmt]]] = None
+        self._kills: Dict[str, Set[int]] = {}
 
     # -- structure --------------------------------------------------------
     def loops_of(self, stmt: ast.stmt) -> List[ast.AST]:
@@ -123,14 +135,6 @@ class ScopeFlow:
                 node = self.parents.get(node)
             self._loops[key] = loops
         return self._loops[key]
-
-    def reaches(self, definition: ast.stmt, use: ast.stmt) -> bool:
-        if definition is use:
-            return True
-        if self.order.get(id(definition), -1) < self.order.get(id(use), -1):
-            return True
-        use_loops = {id(l) for l in self.loops_of(use)}
-        return any(id(l) in use_loops for l in self.loops_of(definition))
 
     # -- taint ------------------------------------------------------------
     def analyse(self, is_source: Callable[[ast.AST], bool],
@@ -196,7 +200,72 @@ class ScopeFlow:
             yield from walk_expr(head)
 
     def name_tainted(self, name: str, at: ast.stmt, taint: Taint) -> bool:
-        return any(self.reaches(d, at) for d in taint.defs.get(name, ()))
+        """Is `name` tainted when `at` runs? The nearest definition before `at` decides
+        (a plain reassignment or `name.volatile = False` ends the taint); conditional
+        definitions are only "may" definitions, so the scan goes on past them; with no
+        definite one, a tainted definition later in an enclosing loop reaches (loop-carried)."""
+        tainted = taint.defs.get(name)
+        if not tainted:
+            return False
+        tainted_ids = {id(d) for d in tainted}
+        here = self.order.get(id(at), -1)
+        known = {id(d) for d in self.definitions(name)}
+        candidates = self.definitions(name) + [d for d in tainted if id(d) not in known]
+        candidates.sort(key=lambda d: self.order.get(id(d), -1))
+        for d in reversed(candidates):
+            pos = self.order.get(id(d), -1)
+            if pos >= here:
+                continue
+            if id(d) in tainted_ids:
+                return True
+            if id(d) in self._kills.get(name, ()) and self.unconditional(d, at):
+                return False
+        at_loops = {id(l) for l in self.loops_of(at)}
+        return any(self.order.get(id(d), -1) >= here and any(id(l) in at_loops for l in self.loops_of(d))
+                   for d in tainted)
+
+    def definitions(self, name: str) -> List[ast.stmt]:
+        if self._defs is None:
+            self._defs, self._kills = {}, {}
+            for stmt in self.statements:
+                for names, _value in self._bindings(stmt):
+                    killing = not isinstance(stmt, ast.AugAssign)
+                    for n in names:
+                        self._defs.setdefault(n, []).append(stmt)
+                        if killing and not self._is_subscript_target(stmt, n):
+                            self._kills.setdefault(n, set()).add(id(stmt))
+                for node in self._own_nodes(stmt):
+                    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                            and node.func.attr in MUTATORS and isinstance(node.func.value, ast.Name)):
+                        self._defs.setdefault(node.func.value.id, []).append(stmt)
+                unvolatiled = volatile_false_target(stmt)
+                if unvolatiled:
+                    self._defs.setdefault(unvolatiled, []).append(stmt)
+                    self._kills.setdefault(unvolatiled, set()).add(id(stmt))
+            for defs in self._defs.values():
+                defs.sort(key=lambda d: self.order[id(d)])
+        return self._defs.get(name, [])
+
+    @staticmethod
+    def _is_subscript_target(stmt: ast.stmt, name: str) -> bool:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+        return any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                   for t in targets)
+
+    def unconditional(self, d: ast.stmt, at: ast.stmt) -> bool:
+        """Does `d` surely run before `at` whenever `at` runs (same block as one of at's ancestors)?"""
+        home = self.parents.get(d)
+        node = at
+        while node is not None and node is not self.scope:
+            parent = self.parents.get(node)
+            if parent is home:
+                for name in ("body", "orelse", "finalbody"):
+                    block = getattr(parent, name, None)
+                    if isinstance(block, list) and any(x is d for x in block) and any(x is node for x in block):
+                        return True
+                return False
+            node = parent
+        return False
 
     def result_tainted(self, expr: ast.AST, at: ast.stmt, taint: Taint, is_source) -> bool:
         """Does the value of `expr` carry volatility (a tensor computed from a tainted value)?"""

@@ -160,9 +160,15 @@ class LegacyAnalysis:
                 self.volatile_attribute(node)
             elif torch_file and isinstance(node, ast.Dict):
                 for key in node.keys:
-                    if isinstance(key, ast.Constant) and key.value == "volatile":
+                    if isinstance(key, ast.Constant) and key.value == "volatile" and self.splatted(node):
                         self.add(Finding("VF203", self.src.start(key), self.src.end(key),
                                          note="no fix: a `volatile` key passed on as keyword arguments"))
+            elif torch_file and isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                key = node.slice
+                if (isinstance(key, ast.Constant) and key.value == "volatile"
+                        and isinstance(node.value, ast.Name) and node.value.id in self.splatted_names()):
+                    self.add(Finding("VF203", self.src.start(node), self.src.end(node),
+                                     note="no fix: a `volatile` key passed on as keyword arguments"))
         self.plan_regions()
         self.findings.sort(key=lambda f: (f.start, f.code))
         return self.findings
@@ -547,11 +553,29 @@ class LegacyAnalysis:
             if isinstance(key, ast.Constant) and key.value == "volatile":
                 self.add(Finding("VF203", self.src.start(call), self.src.end(call),
                                  note="no fix: the intent of a dynamic access cannot be read from the code"))
-        elif isinstance(func, ast.Name) and func.id == "dict":
+        elif isinstance(func, ast.Name) and func.id == "dict" and self.splatted(call):
             for kw in call.keywords:
                 if kw.arg == "volatile":
                     self.add(Finding("VF203", self.src.start(call), self.src.end(call),
                                      note="no fix: a `volatile` key passed on as keyword arguments"))
+
+    def splatted_names(self) -> Set[str]:
+        """Names passed on as `**name` somewhere in the file."""
+        if not hasattr(self, "_splatted"):
+            self._splatted = {kw.value.id for node in ast.walk(self.tree) if isinstance(node, ast.Call)
+                              for kw in node.keywords if kw.arg is None and isinstance(kw.value, ast.Name)}
+        return self._splatted
+
+    def splatted(self, node: ast.AST) -> bool:
+        """Does this dict reach a call as `**kwargs` (directly, or through the name it is bound to)?"""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.keyword) and parent.arg is None:
+            return True
+        if isinstance(parent, ast.IfExp):
+            parent = self.parents.get(parent)
+        if isinstance(parent, ast.Assign):
+            return any(isinstance(t, ast.Name) and t.id in self.splatted_names() for t in parent.targets)
+        return False
 
     # ------------------------------------------------------------------ regions
     def plan_regions(self) -> None:

@@ -127,7 +127,8 @@ class RegionPlanner:
             self.assign(sources, SAFE, None, unwraps)
             return
         stmts = block[first:last + 1]
-        training = self.training_call(stmts)
+        # A runtime flag is the train/eval switch itself: training inside its region is the point.
+        training = self.training_call(stmts) if region.kind != "flag" else None
         if training is not None:
             self.unwrap_only(sources, f"not wrapped: the region trains (`{training[0]}` at line {training[1]})")
             return
@@ -414,8 +415,12 @@ def autograd_free(node: ast.AST) -> bool:
         return autograd_free(node.value)
     if isinstance(node, ast.Call):
         func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "Variable" and node.args and isinstance(node.args[0], ast.Attribute) \
+                and node.args[0].attr == "data" and len(node.args) == 1 and not node.keywords:
+            return True  # Variable(h.data): a fresh leaf without history (becomes h.detach())
         if isinstance(func, ast.Attribute):
-            if func.attr in KILL_METHODS and func.attr != "type":
+            if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
                 return True
             return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
         return isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}

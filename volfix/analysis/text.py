@@ -85,6 +85,8 @@ class SourceText:
     def string_interior_rows(self) -> Set[int]:
         """Rows that begin inside a multi-line string: their leading bytes are string content."""
         rows: Set[int] = set()
+        if '"""' not in self.text and "'''" not in self.text and "\\" not in self.text:
+            return rows  # a string can only span lines with triple quotes or a backslash
         fstring_starts: List[int] = []
         for tok in self.tokens():
             name = tokenize.tok_name.get(tok.type, "")
@@ -98,7 +100,9 @@ class SourceText:
         return rows
 
     def comments_between(self, start: int, end: int) -> List[str]:
-        out = []
+        out: List[str] = []
+        if "#" not in self.text[start:end]:
+            return out
         for tok in self.tokens():
             if tok.type == tokenize.COMMENT:
                 off = self.line_starts[tok.start[0] - 1] + tok.start[1]

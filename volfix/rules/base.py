@@ -15,6 +15,8 @@ class Rule:
     MESSAGE: ClassVar[str] = ""
     # The best applicability the rule's fix can have; None when it never offers one.
     FIX: ClassVar[Applicability | None] = None
+    # Rules off by default run only when selected by their own code (or a prefix like "VF01").
+    DEFAULT_ENABLED: ClassVar[bool] = True
     URL_BASE: ClassVar[str] = "https://github.com/volfix/volfix/blob/main/docs/rules.md#"
 
     @classmethod
