@@ -55,6 +55,8 @@ class Finding:
     edits: List[TextEdit] = field(default_factory=list)
     message: Optional[str] = None  # overrides the rule's MESSAGE (VF001/VF002)
     group: Optional[int] = None  # findings sharing a region are fixed together
+    # What each region planned for this finding: (applicability, note, edits, group).
+    parts: list = field(default_factory=list)
 
 
 @dataclass
@@ -102,6 +104,8 @@ class LegacyAnalysis:
         self.sources: List[Source] = []
         self.needs_imports: Set[str] = set()
         self._group = 0
+        # VF103 sites whose flag is a parameter of their function: (finding, call, data, fn, param, edits)
+        self.helpers: list = []
         self._interior_rows: Optional[Set[int]] = None
 
     # ------------------------------------------------------------------ scopes
@@ -169,6 +173,7 @@ class LegacyAnalysis:
                         and isinstance(node.value, ast.Name) and node.value.id in self.splatted_names()):
                     self.add(Finding("VF203", self.src.start(node), self.src.end(node),
                                      note="no fix: a `volatile` key passed on as keyword arguments"))
+        self.resolve_helpers()
         self.plan_regions()
         self.findings.sort(key=lambda f: (f.start, f.code))
         return self.findings
@@ -364,8 +369,11 @@ class LegacyAnalysis:
             names = {bare.id} if isinstance(bare, ast.Name) else set()
             params = set(imp.function_params(scope))
             if names & params:
-                finding.note = (f"no fix: the flag comes from `{sorted(names & params)[0]}`, a parameter of "
-                                f"`{scope.name}()`, so its callers decide where grad mode goes")
+                if bare is flag:
+                    self.helpers.append((finding, call, data, scope, bare.id, edits))
+                else:
+                    finding.note = (f"no fix: the flag comes from `{bare.id}`, a parameter of "
+                                    f"`{scope.name}()`, so its callers decide where grad mode goes")
                 return
         self.register_source(finding, call, "flag", edits, flag=flag, deleted=deleted)
 
@@ -558,6 +566,101 @@ class LegacyAnalysis:
                 if kw.arg == "volatile":
                     self.add(Finding("VF203", self.src.start(call), self.src.end(call),
                                      note="no fix: a `volatile` key passed on as keyword arguments"))
+
+    # -- helpers whose parameter is the volatile flag (SPEC §2.6) -------------------
+    def resolve_helpers(self) -> None:
+        """`get_batch(source, i, evaluation=False)` creating `Variable(..., volatile=evaluation)`:
+        each call site in this file that passes a true flag becomes a volatile source in its
+        caller (a runtime flag becomes a grad-mode region there); the helper is only unwrapped."""
+        for finding, call, data, fn, param, edits in self.helpers:
+            sites, unresolved = self.call_sites(fn)
+            finding.edits = list(edits)
+            data_plain = self.legacy_semantics or self.is_plain(data)
+            finding.applicability = SAFE if data_plain else UNSAFE
+            notes = [f"`{param}` only selected the volatile flag: the call sites decide"]
+            if not data_plain:
+                notes.append("unsafe fix: if the argument requires grad, gradients will now flow into it")
+            covered_lines = []
+            for site in sites:
+                arg, known = self.argument_for(site, fn, param)
+                if not known:
+                    unresolved.append(site.lineno)
+                    continue
+                value = literal_truth(arg)
+                if value is False:
+                    continue
+                if isinstance(arg, ast.Constant) and arg.value is None:
+                    continue
+                scope = self.scope_of(site)
+                if self.covered(site, scope):
+                    continue
+                kind = "no_grad" if value is True else "flag"
+                if isinstance(scope, (ast.Lambda, ast.ClassDef)):
+                    unresolved.append(site.lineno)
+                    continue
+                source = Source(finding, site, self.statement_of(site), scope, kind,
+                                flag=None if value is True else arg)
+                source.unwrap_edits = []  # type: ignore[attr-defined]
+                source.deletes_statement = False  # type: ignore[attr-defined]
+                self.sources.append(source)
+                covered_lines.append(site.lineno)
+            if covered_lines:
+                notes.append("volatile call sites at line" + ("s " if len(covered_lines) > 1 else " ")
+                             + ", ".join(map(str, covered_lines)) + " get the region")
+            if unresolved:
+                finding.applicability = UNSAFE
+                notes.append(f"unsafe fix: `{fn.name}` is also used where volfix cannot follow it (line"
+                             + ("s " if len(unresolved) > 1 else " ") + ", ".join(map(str, sorted(set(unresolved))))
+                             + ")")
+            if not fn.name.startswith("_") and not sites:
+                finding.applicability = UNSAFE
+                notes.append(f"unsafe fix: no call of `{fn.name}()` in this file; callers elsewhere are not covered")
+            finding.note = "; ".join(notes)
+
+    def call_sites(self, fn: ast.AST) -> Tuple[List[ast.Call], List[int]]:
+        """Calls of `fn` in this file, and lines where its name is used otherwise."""
+        name = fn.name  # type: ignore[attr-defined]
+        method = isinstance(self.parents.get(fn), ast.ClassDef)
+        sites, other = [], []
+        for node in ast.walk(self.tree):
+            if method and isinstance(node, ast.Attribute) and node.attr == name:
+                parent = self.parents.get(node)
+                if isinstance(parent, ast.Call) and parent.func is node:
+                    sites.append(parent)
+                elif isinstance(node.ctx, ast.Load):
+                    other.append(node.lineno)
+            elif not method and isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                parent = self.parents.get(node)
+                if isinstance(parent, ast.Call) and parent.func is node:
+                    sites.append(parent)
+                else:
+                    other.append(node.lineno)
+        return sites, other
+
+    def argument_for(self, call: ast.Call, fn: ast.AST, param: str) -> Tuple[Optional[ast.AST], bool]:
+        """The expression passed for `param` (or its default); known=False for *args/**kwargs."""
+        args = fn.args  # type: ignore[attr-defined]
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        if isinstance(self.parents.get(fn), ast.ClassDef) and positional and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list):  # type: ignore[attr-defined]
+            positional = positional[1:]
+        for kw in call.keywords:
+            if kw.arg == param:
+                return kw.value, True
+        if param in positional:
+            index = positional.index(param)
+            if any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+                return None, False
+            if index < len(call.args):
+                return call.args[index], True
+        if any(kw.arg is None for kw in call.keywords):
+            return None, False
+        all_positional = [a.arg for a in args.posonlyargs + args.args]
+        defaults = dict(zip(all_positional[len(all_positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        if param in defaults:
+            return defaults[param], True
+        return None, False
 
     def splatted_names(self) -> Set[str]:
         """Names passed on as `**name` somewhere in the file."""

@@ -77,6 +77,7 @@ class RegionPlanner:
             regions = self.merge(regions, flow)
             for region in regions:
                 self.finish(region, flow, regions)
+        self.finalize()
 
     def region_for(self, sources: List[Source], flow: ScopeFlow) -> Region:
         ids = {id(s.node) for s in sources if isinstance(s.node, ast.Call)}
@@ -186,18 +187,15 @@ class RegionPlanner:
 
     def unwrap_only(self, sources: List[Source], note: str) -> None:
         for s in sources:
-            f = s.finding
-            f.note = note
-            f.edits = list(s.unwrap_edits)  # type: ignore[attr-defined]
-            f.group = None
-            if s.seed_name:
-                f.applicability = SAFE
+            edits = list(s.unwrap_edits)  # type: ignore[attr-defined]
+            if s.seed_name or not edits:
+                s.finding.parts.append((SAFE, note, edits, None))
                 continue
             data = self.data_arg(s.node)
             plain = data is not None and (self.a.legacy_semantics or self.a.is_plain(data))
-            f.applicability = SAFE if plain else UNSAFE
             if not plain:
-                f.note += "; unsafe fix: if the argument requires grad, gradients will now flow into it"
+                note += "; unsafe fix: if the argument requires grad, gradients will now flow into it"
+            s.finding.parts.append((SAFE if plain else UNSAFE, note, edits, None))
 
     @staticmethod
     def data_arg(call: ast.AST) -> Optional[ast.AST]:
@@ -394,11 +392,43 @@ class RegionPlanner:
                note: Optional[str], edits: List[TextEdit]) -> None:
         group = self.a.next_group()
         for s in sources:
-            f = s.finding
-            f.applicability = applicability if edits else None
-            f.note = note
-            f.edits = list(edits)
-            f.group = group
+            s.finding.parts.append((applicability if edits else None, note, list(edits), group))
+
+    def finalize(self) -> None:
+        """Merge what every region said about each finding (a helper's finding has one region
+        per call site) into its fix; findings that share a region share a group."""
+        parent: Dict[int, int] = {}
+
+        def find(g: int) -> int:
+            while parent.get(g, g) != g:
+                g = parent[g]
+            return g
+
+        for f in self.a.findings:
+            groups = [p[3] for p in f.parts if p[3] is not None]
+            for g in groups[1:]:
+                parent[find(g)] = find(groups[0])
+        for f in self.a.findings:
+            if not f.parts:
+                continue
+            edits = list(f.edits)
+            notes = [f.note] if f.note else []
+            ranks = []
+            for applicability, note, part_edits, _group in f.parts:
+                edits.extend(e for e in part_edits if e not in edits)
+                if note and note not in notes:
+                    notes.append(note)
+                ranks.append(applicability)
+            f.edits = edits
+            f.note = "; ".join(notes) or None
+            if not edits:
+                f.applicability = None
+            elif any(r is None or r is UNSAFE for r in ranks) or f.applicability is UNSAFE:
+                f.applicability = UNSAFE
+            else:
+                f.applicability = SAFE
+            groups = [p[3] for p in f.parts if p[3] is not None]
+            f.group = find(groups[0]) if groups else None
 
 
 def autograd_free(node: ast.AST) -> bool:
