@@ -516,6 +516,8 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
         if new == current:
             break
         current = new
+    if applied:
+        current = _remove_created_self_assignments(text, current)
     if applied and (context is None or context.may_remove_imports):
         current = _remove_unused_variable_imports(current)
     if not _compiles(current):  # never hand back code that does not compile
@@ -563,6 +565,51 @@ def _bug_diagnostic(diag: Optional[Diagnostic]) -> Diagnostic:
                       end_location=diag.end_location, fix=None,
                       note=f"not fixed: volfix bug, please report ({diag.code} fix produced code that does not compile)",
                       snippet=diag.snippet)
+
+
+def _self_assignments(tree: ast.AST) -> List[ast.Assign]:
+    """`x = x` and `a, b = a, b`: what unwrapping `a, b = Variable(a), Variable(b)` leaves."""
+    def names(node):
+        if isinstance(node, ast.Name):
+            return (node.id,)
+        if isinstance(node, ast.Tuple) and all(isinstance(e, ast.Name) for e in node.elts):
+            return tuple(e.id for e in node.elts)
+        return None
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            left, right = names(node.targets[0]), names(node.value)
+            if left is not None and left == right:
+                out.append(node)
+    return out
+
+
+def _remove_created_self_assignments(original: str, text: str) -> str:
+    """Delete the no-op self-assignments the fixes created (never ones the author wrote)."""
+    from .analysis.edits import apply_edits
+    from .analysis.legacy import LegacyAnalysis
+    from .analysis.text import SourceText
+
+    try:
+        before = {ast.unparse(a) for a in _self_assignments(ast.parse(original))}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        before = set()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    created = [a for a in _self_assignments(tree) if ast.unparse(a) not in before]
+    if not created:
+        return text
+    helper = LegacyAnalysis(text, tree)
+    edits = []
+    for stmt in created:
+        deletion = helper.delete_statement(stmt)
+        if deletion is not None:
+            edits.extend(deletion)
+    new = apply_edits(text, edits) if edits else text
+    return new if _compiles(new) else text
 
 
 def _remove_unused_variable_imports(text: str) -> str:

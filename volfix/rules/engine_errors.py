@@ -24,7 +24,11 @@ class UnparsableFile(Rule):
 
     ## Fix safety
     No fix is offered: port the file to Python 3 first (e.g. with `pyupgrade` or `2to3`),
-    then run volfix again. `async=` keywords are not a reason for this code: VF301 repairs them.
+    then run volfix again. `async=` keywords are not a reason for this code: VF301 repairs them
+    (but an `async` *parameter* is: renaming it would change an API). Only files that could hold
+    legacy code (they mention `Variable` with an import of `torch.autograd`, `volatile` with
+    torch, or an `async=` keyword) are parsed, so only those are reported: volfix is not a
+    syntax checker for the rest of the tree.
     """
 
     CODE = "VF001"

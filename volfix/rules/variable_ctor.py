@@ -112,10 +112,17 @@ class VolatileFlagInVariableCall(Rule):
     `no_grad` region, `set_grad_enabled(True)` would turn recording back on, so there the
     region is `torch.no_grad() if flag else contextlib.nullcontext()`. Inside a function
     the fix is unsafe: a caller may already run it under `no_grad`, which
-    `set_grad_enabled(True)` would override. A flag that is a parameter of the enclosing
-    function makes it a helper whose callers decide: no fix is offered, the diagnostic says so.
-    A bare `torch.set_grad_enabled(x)` statement is never emitted: it would change the mode
-    for the rest of the thread.
+    `set_grad_enabled(True)` would override. Training inside the region is expected (the flag
+    is the train/eval switch). A bare `torch.set_grad_enabled(x)` statement is never emitted:
+    it would change the mode for the rest of the thread.
+
+    A flag that is a parameter of its function (`get_batch(source, i, evaluation=False)`,
+    `to_var(x, volatile=False)`) makes the function a helper: the helper is unwrapped, and every
+    call in the same file becomes a source in its caller, placed with the same rules there
+    (a literal true flag gives a `no_grad` region, an expression a grad-mode region, a false one
+    nothing). The signature is kept. Uses volfix cannot follow (the function passed as a value,
+    `*args`) make the fix unsafe and are named; with no call in the file at all no fix is
+    offered, because unwrapping would silence the warning that is the callers' only clue.
     """
 
     CODE = "VF103"
@@ -193,7 +200,7 @@ class RequiresGradVariable(Rule):
     FIX = Applicability.SAFE
 
 
-class VariableTypeCheck(Rule):
+class VariableTypeComparison(Rule):
     """
     ## What it does
     Finds `type(x) == Variable`, `type(x) is Variable` (and the negations) and
