@@ -1,0 +1,651 @@
+"""Jupyter notebook support (SPEC §6): JSON scanning and splicing, IPython masking, and
+fixture notebooks checked and fixed end to end.
+
+Fixtures live in fixtures/notebooks/: `<case>.in.ipynb`, the expected diagnostics of
+checking it in `<case>.diagnostics` (`cell N:row:col CODE message [fix marker]`), and the
+fixed notebook in `<case>.out.ipynb` (absent: fixing must leave the file byte-identical);
+cases named `*-unsafe` are fixed with unsafe fixes enabled.
+Refresh with `VOLFIX_UPDATE_FIXTURES=1 pytest tests/test_notebook.py`, then read the diff.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from volfix import engine
+from volfix.config import Config
+from volfix.model import Applicability
+from volfix.notebook import (
+    MaskError,
+    add_import_line,
+    cell_sources,
+    changes_only_sources,
+    mask_magics,
+    parse_notebook,
+    process_notebook,
+    remove_variable_import,
+    splice_sources,
+    split_source_lines,
+    unmask_magics,
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "notebooks"
+INPUTS = sorted(FIXTURES.glob("*.in.ipynb"))
+ALL_NOTEBOOKS = sorted(FIXTURES.glob("*.ipynb"))
+VALID_NOTEBOOKS = [p for p in ALL_NOTEBOOKS if not p.name.startswith(("invalid", "missing"))]
+UPDATE = os.environ.get("VOLFIX_UPDATE_FIXTURES") == "1"
+CONFIG = Config()
+
+
+def engine_ready() -> bool:
+    try:
+        engine.check_text("x = 1\n", path="probe.py", config=CONFIG)
+    except NotImplementedError:
+        return False
+    return True
+
+
+needs_engine = pytest.mark.skipif(not engine_ready(), reason="engine.check_text not implemented yet")
+
+
+def ids(paths):
+    return [p.name for p in paths]
+
+
+def code_cells(obj):
+    return [c for c in obj["cells"] if c["cell_type"] == "code"]
+
+
+def joined(source):
+    return "".join(source) if isinstance(source, list) else source
+
+
+# ---------------------------------------------------------------------------------------
+# JSON scanner and splicer
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", VALID_NOTEBOOKS, ids=ids(VALID_NOTEBOOKS))
+def test_scanner_finds_every_cell_source(path):
+    data = path.read_bytes()
+    nb = parse_notebook(data)
+    obj = json.loads(data)
+    assert [c.cell_type for c in nb.cells] == [c["cell_type"] for c in obj["cells"]]
+    assert [c.source for c in nb.cells] == [joined(c["source"]) for c in obj["cells"]]
+    for cell, raw in zip(nb.cells, obj["cells"]):
+        start, end = cell.span
+        assert json.loads(nb.text[start:end]) == raw["source"]
+        assert cell.kind == ("str" if isinstance(raw["source"], str) else "list")
+
+
+@pytest.mark.parametrize("path", VALID_NOTEBOOKS, ids=ids(VALID_NOTEBOOKS))
+def test_splicing_unchanged_sources_is_byte_identical(path):
+    data = path.read_bytes()
+    nb = parse_notebook(data)
+    assert splice_sources(nb, {}) == data
+    # Re-encoding every source with its own text must reproduce the file exactly.
+    assert splice_sources(nb, {c.index: c.source for c in nb.cells}) == data
+
+
+@pytest.mark.parametrize("path", VALID_NOTEBOOKS, ids=ids(VALID_NOTEBOOKS))
+def test_splicing_an_edit_changes_only_that_source(path):
+    data = path.read_bytes()
+    nb = parse_notebook(data)
+    target = next(c for c in nb.cells if c.cell_type == "code")
+    new_text = "import torch\n" + target.source.replace("volatile=True", "")
+    out = splice_sources(nb, {target.index: new_text})
+    new = out.decode("utf-8")
+    start, end = target.span
+    assert new.startswith(nb.bom + nb.text[:start])
+    assert new.endswith(nb.text[end:])
+    assert changes_only_sources(data.decode("utf-8"), new, {target.index: new_text})
+    edited = json.loads(new)["cells"][target.index]["source"]
+    original = json.loads(data)["cells"][target.index]["source"]
+    assert type(edited) is type(original)
+    if isinstance(edited, list):
+        assert edited == split_source_lines(new_text)
+
+
+def test_list_items_keep_their_indentation_in_two_space_files():
+    data = (FIXTURES / "magics.in.ipynb").read_bytes()
+    nb = parse_notebook(data)
+    assert nb.indent_unit == "  "
+    out = splice_sources(nb, {0: "import torch\nx = 1\n"}).decode()
+    assert '"source": [\n        "import torch\\n",\n        "x = 1\\n"\n      ]' in out
+
+
+def test_empty_list_source_gets_items_indented_like_the_file():
+    text = '{\n "cells": [\n  {\n   "cell_type": "code",\n   "metadata": {},\n   "source": []\n  }\n ],\n' \
+           ' "metadata": {},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n'
+    nb = parse_notebook(text.encode())
+    out = splice_sources(nb, {0: "a = 1\nb = 2"}).decode()
+    assert '   "source": [\n    "a = 1\\n",\n    "b = 2"\n   ]\n' in out
+    assert splice_sources(parse_notebook(out.encode()), {0: ""}).decode() == text
+
+
+def test_ascii_escaped_files_stay_ascii_escaped():
+    data = (FIXTURES / "ascii-escaped.in.ipynb").read_bytes()
+    nb = parse_notebook(data)
+    assert nb.ensure_ascii
+    out = splice_sources(nb, {1: "h = torch.zeros(1)  # \u2192 ok\n"})
+    assert out.isascii()
+    assert "\\u2192" in out.decode()
+
+
+def test_raw_non_ascii_files_keep_raw_characters():
+    nb = parse_notebook((FIXTURES / "string-source-crlf.in.ipynb").read_bytes())
+    assert not nb.ensure_ascii
+    out = splice_sources(nb, {2: "# étape\r\nx = 1\r\n"}).decode()
+    assert '"# étape\\r\\nx = 1\\r\\n"' in out
+
+
+def test_compact_single_line_notebook_lists_use_the_file_separator():
+    data = (FIXTURES / "compact.in.ipynb").read_bytes()
+    nb = parse_notebook(data)
+    assert nb.indent_unit is None and b"\n" not in data
+    out = splice_sources(nb, {1: "a = 1\nb = 2"}).decode()
+    assert '"source": ["a = 1\\n", "b = 2"]' in out
+    assert "\n" not in out
+
+
+def test_bom_is_kept():
+    data = b"\xef\xbb\xbf" + (FIXTURES / "compact.in.ipynb").read_bytes()
+    nb = parse_notebook(data)
+    assert splice_sources(nb, {}) == data
+    assert splice_sources(nb, {1: "y = 2"}).startswith(b"\xef\xbb\xbf{")
+
+
+def test_cell_sources_are_numbered_over_all_cells():
+    text = (FIXTURES / "mnist-eval-earlier-imports-unsafe.in.ipynb").read_text(encoding="utf-8")
+    sources = cell_sources(text)
+    assert sorted(sources) == [1, 2, 3, 4, 5]
+    assert sources[1].startswith("# MNIST") and sources[5].startswith("def test(loader):")
+
+
+def test_changes_only_sources_notices_other_changes():
+    old = (FIXTURES / "rl-act.in.ipynb").read_text(encoding="utf-8")
+    new = old.replace('"execution_count": 2', '"execution_count": 7')
+    assert not changes_only_sources(old, new, {})
+
+
+# ---------------------------------------------------------------------------------------
+# Unreadable notebooks: VF002, and the run continues
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data, expected", [
+    ((FIXTURES / "invalid-json.ipynb").read_bytes(),
+     "notebook is not valid JSON: Expecting property name enclosed in double quotes (line 11, column 1)"),
+    ((FIXTURES / "missing-nbformat.ipynb").read_bytes(), "notebook has no `nbformat` version"),
+    (b'{"nbformat": 3, "nbformat_minor": 0, "worksheets": []}', "nbformat 3 notebooks are not supported"),
+    (b'{"nbformat": "4", "cells": []}', "invalid `nbformat` version: '4'"),
+    (b'{"nbformat": 4, "metadata": {}}', "notebook has no `cells` list"),
+    (b"[1, 2]", "notebook is not a JSON object"),
+    (b'{"nbformat": 4, "cells": [], "x": "\xff"}', "notebook is not valid UTF-8"),
+    (b"", "notebook is not valid JSON: Expecting value (line 1, column 1)"),
+], ids=["invalid-json", "missing-nbformat", "nbformat-3", "string-version", "no-cells", "array",
+        "latin-1", "empty"])
+@pytest.mark.parametrize("mode", ["check", "fix", "diff"])
+def test_unreadable_notebooks_give_vf002(data, expected, mode):
+    result, new = process_notebook(data, path="bad.ipynb", config=CONFIG, mode=mode, unsafe_fixes=False)
+    assert new is None
+    assert [d.code for d in result.diagnostics] == ["VF002"]
+    diagnostic = result.diagnostics[0]
+    assert diagnostic.message.startswith("File cannot be read: ")
+    assert expected in diagnostic.message
+    assert diagnostic.cell is None and diagnostic.fix is None
+    assert not result.changed and result.error is None
+
+
+def test_invalid_json_location_points_into_the_file():
+    data = (FIXTURES / "invalid-json.ipynb").read_bytes()
+    result, _ = process_notebook(data, path="bad.ipynb", config=CONFIG, mode="check", unsafe_fixes=False)
+    assert (result.diagnostics[0].location.row, result.diagnostics[0].location.column) == (11, 1)
+
+
+def test_non_python_kernels_are_skipped():
+    data = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": "x <- Variable(y, volatile=TRUE)"}],
+                       "metadata": {"kernelspec": {"language": "R", "name": "ir"}},
+                       "nbformat": 4, "nbformat_minor": 2}).encode()
+    result, new = process_notebook(data, path="r.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)
+    assert result.diagnostics == () and new is None and not result.changed
+
+
+# ---------------------------------------------------------------------------------------
+# IPython masking
+# ---------------------------------------------------------------------------------------
+
+MAGIC_CELL = (
+    "%matplotlib inline\n"
+    "!pip install torch==0.3.1\n"
+    "files = !ls data/\n"
+    "x, y = %sx echo 1 2\n"
+    "Variable?\n"
+    "torch.nn.Linear??\n"
+    "?torch.no_grad\n"
+    "/print 1\n"
+    "for batch in loader:\n"
+    "    %time out = model(batch)\n"
+    "    total = (a\n"
+    "%b)\n"
+    "    doc = '''\n"
+    "%not a magic inside a string\n"
+    "'''\n"
+    "!wget http://example.org/data.tgz \\\n"
+    "    -O data.tgz\n"
+    "print('really?')  # a comment?\n"
+)
+
+
+def test_masked_cell_parses_and_restores_exactly():
+    masked = mask_magics(MAGIC_CELL)
+    ast.parse(masked.text)
+    assert len(masked.text.splitlines()) == len(MAGIC_CELL.splitlines())
+    assert unmask_magics(masked.text, masked) == MAGIC_CELL
+    kept = ["    total = (a", "%b)", "%not a magic inside a string", "print('really?')  # a comment?"]
+    for line in kept:
+        assert line in masked.text.splitlines()
+    assert "files = __volfix_magic_" in masked.text
+    assert "x, y = __volfix_magic_" in masked.text
+    assert "%" not in masked.text.replace("%b)", "").replace("%not a magic", "")
+
+
+def test_unmask_follows_reindentation_by_a_fix():
+    masked = mask_magics("for b in loader:\n    %time out = model(b)\n    print(out)\n")
+    fixed = masked.text.replace("for b in loader:\n", "for b in loader:\n    with torch.no_grad():\n")
+    fixed = re.sub(r"\n    (\S)", r"\n        \1", fixed).replace("        with", "    with")
+    restored = unmask_magics(fixed, masked)
+    assert restored == ("for b in loader:\n    with torch.no_grad():\n        %time out = model(b)\n"
+                        "        print(out)\n")
+
+
+def test_unmask_refuses_a_lost_or_edited_placeholder():
+    masked = mask_magics("%matplotlib inline\nfiles = !ls\n")
+    with pytest.raises(MaskError):
+        unmask_magics("files = __volfix_magic_1__\n", masked)
+    with pytest.raises(MaskError):
+        unmask_magics("__volfix_magic_0__\nfiles = [__volfix_magic_1__]\n", masked)
+
+
+@pytest.mark.parametrize("magic", ["time", "timeit", "capture", "prun", "debug"])
+def test_python_body_cell_magics_are_analysed(magic):
+    cell = f"%%{magic}\r\nx = Variable(y, volatile=True)\r\n"
+    masked = mask_magics(cell)
+    assert not masked.skip and masked.cell_magic == magic
+    assert masked.text.startswith("__volfix_magic_0__\r\n")
+    assert unmask_magics(masked.text, masked) == cell
+
+
+@pytest.mark.parametrize("magic", ["bash", "writefile out.py", "html", "javascript", "script python2", "sh"])
+def test_other_cell_magics_skip_the_cell(magic):
+    masked = mask_magics(f"%%{magic}\nVariable(x, volatile=True)\n")
+    assert masked.skip
+    assert unmask_magics("anything", masked) == "anything"
+
+
+def test_cell_magic_goes_back_to_the_first_line():
+    masked = mask_magics("%%time\nx = 1\n")
+    assert unmask_magics("import torch\n" + masked.text, masked) == "%%time\nimport torch\nx = 1\n"
+
+
+LINE_POOL = [
+    "import torch\n", "x = Variable(y, volatile=True)\n", "%matplotlib inline\n", "!ls -la\n",
+    "out = !cat file\n", "torch.zeros?\n", "for i in range(3):\n", "    %time f(i)\n", "    y = i\n",
+    "s = '''\n", "%inside\n", "'''\n", "# comment?\n", "z = (1 +\n", "%2)\n", "\n", "\r\n", "a = 1\r\n",
+    "!echo \\\n", "   continued\n", "if x:\n", "    pass\n",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINE_POOL), max_size=12), st.booleans())
+def test_masking_round_trips_any_cell(lines, strip_last_newline):
+    text = "".join(lines)
+    if strip_last_newline:
+        text = text.rstrip("\r\n")
+    masked = mask_magics(text)
+    assert unmask_magics(masked.text, masked) == text
+    assert len(re.findall(r"\r\n|\r|\n", masked.text)) == len(re.findall(r"\r\n|\r|\n", text))
+
+
+# ---------------------------------------------------------------------------------------
+# Import edits on a cell
+# ---------------------------------------------------------------------------------------
+
+
+def test_add_import_after_the_leading_imports_and_magics():
+    assert add_import_line("__volfix_magic_0__\nimport numpy as np\nx = 1\n", "torch") == \
+        "__volfix_magic_0__\nimport numpy as np\nimport torch\nx = 1\n"
+    assert add_import_line("__volfix_magic_0__\r\nx = 1\r\n", "torch") == "__volfix_magic_0__\r\nimport torch\r\nx = 1\r\n"
+    assert add_import_line("import numpy as np", "torch") == "import numpy as np\nimport torch"
+    assert add_import_line("x = 1", "contextlib") == "import contextlib\nx = 1"
+
+
+def test_remove_variable_import_keeps_comments_and_other_names():
+    assert remove_variable_import("import torch\r\n# autograd\r\nfrom torch.autograd import Variable  # old\r\nx = 1",
+                                  "Variable") == "import torch\r\n# autograd\r\n# old\r\nx = 1"
+    assert remove_variable_import("import torch\nfrom torch.autograd import Variable", "Variable") == "import torch"
+    assert remove_variable_import("from torch.autograd import Variable as V, grad\n", "V") == \
+        "from torch.autograd import grad\n"
+    assert remove_variable_import("from torch.autograd import (grad,\n    Variable,)\n", "Variable") == \
+        "from torch.autograd import (grad,)\n"
+    assert remove_variable_import("from chainer import Variable\n", "Variable") == "from chainer import Variable\n"
+
+
+# ---------------------------------------------------------------------------------------
+# Volatile values that outlive their cell
+# ---------------------------------------------------------------------------------------
+
+EVAL_CELL = ("model.eval()\n"
+             "for x in loader:\n"
+             "    out = model(Variable(x, volatile=True))\n"
+             "    preds = out.max(1)[1]\n"
+             "accuracy = float(preds.eq(y).sum()) / len(y)\n")
+
+
+def test_escape_names_the_first_later_use():
+    from volfix.notebook import find_escape
+
+    later = [(4, "print(accuracy)\n"), (6, "top = preds.topk(5)\nloss = out.sum()\n")]
+    assert find_escape(EVAL_CELL, 3, later) == ("preds", 6, 1)
+
+
+def test_no_escape_through_plain_numbers_rebinding_or_functions():
+    from volfix.notebook import find_escape
+
+    assert find_escape(EVAL_CELL, 3, [(4, "print(accuracy)\nn = out.data.sum()\nv = preds.item()\n")]) is None
+    assert find_escape(EVAL_CELL, 3, [(4, "preds = model(z)\nout = 1\nloss = preds.sum() + out\n")]) is None
+    in_function = "def act(state):\n    return policy(Variable(state, volatile=True))\n"
+    assert find_escape(in_function, 2, [(3, "a = act(s)\n")]) is None
+
+
+def test_hold_back_and_release_round_trip():
+    from volfix.model import Diagnostic, Location
+    from volfix.notebook import hold_back, release
+
+    text = "a = 1\r\nb = Variable(x, volatile=True)  # keep\r\nc = b\r\n"
+    d = Diagnostic(code="VF101", message="m", location=Location(2, 5), end_location=Location(2, 31))
+    held = hold_back(text, [d])
+    assert held == "a = 1\r\nb = Variable(x, volatile=True)  # keep  # volfix: ignore[VF101]\r\nc = b\r\n"
+    assert release(held, 1) == text
+    assert release(text, 1) is None
+    assert hold_back("b = Variable(x, \\\n    volatile=True)\n", [d.__class__(**{**d.__dict__,
+                     "location": Location(1, 5)})]) is None
+
+
+# ---------------------------------------------------------------------------------------
+# The notebook layer against a stand-in engine (independent of the real rules)
+# ---------------------------------------------------------------------------------------
+
+class FakeEngine:
+    """Flags `Variable(<name>, volatile=True)` when `Variable` is torch's, and fixes it by
+    unwrapping and wrapping the statement in `with <torch>.no_grad():`."""
+
+    CALL = re.compile(r"Variable\((\w+), volatile=True\)")
+
+    @staticmethod
+    def module_imports(text, context=None):
+        bindings = dict(context.imports) if context else {}
+        for stmt in ast.parse(text).body:
+            if isinstance(stmt, ast.Import):
+                for a in stmt.names:
+                    bindings[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(stmt, ast.ImportFrom):
+                for a in stmt.names:
+                    bindings[a.asname or a.name] = f"{stmt.module}.{a.name}"
+        return bindings
+
+    def diagnostics(self, text, context):
+        from volfix.model import Diagnostic, Fix, Location
+
+        bindings = self.module_imports(text, context)
+        if bindings.get("Variable") != "torch.autograd.Variable":
+            return []
+        out = []
+        for row, line in enumerate(text.splitlines(), start=1):
+            for m in self.CALL.finditer(line):
+                out.append(Diagnostic(code="VF101", message="volatile", location=Location(row, m.start() + 1),
+                                      end_location=Location(row, m.end() + 1),
+                                      fix=Fix(Applicability.SAFE, "wrap")))
+        return out
+
+    def check_text(self, source, *, path, config, with_fixes=False, context=None):
+        from volfix.model import FileResult
+
+        return FileResult(path=path, diagnostics=tuple(self.diagnostics(source, context)), source=source)
+
+    def fix_text(self, source, *, path, config, unsafe_fixes=False, context=None):
+        from volfix.model import FileResult
+
+        assert context.may_add_imports is False and context.may_remove_imports is False
+        bindings = self.module_imports(source, context)
+        torch_name = next(k for k, v in bindings.items() if v == "torch")
+        held = {d.location.row for d in self.diagnostics(source, context)
+                if "volfix: ignore" in source.splitlines()[d.location.row - 1]}
+        lines = source.splitlines(True)
+        fixed = 0
+        for i, line in enumerate(lines):
+            if i + 1 in held or not self.CALL.search(line):
+                continue
+            indent = line[:len(line) - len(line.lstrip())]
+            ending = "\r\n" if line.endswith("\r\n") else "\n"
+            lines[i] = f"{indent}with {torch_name}.no_grad():{ending}    " + self.CALL.sub(r"\1", line)
+            fixed += 1
+        new = "".join(lines)
+        remaining = tuple(d for d in self.diagnostics(new, context))
+        return FileResult(path=path, diagnostics=remaining, source=source, fixed_source=new, fixed_count=fixed,
+                          changed=new != source, applied_codes=("VF101",) * fixed)
+
+
+def make_notebook(*cells, indent=1):
+    return json.dumps({"cells": [{"cell_type": kind, "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": src.splitlines(True)} if kind == "code" else
+                                 {"cell_type": kind, "metadata": {}, "source": src.splitlines(True)}
+                                 for kind, src in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=indent) + "\n"
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    fake = FakeEngine()
+    for name in ("module_imports", "check_text", "fix_text"):
+        monkeypatch.setattr(engine, name, getattr(fake, name))
+    return fake
+
+
+def test_cells_are_numbered_over_all_cells_and_see_earlier_imports(fake_engine):
+    data = make_notebook(("markdown", "`Variable(x, volatile=True)` in prose\n"),
+                         ("code", "import torch\nfrom torch.autograd import Variable"),
+                         ("markdown", "## eval"),
+                         ("code", "%matplotlib inline\nout = model(Variable(x, volatile=True))")).encode()
+    result, new = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="check", unsafe_fixes=False)
+    assert new is None
+    assert [(d.cell, d.location.row, d.location.column) for d in result.diagnostics] == [(4, 2, 13)]
+
+
+def test_fix_adds_torch_to_the_import_cell_and_drops_unused_variable(fake_engine):
+    data = make_notebook(("code", "%matplotlib inline\nimport numpy as np\nfrom torch.autograd import Variable"),
+                         ("code", "from chainer import functions"),
+                         ("code", "for x in loader:\n    y = model(Variable(x, volatile=True))\n    %time y.sum()"),
+                         ("code", "import torch")).encode()
+    result, new = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)
+    assert result.changed and result.fixed_count == 1 and result.applied_codes == ("VF101",)
+    cells = [joined(c["source"]) for c in json.loads(new)["cells"]]
+    assert cells[0] == "%matplotlib inline\nimport numpy as np\nimport torch"
+    assert cells[2] == "for x in loader:\n    with torch.no_grad():\n        y = model(x)\n    %time y.sum()"
+    assert cells[1] == "from chainer import functions" and cells[3] == "import torch"
+    assert result.diagnostics == ()
+    assert changes_only_sources(data.decode(), new.decode(), {0: cells[0], 2: cells[2]})
+    again, newer = process_notebook(new, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)
+    assert newer is None and not again.changed
+
+
+def test_fix_reuses_an_aliased_torch_and_keeps_a_still_used_variable(fake_engine):
+    data = make_notebook(("code", "import torch as t\nfrom torch.autograd import Variable"),
+                         ("code", "a = model(Variable(x, volatile=True))"),
+                         ("code", "h = Variable(t.zeros(3))")).encode()
+    _, new = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)
+    cells = [joined(c["source"]) for c in json.loads(new)["cells"]]
+    assert cells == ["import torch as t\nfrom torch.autograd import Variable",
+                     "with t.no_grad():\n    a = model(x)", "h = Variable(t.zeros(3))"]
+
+
+def test_diff_mode_returns_bytes_and_both_texts(fake_engine):
+    data = make_notebook(("code", "import torch\nfrom torch.autograd import Variable\n"
+                                  "a = model(Variable(x, volatile=True))")).encode()
+    result, new = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="diff", unsafe_fixes=False)
+    assert new is not None and result.changed
+    assert result.source == data.decode() and result.fixed_source == new.decode()
+
+
+def test_a_value_used_by_a_later_cell_is_held_back_without_unsafe_fixes(fake_engine):
+    data = make_notebook(("code", "import torch\nfrom torch.autograd import Variable"),
+                         ("code", "out = model(Variable(x, volatile=True))"),
+                         ("code", "pred = out.max(1)[1]")).encode()
+    check, _ = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="check", unsafe_fixes=False)
+    (d,) = check.diagnostics
+    assert d.cell == 2 and d.fix.applicability is Applicability.UNSAFE
+    assert d.note == "volatility escapes the cell through `out`: its use in cell 3 (line 1) is not covered"
+    result, new = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)
+    assert new is None and [x.note for x in result.diagnostics] == [d.note]
+    result, new = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=True)
+    assert joined(json.loads(new)["cells"][1]["source"]) == "with torch.no_grad():\n    out = model(x)"
+
+
+def test_skipped_cell_magics_are_never_analysed(fake_engine):
+    data = make_notebook(("code", "import torch\nfrom torch.autograd import Variable"),
+                         ("code", "%%bash\necho 'Variable(x, volatile=True)'"),
+                         ("code", "%%time\nb = model(Variable(x, volatile=True))")).encode()
+    check, _ = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="check", unsafe_fixes=False)
+    assert [d.cell for d in check.diagnostics] == [3]
+    _, new = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)
+    cells = [joined(c["source"]) for c in json.loads(new)["cells"]]
+    assert cells[1] == "%%bash\necho 'Variable(x, volatile=True)'"
+    assert cells[2] == "%%time\nwith torch.no_grad():\n    b = model(x)"
+    # Variable stays imported: the %%bash cell mentions it and volfix cannot tell it is text.
+    assert cells[0] == "import torch\nfrom torch.autograd import Variable"
+
+
+# ---------------------------------------------------------------------------------------
+# Fixture notebooks, end to end with the real engine
+# ---------------------------------------------------------------------------------------
+
+
+def case_name(path: Path) -> str:
+    return path.name[: -len(".in.ipynb")]
+
+
+def describe(d) -> str:
+    marker = ""
+    if d.fix is not None:
+        marker = {Applicability.SAFE: " [safe fix]", Applicability.UNSAFE: " [unsafe fix]",
+                  Applicability.DISPLAY_ONLY: " [suggestion]"}[d.fix.applicability]
+    return f"cell {d.cell}:{d.location.row}:{d.location.column} {d.code} {d.text}{marker}"
+
+
+def run(data: bytes, mode: str, unsafe: bool = False):
+    return process_notebook(data, path="notebook.ipynb", config=CONFIG, mode=mode, unsafe_fixes=unsafe)
+
+
+def assert_code_cells_parse(data: bytes):
+    for cell in code_cells(json.loads(data)):
+        masked = mask_magics(joined(cell["source"]))
+        if not masked.skip:
+            ast.parse(masked.text)
+
+
+@needs_engine
+@pytest.mark.parametrize("path", INPUTS, ids=ids(INPUTS))
+def test_fixture_diagnostics(path):
+    result, new = run(path.read_bytes(), "check")
+    assert new is None and result.error is None
+    got = "".join(describe(d) + "\n" for d in result.diagnostics)
+    expected = path.with_name(case_name(path) + ".diagnostics")
+    if UPDATE:
+        expected.write_text(got, encoding="utf-8")
+    assert got == expected.read_text(encoding="utf-8")
+
+
+@needs_engine
+@pytest.mark.parametrize("path", INPUTS, ids=ids(INPUTS))
+def test_fixture_fix(path):
+    data = path.read_bytes()
+    result, new = run(data, "fix", unsafe=case_name(path).endswith("-unsafe"))
+    assert result.error is None
+    expected = path.with_name(case_name(path) + ".out.ipynb")
+    if UPDATE:
+        if new is None:
+            expected.unlink(missing_ok=True)
+        else:
+            expected.write_bytes(new)
+    if expected.exists():
+        assert new == expected.read_bytes()
+        assert result.changed and result.fixed_source == new.decode("utf-8")
+    else:
+        assert new is None and not result.changed
+
+
+@needs_engine
+@pytest.mark.parametrize("path", INPUTS, ids=ids(INPUTS))
+def test_fixed_notebook_changes_only_code_sources_parses_and_converges(path):
+    data = path.read_bytes()
+    _, new = run(data, "fix", unsafe=True)
+    if new is None:
+        return
+    old_obj, new_obj = json.loads(data), json.loads(new)
+    assert len(old_obj["cells"]) == len(new_obj["cells"])
+    for old_cell, new_cell in zip(old_obj["cells"], new_obj["cells"]):
+        if old_cell["source"] != new_cell["source"]:
+            assert old_cell["cell_type"] == "code"
+            assert type(old_cell["source"]) is type(new_cell["source"])
+        old_cell["source"] = new_cell["source"] = None
+    assert old_obj == new_obj
+    assert_code_cells_parse(new)
+    again, newer = run(new, "fix", unsafe=True)
+    assert newer is None and not again.changed
+    assert not [d for d in again.diagnostics if d.is_applicable(True)]
+
+
+@needs_engine
+@pytest.mark.parametrize("path", INPUTS, ids=ids(INPUTS))
+def test_markdown_and_outputs_are_never_flagged(path):
+    obj = json.loads(path.read_bytes())
+    result, _ = run(path.read_bytes(), "check")
+    for d in result.diagnostics:
+        assert obj["cells"][d.cell - 1]["cell_type"] == "code"
+
+
+@needs_engine
+def test_variable_imported_in_an_earlier_cell_counts():
+    result, new = run((FIXTURES / "mnist-eval-earlier-imports-unsafe.in.ipynb").read_bytes(), "fix", unsafe=True)
+    cells = [joined(c["source"]) for c in json.loads(new)["cells"]]
+    assert "from torch.autograd import Variable" not in cells[1]
+    assert "volatile" not in cells[4] and "no_grad" in cells[4]
+    check, _ = run((FIXTURES / "mnist-eval-earlier-imports-unsafe.in.ipynb").read_bytes(), "check")
+    assert "VF101" in {d.code for d in check.diagnostics if d.cell == 5}
+
+
+@needs_engine
+def test_variable_rebound_to_chainer_in_a_later_cell_is_not_flagged():
+    result, new = run((FIXTURES / "rebound-variable.in.ipynb").read_bytes(), "check")
+    assert [d for d in result.diagnostics if d.cell == 4] == []
+
+
+@needs_engine
+def test_magic_cells_keep_their_magics():
+    data = (FIXTURES / "magics.in.ipynb").read_bytes()
+    check, _ = run(data, "check")
+    assert {d.cell for d in check.diagnostics} == {3}
+    _, new = run(data, "fix")
+    cells = [joined(c["source"]) for c in json.loads(new)["cells"]]
+    original = [joined(c["source"]) for c in json.loads(data)["cells"]]
+    assert cells[2].startswith("%%time\n") and "    %time _ = outputs.sum()" in cells[2].replace("        %", "    %")
+    assert cells[1] == original[1] and cells[3] == original[3] and cells[4] == original[4]
+    assert cells[0].startswith("%matplotlib inline\n%load_ext autoreload\n%autoreload 2\n!pip install")
