@@ -109,10 +109,10 @@ class VolatileFlagInVariableCall(Rule):
     ## Fix safety
     The region is chosen as for VF101 and runs under `torch.set_grad_enabled(not flag)`
     (`volatile=not train` becomes `set_grad_enabled(train)`). Inside an enclosing
-    `no_grad` region, `set_grad_enabled(True)` would turn recording back on, so there the
-    region is `torch.no_grad() if flag else contextlib.nullcontext()`. Inside a function
-    the fix is unsafe: a caller may already run it under `no_grad`, which
-    `set_grad_enabled(True)` would override. Training inside the region is expected (the flag
+    `no_grad` region grad mode is already off, and `set_grad_enabled(True)` would turn
+    recording back on, so there the call is only unwrapped (safe). At module level the fix is
+    safe. Inside a function it is unsafe: a caller may run the function under `no_grad`, which
+    `set_grad_enabled(True)` would override when the flag is false. Training inside the region is expected (the flag
     is the train/eval switch). A bare `torch.set_grad_enabled(x)` statement is never emitted:
     it would change the mode for the rest of the thread.
 
@@ -127,7 +127,7 @@ class VolatileFlagInVariableCall(Rule):
 
     CODE = "VF103"
     MESSAGE = "`volatile=<flag>` is ignored since PyTorch 0.4; use `torch.set_grad_enabled(not <flag>)`"
-    FIX = Applicability.UNSAFE
+    FIX = Applicability.SAFE
 
 
 class NoOpVariableWrapper(Rule):
