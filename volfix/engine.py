@@ -57,6 +57,7 @@ def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fix
     text, error = _decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
+    config = _per_file_config(config, path)
     analysis = _analyse(text, path=path, config=config, context=context, fix_async=False)
     return FileResult(path=path, diagnostics=tuple(analysis.diagnostics), source=text)
 
@@ -66,6 +67,7 @@ def fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fix
     text, error = _decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
+    config = _per_file_config(config, path)
     fixed, applied, problems = _fix_loop(text, path=path, config=config, unsafe=unsafe_fixes,
                                          context=context)
     codes = tuple(d.code for d in applied)

@@ -1,0 +1,144 @@
+"""Engine contract (SPEC §3): verification, the per-file boundary, edits that mirror fixes."""
+import ast
+import textwrap
+
+import pytest
+
+from volfix import engine
+from volfix.api import check_source, fix_source
+from volfix.config import Config
+from volfix.model import Applicability
+
+EVAL_LOOP = textwrap.dedent("""\
+    import torch
+    from torch.autograd import Variable
+
+    def evaluate(model, loader):
+        correct = 0
+        for x, y in loader:
+            out = model(Variable(x, volatile=True))
+            correct += (out.max(1)[1] == y).sum().item()
+        return correct
+    """)
+
+
+def apply_check_edits(text, result, unsafe=True):
+    """Apply the edits that check mode reports (as an editor would) to the text."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    edits = set()
+    for d in result.diagnostics:
+        if d.fix and (d.fix.applicability is Applicability.SAFE or unsafe):
+            for e in d.fix.edits:
+                edits.add((starts[e.location.row - 1] + e.location.column - 1,
+                           starts[e.end_location.row - 1] + e.end_location.column - 1, e.content))
+    out, pos = [], 0
+    for start, end, content in sorted(edits, key=lambda e: (e[0], e[0] != e[1])):
+        out.append(text[pos:start] + content)
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def test_check_mode_edits_reproduce_the_fix():
+    checked = check_source(EVAL_LOOP, path="e.py")
+    fixed = fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True)
+    # fix mode also removes the import that became unused; everything else must match
+    expected = fixed.fixed_source
+    got = apply_check_edits(EVAL_LOOP, checked).replace("from torch.autograd import Variable\n", "")
+    assert got == expected
+
+
+def test_fix_reports_remaining_findings_in_the_fixed_text():
+    text = EVAL_LOOP + "h = Variable(hidden.data)\nv = Variable(x, volatile=None)\nprint(h.volatile)\n"
+    result = fix_source(text, path="e.py")
+    assert result.changed and result.fixed_count >= 1
+    lines = result.fixed_source.splitlines()
+    remaining = [(d.code, lines[d.location.row - 1]) for d in result.diagnostics]
+    assert remaining == [("VF103", "v = Variable(x, volatile=None)"), ("VF201", "print(h.volatile)")]
+    assert "h = hidden.detach()" in lines
+
+
+def test_a_fix_that_breaks_the_file_is_dropped_and_reported(monkeypatch):
+    from volfix.analysis import legacy
+
+    real = legacy.LegacyAnalysis.data_text
+
+    def broken(self, call, data):
+        return real(self, call, data) + " +"  # produces a syntax error
+
+    monkeypatch.setattr(legacy.LegacyAnalysis, "data_text", broken)
+    result = fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True)
+    assert result.fixed_source == EVAL_LOOP
+    assert not result.changed
+    bug = [d for d in result.diagnostics if d.note and "volfix bug" in d.note]
+    assert bug and bug[0].code == "VF101" and bug[0].fix is None
+
+
+def test_a_crash_in_a_rule_becomes_an_error_result(monkeypatch, tmp_path):
+    from volfix.analysis import legacy
+
+    def boom(self):
+        raise ZeroDivisionError("rule bug")
+
+    monkeypatch.setattr(legacy.LegacyAnalysis, "run", boom)
+    path = tmp_path / "e.py"
+    path.write_text(EVAL_LOOP)
+    result = engine.process_file(str(path), config=Config(), mode="fix")
+    assert result.error and "volfix bug" in result.error and "e.py" in result.error
+    assert path.read_text() == EVAL_LOOP
+
+
+@pytest.mark.parametrize("imports, call", [
+    ("from torch.autograd import Variable", "Variable"),
+    ("from torch.autograd import Variable as V", "V"),
+    ("import torch.autograd as ag", "ag.Variable"),
+    ("from torch import autograd", "autograd.Variable"),
+    ("from torch import (nn,\n    autograd)", "autograd.Variable"),
+    ("import torch", "torch.autograd.Variable"),
+    ("import torch", "torch.autograd.variable.Variable"),
+    ("from torch.autograd.variable import Variable", "Variable"),
+    ("from torch.autograd import *", "Variable"),
+    ("import torch.autograd", "torch.autograd.Variable"),
+])
+def test_every_import_form_is_found(imports, call):
+    text = f"{imports}\nout = model({call}(x, volatile=True))\n"
+    codes = [d.code for d in check_source(text, path="f.py").diagnostics]
+    assert codes == ["VF101"]
+
+
+@pytest.mark.parametrize("text", [
+    "from chainer import Variable\nv = Variable(x, volatile=True)\n",
+    "import tensorflow as tf\nv = tf.Variable(x)\n",
+    "import triton.language as tl\nimport torch\nx = tl.load(p, volatile=True)\n",
+    "import torch\nclass Variable:\n    pass\nv = Variable(x, volatile=True)\n",
+    "import torch\n# Variable(x, volatile=True)\ns = 'Variable(x, volatile=True)'\nvolatile_reads = 3\n",
+    "import torch\nfrom torch.autograd import Variable\ndef f(Variable):\n    return Variable(x, volatile=True)\n",
+])
+def test_look_alikes_are_never_flagged(text):
+    assert check_source(text, path="g.py").diagnostics == ()
+
+
+def test_fixing_twice_changes_nothing_and_output_parses():
+    once = fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True).fixed_source
+    ast.parse(once)
+    assert fix_source(once, path="e.py", unsafe_fixes=True).fixed_source == once
+
+
+def test_per_file_ignores_apply_by_glob():
+    cfg = Config(per_file_ignores=(("tests/*", ("VF101",)),))
+    assert check_source(EVAL_LOOP, path="tests/e.py", config=cfg).diagnostics == ()
+    assert check_source(EVAL_LOOP, path="src/e.py", config=cfg).diagnostics  # not ignored elsewhere
+
+
+def test_deep_nesting_is_a_clear_vf001_not_a_crash():
+    text = "import torch\nfrom torch.autograd import Variable\nx = " + "(" * 300 + "1" + ")" * 300 + "\n"
+    result = check_source(text, path="deep.py")
+    assert [d.code for d in result.diagnostics] == ["VF001"]
+
+
+def test_library_never_prints(capsys):
+    fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True)
+    check_source("print 'py2'\nfrom torch.autograd import Variable\n", path="p.py")
+    assert capsys.readouterr() == ("", "")
