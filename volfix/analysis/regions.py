@@ -193,9 +193,8 @@ class RegionPlanner:
                 continue
             data = self.data_arg(s.node)
             plain = data is not None and (self.a.legacy_semantics or self.a.is_plain(data))
-            if not plain:
-                note += "; unsafe fix: if the argument requires grad, gradients will now flow into it"
-            s.finding.parts.append((SAFE if plain else UNSAFE, note, edits, None))
+            own = note if plain else note + "; unsafe fix: if the argument requires grad, gradients will now flow into it"
+            s.finding.parts.append((SAFE if plain else UNSAFE, own, edits, None))
 
     @staticmethod
     def data_arg(call: ast.AST) -> Optional[ast.AST]:

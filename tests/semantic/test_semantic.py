@@ -1,0 +1,440 @@
+"""Semantic tests with real PyTorch: run each bundled legacy program before and after
+`volfix fix --unsafe-fixes` and compare what it computes.
+
+For every program in examples/legacy/ we check that the fixed program
+- no longer emits PyTorch's "volatile was removed" warnings (and that the original did,
+  which proves warnings are seen at all: SEMANTICS.md fact 18);
+- computes the same numbers (same seeds, tight tolerance);
+- returns inference results without an autograd graph, where the original built one
+  (SEMANTICS.md E2d: `model(Variable(x, volatile=True))` records a graph today);
+- produces the same gradients on its training paths;
+- records graphs in exactly the forward calls that train: a global forward hook notes, for
+  every top-level call of a module with parameters, whether its output has a `grad_fn`.
+
+Two originals cannot run unchanged on Python 3.11 / torch 2.x; see `Case.repair`.
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import itertools
+import math
+import re
+import shutil
+import tokenize
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from volfix.api import check_source, fix_source  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "legacy"
+
+# Tight tolerances: the same seeds and kernels run before and after, so results should
+# agree to float32 rounding at most.
+RTOL, ATOL = 1e-6, 1e-7
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A minimal hand edit that lets an original run on Python 3.11 / torch 2.x.
+
+    The unrepaired original must fail with `error` (matching `match`): that failure is the
+    reason the edit exists. The edit touches no volatile code, so the repaired original
+    still shows the legacy behaviour the fixed program is compared with.
+    """
+
+    old: str
+    new: str
+    error: type
+    match: str
+    at_compile: bool = False
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    # Codes `volfix check` reports for the original file, exactly.
+    codes: frozenset
+    # run() keys holding results computed in a migrated inference region.
+    inference: Tuple[str, ...] = ()
+    # run() keys holding gradients (or parameters updated from them) on training paths.
+    grads: Tuple[str, ...] = ()
+    # Forward-graph profiles: one letter per top-level call of a module with parameters,
+    # T = its output has a grad_fn, F = it has none. Regexes, matched in full.
+    graph_before: str = ""
+    graph_after: str = ""
+    # The volatile value only feeds a training step: the fix must unwrap, not add a region.
+    trains: bool = False
+    repair: Optional[Repair] = None
+
+
+CASES = [
+    Case("mnist_eval", frozenset({"VF101", "VF110"}),
+         grads=("fc1_grad", "fc2_grad"),
+         graph_before="T{5}", graph_after="T{3}F{2}"),
+    Case("rl_select_action", frozenset({"VF101"}),
+         graph_before="T+", graph_after="F+"),
+    Case("gan_sample", frozenset({"VF101", "VF110"}),
+         inference=("samples",), grads=("G_grad", "D_grad"),
+         graph_before="T{5}", graph_after="T{4}F"),
+    Case("seq2seq_greedy", frozenset({"VF101"}),
+         graph_before="T{2,}", graph_after="F{2,}"),
+    Case("inference_script", frozenset({"VF101"}),
+         inference=("logits", "probs", "confidence"),
+         graph_before="T", graph_after="F"),
+    Case("word_language_model", frozenset({"VF103", "VF110", "VF112"}),
+         grads=("encoder_grad", "decoder_grad"),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         # `type(h) == Variable` is always False today (SEMANTICS.md fact 12), so the
+         # original repackage_hidden() recurses into the tensor until it iterates a 0-d one.
+         repair=Repair("type(h) == Variable", "isinstance(h, Variable)",
+                       TypeError, "iteration over a 0-d tensor")),
+    # `x.volatile = False` made a volatile result plain data again in 0.3 (SEMANTICS.md
+    # fact 9), so only the target network's pass is inference: policy T, target F per step.
+    Case("dqn_volatile_target", frozenset({"VF101", "VF110", "VF202"}),
+         grads=("fc1_grad", "head_grad", "head_weight"),
+         graph_before="(TT){2}", graph_after="(TF){2}"),
+    Case("masked_loss_training", frozenset({"VF101", "VF110"}),
+         grads=("embed_grad", "out_grad", "out_weight"),
+         graph_before="T{3}", graph_after="T{3}", trains=True),
+    Case("manual_parameters", frozenset({"VF101", "VF110", "VF111"}),
+         inference=("y_test",), grads=("grad_w", "grad_b", "w", "b")),
+    Case("imagenet_validate", frozenset({"VF101", "VF110", "VF301"}),
+         grads=("grad",),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         # `async` is a keyword since Python 3.7. The branch only runs with CUDA, so the
+         # edit cannot change what this CPU run computes.
+         repair=Repair("async=True", "non_blocking=True", SyntaxError, "", at_compile=True)),
+    Case("feature_probe", frozenset({"VF101", "VF110"}),
+         grads=("head_grad", "head_bias_grad"),
+         graph_before="(TT){3}", graph_after="(FT){3}"),
+]
+CASE_IDS = [case.name for case in CASES]
+LEGACY_NAMES = {"volatile", "Variable", "async"}
+
+
+def test_every_example_has_a_case():
+    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(CASE_IDS)
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class Outcome:
+    result: Optional[Dict[str, Any]]
+    error: Optional[str]
+    warnings: List[str]
+    graph: str
+
+
+class GraphProbe:
+    """Notes whether each top-level forward call of a module with parameters recorded a graph."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.profile: List[str] = []
+
+    def __enter__(self) -> "GraphProbe":
+        from torch.nn.modules import module
+
+        self._handles = [module.register_module_forward_pre_hook(self._pre),
+                         module.register_module_forward_hook(self._post)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for handle in self._handles:
+            handle.remove()
+
+    @staticmethod
+    def _has_parameters(mod) -> bool:
+        return next(mod.parameters(), None) is not None
+
+    def _pre(self, mod, args) -> None:
+        if self._has_parameters(mod):
+            self.depth += 1
+
+    def _post(self, mod, args, output) -> None:
+        if not self._has_parameters(mod):
+            return
+        self.depth -= 1
+        if self.depth == 0:
+            self.profile.append("T" if first_tensor(output).grad_fn is not None else "F")
+
+
+def first_tensor(value):
+    if isinstance(value, torch.Tensor):
+        return value
+    for item in value:
+        found = first_tensor(item)
+        if found is not None:
+            return found
+    return None
+
+
+_counter = itertools.count()
+
+
+def run_program(source: str, directory: Path, label: str) -> Outcome:
+    """Import `source` as a fresh module from a file and call its run(), recording every
+    warning (SEMANTICS.md fact 18) and the forward-graph profile."""
+    path = directory / f"{label}.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_volfix_semantic_{next(_counter)}", path)
+    module = importlib.util.module_from_spec(spec)
+    result, error = None, None
+    with warnings.catch_warnings(record=True) as caught, GraphProbe() as probe:
+        warnings.simplefilter("always")
+        try:
+            spec.loader.exec_module(module)  # module-level scripts run here
+            result = module.run()
+        except Exception:  # reported by the tests that need the result
+            error = traceback.format_exc()
+    return Outcome(result, error, [str(w.message) for w in caught], "".join(probe.profile))
+
+
+@dataclass
+class Runs:
+    original_source: str
+    fixed_source: str
+    before: Outcome
+    after: Outcome
+
+
+_runs: Dict[str, Runs] = {}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("semantic")
+
+
+def runs_for(case: Case, workdir: Path) -> Runs:
+    if case.name not in _runs:
+        original = (EXAMPLES / f"{case.name}.py").read_text(encoding="utf-8")
+        fixed_result = fix_source(original, path=f"{case.name}.py", unsafe_fixes=True)
+        assert fixed_result.error is None, fixed_result.error
+        fixed = fixed_result.fixed_source
+        runnable = original
+        if case.repair is not None:
+            assert case.repair.old in original
+            runnable = original.replace(case.repair.old, case.repair.new)
+        before = run_program(runnable, workdir, f"{case.name}_original")
+        after = run_program(fixed, workdir, f"{case.name}_fixed")
+        _runs[case.name] = Runs(original, fixed, before, after)
+    return _runs[case.name]
+
+
+def succeeded(outcome: Outcome, what: str, source: str) -> Dict[str, Any]:
+    if outcome.error is not None:
+        pytest.fail(f"the {what} program raised:\n{outcome.error}\n--- source ---\n{source}")
+    return outcome.result
+
+
+def both_results(case: Case, workdir: Path):
+    runs = runs_for(case, workdir)
+    return (succeeded(runs.before, "original", runs.original_source),
+            succeeded(runs.after, "fixed", runs.fixed_source))
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def assert_same(before, after, where: str) -> None:
+    if isinstance(before, torch.Tensor):
+        assert isinstance(after, torch.Tensor), f"{where}: {type(after).__name__}, not a tensor"
+        assert (before.dtype, before.shape) == (after.dtype, after.shape), where
+        torch.testing.assert_close(after.detach(), before.detach(), rtol=RTOL, atol=ATOL,
+                                   msg=lambda m: f"{where}: {m}")
+    elif isinstance(before, float):
+        assert isinstance(after, float), f"{where}: {after!r} is not a float"
+        assert math.isclose(after, before, rel_tol=RTOL, abs_tol=ATOL), \
+            f"{where}: {after!r} != {before!r}"
+    elif isinstance(before, (list, tuple)):
+        assert type(after) is type(before) and len(after) == len(before), \
+            f"{where}: {after!r} != {before!r}"
+        for i, (b, a) in enumerate(zip(before, after)):
+            assert_same(b, a, f"{where}[{i}]")
+    elif isinstance(before, dict):
+        assert isinstance(after, dict) and after.keys() == before.keys(), where
+        for key in before:
+            assert_same(before[key], after[key], f"{where}[{key!r}]")
+    else:
+        assert type(after) is type(before) and after == before, \
+            f"{where}: {after!r} != {before!r}"
+
+
+def legacy_names_in(source: str) -> List[str]:
+    """`volatile`, `Variable` and `async` as code (names, keywords, attributes), not in
+    comments or strings, as `line:col name`."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return [f"{tok.start[0]}:{tok.start[1]} {tok.string}" for tok in tokens
+            if tok.type == tokenize.NAME and tok.string in LEGACY_NAMES]
+
+
+def volatile_warnings(outcome: Outcome) -> List[str]:
+    return [message for message in outcome.warnings if "volatile" in message]
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_fix_removes_the_legacy_api(case, workdir):
+    runs = runs_for(case, workdir)
+    assert legacy_names_in(runs.original_source), "the example has no legacy code"
+    assert runs.fixed_source != runs.original_source
+    assert legacy_names_in(runs.fixed_source) == [], runs.fixed_source
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.repair], ids=lambda c: c.name)
+def test_original_fails_on_a_modern_stack(case, tmp_path):
+    """Why the repair exists: the untouched original breaks on Python 3.11 / torch 2.x,
+    while the fixed program runs (checked by the other tests)."""
+    source = (EXAMPLES / f"{case.name}.py").read_text(encoding="utf-8")
+    if case.repair.at_compile:
+        with pytest.raises(case.repair.error):
+            compile(source, f"{case.name}.py", "exec")
+        return
+    outcome = run_program(source, tmp_path, case.name)
+    assert outcome.error is not None, "the original ran without its repair"
+    last_line = outcome.error.strip().splitlines()[-1]
+    assert last_line.startswith(case.repair.error.__name__), last_line
+    assert case.repair.match in last_line, last_line
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_volatile_warnings_are_gone(case, workdir):
+    runs = runs_for(case, workdir)
+    both_results(case, workdir)
+    # The original passes volatile=True at run time: the recorder must see PyTorch say so.
+    assert volatile_warnings(runs.before), runs.before.warnings
+    assert volatile_warnings(runs.after) == []
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_same_results(case, workdir):
+    before, after = both_results(case, workdir)
+    assert_same(before, after, case.name)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.inference], ids=lambda c: c.name)
+def test_inference_results_carry_no_graph(case, workdir):
+    before, after = both_results(case, workdir)
+    for key in case.inference:
+        # Today the legacy program records a graph here (SEMANTICS.md E2d): memory it
+        # did not spend under 0.3, where volatile outputs had no grad_fn (fact 2).
+        assert before[key].requires_grad and before[key].grad_fn is not None, key
+        assert after[key].requires_grad is False, key
+        assert after[key].grad_fn is None, key
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grads], ids=lambda c: c.name)
+def test_training_gradients_unchanged(case, workdir):
+    before, after = both_results(case, workdir)
+    for key in case.grads:
+        assert isinstance(before[key], torch.Tensor), f"{key}: no gradient in the original"
+        assert isinstance(after[key], torch.Tensor), f"{key}: no gradient after the fix"
+        assert torch.count_nonzero(after[key]) > 0, f"{key}: all zero"
+        assert_same(before[key], after[key], key)
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_graphs_recorded_only_where_training(case, workdir):
+    runs = runs_for(case, workdir)
+    both_results(case, workdir)
+    assert re.fullmatch(case.graph_before, runs.before.graph), runs.before.graph
+    assert re.fullmatch(case.graph_after, runs.after.graph), runs.after.graph
+    # The fix changes where graphs are recorded, never how many forward calls run.
+    assert len(runs.after.graph) == len(runs.before.graph)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.trains], ids=lambda c: c.name)
+def test_training_step_is_not_wrapped(case, workdir):
+    """The volatile value is a regression target inside a step that calls backward():
+    wrapping that step in a no-grad region would stop it training (SPEC.md §2.4)."""
+    fixed = runs_for(case, workdir).fixed_source
+    assert "no_grad" not in fixed and "set_grad_enabled" not in fixed, fixed
+
+
+# ------------------------------------------------- volfix check / fix on the examples
+
+
+def example_sources() -> Dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.py"))}
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_check_reports_expected_codes(case):
+    source = (EXAMPLES / f"{case.name}.py").read_text(encoding="utf-8")
+    result = check_source(source, path=f"{case.name}.py")
+    assert {d.code for d in result.diagnostics} == case.codes, \
+        [f"{d.location.row}:{d.location.column} {d.code} {d.text}" for d in result.diagnostics]
+
+
+@pytest.fixture
+def examples_copy(tmp_path, monkeypatch) -> Path:
+    """The examples in a throwaway repository, with the current directory at its root."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for name in ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    return Path(shutil.copytree(EXAMPLES, tmp_path / "legacy"))
+
+
+FINDING = re.compile(r"^(?P<path>\S[^:]*):(?P<row>\d+):(?P<col>\d+): (?P<code>VF\d{3})\b")
+
+
+def cli(*args: str):
+    from click.testing import CliRunner
+
+    from volfix.cli import main
+
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_cli_check_reports_findings_in_every_example(examples_copy):
+    result = cli("check", "--format", "concise", "--no-cache", "legacy")
+    assert result.exit_code == 1, result.output
+    found: Dict[str, set] = {}
+    for line in result.stdout.splitlines():
+        match = FINDING.match(line)
+        if match:
+            found.setdefault(Path(match["path"]).stem, set()).add(match["code"])
+    assert found == {case.name: set(case.codes) for case in CASES}, result.stdout
+
+
+def test_fixing_every_example_compiles_and_converges():
+    for name, source in example_sources().items():
+        first = fix_source(source, path=name, unsafe_fixes=True)
+        assert first.error is None, f"{name}: {first.error}"
+        compile(first.fixed_source, name, "exec")
+        leftovers = [f"{d.location.row}:{d.location.column} {d.code} {d.text}"
+                     for d in first.diagnostics if d.is_applicable(unsafe_fixes=True)]
+        assert leftovers == [], f"{name}: fixable findings remain: {leftovers}"
+        second = fix_source(first.fixed_source, path=name, unsafe_fixes=True)
+        assert second.fixed_source == first.fixed_source, f"{name}: a second fix changed it"
+        assert second.fixed_count == 0, name
+
+
+def test_cli_fix_matches_the_api_and_leaves_nothing_to_fix(examples_copy):
+    results = {name: fix_source(source, path=name, unsafe_fixes=True)
+               for name, source in example_sources().items()}
+    expected = {name: r.fixed_source for name, r in results.items()}
+    remaining = any(r.diagnostics for r in results.values())
+    result = cli("fix", "--unsafe-fixes", "--no-cache", "legacy")
+    # 1 when findings without an applicable fix remain, else 0 (SPEC.md §4).
+    assert result.exit_code == (1 if remaining else 0), result.output
+    written = {p.name: p.read_text(encoding="utf-8") for p in sorted(examples_copy.glob("*.py"))}
+    assert written == expected
+    again = cli("fix", "--unsafe-fixes", "--no-cache", "legacy")
+    assert again.exit_code == result.exit_code, again.output
+    assert {p.name: p.read_text(encoding="utf-8") for p in sorted(examples_copy.glob("*.py"))} \
+        == written
