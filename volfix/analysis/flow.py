@@ -298,8 +298,19 @@ class ScopeFlow:
         return False
 
     def _inspection(self, node: ast.AST) -> bool:
-        """A read that does not compute with the tensor: `x.data`, `x.size()`, `len(x)`, ..."""
+        """A read that does not compute with the tensor: `x.data`, `x.size()`, `len(x)`, ...
+        or only moves it (`return x`, `y = x`, `out.append(x)`): no operation is recorded there."""
         parent = self.parents.get(node)
+        holder = parent
+        while isinstance(holder, (ast.Tuple, ast.List, ast.Starred)):
+            holder = self.parents.get(holder)
+        if isinstance(holder, (ast.Return, ast.Yield, ast.YieldFrom, ast.Assign, ast.AnnAssign)) \
+                and getattr(holder, "value", None) is not None \
+                and (holder.value is node or holder.value is parent or holder.value is self._tuple_root(node)):
+            return True
+        if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Attribute) \
+                and holder.func.attr in MUTATORS and any(a is node or a is parent for a in holder.args):
+            return True
         if isinstance(parent, ast.Attribute) and parent.value is node:
             if parent.attr in KILL_ATTRS:
                 return True
@@ -310,6 +321,12 @@ class ScopeFlow:
         if isinstance(parent, ast.Call) and node in parent.args:
             return isinstance(parent.func, ast.Name) and parent.func.id in KILL_FUNCS
         return False
+
+    def _tuple_root(self, node: ast.AST) -> ast.AST:
+        cur = node
+        while isinstance(self.parents.get(cur), (ast.Tuple, ast.List, ast.Starred)):
+            cur = self.parents[cur]
+        return cur
 
     def _collect_escapes(self, stmt: ast.stmt, taint: Taint, is_source) -> None:
         def tainted(e):

@@ -150,10 +150,14 @@ class LegacyAnalysis:
     # ------------------------------------------------------------------ detection
     def run(self) -> List[Finding]:
         torch_file = imp.imports_torch(self.module_bindings)
+        wrappers = self.variable_wrappers()
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call):
                 if self.qual_is_variable(node.func):
                     self.variable_call(node)
+                elif isinstance(node.func, ast.Name) and node.func.id in wrappers \
+                        and self.bindings(self.scope_of(node)).get(node.func.id) == imp.LOCAL:
+                    self.flag_keyword_call(node, f"through the wrapper `{node.func.id}` (line {wrappers[node.func.id]})")
                 else:
                     self.isinstance_check(node)
                     if torch_file:
@@ -190,7 +194,10 @@ class LegacyAnalysis:
         start, end = self.src.start(call), self.src.end(call)
         args = self.call_arguments(call)
         if args is None:
-            self.add(Finding(self.code_for_opaque(call), start, end,
+            if any(k.arg == "volatile" for k in call.keywords):
+                self.flag_keyword_call(call, None)
+                return
+            self.add(Finding("VF110", start, end,
                              note="no fix: arguments passed with `*`/`**` cannot be analysed"))
             return
         data, requires_grad, volatile = args
@@ -213,8 +220,71 @@ class LegacyAnalysis:
         else:
             self.unwrap_fix(call, data, code)
 
-    def code_for_opaque(self, call: ast.Call) -> str:
-        return "VF203" if any(k.arg is None for k in call.keywords) else "VF110"
+    def variable_wrappers(self) -> Dict[str, int]:
+        """Module-level names bound to a lambda or def that forwards `*args, **kwargs` to torch's
+        Variable (`Variable = lambda *a, **k: autograd.Variable(*a, **k).cuda()`): name -> line."""
+        out: Dict[str, int] = {}
+        for stmt in imp._scope_statements(self.tree.body):
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name) and self.forwards_to_variable(stmt.value):
+                out[stmt.targets[0].id] = stmt.lineno
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.forwards_to_variable(stmt):
+                out[stmt.name] = stmt.lineno
+        return out
+
+    def forwards_to_variable(self, fn: ast.AST) -> bool:
+        args = fn.args  # type: ignore[attr-defined]
+        if args.vararg is None and args.kwarg is None:
+            return False
+        forwarded = {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        body = [fn.body] if isinstance(fn, ast.Lambda) else fn.body  # type: ignore[attr-defined]
+        for node in (n for b in body for n in ast.walk(b)):
+            if isinstance(node, ast.Call) and self.qual_is_variable(node.func):
+                spread = [a.value for a in node.args if isinstance(a, ast.Starred)] + \
+                         [k.value for k in node.keywords if k.arg is None]
+                if any(isinstance(v, ast.Name) and v.id in forwarded for v in spread):
+                    return True
+        return False
+
+    def flag_keyword_call(self, call: ast.Call, via: Optional[str]) -> None:
+        """A call whose data cannot be unwrapped (a wrapper, or `*args`) but whose `volatile=`
+        keyword is explicit: the keyword is dropped and the region placed as usual."""
+        start, end = self.src.start(call), self.src.end(call)
+        kw = next((k for k in call.keywords if k.arg == "volatile"), None)
+        if kw is None:
+            return
+        value = literal_truth(kw.value)
+        edits = self.drop_keyword(call, kw)
+        suffix = f" ({via})" if via else ""
+        if value is False:
+            self.add(Finding("VF102", start, end, SAFE, edits=edits, note=via))
+            return
+        code = "VF101" if value is True else "VF103"
+        finding = self.add(Finding(code, start, end, note=via))
+        if value is True:
+            self.register_source(finding, call, "no_grad", edits)
+        else:
+            self.register_source(finding, call, "flag", edits, flag=kw.value)
+        del suffix
+
+    def drop_keyword(self, call: ast.Call, kw: ast.keyword) -> List[TextEdit]:
+        items = sorted([a for a in call.args] + [k.value if k.arg is None else k for k in call.keywords],
+                       key=lambda n: (n.lineno, n.col_offset))
+        target = kw
+        index = next(i for i, n in enumerate(items) if n is target)
+        end = self.src.end(kw.value)
+        if index > 0:
+            start = self.src.end(items[index - 1])
+        elif index + 1 < len(items):
+            start, end = self.src.start(kw), self.src.start(items[index + 1])
+        else:
+            start = self.src.start(kw)
+        edits = [TextEdit(start, end, "")]
+        comments = self.src.comments_between(start, end)
+        if comments:
+            row, _ = self.src.row_col(self.src.end(call))
+            edits.append(TextEdit(self.src.line_end(row), self.src.line_end(row), "  " + "  ".join(comments)))
+        return edits
 
     def call_arguments(self, call: ast.Call):
         """(data, requires_grad, volatile) nodes, or None when not analysable."""
@@ -275,7 +345,12 @@ class LegacyAnalysis:
         comments = [c for c in self.src.comments_between(start, end) if c not in replacement]
         if comments:
             row, _ = self.src.row_col(end)
-            edits.append(TextEdit(self.src.line_end(row), self.src.line_end(row), "  " + "  ".join(comments)))
+            rest = self.src.text[end:self.src.line_end(row)]
+            if not rest.strip() or rest.strip().startswith("#"):
+                # Nothing but a comment follows the call: keep the comments in reading order.
+                edits = [TextEdit(start, end, replacement + "  " + "  ".join(comments))]
+            else:
+                edits.append(TextEdit(self.src.line_end(row), self.src.line_end(row), "  " + "  ".join(comments)))
         return edits
 
     def is_plain(self, expr: ast.AST, depth: int = 0) -> bool:
@@ -609,6 +684,13 @@ class LegacyAnalysis:
                 source.deletes_statement = False  # type: ignore[attr-defined]
                 self.sources.append(source)
                 covered_lines.append(site.lineno)
+            if not covered_lines and not unresolved:
+                # No call here passes a true flag: the volatile callers are elsewhere, and
+                # unwrapping would silence the warning that is their only clue.
+                finding.edits, finding.applicability = [], None
+                finding.note = (f"no fix: the flag comes from `{param}`, a parameter of `{fn.name}()`, and no call "
+                                f"in this file passes a true flag: its callers elsewhere decide where grad mode goes")
+                continue
             if covered_lines:
                 notes.append("volatile call sites at line" + ("s " if len(covered_lines) > 1 else " ")
                              + ", ".join(map(str, covered_lines)) + " get the region")

@@ -8,8 +8,8 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..model import Applicability
 from .edits import TextEdit
 from .flow import LOOPS, ScopeFlow, describe, iter_statements
-from .legacy import (GRAD_FUNCS, LOGGING_FUNCS, SAFE, UNSAFE, LegacyAnalysis, Region, Source,
-                     literal_truth)
+from .legacy import (GRAD_FUNCS, LOGGING_FUNCS, PLAIN_PRODUCERS, SAFE, UNSAFE, LegacyAnalysis, Region,
+                     Source, literal_truth)
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -106,7 +106,8 @@ class RegionPlanner:
             for i, a in enumerate(regions):
                 for b in regions[i + 1:]:
                     same = a.kind == b.kind and a.flag_text == b.flag_text
-                    if same and (self.contains(a, b) or self.contains(b, a)):
+                    adjacent = a.block == b.block and (a.last + 1 == b.first or b.last + 1 == a.first)
+                    if same and (adjacent or self.contains(a, b) or self.contains(b, a)):
                         merged = self.region_for(a.sources + b.sources, flow)
                         regions = [r for r in regions if r is not a and r is not b] + [merged]
                         changed = True
@@ -128,6 +129,10 @@ class RegionPlanner:
             self.assign(sources, SAFE, None, unwraps)
             return
         stmts = block[first:last + 1]
+        source_stmts = {id(s.stmt) for s in sources}
+        if all(id(st) in source_stmts for st in stmts) and all(self.trivial(s) for s in sources):
+            self.unwrap_only(sources, "no region needed: nothing here computes with the value")
+            return
         # A runtime flag is the train/eval switch itself: training inside its region is the point.
         training = self.training_call(stmts) if region.kind != "flag" else None
         if training is not None:
@@ -196,6 +201,26 @@ class RegionPlanner:
             own = note if plain else note + "; unsafe fix: if the argument requires grad, gradients will now flow into it"
             s.finding.parts.append((SAFE if plain else UNSAFE, own, edits, None))
 
+    def trivial(self, source: Source) -> bool:
+        """The source statement itself records nothing: `p = Variable(a, volatile=True)`,
+        `xs = [Variable(t, volatile=True) for t in ts]`, a factory call."""
+        node = source.node
+        if not isinstance(node, ast.Call):
+            return False
+        data = self.data_arg(node)
+        if data is None or not (isinstance(data, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant))
+                                or (isinstance(data, ast.Call) and self.a.qual(data.func) in PLAIN_PRODUCERS)):
+            return False
+        if isinstance(data, ast.Subscript) and not isinstance(data.value, (ast.Name, ast.Attribute)):
+            return False
+        cur = self.a.parents.get(node)
+        while not isinstance(cur, ast.stmt):
+            if not isinstance(cur, (ast.Tuple, ast.List, ast.Starred, ast.ListComp, ast.GeneratorExp,
+                                    ast.comprehension)):
+                return False
+            cur = self.a.parents.get(cur)
+        return isinstance(cur, (ast.Assign, ast.Return, ast.Expr))
+
     @staticmethod
     def data_arg(call: ast.AST) -> Optional[ast.AST]:
         if not isinstance(call, ast.Call):
@@ -245,10 +270,21 @@ class RegionPlanner:
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 return name in LOGGING_FUNCS
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            return stmt.value is not None and is_constant(stmt.value)
+            return stmt.value is not None and (is_constant(stmt.value) or self.bookkeeping(stmt.value))
         if isinstance(stmt, ast.Return):
-            return stmt.value is None or is_constant(stmt.value)
+            return stmt.value is None or is_constant(stmt.value) or only_names(stmt.value)
         return False
+
+    def bookkeeping(self, value: ast.AST) -> bool:
+        """`time.time()`, `AverageMeter()`: set-up that no grad mode can change."""
+        if not isinstance(value, ast.Call):
+            return False
+        qual = self.a.qual(value.func) or ""
+        if qual.split(".", 1)[0] in ("time", "datetime"):
+            return True
+        name = value.func.id if isinstance(value.func, ast.Name) else ""
+        return (not value.args and not value.keywords
+                and name.endswith(("Meter", "Timer", "Counter", "Logger", "Tracker")))
 
     # -------------------------------------------------------------- safety
     def safety(self, region: Region, flow: ScopeFlow, covered: list) -> Tuple[Applicability, Optional[str]]:
@@ -457,6 +493,17 @@ def autograd_free(node: ast.AST) -> bool:
         return autograd_free(node.left) and autograd_free(node.right)
     if isinstance(node, ast.UnaryOp):
         return autograd_free(node.operand)
+    return False
+
+
+def only_names(node: ast.AST) -> bool:
+    """`x`, `self.acc`, `(a, b.c)`: a value that is returned, not computed."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return only_names(node.value)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(only_names(e) for e in node.elts)
     return False
 
 

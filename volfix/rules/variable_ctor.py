@@ -32,9 +32,15 @@ class VolatileInVariableCall(Rule):
 
     ## Fix safety
     volfix unwraps the call and puts the smallest run of statements that computes with the
-    volatile value (followed through assignments, loops and containers) under
-    `torch.no_grad()`; a whole function body becomes `@torch.no_grad()` (never on `async def`;
-    always on generators whose region spans a `yield`). Nothing is wrapped inside an existing
+    volatile value (followed through assignments, loops and containers; returning, copying or
+    appending a value moves it without computing) under `torch.no_grad()`. A region that is a
+    whole function body, apart from a docstring and statements that cannot touch autograd
+    (constants, `model.eval()`, logging, `time.time()`, `AverageMeter()`, `return x`), becomes
+    `@torch.no_grad()` — never on `async def`, always on generators whose region spans a
+    `yield`. When nothing computes with the value (`p = Variable(a, volatile=True)` used only
+    through `p.data`), the call is only unwrapped. Calls through a project wrapper
+    (`Variable = lambda *a, **k: autograd.Variable(*a, **k).cuda()`) or with `*args` keep the
+    call and lose the `volatile=` keyword. Nothing is wrapped inside an existing
     `no_grad`/`inference_mode` region. The fix is safe when the region holds only that data
     flow. It is unsafe when the region would also cover statements whose results are used
     after it, or when the volatile value escapes (returned, yielded, stored on an attribute):
