@@ -6,7 +6,7 @@
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Union
+from typing import Callable, Iterable, List, Optional, Union
 
 from .config import DEFAULT_CONFIG, Config
 from .model import FileResult
@@ -37,7 +37,8 @@ def fix_source(source: Union[str, bytes], *, path: str = "<stdin>",
 
 def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: str = "check",
                 unsafe_fixes: Optional[bool] = None, jobs: Optional[int] = None,
-                use_cache: bool = True, force_exclude: bool = False) -> List[FileResult]:
+                use_cache: bool = True, force_exclude: bool = False,
+                progress: Optional[Callable[[int, int], None]] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found."""
     from . import runner
@@ -45,4 +46,4 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     cfg = config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
-                      use_cache=use_cache, force_exclude=force_exclude)
+                      use_cache=use_cache, force_exclude=force_exclude, progress=progress)

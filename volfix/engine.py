@@ -383,7 +383,8 @@ def _fix_message(finding) -> str:
 
 def _to_edits(src, edits) -> Tuple[Edit, ...]:
     out = []
-    for e in sorted(set(edits), key=lambda e: (e.start, e.end)):
+    # The order apply_edits uses: insertions first (an added import before a region header).
+    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, not e.key, e.end, e.content)):
         r1, c1 = src.row_col(e.start)
         r2, c2 = src.row_col(e.end)
         out.append(Edit(e.content, Location(r1, c1 + 1), Location(r2, c2 + 1)))

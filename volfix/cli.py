@@ -1,0 +1,603 @@
+"""The `volfix` command line: options -> Config -> api -> reporter -> exit code.
+
+Only this module (and the reporters it calls) prints. Heavy modules (libcst through the
+engine, rich) are imported inside functions so `volfix --version` stays fast.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, List, Optional, Tuple
+
+import click
+
+from ._version import __version__
+from .config import Config, VolfixConfigError
+from .model import FileResult
+from .reporters import FORMATS, get_renderer, is_human_format
+from .reporters.base import ReportContext
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+STDIN = "-"
+PROGRESS_DELAY = 1.0  # seconds before a progress bar appears (short runs show none)
+
+
+class ConfigError(click.ClickException):
+    """A caller mistake (bad selector, malformed [tool.volfix]): one `Error: ...` line, exit 2."""
+
+    exit_code = EXIT_ERROR
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything `check` and `fix` were asked to do, as parsed from the command line."""
+
+    command: str  # "check" or "fix"
+    paths: Tuple[str, ...]
+    select: Tuple[str, ...]
+    ignore: Tuple[str, ...]
+    extend_select: Tuple[str, ...]
+    config: Optional[str]
+    output_format: str
+    output_file: Optional[str]
+    statistics: bool
+    exit_zero: bool
+    jobs: Optional[int]
+    no_cache: bool
+    quiet: bool
+    verbose: bool
+    color: str
+    diff: bool
+    show_fixes: bool
+    report: Optional[str]
+    baseline: Optional[str]
+    write_baseline: Optional[str]
+    stdin_filename: Optional[str]
+    force_exclude: bool
+    debug: bool
+    unsafe_fixes: Optional[bool]
+    exit_non_zero_on_fix: bool = False
+
+    @property
+    def mode(self) -> str:
+        """What the api is asked for: "check", "fix", or "diff" (compute fixes, write nothing)."""
+        return "diff" if self.diff else self.command
+
+    @property
+    def reads_stdin(self) -> bool:
+        return self.paths == (STDIN,) or (not self.paths and self.stdin_filename is not None)
+
+
+# ---------------------------------------------------------------------------- options
+
+
+def _split_codes(ctx: click.Context, param: click.Parameter, values: Iterable[str]) -> Tuple[str, ...]:
+    """`--select VF1,VF2 --select VF301` -> ("VF1", "VF2", "VF301")."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+_COMMON_OPTIONS = [
+    click.argument("paths", nargs=-1, type=click.Path()),
+    click.option("--select", multiple=True, callback=_split_codes, metavar="CODES",
+                 help="Rules to run (codes or prefixes, comma-separated); replaces the "
+                      "configured selection."),
+    click.option("--ignore", multiple=True, callback=_split_codes, metavar="CODES",
+                 help="Rules to skip, added to the configured ones (with --select: only these)."),
+    click.option("--extend-select", multiple=True, callback=_split_codes, metavar="CODES",
+                 help="Rules to run in addition to the selection."),
+    click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Read settings from FILE instead of the nearest pyproject.toml/volfix.toml."),
+    click.option("--format", "output_format", type=click.Choice(FORMATS), default="full",
+                 show_default=True, help="Output format for the findings."),
+    click.option("--output-file", "-o", type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Write the findings to FILE instead of stdout."),
+    click.option("--statistics", is_flag=True, help="Show counts per rule instead of each finding."),
+    click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
+    click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+                 help="Number of worker processes (default: one per core)."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+    click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else."),
+    click.option("--verbose", "-v", is_flag=True, help="Also print the configuration and timing."),
+    click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                 show_default=True, help="Colour the output (NO_COLOR turns `auto` off)."),
+    click.option("--diff", is_flag=True,
+                 help="Print the fixes as a unified diff and write nothing; exit 1 if any."),
+    click.option("--show-fixes", is_flag=True,
+                 help="List the fixes applied (fix) or available (check) per file."),
+    click.option("--report", type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Write a Markdown migration report to FILE."),
+    click.option("--baseline", type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Report only findings that are not in this baseline file."),
+    click.option("--write-baseline", type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Record the current findings as the baseline in FILE and exit 0."),
+    click.option("--stdin-filename", metavar="PATH",
+                 help="The file name to use for text read from stdin (config, display)."),
+    click.option("--force-exclude", is_flag=True,
+                 help="Apply exclusions to paths named on the command line too."),
+    click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
+                 help="Treat unsafe fixes as applicable (overrides `unsafe-fixes`)."),
+    click.option("--debug", is_flag=True, help="Show tracebacks for internal errors."),
+]
+
+
+def _common_options(func: Callable) -> Callable:
+    for decorator in reversed(_COMMON_OPTIONS):
+        func = decorator(func)
+    return func
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="volfix",
+                      message="%(prog)s %(version)s")
+def main() -> None:
+    """Find and fix PyTorch code written for the `volatile` era (PyTorch <= 0.3)."""
+
+
+@main.command()
+@_common_options
+def check(**kwargs) -> None:
+    """Report legacy autograd code; exit 1 if any finding remains.
+
+    PATH defaults to `.`; `-` reads stdin.
+    """
+    _exit(Options(command="check", paths=kwargs.pop("paths"), config=kwargs.pop("config_file"),
+                  **kwargs))
+
+
+@main.command()
+@_common_options
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="Exit 1 when a file was changed, even if no finding remains.")
+def fix(**kwargs) -> None:
+    """Apply the safe fixes in place (and the unsafe ones with --unsafe-fixes).
+
+    PATH defaults to `.`; `-` reads stdin and writes the fixed source to stdout.
+    """
+    _exit(Options(command="fix", paths=kwargs.pop("paths"), config=kwargs.pop("config_file"),
+                  **kwargs))
+
+
+def _exit(opts: Options) -> None:
+    code = _guarded(opts)
+    if code:
+        sys.exit(code)
+
+
+def _guarded(opts: Options) -> int:
+    try:
+        return run(opts)
+    except VolfixConfigError as error:
+        raise ConfigError(str(error)) from error
+    except (click.ClickException, click.exceptions.Exit, KeyboardInterrupt):
+        raise
+    except Exception as error:  # noqa: BLE001 - the CLI boundary: anything else is our bug
+        # Without this, Python would exit 1 with a traceback, which reads as "findings remain".
+        if opts.debug:
+            import traceback
+
+            click.echo(traceback.format_exc(), err=True, nl=False)
+        detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        click.echo(f"error: internal error: {detail} "
+                   "(this is a volfix bug; please report it; --debug shows the traceback)",
+                   err=True)
+        return EXIT_ERROR
+
+
+# ---------------------------------------------------------------------------- the run
+
+
+def run(opts: Options) -> int:
+    """Check or fix what `opts` names, print the results and return the exit code."""
+    _validate(opts)
+    started = time.perf_counter()
+    config = build_config(opts)
+    root = repo_root(os.getcwd())
+    if opts.reads_stdin:
+        results, stdin_bytes = _run_stdin(opts, config)
+    else:
+        results, stdin_bytes = _run_paths(opts, config), None
+    elapsed = time.perf_counter() - started
+
+    ctx = _report_context(opts, config, root, opts.output_file)
+    if opts.report:
+        _write_report(opts.report, results, ctx)
+    if opts.write_baseline:
+        return _write_baseline(opts, results, root)
+    if opts.baseline:
+        from .baseline import load_baseline
+
+        results = load_baseline(opts.baseline).filter(results)
+
+    if opts.reads_stdin and opts.mode == "fix":
+        _emit_fixed_stdin(results[0], stdin_bytes)
+    _emit(opts, results, ctx, stdin_fix=opts.reads_stdin and opts.mode == "fix")
+    if opts.verbose and not opts.quiet:
+        click.echo(f"Analysed {len(results)} candidate file{'s' if len(results) != 1 else ''} "
+                   f"in {elapsed:.2f}s.", err=True)
+    return exit_code(results, opts)
+
+
+def _validate(opts: Options) -> None:
+    if STDIN in opts.paths and len(opts.paths) > 1:
+        raise click.UsageError("`-` (stdin) cannot be combined with other paths")
+    if opts.reads_stdin and opts.write_baseline:
+        raise click.UsageError("--write-baseline needs files, not stdin")
+    if opts.quiet and opts.verbose:
+        raise click.UsageError("--quiet and --verbose cannot be used together")
+
+
+def repo_root(start: str) -> str:
+    """The nearest directory at or above `start` that holds `.git`, else `start`."""
+    current = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.abspath(start)
+        current = parent
+
+
+def _report_context(opts: Options, config: Config, root: str,
+                    output_file: Optional[str]) -> ReportContext:
+    stream = None if output_file else sys.stdout
+    return ReportContext(root=root, mode=opts.mode, unsafe_fixes=config.unsafe_fixes,
+                         show_fixes=opts.show_fixes, color=use_color(opts.color, stream),
+                         width=_terminal_width(stream))
+
+
+def use_color(choice: str, stream) -> bool:
+    """--color always/never win; `auto` colours a terminal unless NO_COLOR is set."""
+    if choice == "always":
+        return True
+    if choice == "never" or stream is None or os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _terminal_width(stream) -> Optional[int]:
+    if stream is None or not getattr(stream, "isatty", lambda: False)():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+# ---------------------------------------------------------------------------- config
+
+
+def build_config(opts: Options) -> Config:
+    """The configuration file's settings with the command-line flags laid over them."""
+    from .config_file import load_config, merge_cli
+
+    base = load_config(opts.config, _config_start_dir(opts))
+    config = merge_cli(base, select=opts.select or None, ignore=opts.ignore or None,
+                       extend_select=opts.extend_select or None,
+                       unsafe_fixes=True if opts.unsafe_fixes else None,
+                       no_unsafe_fixes=True if opts.unsafe_fixes is False else None)
+    config.enabled_codes()  # an unknown selector raises VolfixConfigError here, before any work
+    if opts.verbose and not opts.quiet:
+        origin = config.source or "defaults (no configuration file found)"
+        click.echo(f"volfix {__version__}: settings from {origin}; "
+                   f"{len(config.enabled_codes())} rules enabled", err=True)
+    return config
+
+
+def _config_start_dir(opts: Options) -> str:
+    """Where to look for pyproject.toml: the stdin file's or the named paths' common folder."""
+    if opts.reads_stdin:
+        named = [opts.stdin_filename] if opts.stdin_filename else []
+    else:
+        named = list(opts.paths)
+    folders = []
+    for path in named:
+        absolute = os.path.abspath(path)
+        folders.append(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
+    if not folders:
+        return os.getcwd()
+    try:
+        return os.path.commonpath(folders)
+    except ValueError:  # different drives on Windows
+        return os.getcwd()
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def _run_paths(opts: Options, config: Config) -> List[FileResult]:
+    from . import api
+
+    def work(progress: ProgressCallback) -> List[FileResult]:
+        return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
+                               unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
+                               use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
+                               progress=progress)
+
+    if opts.quiet:
+        return work(lambda done, total: None)
+    return run_with_progress(work, label=f"volfix {opts.command}")
+
+
+def _run_stdin(opts: Options, config: Config) -> Tuple[List[FileResult], bytes]:
+    from . import api
+
+    data = click.get_binary_stream("stdin").read()
+    path = opts.stdin_filename or "<stdin>"
+    if opts.force_exclude and opts.stdin_filename and _is_excluded(opts.stdin_filename, config):
+        # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.
+        return [FileResult(path)], data
+    if opts.mode == "check":
+        with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
+        result = api.check_source(data, path=path, config=config, with_fixes=with_fixes)
+    else:
+        result = api.fix_source(data, path=path, config=config,
+                                unsafe_fixes=config.unsafe_fixes)
+    return [result], data
+
+
+def _is_excluded(path: str, config: Config) -> bool:
+    from . import discovery
+
+    found = discovery.discover([path], exclude=config.exclude + config.extend_exclude,
+                               respect_gitignore=config.respect_gitignore, force_exclude=True,
+                               root=discovery.project_root(config.source))
+    return not found
+
+
+def _emit_fixed_stdin(result: FileResult, original: bytes) -> None:
+    """`volfix fix -`: the fixed source on stdout, byte for byte (the input if nothing changed
+    or the text could not be fixed: a filter must never swallow its input)."""
+    out = click.get_binary_stream("stdout")
+    if result.fixed_source is None or result.fixed_source == result.source:
+        payload = original
+    else:
+        payload = encode_like(result.fixed_source, original, result.path)
+    sys.stdout.flush()
+    out.write(payload)
+    out.flush()
+
+
+def encode_like(text: str, original: bytes, path: str) -> bytes:
+    """Encode `text` the way `original` was encoded (PEP 263 cookie or BOM; UTF-8 default)."""
+    import io
+    import tokenize
+
+    encoding = "utf-8"
+    if not path.endswith(".ipynb"):
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+        except SyntaxError:
+            encoding = "utf-8"
+    if encoding == "utf-8-sig" and text.startswith("\ufeff"):
+        encoding = "utf-8"  # the BOM is already part of the text
+    return text.encode(encoding)
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def _emit(opts: Options, results: List[FileResult], ctx: ReportContext, *, stdin_fix: bool) -> None:
+    """Findings to stdout (stderr when stdout carries fixed source), the rest to stderr."""
+    from .reporters import text
+
+    err_ctx = dataclasses.replace(ctx, color=use_color(opts.color, sys.stderr),
+                                  width=_terminal_width(sys.stderr))
+    body_ctx = err_ctx if stdin_fix and not opts.output_file else ctx
+    _write(_render_body(opts, results, body_ctx), opts.output_file, err=stdin_fix,
+           color=body_ctx.color)
+
+    errors = text.render_errors(results, debug=opts.debug)
+    if errors:
+        _write(errors, None, err=True, color=False)
+    if not opts.quiet and (is_human_format(opts.output_format) or opts.output_file):
+        _write(text.render_summary(results, err_ctx), None, err=True, color=err_ctx.color)
+    if opts.output_format == "github":
+        _append_step_summary(results, ctx)
+
+
+def _render_body(opts: Options, results: List[FileResult], ctx: ReportContext) -> str:
+    from .reporters import json_, text
+
+    if opts.mode == "diff":
+        return text.render_diff(results, ctx)
+    if opts.statistics:
+        if opts.output_format in ("json", "json-lines"):
+            return json_.render_statistics(results, ctx)
+        return text.render_statistics(results, ctx)
+    body = get_renderer(opts.output_format)(results, ctx)
+    if opts.show_fixes and is_human_format(opts.output_format):
+        body += text.render_fixes(results, ctx)
+    return body
+
+
+def _write(content: str, path: Optional[str], *, err: bool, color: bool) -> None:
+    if path is not None:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        return
+    if content:
+        click.echo(content, nl=False, err=err, color=color)
+
+
+def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from .reporters import github
+
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(github.step_summary(results, ctx))
+
+
+def _write_report(path: str, results: List[FileResult], ctx: ReportContext) -> None:
+    from .reporters.migration import render_report
+
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(render_report(results, dataclasses.replace(ctx, color=False, width=None)))
+
+
+def _write_baseline(opts: Options, results: List[FileResult], root: str) -> int:
+    from .baseline import write_baseline
+    from .reporters.text import render_errors
+
+    write_baseline(opts.write_baseline, results, root)
+    errors = render_errors(results, debug=opts.debug)
+    if errors:
+        _write(errors, None, err=True, color=False)
+    if not opts.quiet:
+        count = sum(len(r.diagnostics) for r in results)
+        click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to the baseline "
+                   f"{opts.write_baseline}.", err=True)
+    return EXIT_ERROR if any(r.error for r in results) else EXIT_OK
+
+
+def exit_code(results: List[FileResult], opts: Options) -> int:
+    """2 if volfix failed on a file; 1 if findings remain, --diff would change something, or
+    --exit-non-zero-on-fix and something changed (0 with --exit-zero); else 0."""
+    if any(r.error for r in results):
+        return EXIT_ERROR
+    if opts.mode == "diff":
+        failed = any(r.changed or (r.fixed_source is not None and r.source is not None
+                                   and r.fixed_source != r.source) for r in results)
+    else:
+        failed = any(r.diagnostics for r in results)
+        if opts.exit_non_zero_on_fix:
+            failed = failed or any(r.changed for r in results)
+    if failed and not opts.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- volfix rule
+
+
+@main.command("rule")
+@click.argument("code", required=False)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def rule_command(code: Optional[str], output_format: str) -> None:
+    """List every rule, or explain the rule CODE.
+
+    `volfix rule` prints a table; `volfix rule VF101` prints that rule's documentation.
+    """
+    from .registry import rules
+
+    known = rules()
+    if code is None:
+        click.echo(render_rule_table(known, output_format), nl=False)
+        return
+    rule = known.get(code.strip().upper())
+    if rule is None:
+        raise ConfigError(f"unknown rule code `{code}`; `volfix rule` lists them")
+    if output_format == "json":
+        click.echo(_json_dumps(_rule_dict(rule)), nl=False)
+    elif use_color("auto", sys.stdout):
+        _print_markdown(render_rule(rule))
+    else:
+        click.echo(render_rule(rule), nl=False)
+
+
+def _fix_label(rule) -> str:
+    return rule.FIX.value if rule.FIX is not None else "none"
+
+
+def _rule_dict(rule) -> dict:
+    return {"code": rule.CODE, "name": rule.name(), "summary": rule.summary(),
+            "fix": _fix_label(rule), "message": rule.MESSAGE, "url": rule.url(),
+            "explanation": rule.doc()}
+
+
+def _json_dumps(data) -> str:
+    import json
+
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_rule_table(known: dict, output_format: str = "text") -> str:
+    """One row per rule: code, name, best fix applicability, summary."""
+    if output_format == "json":
+        return _json_dumps([_rule_dict(rule) for rule in known.values()])
+    rows = [("CODE", "NAME", "FIX", "SUMMARY")]
+    rows += [(r.CODE, r.name(), _fix_label(r), r.summary()) for r in known.values()]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
+             for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render_rule(rule) -> str:
+    """`volfix rule CODE`: a title, fix availability, then the docstring (Markdown)."""
+    if rule.FIX is None:
+        availability = "Fix is not available."
+    else:
+        availability = f"Fix is sometimes available ({_fix_label(rule)} at best)."
+    return f"# {rule.name()} ({rule.CODE})\n\n{availability}\n\n{rule.doc()}\n"
+
+
+def _print_markdown(text: str) -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console().print(Markdown(text))
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def run_with_progress(work: Callable[[ProgressCallback], List[FileResult]],
+                      label: str) -> List[FileResult]:
+    """Call `work(progress)`; if it takes over PROGRESS_DELAY seconds and stderr is a
+    terminal, show a progress bar fed by its `progress(done, total)` calls."""
+    stream = sys.stderr
+    if not getattr(stream, "isatty", lambda: False)():
+        return work(lambda done, total: None)
+    import threading
+
+    lock = threading.Lock()
+    state: dict = {"finished": False, "bar": None, "task": None, "done": 0, "total": None}
+
+    def show() -> None:
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                                   TextColumn, TimeElapsedColumn)
+
+        with lock:
+            if state["finished"]:
+                return
+            bar = Progress(SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), console=Console(file=stream), transient=True)
+            state["task"] = bar.add_task(label, total=state["total"], completed=state["done"])
+            bar.start()
+            state["bar"] = bar
+
+    def progress(done: int, total: int) -> None:
+        with lock:
+            state["done"], state["total"] = done, total
+            if state["bar"] is not None:
+                state["bar"].update(state["task"], completed=done, total=total)
+
+    timer = threading.Timer(PROGRESS_DELAY, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        return work(progress)
+    finally:
+        with lock:
+            state["finished"] = True
+            timer.cancel()
+            if state["bar"] is not None:
+                state["bar"].stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
