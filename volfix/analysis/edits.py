@@ -34,6 +34,18 @@ def conflicts(a: TextEdit, b: TextEdit) -> bool:
     return a.start < b.end and b.start < a.end
 
 
+def conflicts_across(a: TextEdit, b: TextEdit) -> bool:
+    """Between edits of different fixes, an insertion where another fix starts replacing text
+    also conflicts: the insertion was planned for text that the other fix removes."""
+    if conflicts(a, b):
+        return True
+    if a.is_insertion and not b.is_insertion:
+        return a.start == b.start
+    if b.is_insertion and not a.is_insertion:
+        return b.start == a.start
+    return False
+
+
 def select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]) -> Tuple[list, List[TextEdit]]:
     """Pick groups in order whose edits do not conflict with already chosen ones.
 
@@ -42,7 +54,7 @@ def select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]) -> Tu
     seen = set()
     for key, edits in groups:
         new = [e for e in dict.fromkeys(edits) if not (e.key and e in seen)]
-        if any(conflicts(e, c) for e in new for c in chosen):
+        if any(conflicts_across(e, c) for e in new for c in chosen):
             continue
         if any(conflicts(a, b) for i, a in enumerate(new) for b in new[i + 1:]):
             continue

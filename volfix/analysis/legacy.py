@@ -612,7 +612,8 @@ class LegacyAnalysis:
         after = src.line(last)[src.char_col(last, stmt.end_col_offset):]
         if before.strip() or (after.strip() and not after.strip().startswith("#")):
             return None
-        comment = after.strip()
+        # Every comment inside or after the statement survives it, in order.
+        comment = "  ".join(src.comments_between(src.start(stmt), src.line_end(last)))
         siblings = self.siblings(stmt)
         if siblings is not None and len(siblings) == 1:
             keep = "pass" + (f"  {comment}" if comment else "")

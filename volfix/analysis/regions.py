@@ -126,6 +126,8 @@ class RegionPlanner:
         sources = region.sources
         unwraps = [e for s in sources for e in s.unwrap_edits]  # type: ignore[attr-defined]
         if first > last:  # nothing to cover: `x.volatile = True` never used afterwards
+            if all(id(st) in deleted for st in block):
+                unwraps = self.keep_block_alive(block, sources, unwraps)
             self.assign(sources, SAFE, None, unwraps)
             return
         stmts = block[first:last + 1]
@@ -160,6 +162,20 @@ class RegionPlanner:
             edits = self.with_edits(block, first, last, header, unwraps, deleted)
         notes = [n for n in (note, why) if n]
         self.assign(sources, applicability, "; ".join(notes) or None, edits)
+
+    def keep_block_alive(self, block: list, sources: List[Source], unwraps: List[TextEdit]) -> List[TextEdit]:
+        """Every statement of the block is deleted: the last one becomes `pass` instead."""
+        last = block[-1]
+        owner = next((s for s in sources if s.stmt is last), None)
+        if owner is None:
+            return unwraps
+        start = self.src.line_starts[last.lineno - 1]
+        mine = [e for e in owner.unwrap_edits if e.start >= start]  # type: ignore[attr-defined]
+        keep = [e for e in unwraps if e not in mine]
+        comments = self.src.comments_between(self.src.start(last), self.src.line_end(last.end_lineno))
+        text = "pass" + ("  " + "  ".join(comments) if comments else "")
+        first_col = self.src.start(last)
+        return keep + [TextEdit(first_col, self.src.line_end(last.end_lineno), text)]
 
     def extend_to_lines(self, block: list, first: int, last: int) -> Tuple[int, int]:
         """Grow the range so that no statement outside it shares a line with one inside."""
