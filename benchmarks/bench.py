@@ -1,0 +1,237 @@
+"""Benchmark volfix against ruff and grep (SPEC §8). A benchmark, not a test.
+
+    python benchmarks/bench.py [--runs 5] [--lines 120000] [--skip-torch] [--jobs N]
+
+Builds its inputs, then times each command several times and prints medians and ratios:
+
+  (a) the installed `torch` package (~2,300 Python files, ~1.2M lines, no legacy code);
+  (b) a generated legacy tree (`gen_legacy_tree.py`, >= 100k lines, `volatile` sites in a
+      third of its files).
+
+Commands: `volfix check --no-cache` (and, on (b), a warm-cache re-run), `ruff check
+--isolated --no-cache --select E9`, and `grep -rl volatile`. On (a) grep is also run on the
+same file set as the two linters (`--include=*.py --include=*.pyi`): the torch package also
+holds ~700 MB of shared libraries that plain `grep -r` reads and the linters never open.
+Peak memory is the child's maximum RSS (`wait4`); start-up is `volfix --version`.
+Every tool is run through its real executable, not a pyenv/asdf shim script.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass
+class Measure:
+    label: str
+    times: List[float] = field(default_factory=list)
+    rss_kb: List[int] = field(default_factory=list)
+    codes: List[int] = field(default_factory=list)
+    cpu: List[float] = field(default_factory=list)  # user + sys of the process and its children
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu)
+
+    @property
+    def peak_mb(self) -> float:
+        return max(self.rss_kb) / 1024
+
+
+def run_once(cmd: Sequence[str], cwd: Optional[str] = None) -> tuple:
+    """(wall seconds, max RSS in KB, exit code, CPU seconds) of one run, output discarded.
+    CPU counts the process and the workers it waited for (wait4 sums them)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_maxrss, proc.returncode, usage.ru_utime + usage.ru_stime
+
+
+def measure(label: str, cmd: Sequence[str], runs: int, cwd: Optional[str] = None,
+            warmup: int = 1) -> Measure:
+    m = Measure(label)
+    for _ in range(warmup):
+        run_once(cmd, cwd)
+    for _ in range(runs):
+        t, rss, code, cpu = run_once(cmd, cwd)
+        m.cpu.append(cpu)
+        m.times.append(t)
+        m.rss_kb.append(rss)
+        m.codes.append(code)
+    return m
+
+
+def real_executable(name: str) -> Optional[str]:
+    """The tool next to this interpreter (skipping version-manager shims), else on PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    return shutil.which(name)
+
+
+def volfix_command() -> List[str]:
+    exe = real_executable("volfix")
+    if exe:
+        return [exe]
+    return [sys.executable, "-c", "import sys; from volfix.cli import main; sys.exit(main())"]
+
+
+def torch_tree() -> Optional[str]:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(iter(spec.submodule_search_locations))
+
+
+def count_tree(path: str) -> Dict[str, int]:
+    files = lines = 0
+    for dirpath, dirnames, names in os.walk(path):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in names:
+            if name.endswith((".py", ".pyi")):
+                files += 1
+                with open(os.path.join(dirpath, name), "rb") as fh:
+                    lines += fh.read().count(b"\n")
+    return {"files": files, "lines": lines}
+
+
+def run_stats(path: str, cwd: str) -> Dict[str, int]:
+    """How many files the prefilter lets through, from the runner itself."""
+    code = ("import json, sys, dataclasses; from volfix.config import Config; "
+            "from volfix.runner import run_with_stats; "
+            "res, st = run_with_stats([sys.argv[1]], config=Config(), use_cache=False); "
+            "d = dataclasses.asdict(st); d['findings'] = sum(len(r.diagnostics) for r in res); "
+            "d['errors'] = sum(1 for r in res if r.error); print(json.dumps(d))")
+    out = subprocess.run([sys.executable, "-c", code, path], cwd=cwd, capture_output=True,
+                         text=True, check=False)
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "?"}
+
+
+def row(m: Measure, ref: Dict[str, Measure], extra: str = "") -> str:
+    ratios = "  ".join(f"{m.median / r.median:6.2f}x {name}" for name, r in ref.items()
+                       if r is not m)
+    return (f"  {m.label:<34} {m.median * 1000:7.0f} ms  (min {min(m.times) * 1000:6.0f}, "
+            f"max {max(m.times) * 1000:6.0f})  cpu {m.cpu_median * 1000:7.0f} ms  "
+            f"peak {m.peak_mb:5.1f} MB  exit {m.codes[-1]}  {ratios}{extra}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--lines", type=int, default=120_000)
+    parser.add_argument("--jobs", "-j", type=int, default=None, help="passed to volfix")
+    parser.add_argument("--skip-torch", action="store_true")
+    parser.add_argument("--skip-legacy", action="store_true")
+    parser.add_argument("--keep", metavar="DIR", help="build the legacy tree here and keep it")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, HERE)
+    import gen_legacy_tree
+
+    volfix = volfix_command()
+    ruff = real_executable("ruff")
+    grep = shutil.which("grep")
+    jobs = ["-j", str(args.jobs)] if args.jobs else []
+    work = args.keep or tempfile.mkdtemp(prefix="volfix-bench-")
+    os.makedirs(work, exist_ok=True)
+    print(f"volfix bench  {time.strftime('%Y-%m-%d %H:%M')}  {platform.platform()}  "
+          f"python {platform.python_version()}  cores {os.cpu_count()}  "
+          f"load {os.getloadavg()[0]:.2f}")
+    print(f"  volfix: {' '.join(volfix)}\n  ruff:   {ruff}\n  runs:   {args.runs} (median)\n")
+
+    version = measure("volfix --version", volfix + ["--version"], args.runs * 2)
+    print(f"start-up: volfix --version median {version.median * 1000:.0f} ms "
+          f"(min {min(version.times) * 1000:.0f}, cpu {version.cpu_median * 1000:.0f}), "
+          f"peak {version.peak_mb:.1f} MB")
+    bare = measure("python -c pass", [sys.executable, "-c", "pass"], args.runs * 2)
+    print(f"          python -c pass   median {bare.median * 1000:.0f} ms\n")
+
+    try:
+        if not args.skip_torch:
+            tree = torch_tree()
+            if tree is None:
+                print("(a) torch is not installed: skipped\n")
+            else:
+                counts = count_tree(tree)
+                print(f"(a) torch tree {tree}: {counts['files']} files, {counts['lines']:,} lines")
+                print(f"    prefilter: {run_stats(tree, work)}")
+                ms = {
+                    "volfix": measure("volfix check --no-cache", volfix + [
+                        "check", "--no-cache", "--exit-zero", "-q"] + jobs + [tree], args.runs,
+                        cwd=work),
+                    "ruff": measure("ruff check --select E9", [
+                        ruff, "check", "--isolated", "--no-cache", "--select", "E9",
+                        "--exit-zero", "-q", tree], args.runs, cwd=work) if ruff else None,
+                    "grep-py": measure("grep -rl volatile (*.py, *.pyi)", [
+                        grep, "-rl", "--include=*.py", "--include=*.pyi", "volatile", tree],
+                        args.runs),
+                    "grep": measure("grep -rl volatile (whole dir)", [grep, "-rl", "volatile", tree],
+                                    args.runs),
+                }
+                ms = {k: v for k, v in ms.items() if v is not None}
+                ref = {k: ms[k] for k in ("ruff", "grep-py", "grep") if k in ms}
+                for m in ms.values():
+                    print(row(m, ref))
+                print()
+
+        if args.skip_legacy:
+            return 0
+        legacy = os.path.join(work, "legacy")
+        if not os.path.isdir(legacy):
+            stats = gen_legacy_tree.generate(legacy, args.lines)
+        else:
+            stats = count_tree(legacy)
+        lines = count_tree(legacy)["lines"]
+        print(f"(b) legacy tree {legacy}: {stats}")
+        print(f"    prefilter: {run_stats(legacy, work)}")
+        cache_dir = os.path.join(legacy, ".volfix_cache")
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        cold = measure("volfix check --no-cache", volfix + [
+            "check", "--no-cache", "--exit-zero", "-q"] + jobs + ["."], args.runs, cwd=legacy)
+        subprocess.run(volfix + ["check", "--exit-zero", "-q"] + jobs + ["."], cwd=legacy,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        warm = measure("volfix check (warm cache)", volfix + [
+            "check", "--exit-zero", "-q"] + jobs + ["."], args.runs, cwd=legacy)
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        ms = {"volfix": cold, "volfix-warm": warm}
+        if ruff:
+            ms["ruff"] = measure("ruff check --select E9", [
+                ruff, "check", "--isolated", "--no-cache", "--select", "E9", "--exit-zero", "-q",
+                "."], args.runs, cwd=legacy)
+        ms["grep"] = measure("grep -rl volatile", [grep, "-rl", "volatile", "."], args.runs,
+                             cwd=legacy)
+        ref = {k: ms[k] for k in ("ruff", "grep") if k in ms}
+        for key, m in ms.items():
+            extra = (f"  {lines / m.median:9,.0f} lines/s ({lines / m.cpu_median:,.0f} per cpu-s)"
+                     if key.startswith("volfix") else "")
+            print(row(m, ref, extra))
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

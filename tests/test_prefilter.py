@@ -1,0 +1,128 @@
+"""The bytes prefilter never skips a file that an enabled rule needs, and skips the rest."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from volfix.prefilter import has_async_keyword, may_need_analysis, requirements_for
+from volfix.registry import all_codes
+
+# Every registered rule, opt-in ones (VF010) included.
+ALL = all_codes()
+
+# Every way SPEC §1 lets a file bind torch's Variable, and every rule's pattern: each must
+# pass the prefilter with all rules enabled and with only its own rule family enabled.
+NEEDS_ANALYSIS = {
+    "VF101": "from torch.autograd import Variable\nx = Variable(t, volatile=True)\n",
+    "VF101-positional": "from torch.autograd import Variable\nx = Variable(t, False, True)\n",
+    "VF101-alias": "from torch.autograd import Variable as V\nx = V(t, volatile=True)\n",
+    "VF101-module-alias": "import torch.autograd as ag\nx = ag.Variable(t, volatile=True)\n",
+    "VF101-from-torch": "from torch import autograd\nx = autograd.Variable(t, volatile=True)\n",
+    "VF101-star": "from torch.autograd import *\nx = Variable(t, volatile=True)\n",
+    "VF101-full-path": "import torch\nx = torch.autograd.variable.Variable(t, volatile=True)\n",
+    "VF102": "from torch.autograd import Variable\nx = Variable(t, volatile=False)\n",
+    "VF103": "from torch.autograd import Variable\nx = Variable(t, volatile=not train)\n",
+    "VF110": "from torch.autograd import Variable\nx = Variable(t)\n",
+    "VF111": "from torch.autograd import Variable\nw = Variable(t, requires_grad=True)\n",
+    "VF112": "from torch.autograd import Variable\nok = type(h) == Variable\n",
+    "VF201": "import torch\nif x.volatile:\n    pass\n",
+    "VF202": "import torch\nx.volatile = True\n",
+    "VF203": "import torch\nflag = getattr(x, 'volatile', False)\n",
+    "VF203-kwargs": "import torch as t\nkw = {'volatile': True}\n",
+    "VF203-dict-call": "import torch\nkw = dict(volatile = True)\n",
+    "VF203-subscript": "import torch\nkw[\"volatile\"] = True\n",
+    "VF201-spaced": "import torch\nflag = x . volatile\n",
+    "VF201-wrapped": "import torch\nflag = (x.\n        volatile)\n",
+    "VF201-continuation": "import torch\nflag = x.\\\n    volatile\n",
+    "VF301": "x = x.cuda(async=True)\n",
+    "VF301-spaces": "x = x.cuda(async = True)\n",
+    "VF301-newline": "x = x.cuda(\n    async\n    =True)\n",
+    "VF301-to": "y = y.to(device, async=True)\n",
+    "VF101-hash-in-string": "from torch.autograd import Variable\nx = ('#', Variable(t, volatile=True))\n",
+    "VF101-string-closes": "from torch.autograd import Variable\ns = \"\"\"\n# doc \"\"\"; x = Variable(t)\n",
+    "VF101-semicolon": "import torch.autograd as ag; x = ag.Variable(t)  # Variable\n",
+    "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
+    "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
+}
+
+
+def family(case: str) -> frozenset:
+    code = case.split("-")[0]
+    return frozenset(c for c in ALL if c[:3] == code[:3])
+
+
+@pytest.mark.parametrize("case", sorted(NEEDS_ANALYSIS))
+def test_file_needing_a_rule_is_never_skipped(case):
+    data = NEEDS_ANALYSIS[case].encode()
+    assert may_need_analysis(data, ALL)
+    assert may_need_analysis(data, family(case))
+    # CRLF and a Latin-1 body do not hide the tokens
+    assert may_need_analysis(data.replace(b"\n", b"\r\n"), ALL)
+    assert may_need_analysis(b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + data, ALL)
+
+
+@pytest.mark.parametrize("case", sorted(NEEDS_ANALYSIS))
+def test_notebook_cells_pass_like_source(case):
+    for source in (NEEDS_ANALYSIS[case].splitlines(keepends=True), NEEDS_ANALYSIS[case]):
+        nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                         "execution_count": None, "source": source}],
+              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        assert may_need_analysis(json.dumps(nb, indent=1).encode(), ALL)
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\n\ndef f(x):\n    return x * 2\n",
+    "import numpy as np\n# Variable names follow PEP 8\n",  # the word, but no autograd
+    "from chainer import Variable\nv = Variable(x)\n",  # Chainer's Variable
+    "import triton.language as tl\nx = tl.load(p, volatile=True)\n",  # Triton, no torch
+    "volatile_reads = 3\n",  # identifier only, and no torch
+    "await asyncio.sleep(1)\nasync_op = True\nnon_async = 1\n",
+    "if mode.async == 1: pass\n",  # `==`, not a keyword argument
+    "",
+    # the words only in comments, or only inside longer identifiers (as in torch itself)
+    "import torch\n# build a new Variable (see torch.autograd)\nx = 1\n",
+    "import torch.autograd\nclass VariableTracker:\n    pass\n",
+    "import torch\nvolatile_reads = 0  # volatile\n",
+    "import torch\n    # x.cuda(async=True) was the old spelling\n",
+    # `volatile` neither as an attribute, a string nor a keyword (torch's own stubs, asm)
+    "import torch\ndef to(self, volatile: bool = ...) -> Tensor: ...\n",
+    "import torch\nsrc = f'asm volatile (mov)'\n",
+])
+def test_file_without_tokens_is_skipped(source):
+    assert not may_need_analysis(source.encode(), ALL)
+
+
+def test_only_enabled_rules_count():
+    vf301_only = frozenset({"VF301"})
+    assert not may_need_analysis(NEEDS_ANALYSIS["VF101"].encode(), vf301_only)
+    assert not may_need_analysis(NEEDS_ANALYSIS["VF301"].encode(), family("VF101"))
+    assert not may_need_analysis(NEEDS_ANALYSIS["VF201"].encode(), family("VF101"))
+    # VF001/VF002 alone have no tokens: nothing is a candidate for the prefilter
+    assert not may_need_analysis(NEEDS_ANALYSIS["VF101"].encode(), frozenset({"VF001", "VF002"}))
+
+
+def test_a_code_without_a_prefilter_decision_makes_every_file_a_candidate():
+    assert may_need_analysis(b"x = 1\n", frozenset({"VF101", "VF999"}))
+
+
+def test_every_registered_code_has_a_documented_prefilter_decision():
+    # A new rule family must decide its tokens here (or be VF0xx / VF301).
+    for code in all_codes():
+        tokens = requirements_for(code)
+        assert tokens is not None or code in {"VF001", "VF002", "VF301"}, code
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b"async=True", True),
+    (b"f(x,async=True)", True),
+    (b"f(async\t=\\\n True)", True),
+    (b"async==1", False),
+    (b"myasync=1", False),
+    (b"async_op=1", False),
+    (b"async", False),
+    (b"async ", False),
+    (b"x = 1 # async\nasync =", True),
+])
+def test_async_keyword_scan(data, expected):
+    assert has_async_keyword(data) is expected

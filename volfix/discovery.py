@@ -1,0 +1,305 @@
+"""Find the files a run checks: walk directories with `os.scandir`, honour `.gitignore`.
+
+What is walked (SPEC §4):
+
+- `*.py`, `*.pyi` and `*.ipynb` files under the given directories;
+- never: `.git`, `__pycache__`, `.ipynb_checkpoints`, `build`, `site-packages`, virtualenvs
+  (any directory holding a `pyvenv.cfg`, and the names in `SKIP_DIR_NAMES`), tool caches;
+- `.gitignore` files (nested ones too, each relative to its own directory; a deeper file
+  overrides a shallower one; an ignored directory is never entered, as in git) when
+  `config.respect_gitignore`. The `.gitignore` files of the directories above a walked path
+  count too, up to the repository root (the first ancestor holding `.git`);
+- `config.exclude` / `config.extend_exclude` globs, as in ruff: a pattern matches the path
+  relative to the project root (`tests/data/*`, `**/legacy`) or the basename (`*_pb2.py`,
+  `migrations`); a matching directory is pruned.
+
+Files named on the command line are always checked, whatever their extension and whatever
+the excludes say, unless `force_exclude` (pre-commit passes every staged file explicitly):
+then the exclude globs and built-in skips apply to them and to their directories below the
+project root. As in ruff, `.gitignore` never drops an explicitly named file (git itself
+tracks force-added files), and an explicitly named directory is walked even when a
+`.gitignore` above it ignores it.
+
+The built-in skips apply whether or not `exclude` is set: unlike ruff, where setting
+`exclude` replaces the default list, volfix keeps them (a user listing `migrations` never
+means "and walk my virtualenv").
+
+Symlinked directories are followed once: a directory already visited (same device and
+inode) is not walked again, so symlink loops end. The order is deterministic (sorted by
+path) and every file appears once.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
+
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+SKIP_DIR_NAMES = frozenset({
+    ".git", ".hg", ".svn", "__pycache__", ".ipynb_checkpoints", "build", "site-packages",
+    "venv", ".venv", "env", ".env", ".tox", ".nox", "node_modules", ".volfix_cache",
+    ".mypy_cache", ".ruff_cache", ".pytest_cache", "__pypackages__", ".eggs",
+})
+
+
+@dataclass(frozen=True)
+class _Ignore:
+    """The compiled `.gitignore` of one directory."""
+
+    base: str  # the directory holding the .gitignore (absolute, normalised)
+    spec: object  # pathspec.GitIgnoreSpec
+
+
+class _GitIgnores:
+    """Caches one compiled spec per directory (None when it has no .gitignore)."""
+
+    def __init__(self) -> None:
+        self._by_dir: Dict[str, Optional[_Ignore]] = {}
+
+    def load(self, directory: str, has_file: Optional[bool] = None) -> Optional[_Ignore]:
+        if directory in self._by_dir:
+            return self._by_dir[directory]
+        found: Optional[_Ignore] = None
+        if has_file is not False:
+            try:
+                with open(os.path.join(directory, ".gitignore"), encoding="utf-8",
+                          errors="surrogateescape") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                lines = None
+            if lines:
+                import pathspec  # only paid for in trees that have a .gitignore
+
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                if len(spec):
+                    found = _Ignore(directory, spec)
+        self._by_dir[directory] = found
+        return found
+
+    def ancestors(self, directory: str) -> List[_Ignore]:
+        """The specs of the directories above `directory`, up to the repository root,
+        outermost first. Outside a git repository, none (a stray `/tmp/.gitignore` must
+        not hide a user's files)."""
+        if os.path.exists(os.path.join(directory, ".git")):
+            return []
+        chain = []
+        current = directory
+        while True:
+            parent = os.path.dirname(current)
+            if parent == current:
+                return []  # no repository above
+            chain.append(parent)
+            if os.path.exists(os.path.join(parent, ".git")):
+                break
+            current = parent
+        specs = [self.load(d) for d in reversed(chain)]
+        return [s for s in specs if s is not None]
+
+
+def _is_ignored(path: str, is_dir: bool, specs: Sequence[_Ignore]) -> bool:
+    """git semantics: the deepest .gitignore with a matching pattern decides."""
+    for ign in reversed(specs):
+        rel = path[len(ign.base):].lstrip(os.sep)
+        if os.sep != "/":
+            rel = rel.replace(os.sep, "/")
+        if is_dir:
+            rel += "/"
+        result = ign.spec.check_file(rel)  # type: ignore[attr-defined]
+        if result.include is not None:
+            return bool(result.include)
+    return False
+
+
+def _translate_glob(pattern: str) -> str:
+    """A glob as a regex over '/'-separated paths: `**` spans directories, `*` and `?` do not."""
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                i += 2
+                if i < n and pattern[i] == "/":
+                    out.append("(?:.*/)?")
+                    i += 1
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "]") else i + 1)
+            if j < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+class ExcludeMatcher:
+    """`exclude`/`extend-exclude` globs, matched as ruff does: against the path relative to
+    the project root (made absolute, so paths outside the root are handled) and against
+    the basename."""
+
+    def __init__(self, patterns: Iterable[str], root: str) -> None:
+        full, base = [], []
+        for raw in patterns:
+            pat = raw.strip().replace("\\", "/")
+            # Any '/' (`./legacy`, `legacy/`, `src/gen`) anchors the pattern to the root.
+            anchored = "/" in pat
+            pat = pat.rstrip("/")
+            pat = pat.removeprefix("./")
+            if not pat:
+                continue
+            if not anchored:
+                base.append(_translate_glob(pat))
+            absolute = pat if os.path.isabs(pat) else _posix(os.path.join(root, pat))
+            full.append(_translate_glob(absolute))
+        self._full: Optional[Pattern[str]] = _any_of(full)
+        self._base: Optional[Pattern[str]] = _any_of(base)
+
+    def __bool__(self) -> bool:
+        return self._full is not None
+
+    def matches(self, path: str, name: str) -> bool:
+        if self._base is not None and self._base.match(name):
+            return True
+        return self._full is not None and self._full.match(_posix(path)) is not None
+
+
+def _any_of(regexes: List[str]) -> Optional[Pattern[str]]:
+    return re.compile("(?:{})\\Z".format("|".join(regexes))) if regexes else None
+
+
+def _posix(path: str) -> str:
+    return path.replace(os.sep, "/") if os.sep != "/" else path
+
+
+def project_root(config_source: Optional[str]) -> str:
+    """The directory of the configuration file, else the current directory."""
+    if config_source:
+        return os.path.dirname(os.path.abspath(config_source))
+    return os.getcwd()
+
+
+def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitignore: bool = True,
+             force_exclude: bool = False, root: Optional[str] = None) -> List[str]:
+    """Every file to check under `paths`, as absolute normalised paths, sorted and unique.
+
+    A path that does not exist is returned as given (made absolute): reading it fails
+    later and becomes a VF002 diagnostic, so a typo on the command line is not silent.
+    """
+    root = os.path.abspath(root or os.getcwd())
+    excluder = ExcludeMatcher(exclude, root)
+    gitignores = _GitIgnores()
+    found: Set[str] = set()
+    visited_dirs: Set[Tuple[int, int]] = set()
+
+    for given in paths:
+        path = os.path.abspath(given)
+        name = os.path.basename(path)
+        if os.path.isdir(path):
+            if force_exclude and _excluded(path, name, True, excluder):
+                continue
+            specs: List[_Ignore] = []
+            if respect_gitignore:
+                specs = gitignores.ancestors(path)
+                # Named explicitly, an ignored directory is still walked (as ruff does);
+                # the .gitignore files above it then say nothing about its contents.
+                if specs and _is_ignored(path, True, specs):
+                    specs = []
+            _walk(path, specs, excluder, gitignores if respect_gitignore else None, found,
+                  visited_dirs)
+        elif not (force_exclude and (_excluded(path, name, False, excluder)
+                                     or _under_excluded_dir(path, root, excluder))):
+            found.add(path)
+    return sorted(found)
+
+
+def _excluded(path: str, name: str, is_dir: bool, excluder: ExcludeMatcher) -> bool:
+    if is_dir and name in SKIP_DIR_NAMES:
+        return True
+    return bool(excluder) and excluder.matches(path, name)
+
+
+def _under_excluded_dir(path: str, root: str, excluder: ExcludeMatcher) -> bool:
+    """--force-exclude on a file: an excluded or built-in-skipped ancestor directory (below
+    the project root) excludes it too, as walking would have."""
+    current = os.path.dirname(path)
+    while current.startswith(root) and len(current) > len(root):
+        name = os.path.basename(current)
+        if name in SKIP_DIR_NAMES or (excluder and excluder.matches(current, name)):
+            return True
+        current = os.path.dirname(current)
+    return False
+
+
+def _walk(top: str, specs: List[_Ignore], excluder: ExcludeMatcher,
+          gitignores: Optional[_GitIgnores], found: Set[str],
+          visited_dirs: Set[Tuple[int, int]]) -> None:
+    """Iterative depth-first walk; `specs` are the .gitignore specs in force above `top`."""
+    stack: List[Tuple[str, List[_Ignore]]] = [(top, specs)]
+    while stack:
+        directory, inherited = stack.pop()
+        try:
+            st = os.stat(directory)
+        except OSError:
+            continue
+        ident = (st.st_dev, st.st_ino)
+        if ident in visited_dirs:
+            continue
+        visited_dirs.add(ident)
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        if directory != top and any(e.name == "pyvenv.cfg" for e in entries):
+            continue  # a virtualenv: found inside the directory, so checked on entry
+        current = inherited
+        if gitignores is not None and any(e.name == ".gitignore" for e in entries):
+            own = gitignores.load(directory, has_file=True)
+            if own is not None:
+                current = inherited + [own]
+        subdirs = []
+        for entry in entries:
+            name = entry.name
+            if name.endswith(PYTHON_SUFFIXES):
+                try:
+                    is_dir = entry.is_dir()  # follows symlinks; loops end via visited_dirs
+                except OSError:
+                    continue
+                if not is_dir:
+                    if excluder and excluder.matches(entry.path, name):
+                        continue
+                    if current and _is_ignored(entry.path, False, current):
+                        continue
+                    found.add(entry.path)
+                    continue
+            elif name in SKIP_DIR_NAMES:
+                continue
+            else:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    continue
+                if not is_dir:
+                    continue
+            if excluder and excluder.matches(entry.path, name):
+                continue
+            if current and _is_ignored(entry.path, True, current):
+                continue
+            subdirs.append(entry.path)
+        # Reverse-sorted onto the stack, so directories are entered in name order.
+        for sub in sorted(subdirs, reverse=True):
+            stack.append((sub, current))

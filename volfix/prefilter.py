@@ -1,0 +1,237 @@
+"""The bytes-level prefilter: which files could hold a finding, decided before any parse.
+
+Each rule needs certain words in the raw bytes; a file without them cannot produce that
+rule's finding, so it is neither decoded nor parsed. The words are ASCII, so the test is
+exact for every encoding Python accepts for source (PEP 263 encodings are ASCII-compatible)
+and for notebooks (JSON keeps these words verbatim in cell sources).
+
+    VF101-VF103, VF110-VF112   `torch`, and the words `Variable` and `autograd` in code
+        The name must resolve to `torch.autograd.Variable`, and every way to bind it
+        (`from torch.autograd import Variable as V`, `import torch.autograd as ag`,
+        `from torch import autograd`, `torch.autograd.variable.Variable`,
+        `from torch.autograd import *`) spells all three in the file. VF101 is keyed on
+        `Variable`, not `volatile`: the flag may be the third positional argument.
+    VF201-VF203                `torch`, and the word `volatile` in code, as an attribute
+                               (`x.volatile`), a string (`"volatile"`) or a keyword
+                               (`volatile=`)
+        `.volatile` reads and writes count only in files that import torch;
+        `getattr(x, "volatile")` and `{"volatile": True}` spell it as a string.
+    VF301                      the word `async`, then optional whitespace, then `=` (not `==`)
+    VF010                      `volfix` or `VF<digit>`, case-insensitive: an unused
+                               suppression needs a `# volfix: ignore` or `# noqa: VF...`
+
+Two stages. First C-speed `in` scans for the plain substrings (most files stop here).
+Then, for the few files left, each occurrence is checked: a *word* (not `VariableTracker`,
+`volatile_reads`) that is *in code*: an occurrence is ignored only when its line, before
+it, holds a `#` and no quote character at all. That rule never hides code: if the `#` does
+not start a comment it is inside a string, and a string that ends before the occurrence
+puts a quote in front of it. (Docstrings are not detected; the engine handles them.) In
+notebooks, a JSON escape (`\\n`) before a word counts as a word boundary, and every cell
+line holds a quote, so notebook occurrences always count.
+
+A code without a decision here makes every file a candidate (`compile_prefilter`), so a new
+rule is never silently starved; `tests/test_prefilter.py` asks every registered code for one.
+
+VF001 (cannot parse) and VF002 (cannot read) have no token. A file without any token is
+skipped without being read as text or parsed, so **VF001 is reported only for files that
+could hold another finding**: a syntax error in a file that never mentions these words is
+out of volfix's scope (that is what `ruff check --select E9` or the compiler is for), and
+finding it would mean parsing every file, the cost the prefilter exists to avoid. A file
+that cannot be *read* is always a candidate (the runner passes it on and the engine reports
+VF002).
+
+Cross-file analysis (SPEC §2.6, "later the same package") would break this per-file test:
+a module that calls a helper imported from another module holds none of the tokens. Rules
+that follow call sites into other files must extend `_FAMILIES` with the tokens of the
+calling side (e.g. the helper's name) or be keyed on the package as a whole.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Callable, FrozenSet, Iterable, Optional, Tuple
+
+Predicate = Callable[[bytes], bool]
+
+_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+                         ) | frozenset(range(0x80, 0x100))
+_BACKSLASH = 92
+_JSON_ESCAPES = frozenset(b"nrt")
+# Whitespace and backslash continuations; in a notebook's JSON also `"` and `,` between the
+# lines of a cell's source.
+_GAP_BYTES = frozenset(b" \t\r\n\f\",")
+
+
+def _starts_word(data: bytes, i: int) -> bool:
+    if i == 0:
+        return True
+    prev = data[i - 1]
+    if prev not in _IDENT_BYTES:
+        return True
+    # `\nVariable` in a notebook's JSON: the escape ends the previous line.
+    return prev in _JSON_ESCAPES and i >= 2 and data[i - 2] == _BACKSLASH
+
+
+def _in_comment(data: bytes, i: int) -> bool:
+    """True only when the occurrence at `i` is certainly not code (see module docstring)."""
+    prefix = data[data.rfind(b"\n", 0, i) + 1:i]
+    return b"#" in prefix and b'"' not in prefix and b"'" not in prefix
+
+
+def _code_word(word: bytes, context: Optional[Callable[[bytes, int, int], bool]] = None
+               ) -> Predicate:
+    """Whether `word` occurs as a whole word, outside comments (and, with `context`, where
+    `context(data, start, end)` accepts it)."""
+    n = len(word)
+
+    def test(data: bytes) -> bool:
+        find = data.find
+        end = len(data)
+        i = find(word)
+        while i >= 0:
+            j = i + n
+            if (j >= end or data[j] not in _IDENT_BYTES) and _starts_word(data, i) \
+                    and not _in_comment(data, i) and (context is None or context(data, i, j)):
+                return True
+            i = find(word, j)
+        return False
+
+    return test
+
+
+_QUOTES = frozenset(b"'\"")
+_SPACE_BYTES = frozenset(b" \t\r\n\f")
+
+
+def _attribute_key_or_keyword(data: bytes, start: int, end: int) -> bool:
+    """`volatile` as an attribute (`x.volatile`, `x . volatile`), a string (`"volatile"`,
+    a dict key, a getattr name) or a keyword (`volatile=`): every form VF2xx looks at. Not:
+    an annotation (`volatile: bool` in a stub), prose in a docstring, `asm volatile`."""
+    i = start - 1
+    while i >= 0:
+        c = data[i]
+        if c in _QUOTES:
+            return True
+        if c in _SPACE_BYTES or c == _BACKSLASH:
+            i -= 1
+        elif c in _JSON_ESCAPES and i >= 1 and data[i - 1] == _BACKSLASH:  # `\n` in a notebook
+            i -= 2
+        else:
+            break
+    if i >= 0 and (data[i] == 46 or data[i] in _QUOTES):  # "."
+        return True
+    n = len(data)
+    j = end
+    while j < n and data[j] in b" \t\\":
+        j += 1
+    if j < n and data[j] in _QUOTES:
+        return True
+    return j < n and data[j] == 61 and (j + 1 >= n or data[j + 1] != 61)  # "=", not "=="
+
+
+def _family(substrings: Tuple[bytes, ...], word_tests: Tuple[Predicate, ...]) -> Predicate:
+    """All `substrings` present (fast scans, most selective first), then every one of
+    `word_tests` (per-occurrence checks, only for the files left)."""
+
+    def test(data: bytes) -> bool:
+        for token in substrings:
+            if token not in data:
+                return False
+        for word_test in word_tests:
+            if not word_test(data):
+                return False
+        return True
+
+    return test
+
+
+def has_async_keyword(data: bytes) -> bool:
+    """Whether `async` occurs as a whole word followed by optional whitespace and `=`
+    (not `==`), outside comments: the legacy `x.cuda(async=True)` keyword. A loop over
+    `find` rather than a regex: `re` is ~20x slower at scanning for a word boundary.
+    Errs on the side of yes."""
+    find = data.find
+    n = len(data)
+    i = find(b"async")
+    while i >= 0:
+        if _starts_word(data, i):
+            j = i + 5
+            while j < n:
+                c = data[j]
+                if c in _GAP_BYTES:
+                    j += 1
+                elif c == _BACKSLASH:  # a line continuation, or a JSON escape
+                    j += 2 if j + 1 < n and data[j + 1] in _JSON_ESCAPES else 1
+                else:
+                    break
+            if j < n and data[j] == 61 and (j + 1 >= n or data[j + 1] != 61) \
+                    and not _in_comment(data, i):  # "=", not "=="
+                return True
+        i = find(b"async", i + 5)
+    return False
+
+
+_CODE_IN_LOWER = re.compile(rb"(?<![a-z0-9_])vf[0-9]")
+
+
+def _has_suppression(data: bytes) -> bool:
+    # Suppressions are case-insensitive. One lower() copy and two C scans is ~5x faster
+    # than a case-insensitive regex, but still the most expensive test here: VF010 should
+    # stay opt-in.
+    low = data.lower()
+    return b"volfix" in low or (b"vf" in low and _CODE_IN_LOWER.search(low) is not None)
+
+
+# (code prefix, what a file must contain for the rules under that prefix, predicate).
+_FAMILIES: Tuple[Tuple[str, str, Predicate], ...] = (
+    ("VF010", "`volfix` or a `VF<digit>` code (case-insensitive): a suppression comment",
+     _has_suppression),
+    # `torch` first: it comes early in the files that have it (the import block), and a
+    # file without it is rejected for both families by one scan instead of two.
+    ("VF1", "`torch`, and `Variable` and `autograd` as words in code",
+     _family((b"torch", b"Variable", b"autograd"),
+             (_code_word(b"Variable"), _code_word(b"autograd")))),
+    ("VF2", "`torch`, and `volatile` as a word in code: an attribute, a string or a keyword",
+     _family((b"torch", b"volatile"), (_code_word(b"volatile", _attribute_key_or_keyword),))),
+    ("VF301", "the word `async`, then whitespace and `=`", has_async_keyword),
+)
+# No token: reported for candidate files only (module docstring).
+_TOKENLESS = frozenset({"VF001", "VF002"})
+
+
+def requirements_for(code: str) -> Optional[str]:
+    """What a file needs for `code` to fire, or None when it cannot be prefiltered
+    (VF001/VF002, and any code without a decision here)."""
+    for prefix, what, _ in _FAMILIES:
+        if code.startswith(prefix):
+            return what
+    return None
+
+
+@functools.lru_cache(maxsize=32)
+def compile_prefilter(enabled_codes: FrozenSet[str]) -> Predicate:
+    """A function `bytes -> bool` telling whether a file may need analysis."""
+    undecided = [code for code in enabled_codes
+                 if requirements_for(code) is None and code not in _TOKENLESS]
+    if undecided:
+        # A rule without a prefilter decision: never skip a file it might need.
+        return lambda data: True
+    tests = tuple(test for prefix, _, test in _FAMILIES
+                  if any(code.startswith(prefix) for code in enabled_codes))
+
+    def may_need(data: bytes) -> bool:
+        for test in tests:
+            if test(data):
+                return True
+        return False
+
+    return may_need
+
+
+def may_need_analysis(data: bytes, enabled_codes: Iterable[str]) -> bool:
+    """Whether `data` (a file's raw bytes) could produce a finding for `enabled_codes`.
+
+    False means: no enabled rule other than VF001 could fire on this file (see the module
+    docstring), so it is skipped without parsing.
+    """
+    return compile_prefilter(frozenset(enabled_codes))(data)

@@ -1,0 +1,316 @@
+"""Run orchestration: discover -> read bytes -> prefilter -> cache -> analyse candidates.
+
+Most files of a modern tree never mention `volatile`, `Variable` or `async=`, so a run costs
+about as much as reading the bytes: files are read once as bytes and tested by
+`prefilter.may_need_analysis`; only candidates are hashed, looked up in the cache and
+handed to `engine.process_file` (which decodes, parses, analyses and, in fix mode, writes).
+
+- **Skipped files produce no FileResult.** A file that fails the prefilter cannot have a
+  finding (SPEC §8; VF001 is reported only for candidates, see `prefilter`), so the result
+  list holds the candidates only; `RunStats` says how many files were walked.
+- **Parallelism.** Candidates are analysed in a `ProcessPoolExecutor` (`jobs` workers,
+  default: every usable core) only when there are enough of them to pay for the workers
+  (`PARALLEL_MIN_FILES` files or `PARALLEL_MIN_LINES` lines); otherwise in this process.
+  On Linux the workers are forked after this process has imported the engine, so they
+  start at once (no interpreter start-up, no imports). Large trees are also *scanned*
+  (read + prefilter) by forked workers (`PARALLEL_SCAN_MIN_FILES`). Elsewhere (macOS,
+  Windows: spawn) the scan stays in this process and only analysis uses a pool.
+- **Failures stay per file.** The engine catches errors per file; the runner is a second
+  boundary for what the engine cannot catch: an exception escaping `process_file`, or a
+  worker process that dies (segfault, out of memory) -- its files are retried one by one in
+  a fresh worker, and the one that kills it again gets a FileResult with `error` set.
+- **Laziness.** This module imports neither libcst, rich nor the engine; the engine is
+  imported only when a candidate must be analysed (not on a cache hit).
+
+Results are sorted by path; paths are shown relative to the current directory when the file
+is below it.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from dataclasses import dataclass, replace
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from .config import Config
+from .model import FileResult
+
+MODES = ("check", "fix", "diff")
+# A process pool costs a fork per worker and a pickle per result: use one only when the
+# candidates are more than this many files, or this many lines in total.
+PARALLEL_MIN_FILES = 8
+PARALLEL_MIN_LINES = 20_000
+# Scanning (read + prefilter) is spread over processes from this many files on: below it,
+# forking costs more than it saves.
+PARALLEL_SCAN_MIN_FILES = 1000
+
+Progress = Callable[[int, int], None]
+ProcessFn = Callable[..., FileResult]
+
+
+@dataclass
+class RunStats:
+    """What a run did, for `--verbose` and for the benchmark."""
+
+    discovered: int = 0  # files walked (or named)
+    candidates: int = 0  # files that passed the prefilter, or could not be read
+    cache_hits: int = 0
+    analysed: int = 0  # files handed to the engine
+    lines_analysed: int = 0
+    workers: int = 0  # 0: analysed in this process
+
+
+@dataclass
+class _Task:
+    path: str  # absolute
+    display: str
+    lines: int
+    cache_key: Optional[str] = None
+    data: Optional[bytes] = None  # kept until the result is cached
+
+
+def default_jobs() -> int:
+    """Every core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def display_path(path: str, cwd: Optional[str] = None) -> str:
+    """`path` relative to the current directory when it lies below it, else absolute."""
+    cwd = cwd or os.getcwd()
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:  # another drive on Windows
+        return path
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return path
+    return rel
+
+
+def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
+        jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
+        progress: Optional[Progress] = None, _process: Optional[ProcessFn] = None
+        ) -> List[FileResult]:
+    """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
+    (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
+    by path; files the prefilter rules out have none.
+
+    `progress(done, total)` is called from this thread as files are done. `_process`
+    replaces `engine.process_file` (tests); it must be picklable for the process pool.
+    """
+    return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
+                          use_cache=use_cache, force_exclude=force_exclude, progress=progress,
+                          _process=_process)[0]
+
+
+def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
+                   unsafe_fixes: bool = False, jobs: Optional[int] = None, use_cache: bool = True,
+                   force_exclude: bool = False, progress: Optional[Progress] = None,
+                   _process: Optional[ProcessFn] = None) -> Tuple[List[FileResult], RunStats]:
+    """`run`, also returning what the run did."""
+    from . import discovery
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if jobs is not None and jobs < 0:
+        raise ValueError("jobs must be a positive number (0 or None: every core)")
+    workers = jobs or default_jobs()
+    stats = RunStats()
+    root = discovery.project_root(config.source)
+    files = discovery.discover(paths, exclude=config.exclude + config.extend_exclude,
+                               respect_gitignore=config.respect_gitignore,
+                               force_exclude=force_exclude, root=root)
+    total = stats.discovered = len(files)
+    if progress is not None:
+        progress(0, total)
+
+    cache = None
+    if use_cache:
+        from .cache import ResultCache
+
+        cache = ResultCache(root, config.cache_key())
+    candidates = _scan(files, config.enabled_codes(), workers)
+    stats.candidates = len(candidates)
+    results, tasks = _lookup(candidates, cache, mode)
+    stats.cache_hits = len(results)
+    done = total - len(tasks)
+    if progress is not None:
+        progress(done, total)
+
+    def finished(task: _Task, result: FileResult) -> None:
+        nonlocal done
+        results.append(result)
+        if cache is not None and mode == "check" and task.cache_key is not None:
+            cache.put(task.cache_key, result, task.data)
+        task.data = None
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    stats.analysed = len(tasks)
+    stats.lines_analysed = sum(t.lines for t in tasks)
+    options = {"config": config, "mode": mode, "unsafe_fixes": unsafe_fixes}
+    workers = min(workers, len(tasks))
+    if workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or stats.lines_analysed > PARALLEL_MIN_LINES):
+        stats.workers = workers
+        _run_pool(tasks, options, workers, _process, finished)
+    else:
+        for task in tasks:
+            finished(task, _analyse(_process, task.path, task.display, options))
+    results.sort(key=lambda r: r.path)
+    return results, stats
+
+
+def _scan(files: List[str], enabled: FrozenSet[str], workers: int
+          ) -> List[Tuple[str, Optional[bytes]]]:
+    """The files that pass the prefilter (or cannot be read), with their bytes (None:
+    unreadable). Large trees are scanned by several processes: reading and the C-level
+    scans are the whole cost of a clean run."""
+    if workers > 1 and len(files) >= PARALLEL_SCAN_MIN_FILES:
+        chosen = _scan_in_pool(files, enabled, workers)
+        if chosen is not None:
+            return [(path, _read_bytes(path)) for path in chosen]
+    return _scan_chunk(files, enabled, keep_data=True)
+
+
+def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False) -> list:
+    """Runs here or in a worker: the candidates among `files` (with their bytes if
+    `keep_data`, else their paths only, cheaper to send back)."""
+    from .prefilter import compile_prefilter
+
+    may_need = compile_prefilter(enabled)
+    out = []
+    for path in files:
+        data = _read_bytes(path)
+        if data is None or may_need(data):
+            out.append((path, data) if keep_data else path)
+    return out
+
+
+def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
+                  ) -> Optional[List[str]]:
+    """Candidate paths found by `workers` processes, in `files` order; None when no pool
+    can be started (then the caller scans here)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = _pool_context()
+    if context is None:
+        return None  # spawn start-up (~100 ms a worker) costs more than it saves
+    # Interleaved chunks: neighbouring files are alike in size, so every worker gets a
+    # fair share; several chunks a worker even out the rest.
+    n_chunks = workers * 4
+    chunks = [files[i::n_chunks] for i in range(n_chunks)]
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            found = [path for part in pool.map(_scan_chunk, chunks, [enabled] * n_chunks)
+                     for path in part]
+    except (OSError, RuntimeError):  # fork refused, or a worker died (BrokenProcessPool)
+        return None
+    order = {path: i for i, path in enumerate(files)}
+    return sorted(found, key=order.__getitem__)
+
+
+def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str
+            ) -> Tuple[List[FileResult], List[_Task]]:
+    """Cache hits as results; the other candidates as tasks for the engine."""
+    cwd = os.getcwd()
+    results: List[FileResult] = []
+    tasks: List[_Task] = []
+    # This loop allocates many small acyclic objects (cached results) and no cycles: the
+    # cyclic GC would only rescan them, which costs up to half of a warm-cache run.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for path, data in candidates:
+            shown = display_path(path, cwd)
+            task = _Task(path, shown, data.count(b"\n") + 1 if data is not None else 0)
+            if cache is not None and data is not None:
+                task.cache_key = cache.key(path, data, "check")
+                task.data = data
+                hit = cache.get(task.cache_key, shown, data)
+                if hit is not None and (mode == "check" or _nothing_to_fix(hit)):
+                    results.append(hit if mode == "check" else replace(hit, fixed_source=hit.source))
+                    continue
+            tasks.append(task)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return results, tasks
+
+
+def _read_bytes(path: str) -> Optional[bytes]:
+    """The file's bytes, or None when it cannot be read (the engine then reports VF002)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _nothing_to_fix(result: FileResult) -> bool:
+    return result.error is None and not result.diagnostics
+
+
+def _analyse(process: Optional[ProcessFn], path: str, shown: str, options: Dict) -> FileResult:
+    """Runs in this process or in a worker: one file through the engine."""
+    if process is None:
+        from .engine import process_file as process
+    try:
+        return process(path, display_path=shown, **options)
+    except Exception as exc:  # noqa: BLE001 - the per-file boundary behind the engine's own
+        return _crash_result(shown, f"{type(exc).__name__}: {exc}")
+
+
+def _crash_result(shown: str, what: str) -> FileResult:
+    return FileResult(path=shown, error=f"internal error: {what} (this is a volfix bug; "
+                                        "please report it with the file)")
+
+
+def _pool_context():
+    """fork where it is safe and cheap (Linux): the workers inherit the imported engine."""
+    import multiprocessing
+
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional[ProcessFn],
+              finished: Callable[[_Task, FileResult], None]) -> None:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = _pool_context()
+    if context is not None and process is None:
+        from . import engine  # noqa: F401 - imported once here, inherited by every worker
+    # Largest first, so that one big file does not finish last on an otherwise idle pool.
+    ordered = sorted(tasks, key=lambda t: -t.lines)
+    crashed: List[_Task] = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {pool.submit(_analyse, process, t.path, t.display, options): t for t in ordered}
+        try:
+            for future in as_completed(futures):
+                task = futures[future]
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    crashed.append(task)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                    result = _crash_result(task.display, f"{type(exc).__name__}: {exc}")
+                finished(task, result)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    # A worker died: every unfinished file of that pool fails with it. Retry them one at a
+    # time in a fresh worker to find the file that kills it, and keep the others' results.
+    for task in sorted(crashed, key=lambda t: t.path):
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as lone:
+            try:
+                result = lone.submit(_analyse, process, task.path, task.display, options).result()
+            except BrokenProcessPool:
+                result = _crash_result(task.display, "the worker process analysing this file died")
+        finished(task, result)
