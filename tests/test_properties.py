@@ -1,0 +1,159 @@
+"""Property-based tests: fixing never breaks parsing, never loses bytes, converges at once,
+and checking never crashes, whatever the input.
+
+Bounded for CI (60 examples per property, no deadline). For a longer hunt:
+    VOLFIX_HYPOTHESIS_EXAMPLES=2000 pytest tests/test_properties.py
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import tempfile
+import tokenize
+from collections import Counter
+from typing import List
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import EXACT, FREE, KEEP, Program, legacy_programs, legacy_soup, mutated_programs
+
+import volfix
+from volfix import sourcefile
+from volfix.config import DEFAULT_CONFIG
+from volfix.engine import process_file
+
+PROPERTIES = settings(
+    max_examples=int(os.environ.get("VOLFIX_HYPOTHESIS_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+PATH = "legacy.py"
+
+
+def masked(text: str) -> str:
+    """How Python 3.6 read `async=`: the program as its author ran it."""
+    return re.sub(r"\basync(\s*=)", r"non_blocking\1", text)
+
+
+def compiles(text: str) -> bool:
+    try:
+        compile(text, "<test>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def lines_of(text: str) -> List[str]:
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def comments_of(text: str) -> Counter:
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return Counter(tok.string for tok in tokens if tok.type == tokenize.COMMENT)
+
+
+def fix(text: str):
+    return volfix.fix_source(text, path=PATH, unsafe_fixes=True)
+
+
+def assert_kept(program: Program, fixed: str) -> None:
+    """Every KEEP/EXACT line appears in the output, in order, byte for byte; a KEEP line
+    may have gained one indentation unit (it was wrapped in `with torch.no_grad():`)."""
+    out = lines_of(fixed)
+    position = 0
+    for text, tag in program.lines:
+        if tag == FREE:
+            continue
+        allowed = {text} if tag == EXACT else {text, unit_of(program) + text}
+        while position < len(out) and out[position] not in allowed:
+            position += 1
+        assert position < len(out), f"line lost or altered: {text!r} ({tag})\n--- fixed:\n{fixed}"
+        position += 1
+
+
+def unit_of(program: Program) -> str:
+    """The file's indentation unit as a reader can see it (four spaces if nothing is indented)."""
+    return program.unit if program.unit_visible else "    "
+
+
+def assert_layout_kept(program: Program, fixed: str) -> None:
+    if program.newline == "\r\n":
+        assert "\n" not in fixed.replace("\r\n", "") and "\r" not in fixed.replace("\r\n", "")
+    else:
+        assert "\r" not in fixed
+    exact = set(program.lines_with_tag(EXACT))
+    foreign = " " if unit_of(program) == "\t" else "\t"
+    for line in lines_of(fixed):
+        if line in exact or not line.strip():
+            continue
+        indentation = line[:len(line) - len(line.lstrip(" \t"))]
+        assert foreign not in indentation, f"indentation unit changed: {line!r}"
+
+
+@PROPERTIES
+@given(legacy_programs())
+def test_generated_programs_are_valid_legacy_code(program):
+    assert compiles(masked(program.source)), program.source
+
+
+@PROPERTIES
+@given(legacy_programs())
+def test_fix_compiles_converges_and_keeps_every_other_byte(program):
+    result = fix(program.source)
+    fixed = result.fixed_source
+    assert result.error is None
+    assert not [d.text for d in result.diagnostics if "volfix bug" in d.text]
+    assert compiles(fixed), fixed
+    # Converges in one pass: nothing applicable is left, and fixing again changes nothing.
+    assert not [d for d in result.diagnostics if d.is_applicable(True)]
+    assert fix(fixed).fixed_source == fixed
+    assert_kept(program, fixed)
+    assert_layout_kept(program, fixed)
+    assert comments_of(masked(program.source)) - comments_of(fixed) == Counter(), "comment lost"
+
+
+@PROPERTIES
+@given(legacy_programs(), st.sampled_from(["utf-8", "utf-8-bom", "latin-1", "cp1252"]))
+def test_fix_in_place_keeps_encoding_and_never_touches_unchanged_files(program, encoding):
+    cookie = {"latin-1": "# -*- coding: latin-1 -*-", "cp1252": "# vim: fileencoding=cp1252"}
+    text = (cookie[encoding] + program.newline if encoding in cookie else "") + program.source
+    data = text.encode("utf-8" if encoding == "utf-8-bom" else encoding)
+    if encoding == "utf-8-bom":
+        data = b"\xef\xbb\xbf" + data
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "legacy.py")
+        with open(path, "wb") as handle:
+            handle.write(data)
+        os.utime(path, ns=(10**9, 10**9))
+        result = process_file(path, config=DEFAULT_CONFIG, mode="fix", unsafe_fixes=True)
+        with open(path, "rb") as handle:
+            written = handle.read()
+        assert result.error is None
+        expected = fix(text).fixed_source
+        assert written == sourcefile.encode_source(expected, sourcefile.decode_source(data))
+        if written == data:
+            assert os.stat(path).st_mtime_ns == 10**9
+        assert sorted(os.listdir(tmp)) == ["legacy.py"]
+
+
+@PROPERTIES
+@given(st.one_of(st.text(), legacy_soup(), mutated_programs()))
+def test_check_and_fix_never_crash_on_arbitrary_text(text):
+    result = volfix.check_source(text, path=PATH)
+    assert result.error is None
+    fixed = fix(text)
+    assert fixed.error is None
+    if compiles(masked(text)) and fixed.fixed_source != text:
+        assert compiles(fixed.fixed_source), fixed.fixed_source
+
+
+@PROPERTIES
+@given(st.one_of(st.binary(), legacy_soup().map(lambda s: s.encode("utf-8", "surrogatepass")),
+                 st.binary().map(lambda b: b"# coding: latin-1\nfrom torch.autograd import Variable\n" + b)))
+def test_check_never_crashes_on_arbitrary_bytes(data):
+    result = volfix.check_source(data, path=PATH)
+    assert result.error is None
+    codes = {d.code for d in result.diagnostics}
+    if result.source is None:
+        assert codes == {"VF002"}
