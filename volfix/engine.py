@@ -253,7 +253,7 @@ def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleCo
     src = SourceText(text)
     diagnostics: List[Diagnostic] = []
     groups: List[tuple] = []
-    sites = find_async_keywords(text)
+    sites = find_async_keywords(text, tokens=src.tokens)
     in_def = [site for site in sites if site.in_def]
     if in_def:
         # Renaming a parameter would change an API: the file stays unparsable, nothing to fix.
@@ -281,7 +281,8 @@ def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleCo
     from .analysis.legacy import LegacyAnalysis
 
     analysis = LegacyAnalysis(masked, tree, inherited=dict(context.imports) if context else None,
-                              legacy_semantics=config.legacy_semantics, no_grad_style=config.no_grad_style)
+                              legacy_semantics=config.legacy_semantics, no_grad_style=config.no_grad_style,
+                              src=src)
     try:
         findings = analysis.run()
     except RecursionError:

@@ -10,7 +10,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 _ASYNC_KEYWORD = re.compile(r"\basync\s*=(?!=)")
 PLACEHOLDER = "asyn_"  # same length as "async": keeps every column on the line unchanged
@@ -30,15 +30,18 @@ class AsyncKeyword:
         return not self.in_def and self.callee in TORCH_METHODS
 
 
-def find_async_keywords(text: str) -> List[AsyncKeyword]:
+def find_async_keywords(text: str, tokens: Optional[Callable[[], list]] = None) -> List[AsyncKeyword]:
+    """`tokens`, when given, returns the text's tokens (shared with other passes), [] on error."""
     if "async" not in text or _ASYNC_KEYWORD.search(text) is None:
         return []
-    try:
-        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                  if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
-                                    tokenize.INDENT, tokenize.DEDENT)]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return []
+    skip = (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+    if tokens is not None:
+        tokens = [t for t in tokens() if t.type not in skip]
+    else:
+        try:
+            tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in skip]
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            return []
     found: List[AsyncKeyword] = []
     # One entry per open bracket: (is a def's parameter list, callee name).
     stack: List[Tuple[bool, str]] = []

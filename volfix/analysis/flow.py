@@ -122,6 +122,8 @@ class ScopeFlow:
         self.order = {id(s): i for i, s in enumerate(self.statements)}
         self._loops: Dict[int, List[ast.AST]] = {}
         self._defs: Optional[Dict[str, List[ast.stmt]]] = None
+        self._nodes: Dict[int, List[ast.AST]] = {}
+        self._binds: Dict[int, list] = {}
         self._kills: Dict[str, Set[int]] = {}
 
     # -- structure --------------------------------------------------------
@@ -164,7 +166,15 @@ class ScopeFlow:
             self._collect_escapes(stmt, taint, is_source)
         return taint
 
-    def _bindings(self, stmt: ast.stmt):
+    def _bindings(self, stmt: ast.stmt) -> list:
+        key = id(stmt)
+        found = self._binds.get(key)
+        if found is None:
+            found = list(self._compute_bindings(stmt))
+            self._binds[key] = found
+        return found
+
+    def _compute_bindings(self, stmt: ast.stmt):
         if isinstance(stmt, ast.Assign):
             names = [n for t in stmt.targets for n in target_names(t)]
             subs = [t.value.id for t in stmt.targets
@@ -184,7 +194,7 @@ class ScopeFlow:
             for item in stmt.items:
                 if item.optional_vars is not None:
                     yield list(target_names(item.optional_vars)), item.context_expr
-        for node in walk_expr(stmt) if not isinstance(stmt, SCOPE_NODES) else ():
+        for node in self._own_nodes(stmt) if not isinstance(stmt, SCOPE_NODES) else ():
             if isinstance(node, ast.NamedExpr):
                 yield [node.target.id], node.value
 
@@ -195,9 +205,14 @@ class ScopeFlow:
                     and any(self.result_tainted(a, stmt, taint, is_source) for a in node.args)):
                 yield node.func.value.id
 
-    def _own_nodes(self, stmt: ast.stmt) -> Iterator[ast.AST]:
-        for head in header_nodes(stmt):
-            yield from walk_expr(head)
+    def _own_nodes(self, stmt: ast.stmt) -> List[ast.AST]:
+        """The statement's own expression nodes, computed once per statement."""
+        key = id(stmt)
+        nodes = self._nodes.get(key)
+        if nodes is None:
+            nodes = [n for head in header_nodes(stmt) for n in walk_expr(head)]
+            self._nodes[key] = nodes
+        return nodes
 
     def name_tainted(self, name: str, at: ast.stmt, taint: Taint) -> bool:
         """Is `name` tainted when `at` runs? The nearest definition before `at` decides

@@ -88,15 +88,38 @@ class Region:
 
 class LegacyAnalysis:
     def __init__(self, text: str, tree: ast.Module, *, inherited: Optional[dict] = None,
-                 legacy_semantics: bool = False, no_grad_style: str = "auto"):
-        self.src = SourceText(text)
+                 legacy_semantics: bool = False, no_grad_style: str = "auto",
+                 src: Optional[SourceText] = None):
+        # The masked text differs from `src` only where `async` became a same-length
+        # placeholder: positions, lines, comments and strings are the same.
+        self.src = src if src is not None and len(src.text) == len(text) else SourceText(text)
         self.tree = tree
         self.legacy_semantics = legacy_semantics
         self.style = no_grad_style
+        # One walk builds the parent map and the indexes every rule looks things up in.
         self.parents: Dict[ast.AST, ast.AST] = {}
+        self.interesting: List[ast.AST] = []
+        self.calls: List[ast.Call] = []
+        self.names: Dict[str, List[ast.Name]] = {}
+        self.attributes: Dict[str, List[ast.Attribute]] = {}
+        parents = self.parents
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
+                parents[child] = node
+            kind = type(node)
+            if kind is ast.Name:
+                self.names.setdefault(node.id, []).append(node)
+            elif kind is ast.Attribute:
+                self.attributes.setdefault(node.attr, []).append(node)
+                if node.attr == "volatile":
+                    self.interesting.append(node)
+            elif kind is ast.Call:
+                self.calls.append(node)
+                self.interesting.append(node)
+            elif kind is ast.Compare or kind is ast.Dict:
+                self.interesting.append(node)
+            elif kind is ast.Subscript and isinstance(node.ctx, ast.Store):
+                self.interesting.append(node)
         self._bindings: Dict[int, dict] = {}
         self.module_bindings = imp.scope_bindings(tree.body, inherited)
         self._bindings[id(tree)] = self.module_bindings
@@ -151,7 +174,7 @@ class LegacyAnalysis:
     def run(self) -> List[Finding]:
         torch_file = imp.imports_torch(self.module_bindings)
         wrappers = self.variable_wrappers()
-        for node in ast.walk(self.tree):
+        for node in self.interesting:
             if isinstance(node, ast.Call):
                 if self.qual_is_variable(node.func):
                     self.variable_call(node)
@@ -707,7 +730,8 @@ class LegacyAnalysis:
         name = fn.name  # type: ignore[attr-defined]
         method = isinstance(self.parents.get(fn), ast.ClassDef)
         sites, other = [], []
-        for node in ast.walk(self.tree):
+        candidates = self.attributes.get(name, []) if method else self.names.get(name, [])
+        for node in candidates:
             if method and isinstance(node, ast.Attribute) and node.attr == name:
                 parent = self.parents.get(node)
                 if isinstance(parent, ast.Call) and parent.func is node:
@@ -750,7 +774,7 @@ class LegacyAnalysis:
     def splatted_names(self) -> Set[str]:
         """Names passed on as `**name` somewhere in the file."""
         if not hasattr(self, "_splatted"):
-            self._splatted = {kw.value.id for node in ast.walk(self.tree) if isinstance(node, ast.Call)
+            self._splatted = {kw.value.id for node in self.calls
                               for kw in node.keywords if kw.arg is None and isinstance(kw.value, ast.Name)}
         return self._splatted
 
