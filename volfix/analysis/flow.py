@@ -229,7 +229,7 @@ class ScopeFlow:
         candidates.sort(key=lambda d: self.order.get(id(d), -1))
         for d in reversed(candidates):
             pos = self.order.get(id(d), -1)
-            if pos >= here:
+            if pos >= here or self.exclusive(d, at):
                 continue
             if id(d) in tainted_ids:
                 return True
@@ -266,6 +266,26 @@ class ScopeFlow:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else []
         return any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
                    for t in targets)
+
+    def _branch_path(self, stmt: ast.stmt) -> Dict[int, str]:
+        """For each enclosing `if`: which branch (`body`/`orelse`) holds `stmt`."""
+        out: Dict[int, str] = {}
+        node = stmt
+        while node is not None and node is not self.scope:
+            parent = self.parents.get(node)
+            if isinstance(parent, ast.If):
+                if any(x is node for x in parent.body):
+                    out[id(parent)] = "body"
+                elif any(x is node for x in parent.orelse):
+                    out[id(parent)] = "orelse"
+            node = parent
+        return out
+
+    def exclusive(self, d: ast.stmt, at: ast.stmt) -> bool:
+        """`d` and `at` sit in different branches of the same `if`: one never reaches the other
+        (within one pass; loops are handled by the loop-carried check)."""
+        a, b = self._branch_path(d), self._branch_path(at)
+        return any(b.get(k, v) != v for k, v in a.items())
 
     def unconditional(self, d: ast.stmt, at: ast.stmt) -> bool:
         """Does `d` surely run before `at` whenever `at` runs (same block as one of at's ancestors)?"""

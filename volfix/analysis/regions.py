@@ -125,13 +125,24 @@ class RegionPlanner:
             first += 1
         sources = region.sources
         unwraps = [e for s in sources for e in s.unwrap_edits]  # type: ignore[attr-defined]
+        # A block whose every statement this fix deletes keeps a `pass`.
+        seen_blocks = set()
+        for s in sources:
+            home = self.a.siblings(s.stmt) if id(s.stmt) in deleted else None
+            if home is not None and id(home) not in seen_blocks:
+                seen_blocks.add(id(home))
+                if all(id(st) in deleted for st in home):
+                    unwraps = self.keep_block_alive(home, sources, unwraps)
+                    deleted.discard(id(home[-1]))  # it becomes `pass`: a line to indent, not to drop
         if first > last:  # nothing to cover: `x.volatile = True` never used afterwards
-            if all(id(st) in deleted for st in block):
-                unwraps = self.keep_block_alive(block, sources, unwraps)
             self.assign(sources, SAFE, None, unwraps)
             return
         stmts = block[first:last + 1]
         source_stmts = {id(s.stmt) for s in sources}
+        computing = [u for u in (region.taint.uses if region.taint else []) if id(u) not in deleted]
+        if not computing and region.kind != "flag":
+            self.assign(sources, SAFE, "no region needed: nothing computes with the value once unwrapped", unwraps)
+            return
         if all(id(st) in source_stmts for st in stmts) and all(self.trivial(s) for s in sources):
             self.unwrap_only(sources, "no region needed: nothing here computes with the value")
             return
@@ -399,8 +410,9 @@ class RegionPlanner:
         inner = [(e.start, e.end) for e in unwraps if e.end > e.start]
         deleted_rows = set()
         for stmt in block[first:last + 1]:
-            if id(stmt) in deleted:
-                deleted_rows.update(range(stmt.lineno, stmt.end_lineno + 1))
+            for nested in iter_statements([stmt]):  # deleted statements may sit in nested blocks
+                if id(nested) in deleted:
+                    deleted_rows.update(range(nested.lineno, nested.end_lineno + 1))
         edits: List[TextEdit] = []
         if before.strip():  # a one-line suite: `for x in xs: out = f(x)`
             indent = src.indentation(row)
