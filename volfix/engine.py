@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 from .config import Config
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
-MAX_FIX_PASSES = 10
+MAX_FIX_PASSES = 20
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
 
@@ -510,11 +510,14 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
                         problems.append(_bug_diagnostic(d))
             if not good:
                 continue
-            chosen, edits = select_compatible(good)
+            # Each works alone but not all together: add them one by one while the text compiles.
+            kept: list = []
+            for candidate in good:
+                trial_chosen, trial_edits = select_compatible(kept + [candidate])
+                if len(trial_chosen) == len(kept) + 1 and _compiles(apply_edits(current, trial_edits)):
+                    kept.append(candidate)
+            chosen, edits = select_compatible(kept)
             new = apply_edits(current, edits)
-            if not _compiles(new):
-                chosen, edits = select_compatible(good[:1])
-                new = apply_edits(current, edits)
         for ident, diags in chosen:
             applied.extend(diags)
         if new == current:
@@ -595,12 +598,15 @@ def _remove_created_self_assignments(original: str, text: str) -> str:
     from .analysis.legacy import LegacyAnalysis
     from .analysis.text import SourceText
 
+    from .analysis.async_kw import PLACEHOLDER, find_async_keywords, replace_keywords
+
     try:
-        before = {ast.unparse(a) for a in _self_assignments(ast.parse(original))}
+        masked = replace_keywords(original, find_async_keywords(original), PLACEHOLDER)
+        before = {ast.unparse(a) for a in _self_assignments(ast.parse(masked))}
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        before = set()
+        return text  # cannot tell the author's self-assignments from ours: leave them all
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(replace_keywords(text, find_async_keywords(text), PLACEHOLDER))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
     created = [a for a in _self_assignments(tree) if ast.unparse(a) not in before]
