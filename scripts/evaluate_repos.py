@@ -47,7 +47,9 @@ VOLATILE_CODES = ("VF101", "VF102", "VF103", "VF201", "VF202", "VF203")
 CTOR_CODES = ("VF101", "VF102", "VF103")
 SECONDARY_CODES = ("VF110", "VF111", "VF112", "VF301")
 SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "build", "site-packages", "venv", ".venv"}
-TRAINING_PATTERNS = (re.compile(r"\.backward\("), re.compile(r"\.step\("), re.compile(r"autograd\.grad\("))
+# `.step(` only on optimizer-looking receivers: `env.step(action)` is not training
+TRAINING_PATTERNS = (re.compile(r"\.backward\("), re.compile(r"\b\w*(?:optim|opt|optimizer)\w*\.step\("),
+                     re.compile(r"autograd\.grad\("))
 GRAD_REGION = re.compile(r"\b(no_grad|set_grad_enabled|inference_mode|nullcontext)\b")
 
 

@@ -355,6 +355,8 @@ class ScopeFlow:
             return False
         if isinstance(parent, ast.Call) and node in parent.args:
             return isinstance(parent.func, ast.Name) and parent.func.id in KILL_FUNCS
+        if isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
+            return True  # `out is None`: identity, not arithmetic
         return False
 
     def _tuple_root(self, node: ast.AST) -> ast.AST:
