@@ -142,3 +142,11 @@ def test_library_never_prints(capsys):
     fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True)
     check_source("print 'py2'\nfrom torch.autograd import Variable\n", path="p.py")
     assert capsys.readouterr() == ("", "")
+
+
+def test_python2_file_is_reported_not_fixed_and_not_called_a_volfix_bug():
+    text = "from torch.autograd import Variable\nout = model(Variable(x, volatile=True))\nprint 'done'\n"
+    result = fix_source(text, path="py2.py", unsafe_fixes=True)
+    assert result.fixed_source == text and not result.changed
+    assert [d.code for d in result.diagnostics] == ["VF001"]
+    assert "Python 2" in result.diagnostics[0].message and "volfix bug" not in result.diagnostics[0].text

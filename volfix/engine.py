@@ -482,6 +482,9 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
     problems: List[Diagnostic] = []
     banned: set = set()
     current = text
+    if not _compiles(text):
+        # Not Python 3 even with `async=` masked (VF001): nothing is fixed, so nothing can break.
+        return text, applied, problems
     for _ in range(MAX_FIX_PASSES):
         analysis = _analyse(current, path=path, config=config, context=context, fix_async=True, unsafe=unsafe)
         candidates = []
@@ -527,7 +530,7 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
         current = _remove_created_self_assignments(text, current)
     if applied and (context is None or context.may_remove_imports):
         current = _remove_unused_variable_imports(current)
-    if not _compiles(current):  # never hand back code that does not compile
+    if current != text and not _compiles(current):  # never hand back code that does not compile
         return text, [], problems + [_bug_diagnostic(None)]
     return current, applied, problems
 
