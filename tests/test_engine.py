@@ -150,3 +150,14 @@ def test_python2_file_is_reported_not_fixed_and_not_called_a_volfix_bug():
     assert result.fixed_source == text and not result.changed
     assert [d.code for d in result.diagnostics] == ["VF001"]
     assert "Python 2" in result.diagnostics[0].message and "volfix bug" not in result.diagnostics[0].text
+
+
+def test_wrapper_defined_in_an_earlier_cell_is_followed():
+    cell1 = "import torch.autograd as autograd\nVariable = lambda *a, **k: autograd.Variable(*a, **k).cuda()\n"
+    cell2 = "out = model(Variable(x, volatile=True))\n"
+    context = engine.ModuleContext(imports=engine.module_imports(cell1))
+    result = engine.check_text(cell2, path="nb.ipynb", config=Config(), context=context)
+    assert [(d.code, d.note) for d in result.diagnostics] == [
+        ("VF101", "through the wrapper `Variable` (an earlier cell)")]
+    fixed = engine.fix_text(cell2, path="nb.ipynb", config=Config(), context=context).fixed_source
+    assert "volatile" not in fixed and "no_grad" in fixed and "Variable(x)" in fixed

@@ -90,7 +90,14 @@ def module_imports(text: str, context: Optional[ModuleContext] = None) -> dict:
         tree = ast.parse(masked)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return inherited
-    return imp.scope_bindings(tree.body, inherited)
+    bindings = imp.scope_bindings(tree.body, inherited)
+    if "Variable" in masked:
+        from .analysis.legacy import LegacyAnalysis
+
+        for name, line in LegacyAnalysis(masked, tree, inherited=inherited).variable_wrappers().items():
+            if line:  # defined in this text: later cells call it as a wrapper
+                bindings[name] = imp.WRAPPER
+    return bindings
 
 
 def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,

@@ -13,6 +13,8 @@ _VARIABLE_ALIASES = {VARIABLE, "torch.autograd.variable.Variable"}
 _STAR_VARIABLE_MODULES = {"torch.autograd", "torch.autograd.variable"}
 # A name bound by something other than an import (assignment, def, class, parameter).
 LOCAL = "<local>"
+# A name bound (in an earlier notebook cell) to a wrapper that forwards to torch's Variable.
+WRAPPER = "<variable-wrapper>"
 
 Bindings = Dict[str, str]
 
@@ -104,7 +106,7 @@ def qualified_name(expr: ast.AST, bindings: Bindings) -> Optional[str]:
     """`ag.Variable` -> 'torch.autograd.Variable' when `import torch.autograd as ag`."""
     if isinstance(expr, ast.Name):
         qual = bindings.get(expr.id)
-        return None if qual in (None, LOCAL) else qual
+        return None if (qual is None or qual.startswith("<")) else qual
     if isinstance(expr, ast.Attribute):
         base = qualified_name(expr.value, bindings)
         return f"{base}.{expr.attr}" if base else None
@@ -116,7 +118,7 @@ def is_variable(qual: Optional[str]) -> bool:
 
 
 def imports_torch(bindings: Bindings) -> bool:
-    return any(q == "torch" or q.startswith("torch.") for q in bindings.values() if q != LOCAL)
+    return any(q == "torch" or q.startswith("torch.") for q in bindings.values())
 
 
 def spelling(bindings: Bindings, qual: str) -> Optional[str]:

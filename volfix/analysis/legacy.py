@@ -179,8 +179,10 @@ class LegacyAnalysis:
                 if self.qual_is_variable(node.func):
                     self.variable_call(node)
                 elif isinstance(node.func, ast.Name) and node.func.id in wrappers \
-                        and self.bindings(self.scope_of(node)).get(node.func.id) == imp.LOCAL:
-                    self.flag_keyword_call(node, f"through the wrapper `{node.func.id}` (line {wrappers[node.func.id]})")
+                        and self.bindings(self.scope_of(node)).get(node.func.id) in (imp.LOCAL, imp.WRAPPER):
+                    line = wrappers[node.func.id]
+                    where = f"line {line}" if line else "an earlier cell"
+                    self.flag_keyword_call(node, f"through the wrapper `{node.func.id}` ({where})")
                 else:
                     self.isinstance_check(node)
                     if torch_file:
@@ -246,7 +248,7 @@ class LegacyAnalysis:
     def variable_wrappers(self) -> Dict[str, int]:
         """Module-level names bound to a lambda or def that forwards `*args, **kwargs` to torch's
         Variable (`Variable = lambda *a, **k: autograd.Variable(*a, **k).cuda()`): name -> line."""
-        out: Dict[str, int] = {}
+        out: Dict[str, int] = {name: 0 for name, qual in self.module_bindings.items() if qual == imp.WRAPPER}
         for stmt in imp._scope_statements(self.tree.body):
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda) and len(stmt.targets) == 1 \
                     and isinstance(stmt.targets[0], ast.Name) and self.forwards_to_variable(stmt.value):
