@@ -6,6 +6,7 @@ One pass over an `ast` tree finds the findings; regions are planned per scope wi
 from __future__ import annotations
 
 import ast
+import collections
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -102,10 +103,24 @@ class LegacyAnalysis:
         self.calls: List[ast.Call] = []
         self.names: Dict[str, List[ast.Name]] = {}
         self.attributes: Dict[str, List[ast.Attribute]] = {}
+        self.multiline_strings: List[ast.AST] = []
         parents = self.parents
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
+        queue = collections.deque([tree])
+        AST = ast.AST
+        while queue:  # ast.walk's order, without its per-node generators and the ctx singletons
+            node = queue.popleft()
+            for field in node._fields:
+                if field == "ctx":
+                    continue
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            parents[item] = node
+                            queue.append(item)
+                elif isinstance(value, AST):
+                    parents[value] = node
+                    queue.append(value)
             kind = type(node)
             if kind is ast.Name:
                 self.names.setdefault(node.id, []).append(node)
@@ -120,6 +135,8 @@ class LegacyAnalysis:
                 self.interesting.append(node)
             elif kind is ast.Subscript and isinstance(node.ctx, ast.Store):
                 self.interesting.append(node)
+            elif (kind is ast.Constant or kind is ast.JoinedStr) and node.end_lineno != node.lineno:
+                self.multiline_strings.append(node)
         self._bindings: Dict[int, dict] = {}
         self.module_bindings = imp.scope_bindings(tree.body, inherited)
         self._bindings[id(tree)] = self.module_bindings
@@ -798,8 +815,14 @@ class LegacyAnalysis:
         RegionPlanner(self).plan()
 
     def interior_rows(self) -> Set[int]:
+        """Rows that start inside a string literal (never re-indented). From the tree, which is
+        cheaper than tokenizing; an implicitly concatenated string also marks the rows between
+        its parts, which only spares continuation lines inside brackets from re-indenting."""
         if self._interior_rows is None:
-            self._interior_rows = self.src.string_interior_rows()
+            rows: Set[int] = set()
+            for node in self.multiline_strings:
+                rows.update(range(node.lineno + 1, node.end_lineno + 1))
+            self._interior_rows = rows
         return self._interior_rows
 
     def next_group(self) -> int:
