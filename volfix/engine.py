@@ -10,10 +10,9 @@ import ast
 import fnmatch
 import os
 import re
-import sys
 import traceback
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Tuple, Union
 
 from .config import Config
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
@@ -483,7 +482,7 @@ def _import_position(analysis) -> Tuple[int, str, str]:
 
 def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
               context: Optional[ModuleContext]) -> Tuple[str, List[Diagnostic], List[Diagnostic]]:
-    from .analysis.edits import TextEdit, apply_edits, select_compatible
+    from .analysis.edits import apply_edits, select_compatible
 
     applied: List[Diagnostic] = []
     problems: List[Diagnostic] = []
@@ -606,7 +605,6 @@ def _remove_created_self_assignments(original: str, text: str) -> str:
     """Delete the no-op self-assignments the fixes created (never ones the author wrote)."""
     from .analysis.edits import apply_edits
     from .analysis.legacy import LegacyAnalysis
-    from .analysis.text import SourceText
 
     from .analysis.async_kw import PLACEHOLDER, find_async_keywords, replace_keywords
 
@@ -634,8 +632,7 @@ def _remove_created_self_assignments(original: str, text: str) -> str:
 
 def _remove_unused_variable_imports(text: str) -> str:
     """Drop `from torch.autograd import Variable` (or its alias) once nothing uses the name."""
-    from .analysis import imports as imp
-    from .analysis.edits import TextEdit, apply_edits
+    from .analysis.edits import apply_edits
     from .analysis.text import SourceText
 
     if "Variable" not in text:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set
 
 # Results that leave autograd: reading them is not computing with the tensor.
 KILL_ATTRS = frozenset({"data", "shape", "volatile", "requires_grad", "is_cuda", "dtype", "device",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterable, Iterator, Optional
 
+from .flow import iter_statements, target_names
+
 VARIABLE = "torch.autograd.Variable"
 _VARIABLE_ALIASES = {VARIABLE, "torch.autograd.variable.Variable"}
 _STAR_VARIABLE_MODULES = {"torch.autograd", "torch.autograd.variable"}
@@ -36,30 +38,6 @@ def _import_bindings(node: ast.stmt) -> Iterator[tuple]:
             yield alias.asname or alias.name, f"{node.module}.{alias.name}"
 
 
-def _target_names(target: ast.AST) -> Iterator[str]:
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for elt in target.elts:
-            yield from _target_names(elt)
-    elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
-
-
-def _scope_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements of one scope in source order, entering blocks but not defs/classes."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            sub = getattr(stmt, field, None)
-            if isinstance(sub, list):
-                yield from _scope_statements(s for s in sub if isinstance(s, ast.stmt) or isinstance(s, ast.excepthandler))
-        if isinstance(stmt, ast.excepthandler):
-            yield from _scope_statements(stmt.body)
-
-
 def scope_bindings(body: Iterable[ast.stmt], inherited: Optional[Bindings] = None,
                    params: Iterable[str] = ()) -> Bindings:
     """Bindings in effect in one scope: imports, aliases (`V = torch.autograd.Variable`),
@@ -67,7 +45,7 @@ def scope_bindings(body: Iterable[ast.stmt], inherited: Optional[Bindings] = Non
     out: Bindings = dict(inherited or {})
     for name in params:
         out[name] = LOCAL
-    for stmt in _scope_statements(body):
+    for stmt in iter_statements(body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             for name, qual in _import_bindings(stmt):
                 out[name] = qual
@@ -76,18 +54,18 @@ def scope_bindings(body: Iterable[ast.stmt], inherited: Optional[Bindings] = Non
         elif isinstance(stmt, ast.Assign):
             alias = qualified_name(stmt.value, out)
             for target in stmt.targets:
-                for name in _target_names(target):
+                for name in target_names(target):
                     out[name] = alias if (alias and isinstance(target, ast.Name)) else LOCAL
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            for name in _target_names(stmt.target):
+            for name in target_names(stmt.target):
                 out[name] = LOCAL
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            for name in _target_names(stmt.target):
+            for name in target_names(stmt.target):
                 out[name] = LOCAL
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:
-                    for name in _target_names(item.optional_vars):
+                    for name in target_names(item.optional_vars):
                         out[name] = LOCAL
     return out
 

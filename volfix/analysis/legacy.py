@@ -8,12 +8,12 @@ from __future__ import annotations
 import ast
 import collections
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from ..model import Applicability
 from . import imports as imp
 from .edits import TextEdit
-from .flow import LOOPS, SCOPE_NODES, ScopeFlow, Taint, describe, iter_statements
+from .flow import SCOPE_NODES, Taint, iter_statements
 from .text import SourceText
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
@@ -109,10 +109,10 @@ class LegacyAnalysis:
         AST = ast.AST
         while queue:  # ast.walk's order, without its per-node generators and the ctx singletons
             node = queue.popleft()
-            for field in node._fields:
-                if field == "ctx":
+            for name in node._fields:
+                if name == "ctx":
                     continue
-                value = getattr(node, field, None)
+                value = getattr(node, name, None)
                 if type(value) is list:
                     for item in value:
                         if isinstance(item, AST):
@@ -266,7 +266,7 @@ class LegacyAnalysis:
         """Module-level names bound to a lambda or def that forwards `*args, **kwargs` to torch's
         Variable (`Variable = lambda *a, **k: autograd.Variable(*a, **k).cuda()`): name -> line."""
         out: Dict[str, int] = {name: 0 for name, qual in self.module_bindings.items() if qual == imp.WRAPPER}
-        for stmt in imp._scope_statements(self.tree.body):
+        for stmt in iter_statements(self.tree.body):
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda) and len(stmt.targets) == 1 \
                     and isinstance(stmt.targets[0], ast.Name) and self.forwards_to_variable(stmt.value):
                 out[stmt.targets[0].id] = stmt.lineno

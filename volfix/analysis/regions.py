@@ -7,9 +7,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ..model import Applicability
 from .edits import TextEdit
-from .flow import LOOPS, ScopeFlow, describe, iter_statements
+from .flow import ScopeFlow, describe, iter_statements
 from .legacy import (GRAD_FUNCS, LOGGING_FUNCS, PLAIN_PRODUCERS, SAFE, UNSAFE, LegacyAnalysis, Region,
-                     Source, literal_truth)
+                     Source)
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
