@@ -12,7 +12,7 @@ import os
 import re
 import traceback
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 from .config import Config
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
@@ -57,7 +57,7 @@ def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fix
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
     config = _per_file_config(config, path)
-    analysis = _analyse(text, path=path, config=config, context=context, fix_async=False)
+    analysis = _analyse(text, path=path, config=config, context=context)
     return FileResult(path=path, diagnostics=tuple(analysis.diagnostics), source=text)
 
 
@@ -70,7 +70,7 @@ def fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fix
     fixed, applied, problems = _fix_loop(text, path=path, config=config, unsafe=unsafe_fixes,
                                          context=context)
     codes = tuple(d.code for d in applied)
-    final = _analyse(fixed, path=path, config=config, context=context, fix_async=False)
+    final = _analyse(fixed, path=path, config=config, context=context)
     diagnostics = list(final.diagnostics) + problems
     diagnostics.sort(key=lambda d: (d.cell or 0, d.location, d.code))
     return FileResult(path=path, diagnostics=tuple(diagnostics), source=text, fixed_source=fixed,
@@ -240,13 +240,8 @@ def _may_have_findings(text: str, context: Optional[ModuleContext]) -> bool:
     return "async" in text and _ASYNC_KEYWORD.search(text) is not None
 
 
-def _enabled(config: Config) -> FrozenSet[str]:
-    return config.enabled_codes()
-
-
-def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleContext],
-             fix_async: bool, unsafe: bool = False) -> _Analysis:
-    enabled = _enabled(config)
+def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleContext]) -> _Analysis:
+    enabled = config.enabled_codes()
     if not _may_have_findings(text, context):
         if "VF010" in enabled and _SUPPRESSION.search(text):
             from .analysis.text import SourceText
@@ -492,7 +487,7 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
         # Not Python 3 even with `async=` masked (VF001): nothing is fixed, so nothing can break.
         return text, applied, problems
     for _ in range(MAX_FIX_PASSES):
-        analysis = _analyse(current, path=path, config=config, context=context, fix_async=True, unsafe=unsafe)
+        analysis = _analyse(current, path=path, config=config, context=context)
         candidates = []
         for key, applicability, diags, edits in analysis.groups:
             if applicability is Applicability.SAFE or (unsafe and applicability is Applicability.UNSAFE):
@@ -686,9 +681,6 @@ def _import_edit(src, stmt: ast.ImportFrom, keep: list):
         return None
     inner_comments = src.comments_between(src.start(stmt), src.end(stmt))
     kept = " ".join(inner_comments + ([comment] if comment else []))
-    parent_is_module = True
     if kept:
         return TextEdit(src.start(stmt), src.line_end(last), kept)
-    if parent_is_module:
-        return TextEdit(src.line_starts[first - 1], src.line_after(last), "")
-    return None
+    return TextEdit(src.line_starts[first - 1], src.line_after(last), "")

@@ -71,7 +71,10 @@ class Source:
     kind: str  # "no_grad" (VF101, VF202) | "flag" (VF103)
     flag: Optional[ast.AST] = None  # VF103's expression
     seed_name: Optional[str] = None  # VF202: the name made volatile
-    unwrap: Optional[TextEdit] = None  # the call's own edit
+    # The source's own edits (unwrap the call, drop the keyword, delete `x = x`), empty for a
+    # helper's call site, and whether they delete the source statement.
+    own_edits: List[TextEdit] = field(default_factory=list)
+    deletes_statement: bool = False
 
 
 @dataclass
@@ -297,7 +300,6 @@ class LegacyAnalysis:
             return
         value = literal_truth(kw.value)
         edits = self.drop_keyword(call, kw)
-        suffix = f" ({via})" if via else ""
         if value is False:
             self.add(Finding("VF102", start, end, SAFE, edits=edits, note=via))
             return
@@ -307,7 +309,6 @@ class LegacyAnalysis:
             self.register_source(finding, call, "no_grad", edits)
         else:
             self.register_source(finding, call, "flag", edits, flag=kw.value)
-        del suffix
 
     def drop_keyword(self, call: ast.Call, kw: ast.keyword) -> List[TextEdit]:
         items = sorted([a for a in call.args] + [k.value if k.arg is None else k for k in call.keywords],
@@ -509,10 +510,9 @@ class LegacyAnalysis:
             finding.edits = edits
             finding.note = "already inside a grad-disabled region"
             return
-        source = Source(finding, node, stmt, scope, kind, flag=flag, seed_name=seed_name)
-        source.unwrap_edits = edits  # type: ignore[attr-defined]
-        source.deletes_statement = deleted is not None or seed_name is not None  # type: ignore[attr-defined]
-        self.sources.append(source)
+        self.sources.append(Source(finding, node, stmt, scope, kind, flag=flag, seed_name=seed_name,
+                                   own_edits=edits,
+                                   deletes_statement=deleted is not None or seed_name is not None))
 
     def covered(self, node: ast.AST, scope: ast.AST) -> bool:
         cur = self.parents.get(node)
@@ -721,11 +721,8 @@ class LegacyAnalysis:
                 if isinstance(scope, (ast.Lambda, ast.ClassDef)):
                     unresolved.append(site.lineno)
                     continue
-                source = Source(finding, site, self.statement_of(site), scope, kind,
-                                flag=None if value is True else arg)
-                source.unwrap_edits = []  # type: ignore[attr-defined]
-                source.deletes_statement = False  # type: ignore[attr-defined]
-                self.sources.append(source)
+                self.sources.append(Source(finding, site, self.statement_of(site), scope, kind,
+                                           flag=None if value is True else arg))
                 covered_lines.append(site.lineno)
             if not covered_lines and not unresolved:
                 # No call here passes a true flag: the volatile callers are elsewhere, and

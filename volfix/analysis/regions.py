@@ -120,11 +120,11 @@ class RegionPlanner:
     def finish(self, region: Region, flow: ScopeFlow, all_regions: List[Region]) -> None:
         block = self.blocks[region.block]
         first, last = self.extend_to_lines(block, region.first, region.last)
-        deleted = {id(s.stmt) for s in region.sources if s.deletes_statement}  # type: ignore[attr-defined]
+        deleted = {id(s.stmt) for s in region.sources if s.deletes_statement}
         while first <= last and id(block[first]) in deleted:
             first += 1
         sources = region.sources
-        unwraps = [e for s in sources for e in s.unwrap_edits]  # type: ignore[attr-defined]
+        unwraps = [e for s in sources for e in s.own_edits]
         # A block whose every statement this fix deletes keeps a `pass`.
         seen_blocks = set()
         for s in sources:
@@ -181,7 +181,7 @@ class RegionPlanner:
         if owner is None:
             return unwraps
         start = self.src.line_starts[last.lineno - 1]
-        mine = [e for e in owner.unwrap_edits if e.start >= start]  # type: ignore[attr-defined]
+        mine = [e for e in owner.own_edits if e.start >= start]
         keep = [e for e in unwraps if e not in mine]
         comments = self.src.comments_between(self.src.start(last), self.src.line_end(last.end_lineno))
         text = "pass" + ("  " + "  ".join(comments) if comments else "")
@@ -219,7 +219,7 @@ class RegionPlanner:
 
     def unwrap_only(self, sources: List[Source], note: str) -> None:
         for s in sources:
-            edits = list(s.unwrap_edits)  # type: ignore[attr-defined]
+            edits = list(s.own_edits)
             if s.seed_name or not edits:
                 s.finding.parts.append((SAFE, note, edits, None))
                 continue

@@ -5,7 +5,7 @@ import ast
 import io
 import re
 import tokenize
-from typing import List, Optional, Set, Tuple
+from typing import List, Optional, Tuple
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -81,23 +81,6 @@ class SourceText:
             except (tokenize.TokenError, IndentationError, SyntaxError):
                 self._tokens = []
         return self._tokens
-
-    def string_interior_rows(self) -> Set[int]:
-        """Rows that begin inside a multi-line string: their leading bytes are string content."""
-        rows: Set[int] = set()
-        if '"""' not in self.text and "'''" not in self.text and "\\" not in self.text:
-            return rows  # a string can only span lines with triple quotes or a backslash
-        fstring_starts: List[int] = []
-        for tok in self.tokens():
-            name = tokenize.tok_name.get(tok.type, "")
-            if name == "FSTRING_START":
-                fstring_starts.append(tok.start[0])
-            elif name == "FSTRING_END" and fstring_starts:
-                first = fstring_starts.pop()
-                rows.update(range(first + 1, tok.end[0] + 1))
-            elif tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
-                rows.update(range(tok.start[0] + 1, tok.end[0] + 1))
-        return rows
 
     def comments_between(self, start: int, end: int) -> List[str]:
         out: List[str] = []
