@@ -161,3 +161,10 @@ def test_wrapper_defined_in_an_earlier_cell_is_followed():
         ("VF101", "through the wrapper `Variable` (an earlier cell)")]
     fixed = engine.fix_text(cell2, path="nb.ipynb", config=Config(), context=context).fixed_source
     assert "volatile" not in fixed and "no_grad" in fixed and "Variable(x)" in fixed
+
+
+def test_async_keyword_after_a_form_feed_line_is_renamed():
+    # str.splitlines() counts a form feed as a line break, the tokenizer does not
+    text = "import torch\n\n\x0c \nx = x.cuda(async=True)\n"
+    result = fix_source(text, path="ff.py")
+    assert result.fixed_source == "import torch\n\n\x0c \nx = x.cuda(non_blocking=True)\n"

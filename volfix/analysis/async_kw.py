@@ -79,7 +79,8 @@ def replace_keywords(text: str, sites: List[AsyncKeyword], new: str) -> str:
     """Replace the `async` token of each site by `new`."""
     if not sites:
         return text
-    lines = text.splitlines(keepends=True)
+    # Rows as the tokenizer counts them: str.splitlines would also split at form feeds.
+    lines = re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text)
     by_row = {}
     for site in sites:
         by_row.setdefault(site.row, []).append(site.col)
