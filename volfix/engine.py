@@ -29,11 +29,16 @@ class ModuleContext:
     (e.g. {"Variable": "torch.autograd.Variable", "torch": "torch"}).
     `may_add_imports`: whether a fix may add `import torch`/`import contextlib` to this text.
     `may_remove_imports`: whether a fix may remove the now-unused Variable import from this text.
+    `helpers`, `external_calls`: links to the other files of the run (`volfix.project`):
+    helpers this text calls (qualified name -> HelperSignature), and calls of this text's
+    helpers elsewhere (name -> ExternalCall tuple). `external_calls` is None outside a run.
     """
 
     imports: dict = field(default_factory=dict)
     may_add_imports: bool = True
     may_remove_imports: bool = True
+    helpers: dict = field(default_factory=dict)
+    external_calls: Optional[dict] = None
 
 
 @dataclass
@@ -100,11 +105,13 @@ def module_imports(text: str, context: Optional[ModuleContext] = None) -> dict:
 
 
 def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
-                 display_path: Optional[str] = None) -> FileResult:
-    """Read one file (.py/.pyi/.ipynb), check or fix it, write it back in fix mode."""
+                 display_path: Optional[str] = None, context: Optional[ModuleContext] = None) -> FileResult:
+    """Read one file (.py/.pyi/.ipynb), check or fix it, write it back in fix mode.
+    `context`: the file's links to the other files of the run (`volfix.project`)."""
     shown = display_path or path
     try:
-        return _process_file(path, shown, config=config, mode=mode, unsafe_fixes=unsafe_fixes)
+        return _process_file(path, shown, config=config, mode=mode, unsafe_fixes=unsafe_fixes,
+                             context=context)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the one per-file boundary: a crash is a volfix bug, the run goes on
@@ -118,7 +125,8 @@ def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes
 # files
 
 
-def _process_file(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool) -> FileResult:
+def _process_file(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool,
+                  context: Optional[ModuleContext] = None) -> FileResult:
     from . import sourcefile
 
     try:
@@ -141,19 +149,22 @@ def _process_file(path: str, shown: str, *, config: Config, mode: str, unsafe_fi
     except sourcefile.SourceDecodeError as exc:
         return FileResult(path=shown, diagnostics=(_file_diagnostic("VF002", f"File cannot be read: {exc}"),))
     if mode == "check":
-        return check_text(decoded.text, path=shown, config=file_config)
-    result = fix_text(decoded.text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes)
+        return check_text(decoded.text, path=shown, config=file_config, context=context)
+    result = fix_text(decoded.text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes,
+                      context=context)
     if not result.changed:
         return result
     try:
         new_bytes = sourcefile.encode_source(result.fixed_source, decoded)
     except sourcefile.SourceDecodeError as exc:
         problem = _file_diagnostic("VF002", f"File cannot be written: {exc}")
-        return _unfixed(result, decoded.text, path=shown, config=file_config, extra=problem)
+        return _unfixed(result, decoded.text, path=shown, config=file_config, extra=problem,
+                            context=context)
     if mode == "fix":
         problem = _write(path, new_bytes, data)
         if problem is not None:
-            return _unfixed(result, decoded.text, path=shown, config=file_config, extra=problem)
+            return _unfixed(result, decoded.text, path=shown, config=file_config, extra=problem,
+                            context=context)
     return result
 
 
@@ -169,8 +180,9 @@ def _write(path: str, new: bytes, old: bytes) -> Optional[Diagnostic]:
     return None
 
 
-def _unfixed(result: FileResult, text: str, *, path: str, config: Config, extra: Diagnostic) -> FileResult:
-    again = check_text(text, path=path, config=config)
+def _unfixed(result: FileResult, text: str, *, path: str, config: Config, extra: Diagnostic,
+             context: Optional[ModuleContext] = None) -> FileResult:
+    again = check_text(text, path=path, config=config, context=context)
     return FileResult(path=path, diagnostics=again.diagnostics + (extra,), source=text,
                       fixed_source=text, changed=False)
 
@@ -232,6 +244,8 @@ _VOLATILE_USE = re.compile(r"\.\s*volatile\b|[\"']volatile[\"']|\bvolatile\s*=")
 def _may_have_findings(text: str, context: Optional[ModuleContext]) -> bool:
     """Cheap text test: can any rule fire? Files that fail it are not parsed (so VF001 is
     only reported for files that could hold legacy code)."""
+    if context is not None and context.helpers:
+        return True  # calls a helper of another file: may hold a volatile source without the words
     inherited = bool(context and context.imports)
     if "Variable" in text and (inherited or ("autograd" in text and _VARIABLE_IMPORT.search(text))):
         return True
@@ -283,7 +297,8 @@ def _analyse(text: str, *, path: str, config: Config, context: Optional[ModuleCo
 
     analysis = LegacyAnalysis(masked, tree, inherited=dict(context.imports) if context else None,
                               legacy_semantics=config.legacy_semantics, no_grad_style=config.no_grad_style,
-                              src=src)
+                              src=src, imported_helpers=context.helpers if context else None,
+                              external_calls=context.external_calls if context else None)
     try:
         findings = analysis.run()
     except RecursionError:
@@ -463,7 +478,9 @@ def _import_position(analysis) -> Tuple[int, str, str]:
         if first is None:
             return len(src.text), ("" if not src.text or src.text.endswith(("\n", "\r")) else nl), nl
         row = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])])
-        return src.line_starts[row - 1], "", nl
+        # Before a top-level `def`/`class`, keep PEP 8's two blank lines after the import.
+        gap = nl * 2 if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ""
+        return src.line_starts[row - 1], "", nl + gap
     end_row = anchor.end_lineno
     offset = src.line_after(end_row)
     if offset == len(src.text) and not src.text.endswith(("\n", "\r")):

@@ -68,6 +68,7 @@ class _Task:
     lines: int
     cache_key: Optional[str] = None
     data: Optional[bytes] = None  # kept until the result is cached
+    links: Optional[object] = None  # project.Links: this file's helpers in other files
 
 
 def default_jobs() -> int:
@@ -133,8 +134,9 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
 
         cache = ResultCache(root, config.cache_key())
     candidates = _scan(files, config.enabled_codes(), workers)
+    links = _link(files, candidates)
     stats.candidates = len(candidates)
-    results, tasks = _lookup(candidates, cache, mode)
+    results, tasks = _lookup(candidates, cache, mode, links)
     stats.cache_hits = len(results)
     done = total - len(tasks)
     if progress is not None:
@@ -159,7 +161,7 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         _run_pool(tasks, options, workers, _process, finished)
     else:
         for task in tasks:
-            finished(task, _analyse(_process, task.path, task.display, options))
+            finished(task, _analyse(_process, task.path, task.display, _task_options(options, task)))
     results.sort(key=lambda r: r.path)
     return results, stats
 
@@ -213,8 +215,35 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
     return sorted(found, key=order.__getitem__)
 
 
-def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str
-            ) -> Tuple[List[FileResult], List[_Task]]:
+def _link(files: List[str], candidates: List[Tuple[str, Optional[bytes]]]) -> Dict[str, object]:
+    """Links between the files of the run (`volfix.project`): helpers threading the volatile
+    flag and their callers in other files. A caller that the prefilter ruled out (it need
+    not spell `volatile`) joins the candidates."""
+    from .project import HELPER_HINT
+
+    if not any(data is not None and HELPER_HINT.search(data) for _, data in candidates):
+        return {}
+    from . import project
+
+    known = dict(candidates)
+    cwd = os.getcwd()
+    links = project.link(files, known, {p: display_path(p, cwd) for p in files}, read=_read_bytes)
+    for path in links:
+        if path not in known:
+            candidates.append((path, _read_bytes(path)))
+    return links
+
+
+def _task_options(options: Dict, task: _Task) -> Dict:
+    if task.links is None:
+        return options
+    from .project import context_for
+
+    return dict(options, context=context_for(task.links))
+
+
+def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
+            links: Optional[Dict[str, object]] = None) -> Tuple[List[FileResult], List[_Task]]:
     """Cache hits as results; the other candidates as tasks for the engine."""
     cwd = os.getcwd()
     results: List[FileResult] = []
@@ -227,8 +256,11 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str
         for path, data in candidates:
             shown = display_path(path, cwd)
             task = _Task(path, shown, data.count(b"\n") + 1 if data is not None else 0)
+            task.links = links.get(path) if links else None
             if cache is not None and data is not None:
-                task.cache_key = cache.key(path, data, "check")
+                # A linked file's result also depends on the files it is linked to.
+                keyed = data if task.links is None else data + b"\0volfix-links\0" + task.links.digest()
+                task.cache_key = cache.key(path, keyed, "check")
                 task.data = data
                 hit = cache.get(task.cache_key, shown, data)
                 if hit is not None and (mode == "check" or _nothing_to_fix(hit)):
@@ -290,7 +322,8 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
     ordered = sorted(tasks, key=lambda t: -t.lines)
     crashed: List[_Task] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(_analyse, process, t.path, t.display, options): t for t in ordered}
+        futures = {pool.submit(_analyse, process, t.path, t.display, _task_options(options, t)): t
+                   for t in ordered}
         try:
             for future in as_completed(futures):
                 task = futures[future]
@@ -310,7 +343,8 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
     for task in sorted(crashed, key=lambda t: t.path):
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as lone:
             try:
-                result = lone.submit(_analyse, process, task.path, task.display, options).result()
+                result = lone.submit(_analyse, process, task.path, task.display,
+                                     _task_options(options, task)).result()
             except BrokenProcessPool:
                 result = _crash_result(task.display, "the worker process analysing this file died")
         finished(task, result)

@@ -36,6 +36,13 @@ def _import_bindings(node: ast.stmt) -> Iterator[tuple]:
                     yield "Variable", VARIABLE
                 continue
             yield alias.asname or alias.name, f"{node.module}.{alias.name}"
+    elif isinstance(node, ast.ImportFrom) and node.level > 0:
+        # Relative: `from .utils import to_var` -> '.utils.to_var' (the project index,
+        # `volfix.project`, resolves the dots against the importing file's package).
+        module = "." * node.level + (f"{node.module}." if node.module else "")
+        for alias in node.names:
+            if alias.name != "*":
+                yield alias.asname or alias.name, f"{module}{alias.name}"
 
 
 def scope_bindings(body: Iterable[ast.stmt], inherited: Optional[Bindings] = None,

@@ -17,6 +17,9 @@ from .flow import SCOPE_NODES, Taint, iter_statements
 from .text import SourceText
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
+# Key of a method helper (`model.forward_emb(..., volatile=True)`), resolved across files by
+# its name when the run defines that method name once (`volfix.project`).
+METHOD_PREFIX = "<method>."
 
 NO_GRAD_QUALS = {"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                  "torch.inference_mode", "torch.autograd.inference_mode"}
@@ -75,6 +78,7 @@ class Source:
     # helper's call site, and whether they delete the source statement.
     own_edits: List[TextEdit] = field(default_factory=list)
     deletes_statement: bool = False
+    call_site: bool = False  # a helper's call site: the call itself computes
 
 
 @dataclass
@@ -93,7 +97,8 @@ class Region:
 class LegacyAnalysis:
     def __init__(self, text: str, tree: ast.Module, *, inherited: Optional[dict] = None,
                  legacy_semantics: bool = False, no_grad_style: str = "auto",
-                 src: Optional[SourceText] = None):
+                 src: Optional[SourceText] = None, imported_helpers: Optional[dict] = None,
+                 external_calls: Optional[dict] = None):
         # The masked text differs from `src` only where `async` became a same-length
         # placeholder: positions, lines, comments and strings are the same.
         self.src = src if src is not None and len(src.text) == len(text) else SourceText(text)
@@ -149,6 +154,11 @@ class LegacyAnalysis:
         self._group = 0
         # VF103 sites whose flag is a parameter of their function: (finding, call, data, fn, param, edits)
         self.helpers: list = []
+        # Helpers of other files called here (qualified name -> project.HelperSignature), and
+        # calls in other files of this file's helpers (name -> [project.ExternalCall]).
+        self.imported_helpers: dict = dict(imported_helpers or {})
+        self.external_calls: Optional[dict] = external_calls
+        self.exported: Dict[str, str] = {}  # module-level helper name -> its flag parameter
         self._interior_rows: Optional[Set[int]] = None
 
     # ------------------------------------------------------------------ scopes
@@ -196,8 +206,14 @@ class LegacyAnalysis:
         wrappers = self.variable_wrappers()
         for node in self.interesting:
             if isinstance(node, ast.Call):
-                if self.qual_is_variable(node.func):
+                qual = self.qual(node.func)
+                if imp.is_variable(qual):
                     self.variable_call(node)
+                elif qual is not None and qual in self.imported_helpers:
+                    self.imported_helper_call(node, self.imported_helpers[qual])
+                elif (self.imported_helpers and isinstance(node.func, ast.Attribute)
+                      and METHOD_PREFIX + node.func.attr in self.imported_helpers):
+                    self.imported_helper_call(node, self.imported_helpers[METHOD_PREFIX + node.func.attr])
                 elif isinstance(node.func, ast.Name) and node.func.id in wrappers \
                         and self.bindings(self.scope_of(node)).get(node.func.id) in (imp.LOCAL, imp.WRAPPER):
                     line = wrappers[node.func.id]
@@ -497,7 +513,7 @@ class LegacyAnalysis:
 
     def register_source(self, finding: Finding, node: ast.AST, kind: str, edits: List[TextEdit],
                         flag: Optional[ast.AST] = None, seed_name: Optional[str] = None,
-                        deleted: Optional[ast.stmt] = None) -> None:
+                        deleted: Optional[ast.stmt] = None, call_site: bool = False) -> None:
         scope = self.scope_of(node)
         stmt = self.statement_of(node)
         if isinstance(scope, (ast.Lambda, ast.ClassDef)):
@@ -511,27 +527,31 @@ class LegacyAnalysis:
             finding.note = "already inside a grad-disabled region"
             return
         self.sources.append(Source(finding, node, stmt, scope, kind, flag=flag, seed_name=seed_name,
-                                   own_edits=edits,
+                                   own_edits=edits, call_site=call_site,
                                    deletes_statement=deleted is not None or seed_name is not None))
 
-    def covered(self, node: ast.AST, scope: ast.AST) -> bool:
+    def covered(self, node: ast.AST, scope: ast.AST, any_grad_mode: bool = False) -> bool:
+        """Lexically inside a grad-disabled region (or, with `any_grad_mode`, inside any
+        grad-mode region: a runtime flag's call site that already has its region)."""
         cur = self.parents.get(node)
         while cur is not None and cur is not scope:
             if isinstance(cur, (ast.With, ast.AsyncWith)):
-                if any(self.disables_grad(item.context_expr) for item in cur.items):
+                if any(self.disables_grad(item.context_expr, any_grad_mode) for item in cur.items):
                     return True
             cur = self.parents.get(cur)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return any(self.disables_grad(d) for d in scope.decorator_list)
+            return any(self.disables_grad(d, any_grad_mode) for d in scope.decorator_list)
         return False
 
-    def disables_grad(self, expr: ast.AST) -> bool:
+    def disables_grad(self, expr: ast.AST, any_grad_mode: bool = False) -> bool:
+        if any_grad_mode and isinstance(expr, ast.IfExp):  # `no_grad() if flag else nullcontext()`
+            return self.disables_grad(expr.body, any_grad_mode)
         target = expr.func if isinstance(expr, ast.Call) else expr
         qual = self.qual(target)
         if qual in NO_GRAD_QUALS:
             return True
         if qual in SET_GRAD_QUALS and isinstance(expr, ast.Call) and expr.args:
-            return literal_truth(expr.args[0]) is False
+            return any_grad_mode or literal_truth(expr.args[0]) is False
         return False
 
     # -- VF112 ------------------------------------------------------------------
@@ -688,58 +708,132 @@ class LegacyAnalysis:
     # -- helpers whose parameter is the volatile flag (SPEC §2.6) -------------------
     def resolve_helpers(self) -> None:
         """`get_batch(source, i, evaluation=False)` creating `Variable(..., volatile=evaluation)`:
-        each call site in this file that passes a true flag becomes a volatile source in its
-        caller (a runtime flag becomes a grad-mode region there); the helper is only unwrapped."""
+        each call that passes a true flag becomes a volatile source in its caller (a runtime
+        flag becomes a grad-mode region there); the helper itself is only unwrapped.
+
+        Call sites are followed through functions that pass their own parameter on as the
+        flag (`prepare(x, volatile)` calling `to_var(x, volatile=volatile)`), and into other
+        files of the run (`external_calls`, from `volfix.project`): those get their regions
+        in their own files."""
         for finding, call, data, fn, param, edits in self.helpers:
-            sites, unresolved = self.call_sites(fn)
-            if not sites:
+            found = HelperSites()
+            self.follow_helper(finding, fn, param, found, visited=set())
+            if not found.any():
                 # Unwrapping would silence the warning that is the callers' only clue.
-                finding.note = (f"no fix: the flag comes from `{param}`, a parameter of `{fn.name}()`, and no call "
-                                f"in this file passes it: its callers decide where grad mode goes")
-                continue
-            finding.edits = list(edits)
-            data_plain = self.legacy_semantics or self.is_plain(data)
-            finding.applicability = SAFE if data_plain else UNSAFE
-            notes = [f"`{param}` only selected the volatile flag: the call sites decide"]
-            if not data_plain:
-                notes.append("unsafe fix: if the argument requires grad, gradients will now flow into it")
-            covered_lines = []
-            for site in sites:
-                arg, known = self.argument_for(site, fn, param)
-                if not known:
-                    unresolved.append(site.lineno)
-                    continue
-                value = literal_truth(arg)
-                if value is False:
-                    continue
-                if isinstance(arg, ast.Constant) and arg.value is None:
-                    continue
-                scope = self.scope_of(site)
-                if self.covered(site, scope):
-                    continue
-                kind = "no_grad" if value is True else "flag"
-                if isinstance(scope, (ast.Lambda, ast.ClassDef)):
-                    unresolved.append(site.lineno)
-                    continue
-                self.sources.append(Source(finding, site, self.statement_of(site), scope, kind,
-                                           flag=None if value is True else arg))
-                covered_lines.append(site.lineno)
-            if not covered_lines and not unresolved:
-                # No call here passes a true flag: the volatile callers are elsewhere, and
-                # unwrapping would silence the warning that is their only clue.
                 finding.edits, finding.applicability = [], None
+                where = "in this run" if self.external_calls is not None else "in this file"
                 finding.note = (f"no fix: the flag comes from `{param}`, a parameter of `{fn.name}()`, and no call "
-                                f"in this file passes a true flag: its callers elsewhere decide where grad mode goes")
+                                f"{where} passes a true flag: its callers elsewhere decide where grad mode goes")
                 continue
-            if covered_lines:
-                notes.append("volatile call sites at line" + ("s " if len(covered_lines) > 1 else " ")
-                             + ", ".join(map(str, covered_lines)) + " get the region")
-            if unresolved:
+            if call is None:  # a call site of a helper in another file, passing its caller's parameter
+                finding.edits, finding.applicability = [], SAFE
+                notes = [f"`{param}` is passed on as the flag: the call sites of `{fn.name}()` decide"]
+            else:
+                finding.edits = list(edits)
+                data_plain = self.legacy_semantics or self.is_plain(data)
+                finding.applicability = SAFE if data_plain else UNSAFE
+                notes = [f"`{param}` only selected the volatile flag: the call sites decide"]
+                if not data_plain:
+                    notes.append("unsafe fix: if the argument requires grad, gradients will now flow into it")
+            if found.through:
+                notes.append("followed through " + ", ".join(f"`{n}()`" for n in dict.fromkeys(found.through)))
+            if found.covered:
+                lines = sorted(set(found.covered))
+                notes.append("volatile call sites at line" + ("s " if len(lines) > 1 else " ")
+                             + ", ".join(map(str, lines)) + " get the region")
+            if found.elsewhere:
                 finding.applicability = UNSAFE
-                notes.append(f"unsafe fix: `{fn.name}` is also used where volfix cannot follow it (line"
-                             + ("s " if len(unresolved) > 1 else " ") + ", ".join(map(str, sorted(set(unresolved))))
-                             + ")")
+                notes.append("unsafe fix: the volatile call sites in other files ("
+                             + ", ".join(found.elsewhere) + ") get their regions there: fix them in the same run")
+            if found.unresolved:
+                finding.applicability = UNSAFE
+                notes.append("unsafe fix: `" + fn.name + "` is also used where volfix cannot follow it ("
+                             + ", ".join(dict.fromkeys(found.unresolved)) + ")")
             finding.note = "; ".join(notes)
+
+    def follow_helper(self, finding: Finding, fn: ast.AST, param: str, found: "HelperSites",
+                      visited: Set[int]) -> None:
+        """Turn the call sites of `fn` passing `param` into sources (recursively through
+        wrappers that pass on a parameter of their own)."""
+        if id(fn) in visited or len(visited) > 8:
+            return
+        visited.add(id(fn))
+        owner = self.parents.get(fn)
+        key = None
+        if isinstance(owner, ast.Module):
+            key = fn.name  # type: ignore[attr-defined]
+        elif isinstance(owner, ast.ClassDef) and isinstance(self.parents.get(owner), ast.Module):
+            key = METHOD_PREFIX + fn.name  # type: ignore[attr-defined]
+        if key is not None:
+            self.exported[key] = param
+            for ext in (self.external_calls or {}).get(key, ()):
+                if ext.flag == "unknown":
+                    found.unresolved.append(f"{ext.path}:{ext.line}")
+                elif ext.flag in ("true", "expr") and not ext.covered:
+                    found.elsewhere.append(f"{ext.path}:{ext.line}")
+        sites, unresolved = self.call_sites(fn)
+        found.unresolved.extend(f"line {n}" for n in unresolved)
+        for site in sites:
+            arg, known = self.argument_for(site, fn, param)
+            if not known:
+                found.unresolved.append(f"line {site.lineno}")
+                continue
+            self.helper_site(finding, site, arg, found, visited)
+
+    def helper_site(self, finding: Finding, site: ast.Call, arg: Optional[ast.AST], found: "HelperSites",
+                    visited: Set[int]) -> bool:
+        """One call passing `arg` as a helper's flag: a source in its caller, a parameter
+        passed on (followed), or nothing (false flag, already under no_grad)."""
+        value = literal_truth(arg)
+        if value is False or arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+            return False
+        scope = self.scope_of(site)
+        if self.covered(site, scope, any_grad_mode=value is None):
+            return False
+        if isinstance(scope, (ast.Lambda, ast.ClassDef)):
+            found.unresolved.append(f"line {site.lineno}")
+            return False
+        if (value is None and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and arg.id in imp.function_params(scope)):
+            found.through.append(scope.name)
+            before = found.count()
+            self.follow_helper(finding, scope, arg.id, found, visited)
+            return found.count() > before
+        self.sources.append(Source(finding, site, self.statement_of(site), scope,
+                                   "no_grad" if value is True else "flag", flag=None if value is True else arg,
+                                   call_site=True))
+        found.covered.append(site.lineno)
+        return True
+
+    def imported_helper_call(self, call: ast.Call, sig) -> None:
+        """A call of a helper defined in another file of the run (`volfix.project`)."""
+        where = f"{sig.path}:{sig.line}"
+        name = sig.name[len(METHOD_PREFIX):] if sig.name.startswith(METHOD_PREFIX) else sig.name
+        if sig.param is None:  # forwards *args/**kwargs to Variable
+            self.flag_keyword_call(call, f"through the wrapper `{name}` ({where})")
+            return
+        arg, known = signature_argument(call, sig)
+        if not known:
+            return  # named as unresolved in the helper's own file
+        value = literal_truth(arg)
+        if value is False or arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+            return
+        if self.covered(call, self.scope_of(call), any_grad_mode=value is None):
+            return
+        code = "VF101" if value is True else "VF103"
+        shown = "True" if value is True else self.src.segment(arg)
+        message = (f"`{name}()` ({where}) passes `{sig.param}` to `volatile=`, ignored since PyTorch 0.4: "
+                   + ("use `torch.no_grad()` here" if value is True else
+                      "use `torch.set_grad_enabled(not <flag>)` here"))
+        finding = self.add(Finding(code, self.src.start(call), self.src.end(call), message=message,
+                                   note=f"`{sig.param}={shown}` makes this call a volatile source"))
+        scope = self.scope_of(call)
+        if (value is None and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and arg.id in imp.function_params(scope)):
+            self.helpers.append((finding, None, None, scope, arg.id, []))
+            return
+        self.register_source(finding, call, "no_grad" if value is True else "flag", [],
+                             flag=None if value is True else arg, call_site=True)
 
     def call_sites(self, fn: ast.AST) -> Tuple[List[ast.Call], List[int]]:
         """Calls of `fn` in this file, and lines where its name is used otherwise."""
@@ -825,6 +919,42 @@ class LegacyAnalysis:
     def next_group(self) -> int:
         self._group += 1
         return self._group
+
+
+@dataclass
+class HelperSites:
+    """What following a helper's call sites found (for its diagnostic)."""
+
+    covered: List[int] = field(default_factory=list)  # lines of this file that got a source
+    elsewhere: List[str] = field(default_factory=list)  # "path:line" in other files
+    unresolved: List[str] = field(default_factory=list)  # "line N" / "path:line"
+    through: List[str] = field(default_factory=list)  # functions passing the flag on
+
+    def count(self) -> int:
+        return len(self.covered) + len(self.elsewhere)
+
+    def any(self) -> bool:
+        return bool(self.covered or self.elsewhere or self.unresolved)
+
+
+def signature_argument(call: ast.Call, sig) -> Tuple[Optional[ast.AST], bool]:
+    """The expression a call passes for `sig.param` (a `project.HelperSignature`): the
+    argument, a default as a constant, or known=False (`*args`/`**kwargs`, unknown default)."""
+    for kw in call.keywords:
+        if kw.arg == sig.param:
+            return kw.value, True
+    if sig.param in sig.positional:
+        index = sig.positional.index(sig.param)
+        if any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+            return None, False
+        if index < len(call.args):
+            return call.args[index], True
+    if any(kw.arg is None for kw in call.keywords):
+        return None, False
+    default = dict(sig.defaults).get(sig.param)
+    if default in ("true", "false", "none"):
+        return ast.Constant(value={"true": True, "false": False, "none": None}[default]), True
+    return None, False
 
 
 def literal_truth(node: Optional[ast.AST]) -> Optional[bool]:

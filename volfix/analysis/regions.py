@@ -232,7 +232,7 @@ class RegionPlanner:
         """The source statement itself records nothing: `p = Variable(a, volatile=True)`,
         `xs = [Variable(t, volatile=True) for t in ts]`, a factory call."""
         node = source.node
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or source.call_site:
             return False
         data = self.data_arg(node)
         if data is None or not (isinstance(data, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant))

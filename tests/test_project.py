@@ -1,0 +1,210 @@
+"""Helpers that thread the volatile flag across the files of a run (`volfix.project`, SPEC §2.6)."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from volfix.config import Config
+from volfix.project import module_names
+from volfix.runner import run
+
+HELPER = '''\
+import torch
+from torch.autograd import Variable
+
+
+def get_batch(source, i, evaluation=False):
+    data = Variable(source[i:i + 2], volatile=evaluation)
+    return data
+'''
+
+CALLER = '''\
+{imports}
+
+
+def evaluate(model, source):
+    total = 0
+    for i in range(0, len(source), 2):
+        batch = {call}(source, i, evaluation=True)
+        total += model(batch).sum().item()
+    return total
+
+
+def train(model, source, opt):
+    for i in range(0, len(source), 2):
+        batch = {call}(source, i)
+        loss = model(batch).sum()
+        loss.backward()
+        opt.step()
+'''
+
+
+def write(root: Path, files: Dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def fix(root: Path, unsafe: bool = True):
+    return {Path(r.path).relative_to(root).as_posix() if Path(r.path).is_absolute() else r.path: r
+            for r in run([str(root)], config=Config(), mode="fix", unsafe_fixes=unsafe, use_cache=False)}
+
+
+def check(root: Path):
+    return run([str(root)], config=Config(), mode="check", use_cache=False)
+
+
+def with_blocks(source: str):
+    """(header text, first body line) of every `with` statement."""
+    tree = ast.parse(source)
+    return [(ast.unparse(item.context_expr), node.body[0].lineno)
+            for node in ast.walk(tree) if isinstance(node, ast.With) for item in node.items]
+
+
+@pytest.mark.parametrize("imports, call, layout", [
+    ("from data import get_batch", "get_batch", "sibling"),
+    ("import data", "data.get_batch", "sibling"),
+    ("from data import get_batch as gb", "gb", "sibling"),
+    ("from .data import get_batch", "get_batch", "package"),
+    ("from . import data", "data.get_batch", "package"),
+    ("from pkg.data import get_batch", "get_batch", "root"),
+])
+def test_call_site_in_another_module_gets_the_region(tmp_path, imports, call, layout):
+    prefix = {"sibling": "", "package": "pkg/", "root": "pkg/"}[layout]
+    files = {f"{prefix}data.py": HELPER}
+    if layout == "package":
+        files["pkg/__init__.py"] = ""
+    caller = "main.py" if layout == "root" else f"{prefix}main.py"
+    files[caller] = CALLER.format(imports=imports, call=call)
+    write(tmp_path, files)
+    results = fix(tmp_path)
+    helper = (tmp_path / f"{prefix}data.py").read_text()
+    main = (tmp_path / caller).read_text()
+    assert "volatile" not in helper and "Variable" not in helper
+    # Only the evaluation call is wrapped; the training call is left alone.
+    assert with_blocks(main) == [("torch.no_grad()", 9)], main
+    assert "import torch" in main
+    assert all(r.error is None for r in results.values())
+    # Running again changes nothing and reports nothing.
+    again = fix(tmp_path)
+    assert all(not r.changed for r in again.values())
+    assert check(tmp_path) == []
+
+
+def test_helper_without_a_true_caller_in_the_run_is_not_fixed(tmp_path):
+    write(tmp_path, {"data.py": HELPER,
+                     "main.py": CALLER.format(imports="from data import get_batch", call="get_batch")
+                     .replace("evaluation=True", "evaluation=False")})
+    results = fix(tmp_path)
+    assert (tmp_path / "data.py").read_text() == HELPER
+    [diag] = [d for r in results.values() for d in r.diagnostics if d.code == "VF103"]
+    assert diag.fix is None
+    assert "no call in this run passes a true flag" in diag.note
+
+
+def test_helper_diagnostic_names_the_call_sites_in_other_files(tmp_path):
+    write(tmp_path, {"data.py": HELPER,
+                     "main.py": CALLER.format(imports="from data import get_batch", call="get_batch"),
+                     "other.py": "from data import get_batch\n\n\ndef f(s, *a):\n    return get_batch(s, *a)\n"})
+    results = {Path(r.path).name: r for r in check(tmp_path)}
+    [helper] = [d for d in results["data.py"].diagnostics if d.code == "VF103"]
+    assert "main.py:7" in helper.note
+    # `*a` may carry the flag: named as a call site volfix cannot follow.
+    assert "other.py:5" in helper.note and "cannot follow" in helper.note
+    [site] = results["main.py"].diagnostics
+    assert site.code == "VF101" and site.location.row == 7
+    assert "data.py:5" in site.text
+
+
+def test_caller_passing_its_own_parameter_is_followed_to_its_callers(tmp_path):
+    write(tmp_path, {"data.py": HELPER, "main.py": '''\
+        from data import get_batch
+
+
+        def batches(source, volatile=False):
+            return [get_batch(source, i, evaluation=volatile) for i in range(0, len(source), 2)]
+
+
+        def evaluate(model, source):
+            out = [model(x) for x in batches(source, volatile=True)]
+            return out
+        '''})
+    fix(tmp_path)
+    main = (tmp_path / "main.py").read_text()
+    # The whole body of the caller that passes True is the region: the decorator.
+    assert "@torch.no_grad()\ndef evaluate(" in main, main
+    assert "@torch.no_grad()\ndef batches(" not in main, main
+
+
+def test_method_helper_called_on_an_instance_elsewhere(tmp_path):
+    write(tmp_path, {"model.py": '''\
+        import torch.nn as nn
+        from torch.autograd import Variable
+
+
+        class Encoder(nn.Module):
+            def forward_emb(self, images, volatile=False):
+                images = Variable(images, volatile=volatile)
+                return self.fc(images)
+        ''', "evaluation.py": '''\
+        def encode(model, loader):
+            embs = []
+            for images in loader:
+                emb = model.forward_emb(images, volatile=True)
+                embs.append(emb.data.numpy())
+            return embs
+        '''})
+    fix(tmp_path)
+    evaluation = (tmp_path / "evaluation.py").read_text()
+    assert with_blocks(evaluation) == [("torch.no_grad()", 6)], evaluation
+    assert "volatile" not in (tmp_path / "model.py").read_text().split("def forward_emb")[1].split("\n", 2)[1]
+
+
+def test_wrapper_lambda_imported_from_another_module(tmp_path):
+    write(tmp_path, {"common.py": '''\
+        from torch import autograd
+        USE_CUDA = False
+        Variable = lambda *args, **kwargs: autograd.Variable(*args, **kwargs).cuda() if USE_CUDA else autograd.Variable(*args, **kwargs)
+        ''', "agent.py": '''\
+        import torch
+        from common import Variable
+
+
+        def act(model, state):
+            state = Variable(torch.FloatTensor(state).unsqueeze(0), volatile=True)
+            q_value = model(state)
+            return q_value.max(1)[1].item()
+        '''})
+    fix(tmp_path)
+    agent = (tmp_path / "agent.py").read_text()
+    assert "volatile" not in agent
+    # The whole body is the region: the decorator.
+    assert "@torch.no_grad()\ndef act(" in agent, agent
+
+
+def test_caller_cache_follows_the_helper(tmp_path):
+    """A caller's cached result depends on the helper's file: editing only the helper
+    changes what `check` says about the caller."""
+    write(tmp_path, {"data.py": HELPER,
+                     "main.py": CALLER.format(imports="from data import get_batch", call="get_batch")})
+    (tmp_path / ".git").mkdir()
+    first = run([str(tmp_path)], config=Config(), mode="check")
+    assert any(Path(r.path).name == "main.py" for r in first)
+    (tmp_path / "data.py").write_text(HELPER.replace("volatile=evaluation", "volatile=False"))
+    second = run([str(tmp_path)], config=Config(), mode="check")
+    assert not any(Path(r.path).name == "main.py" and r.diagnostics for r in second)
+
+
+def test_module_names():
+    assert module_names("/r/pkg/utils.py", "/r/main.py") == ["pkg.utils", "r.pkg.utils", ".pkg.utils"]
+    assert module_names("/r/pkg/utils.py", "/r/pkg/train.py")[:2] == ["utils", "pkg.utils"]
+    assert ".utils" in module_names("/r/pkg/utils.py", "/r/pkg/train.py")
+    assert "." in module_names("/r/pkg/__init__.py", "/r/pkg/train.py")
+    assert "..sub.utils" in module_names("/r/pkg/sub/utils.py", "/r/pkg/other/train.py")
+    # A module in a directory that does not hold the importer is not importable by a bare name.
+    assert "utils" not in module_names("/r/lib/utils.py", "/r/scripts/train.py")
