@@ -161,7 +161,7 @@ def test_method_helper_called_on_an_instance_elsewhere(tmp_path):
         '''})
     fix(tmp_path)
     evaluation = (tmp_path / "evaluation.py").read_text()
-    assert with_blocks(evaluation) == [("torch.no_grad()", 6)], evaluation
+    assert with_blocks(evaluation) == [("torch.no_grad()", 8)], evaluation
     assert "volatile" not in (tmp_path / "model.py").read_text().split("def forward_emb")[1].split("\n", 2)[1]
 
 
