@@ -99,8 +99,10 @@ def describe(node: ast.AST) -> str:
 
 @dataclass
 class Escape:
-    what: str  # "returned", "yielded", "stored on `self.priors`", ...
+    what: str  # "`return`", "`yield`", "`self.priors`", ...
     line: int
+    node: Optional[ast.AST] = None  # the attribute stored to
+    followed: bool = False  # its consumers got their own regions (RegionPlanner)
 
 
 @dataclass
@@ -326,6 +328,8 @@ class ScopeFlow:
     def computes_with_taint(self, stmt: ast.stmt, taint: Taint, is_source) -> bool:
         for node in self._own_nodes(stmt):
             if is_source(node):
+                if isinstance(node, ast.Attribute) and self._inspection(node):
+                    continue  # a volatile attribute only moved (`return (loc, self.priors)`)
                 return True
             if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
                     and self.name_tainted(node.id, stmt, taint) and not self._inspection(node)):
@@ -377,7 +381,7 @@ class ScopeFlow:
                 for t in targets:
                     for sub in ast.walk(t):
                         if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
-                            taint.escapes.append(Escape(f"`{describe(sub)}`", stmt.lineno))
+                            taint.escapes.append(Escape(f"`{describe(sub)}`", stmt.lineno, sub))
                         elif (isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store)
                               and not isinstance(sub.value, ast.Name)):
                             taint.escapes.append(Escape(f"`{describe(sub.value)}[...]`", stmt.lineno))

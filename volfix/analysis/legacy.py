@@ -449,10 +449,7 @@ class LegacyAnalysis:
     def requires_grad_fix(self, call: ast.Call, data: ast.AST, flag: ast.AST, rg: Optional[bool]) -> None:
         start, end = self.src.start(call), self.src.end(call)
         if rg is None:
-            text = f"{self.attr_base(data)}.requires_grad_({self.src.segment(flag)})"
-            self.add(Finding("VF111", start, end, UNSAFE,
-                             note="unsafe fix: `requires_grad_()` changes the tensor itself",
-                             edits=self.call_edit(call, text)))
+            self.requires_grad_flag_fix(call, data, flag)
             return
         if isinstance(data, ast.Attribute) and data.attr == "data":
             text = f"{self.attr_base(data.value)}.detach().requires_grad_()"
@@ -476,6 +473,43 @@ class LegacyAnalysis:
         text = f"{self.attr_base(data)}.requires_grad_()"
         self.add(Finding("VF111", start, end, SAFE if safe else UNSAFE, note=note,
                          edits=self.call_edit(call, text)))
+
+    def requires_grad_flag_fix(self, call: ast.Call, data: ast.AST, flag: ast.AST) -> None:
+        """`Variable(x, requires_grad=flag)` is exactly `x.detach().requires_grad_(flag)`
+        (SEMANTICS.md facts 13-14): a new leaf sharing x's storage. When the flag is a
+        parameter of a wrapper (`to_var(x, requires_grad=False)`) whose every call in this
+        file passes a false flag, the wrapper asks for no gradients: it becomes `x`."""
+        start, end = self.src.start(call), self.src.end(call)
+        fresh = isinstance(data, ast.Call) and self.is_plain(data)
+        base = self.attr_base(data) if fresh else f"{self.attr_base(data)}.detach()"
+        exact = f"{base}.requires_grad_({self.src.segment(flag)})"
+        scope = self.scope_of(call)
+        if isinstance(flag, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and flag.id in imp.function_params(scope):
+            sites, unresolved = self.call_sites(scope)
+            values = []
+            for site in sites:
+                arg, known = self.argument_for(site, scope, flag.id)
+                values.append(literal_truth(arg) if known else None)
+                if not known:
+                    unresolved.append(site.lineno)
+            asking = [site.lineno for site, v in zip(sites, values) if v is not False]
+            if sites and not asking and not unresolved:
+                lines = ", ".join(str(n) for n in sorted({site.lineno for site in sites}))
+                self.add(Finding("VF111", start, end, UNSAFE, edits=self.unwrap_edits(call, data)[0],
+                                 note=f"unsafe fix: no call of `{scope.name}()` in this file asks for gradients "
+                                      f"(line{'s' if len(sites) > 1 else ''} {lines}), so it becomes a plain "
+                                      f"unwrap; a caller elsewhere passing `{flag.id}=True` would lose them"))
+                return
+            if asking:
+                note = (f"exact: a new leaf sharing the tensor's storage, as before; the call"
+                        f"{'s' if len(asking) > 1 else ''} at line{'s' if len(asking) > 1 else ''} "
+                        f"{', '.join(map(str, asking))} may ask for gradients")
+                self.add(Finding("VF111", start, end, SAFE, note=note, edits=self.call_edit(call, exact)))
+                return
+        self.add(Finding("VF111", start, end, SAFE,
+                         note="exact: a new leaf sharing the tensor's storage, as `Variable` made",
+                         edits=self.call_edit(call, exact)))
 
     def attr_base(self, expr: ast.AST) -> str:
         text = self.src.segment(expr)
@@ -623,6 +657,28 @@ class LegacyAnalysis:
         scope = self.scope_of(node)
         grad_enabled = self.spell("torch.is_grad_enabled", scope)
         obj = self.src.segment(node.value)
+        compared = self.compared_with_literal(node, parent)
+        if compared is not None:
+            # `x.volatile == False` / `is False` / `!= True`: "grad mode is on" (in a hook:
+            # "the input records"); `== True`: "grad mode is off".
+            on = not compared
+            guard = self.guards_gradients(parent, obj)
+            if guard:
+                text = f"{self.attr_base(node.value)}.requires_grad"
+                text = text if on else f"not {text}"
+            else:
+                text = f"{grad_enabled}()" if on else f"not {grad_enabled}()"
+            if not on and isinstance(self.parents.get(parent), (ast.Attribute, ast.Subscript, ast.Call, ast.BinOp,
+                                                                   ast.Compare, ast.UnaryOp, ast.BoolOp)):
+                text = f"({text})"
+            what = self.src.segment(parent)
+            why = (f"`{what}` means \"{'this can have gradients' if on else 'this cannot have gradients'}\" here: "
+                   f"it now reads `.requires_grad`" if guard else
+                   f"`{what}` asked whether grad mode was {'on' if on else 'off'}: "
+                   f"`torch.is_grad_enabled()` answers that today")
+            self.add(Finding("VF201", self.src.start(node), self.src.end(node), UNSAFE, note=f"unsafe fix: {why}",
+                             edits=[TextEdit(self.src.start(parent), self.src.end(parent), text)]))
+            return
         if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
             target, guard = parent, self.guards_gradients(parent, obj)
             text = f"{self.attr_base(node.value)}.requires_grad" if guard else f"{grad_enabled}()"
@@ -636,6 +692,22 @@ class LegacyAnalysis:
             why = "`x.volatile` becomes `not torch.is_grad_enabled()`: true inside a `no_grad` region"
         self.add(Finding("VF201", self.src.start(node), self.src.end(node), UNSAFE, note=f"unsafe fix: {why}",
                          edits=[TextEdit(self.src.start(target), self.src.end(target), text)]))
+
+    @staticmethod
+    def compared_with_literal(node: ast.AST, parent: Optional[ast.AST]) -> Optional[bool]:
+        """For `node == True/False` (also `is`, `!=`, `is not`, either side): what `node` being
+        true means for the comparison (True: the comparison holds when `node` is true)."""
+        if not (isinstance(parent, ast.Compare) and len(parent.ops) == 1):
+            return None
+        other = parent.comparators[0] if parent.left is node else parent.left
+        if other is node or not (isinstance(other, ast.Constant) and isinstance(other.value, bool)):
+            return None
+        op = parent.ops[0]
+        if isinstance(op, (ast.Eq, ast.Is)):
+            return other.value
+        if isinstance(op, (ast.NotEq, ast.IsNot)):
+            return not other.value
+        return None
 
     def guards_gradients(self, test: ast.AST, obj: str) -> bool:
         owner = self.parents.get(test)

@@ -67,20 +67,82 @@ class RegionPlanner:
 
     # -------------------------------------------------------------- planning
     def plan(self) -> None:
-        by_scope: Dict[int, List[Source]] = {}
-        for source in self.a.sources:
-            by_scope.setdefault(id(source.scope), []).append(source)
-        for sources in by_scope.values():
-            scope = sources[0].scope
-            flow = ScopeFlow(scope, self.a.parents)
-            regions = [self.region_for([s], flow) for s in sources]
-            regions = self.merge(regions, flow)
-            for region in regions:
-                self.finish(region, flow, regions)
+        pending = list(self.a.sources)
+        followed: Set[int] = set()
+        for _round in range(3):  # attributes set from attributes: a short chain at most
+            by_scope: Dict[int, List[Source]] = {}
+            for source in pending:
+                by_scope.setdefault(id(source.scope), []).append(source)
+            pending = []
+            for sources in by_scope.values():
+                scope = sources[0].scope
+                flow = ScopeFlow(scope, self.a.parents)
+                regions = [self.region_for([s], flow) for s in sources]
+                regions = self.merge(regions, flow)
+                for region in regions:
+                    pending.extend(self.follow_attributes(region, followed))
+                    self.finish(region, flow, regions)
+            if not pending:
+                break
         self.finalize()
 
+    def follow_attributes(self, region: Region, followed: Set[int]) -> List[Source]:
+        """Volatility stored on `self.priors` in one method reaches the reads of `self.priors`
+        in the class's other methods (SPEC §2.6): each read becomes a source there. Not
+        followed when the class assigns the attribute elsewhere too (which value a read sees
+        is then unknown): the diagnostic names the reads."""
+        scope = region.scope
+        cls = self.a.parents.get(scope)
+        if (region.kind != "no_grad" or region.taint is None
+                or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(cls, ast.ClassDef)
+                or not scope.args.args):
+            return []
+        me = scope.args.args[0].arg
+        out: List[Source] = []
+        for escape in region.taint.escapes:
+            node = escape.node
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me):
+                continue
+            reads, stores = [], []
+            for other in self.a.attributes.get(node.attr, []):
+                if other is node:
+                    continue
+                method = self.a.scope_of(other)
+                if (not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.a.parents.get(method) is not cls
+                        or not method.args.args or not isinstance(other.value, ast.Name)
+                        or other.value.id != method.args.args[0].arg):
+                    continue
+                (stores if isinstance(other.ctx, ast.Store) else reads).append((other, method))
+            lines = ", ".join(str(n) for n in sorted({o.lineno for o, _ in reads}))
+            what = f"`{me}.{node.attr}`"
+            if stores or not reads:
+                if reads:
+                    why = (f"unsafe fix: volatility escapes through {what}; its reads at line"
+                           f"{'s' if len(reads) > 1 else ''} {lines} are not covered "
+                           f"(`{node.attr}` is also assigned at line {stores[0][0].lineno})")
+                    self.note_all(region.sources, why)
+                continue
+            escape.followed = True
+            methods = ", ".join(dict.fromkeys(f"`{m.name}()`" for _, m in reads))
+            self.note_all(region.sources, f"unsafe fix: volatility stored on {what} is followed into {methods} "
+                                          f"(line{'s' if len(reads) > 1 else ''} {lines}); reads outside the class "
+                                          f"are not covered")
+            for other, method in reads:
+                if id(other) in followed or method is scope or self.a.covered(other, method):
+                    continue
+                followed.add(id(other))
+                for source in region.sources:
+                    out.append(Source(source.finding, other, self.a.statement_of(other), method, "no_grad"))
+                    break
+        return out
+
+    def note_all(self, sources: List[Source], note: str) -> None:
+        """A remark on these sources' findings that also makes their fixes unsafe."""
+        for s in sources:
+            s.finding.parts.append((None, note, [], None))
+
     def region_for(self, sources: List[Source], flow: ScopeFlow) -> Region:
-        ids = {id(s.node) for s in sources if isinstance(s.node, ast.Call)}
+        ids = {id(s.node) for s in sources if isinstance(s.node, (ast.Call, ast.Attribute))}
         seed = {s.seed_name: [s.stmt] for s in sources if s.seed_name}
         taint = flow.analyse(lambda n: id(n) in ids, seed)
         stmts = list({id(s): s for s in taint.uses + [s.stmt for s in sources]}.values())
@@ -230,15 +292,13 @@ class RegionPlanner:
 
     def trivial(self, source: Source) -> bool:
         """The source statement itself records nothing: `p = Variable(a, volatile=True)`,
-        `xs = [Variable(t, volatile=True) for t in ts]`, a factory call."""
+        `xs = [Variable(t, volatile=True) for t in ts]`, `p = Variable(prior.forward(), volatile=True)`.
+        In 0.3 the data of a Variable was a plain tensor (a Variable there raised a TypeError),
+        and tensor operations never recorded a graph: computing it needs no region."""
         node = source.node
         if not isinstance(node, ast.Call) or source.call_site:
             return False
-        data = self.data_arg(node)
-        if data is None or not (isinstance(data, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant))
-                                or (isinstance(data, ast.Call) and self.a.qual(data.func) in PLAIN_PRODUCERS)):
-            return False
-        if isinstance(data, ast.Subscript) and not isinstance(data.value, (ast.Name, ast.Attribute)):
+        if self.data_arg(node) is None:
             return False
         cur = self.a.parents.get(node)
         while not isinstance(cur, ast.stmt):
@@ -317,8 +377,8 @@ class RegionPlanner:
     def safety(self, region: Region, flow: ScopeFlow, covered: list) -> Tuple[Applicability, Optional[str]]:
         reasons = []
         taint = region.taint
-        if taint is not None and taint.escapes:
-            escapes = sorted({(e.line, e.what) for e in taint.escapes})
+        if taint is not None and any(not e.followed for e in taint.escapes):
+            escapes = sorted({(e.line, e.what) for e in taint.escapes if not e.followed})
             what = ", ".join(f"{w} (line {l})" for l, w in escapes[:3])
             reasons.append(f"unsafe fix: volatility escapes through {what}; its consumers are not covered")
         extra = self.extra_coverage(region, flow, covered)
