@@ -515,6 +515,8 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
         candidates += _async_groups(analysis, current, unsafe, banned)
         if not candidates:
             break
+        # VF104's fix contains its helper's VF103 fix: it goes first, or it would never apply.
+        candidates.sort(key=lambda c: not any(d.code == "VF104" for d in c[0][1]))
         chosen, edits = select_compatible(candidates)
         new = apply_edits(current, edits)
         if not _compiles(new):

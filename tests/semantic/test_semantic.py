@@ -80,6 +80,9 @@ class Case:
     # Legacy names the fixed program may legitimately keep (a project's own wrapper that
     # still does something, e.g. a rebound `Variable` that moves tensors to the GPU).
     keeps: frozenset = frozenset()
+    # Opt-in rules the fix runs with: VF104 drops a helper's parameter that only chose
+    # `volatile=` (volfix keeps signatures by default), the last legacy name in those programs.
+    extend_select: Tuple[str, ...] = ()
 
 
 CASES = [
@@ -130,7 +133,7 @@ CASES = [
     # goes with the rest of the legacy API.
     Case("rl_to_var_agent", frozenset({"VF103", "VF110"}),
          grads=("fc_grad", "head_grad", "head_weight"),
-         graph_before="T{6}", graph_after="F{3}TF{2}"),
+         graph_before="T{6}", graph_after="F{3}TF{2}", extend_select=("VF104",)),
     # RL-Adventure's `Variable = lambda *args, **kwargs: ...` is a wrapper (SPEC.md §1, §2.6):
     # the call through it with volatile=True is a source; the wrapper itself still moves
     # tensors to the GPU, so its name (and the forwarded call inside it) may stay.
@@ -141,7 +144,7 @@ CASES = [
     # eval mode does not (SEMANTICS.md fact 3).
     Case("detector_training_flag", frozenset({"VF103"}),
          inference=("cls_prob", "bbox_pred"), grads=("fc_grad", "bbox_grad"),
-         graph_before="TT", graph_after="TF"),
+         graph_before="TT", graph_after="TF", extend_select=("VF104",)),
     # The volatile priors live on `self`; the test phase decodes boxes from them, so in 0.3
     # the boxes were volatile (fact 4) while the scores, computed from a non-volatile input,
     # were not. The train phase only hands the priors to the loss, which uses `.data`.
@@ -266,7 +269,8 @@ def workdir(tmp_path_factory) -> Path:
 def runs_for(case: Case, workdir: Path) -> Runs:
     if case.name not in _runs:
         original = (EXAMPLES / f"{case.name}.py").read_text(encoding="utf-8")
-        fixed_result = fix_source(original, path=f"{case.name}.py", unsafe_fixes=True)
+        config = Config(extend_select=case.extend_select) if case.extend_select else None
+        fixed_result = fix_source(original, path=f"{case.name}.py", unsafe_fixes=True, config=config)
         assert fixed_result.error is None, fixed_result.error
         fixed = fixed_result.fixed_source
         runnable = original

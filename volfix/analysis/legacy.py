@@ -159,6 +159,7 @@ class LegacyAnalysis:
         self.imported_helpers: dict = dict(imported_helpers or {})
         self.external_calls: Optional[dict] = external_calls
         self.exported: Dict[str, str] = {}  # module-level helper name -> its flag parameter
+        self.helper_roots: list = []  # (finding, Variable call, fn, param, HelperSites)
         self._interior_rows: Optional[Set[int]] = None
 
     # ------------------------------------------------------------------ scopes
@@ -240,6 +241,7 @@ class LegacyAnalysis:
                                      note="no fix: a `volatile` key passed on as keyword arguments"))
         self.resolve_helpers()
         self.plan_regions()
+        self.flag_parameters()
         self.findings.sort(key=lambda f: (f.start, f.code))
         return self.findings
 
@@ -331,7 +333,7 @@ class LegacyAnalysis:
                        key=lambda n: (n.lineno, n.col_offset))
         target = kw
         index = next(i for i, n in enumerate(items) if n is target)
-        end = self.src.end(kw.value)
+        end = self.src.end(kw.value if isinstance(kw, ast.keyword) else kw)
         if index > 0:
             start = self.src.end(items[index - 1])
         elif index + 1 < len(items):
@@ -790,6 +792,8 @@ class LegacyAnalysis:
         for finding, call, data, fn, param, edits in self.helpers:
             found = HelperSites()
             self.follow_helper(finding, fn, param, found, visited=set())
+            if call is not None:
+                self.helper_roots.append((finding, call, fn, param, found))
             if not found.any():
                 # Unwrapping would silence the warning that is the callers' only clue.
                 finding.edits, finding.applicability = [], None
@@ -813,6 +817,9 @@ class LegacyAnalysis:
                 lines = sorted(set(found.covered))
                 notes.append("volatile call sites at line" + ("s " if len(lines) > 1 else " ")
                              + ", ".join(map(str, lines)) + " get the region")
+            if found.already or found.already_elsewhere:
+                where = [f"line {n}" for n in sorted(set(found.already))] + found.already_elsewhere
+                notes.append("volatile call sites already under a grad-mode region: " + ", ".join(where))
             if found.elsewhere:
                 finding.applicability = UNSAFE
                 notes.append("unsafe fix: the volatile call sites in other files ("
@@ -822,6 +829,108 @@ class LegacyAnalysis:
                 notes.append("unsafe fix: `" + fn.name + "` is also used where volfix cannot follow it ("
                              + ", ".join(dict.fromkeys(found.unresolved)) + ")")
             finding.note = "; ".join(notes)
+
+    def flag_parameters(self) -> None:
+        """VF104 (opt-in): a helper's parameter that only selected `volatile` is unused once
+        the flag is gone. Its fix is the helpers' own fix plus dropping the parameter from the
+        signature and the argument from every call in this file: offered only when every use
+        of the helper is such a call here (none elsewhere in the run, none unresolved)."""
+        groups: Dict[Tuple[int, str], list] = {}
+        for finding, call, fn, param, found in self.helper_roots:
+            groups.setdefault((id(fn), param), []).append((finding, call, fn, found))
+        for (_, param), members in groups.items():
+            fn = members[0][2]
+            calls = {id(call) for _, call, _, _ in members}
+            findings = [m[0] for m in members]
+            if self.param_used_otherwise(fn, param, calls):
+                continue  # the parameter still means something without the flag
+            start, end = self.param_span(fn, param)
+            finding = self.add(Finding("VF104", start, end,
+                                       message=f"Parameter `{param}` of `{fn.name}()` only chose `volatile=`, which "
+                                               f"PyTorch 0.4 removed: it is unused once the flag is gone"))
+            why = self.flag_parameter_blocker(fn, param, members)
+            if why is None and any(f.applicability is None or not f.edits for f in findings):
+                why = "the flag's own fix is not available (see the VF103 finding)"
+            if why is None:
+                edits = self.drop_parameter(fn, param)
+                sites, _ = self.call_sites(fn)
+                for site in sites:
+                    arg, known = self.argument_for(site, fn, param)
+                    node = next((k for k in site.keywords if k.arg == param), None) or \
+                        next((a for a in site.args if a is arg), None)
+                    if node is not None:
+                        edits += self.drop_keyword(site, node)
+                if edits is None:
+                    why = "the signature cannot be edited safely"
+                else:
+                    for f in findings:
+                        edits += [e for e in f.edits if e not in edits]
+                    finding.edits, finding.applicability = edits, UNSAFE
+                    finding.note = ("unsafe fix: drops the parameter and its arguments; a caller outside this "
+                                    "run that passes it would raise a TypeError")
+                    continue
+            finding.note = f"no fix: {why}"
+
+    def param_used_otherwise(self, fn: ast.AST, param: str, calls: Set[int]) -> bool:
+        """Is `param` read anywhere but as the `volatile=` of these Variable calls?"""
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id == param and not isinstance(node.ctx, ast.Del):
+                kw = self.parents.get(node)
+                call = self.parents.get(kw) if isinstance(kw, ast.keyword) else None
+                if not (isinstance(kw, ast.keyword) and kw.arg == "volatile" and id(call) in calls):
+                    return True
+        return False
+
+    def flag_parameter_blocker(self, fn: ast.AST, param: str, members: list) -> Optional[str]:
+        for _, _, _, found in members:
+            if found.elsewhere or found.unresolved or found.through:
+                return "the helper is also used where its arguments cannot be edited from this file"
+        key = fn.name if isinstance(self.parents.get(fn), ast.Module) else METHOD_PREFIX + fn.name  # type: ignore[attr-defined]
+        if (self.external_calls or {}).get(key):
+            return "other files of the run call the helper"
+        sites, other = self.call_sites(fn)
+        if other:
+            return "the helper is also used other than by a call"
+        args = fn.args  # type: ignore[attr-defined]
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        if param in positional:
+            index = positional.index(param)
+            if param in [a.arg for a in args.posonlyargs] or len(positional) == 1:
+                return "the parameter cannot be removed from the signature here"
+            method = isinstance(self.parents.get(fn), ast.ClassDef)
+            shift = 1 if method and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                                            for d in fn.decorator_list) else 0  # type: ignore[attr-defined]
+            for site in sites:
+                if len(site.args) > index - shift + 1 or any(isinstance(a, ast.Starred) for a in site.args):
+                    return f"the call at line {site.lineno} passes arguments after it by position"
+        elif param not in [a.arg for a in args.kwonlyargs][1:]:
+            return "the parameter cannot be removed from the signature here"
+        return None
+
+    def param_span(self, fn: ast.AST, param: str) -> Tuple[int, int]:
+        args = fn.args  # type: ignore[attr-defined]
+        for a in args.posonlyargs + args.args + args.kwonlyargs:
+            if a.arg == param:
+                return self.src.start(a), self.src.end(a)
+        return self.src.start(fn), self.src.start(fn)
+
+    def drop_parameter(self, fn: ast.AST, param: str) -> Optional[List[TextEdit]]:
+        """Remove `, param=default` (or `param=default, `) from the signature."""
+        args = fn.args  # type: ignore[attr-defined]
+        positional = args.posonlyargs + args.args
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        items = positional if param in [a.arg for a in positional] else args.kwonlyargs
+        index = next(i for i, a in enumerate(items) if a.arg == param)
+        node = items[index]
+        end = self.src.end(defaults.get(param, node))
+        if index == 0:
+            return None
+        previous = items[index - 1]
+        start = self.src.end(defaults.get(previous.arg, previous))
+        if self.src.comments_between(start, end):
+            return None
+        return [TextEdit(start, end, "")]
 
     def follow_helper(self, finding: Finding, fn: ast.AST, param: str, found: "HelperSites",
                       visited: Set[int]) -> None:
@@ -841,8 +950,8 @@ class LegacyAnalysis:
             for ext in (self.external_calls or {}).get(key, ()):
                 if ext.flag == "unknown":
                     found.unresolved.append(f"{ext.path}:{ext.line}")
-                elif ext.flag in ("true", "expr") and not ext.covered:
-                    found.elsewhere.append(f"{ext.path}:{ext.line}")
+                elif ext.flag in ("true", "expr"):
+                    (found.already_elsewhere if ext.covered else found.elsewhere).append(f"{ext.path}:{ext.line}")
         sites, unresolved = self.call_sites(fn)
         found.unresolved.extend(f"line {n}" for n in unresolved)
         for site in sites:
@@ -861,6 +970,7 @@ class LegacyAnalysis:
             return False
         scope = self.scope_of(site)
         if self.covered(site, scope, any_grad_mode=value is None):
+            found.already.append(site.lineno)
             return False
         if isinstance(scope, (ast.Lambda, ast.ClassDef)):
             found.unresolved.append(f"line {site.lineno}")
@@ -1001,12 +1111,14 @@ class HelperSites:
     elsewhere: List[str] = field(default_factory=list)  # "path:line" in other files
     unresolved: List[str] = field(default_factory=list)  # "line N" / "path:line"
     through: List[str] = field(default_factory=list)  # functions passing the flag on
+    already: List[int] = field(default_factory=list)  # true calls already under no_grad here
+    already_elsewhere: List[str] = field(default_factory=list)  # ... and in other files
 
     def count(self) -> int:
-        return len(self.covered) + len(self.elsewhere)
+        return len(self.covered) + len(self.elsewhere) + len(self.already) + len(self.already_elsewhere)
 
     def any(self) -> bool:
-        return bool(self.covered or self.elsewhere or self.unresolved)
+        return bool(self.count() or self.unresolved)
 
 
 def signature_argument(call: ast.Call, sig) -> Tuple[Optional[ast.AST], bool]:

@@ -123,12 +123,20 @@ class VolatileFlagInVariableCall(Rule):
     it would change the mode for the rest of the thread.
 
     A flag that is a parameter of its function (`get_batch(source, i, evaluation=False)`,
-    `to_var(x, volatile=False)`) makes the function a helper: the helper is unwrapped, and every
-    call in the same file becomes a source in its caller, placed with the same rules there
-    (a literal true flag gives a `no_grad` region, an expression a grad-mode region, a false one
-    nothing). The signature is kept. Uses volfix cannot follow (the function passed as a value,
-    `*args`) make the fix unsafe and are named; with no call in the file at all no fix is
-    offered, because unwrapping would silence the warning that is the callers' only clue.
+    `to_var(x, volatile=False)`, a method `forward_emb(self, ..., volatile=False)`) makes the
+    function a helper: the helper is unwrapped, and every call becomes a source in its caller,
+    placed with the same rules there (a literal true flag gives a `no_grad` region, an
+    expression a grad-mode region, a false one nothing). Calls are followed through functions
+    that pass their own parameter on as the flag, and into the other files of the run: a
+    module imported by an absolute import from a directory holding both files (sibling
+    scripts, a package run from its root) or by a relative import, and a method by its name
+    when one class of the run defines it. A call in another file is reported there (VF101 for
+    a true flag, VF103 for an expression) and gets its region there; the helper's own fix is
+    then unsafe, because it must be applied in the same run. The signature is kept (VF104,
+    off by default, drops it). Uses volfix cannot follow (the function passed as a value,
+    `*args`) make the fix unsafe and are named; with no call passing a true flag in the run no
+    fix is offered, because unwrapping would silence the warning that is the callers' only
+    clue.
     """
 
     CODE = "VF103"
@@ -198,7 +206,11 @@ class RequiresGradVariable(Rule):
     same new leaf). Another fresh tensor expression becomes `expr.requires_grad_()` (safe when
     evidently a plain tensor). For a name, `x.requires_grad_()` changes `x` itself, so other
     references to it start recording: unsafe unless `legacy-semantics = true`.
-    A non-literal `requires_grad=flag` gets `x.requires_grad_(flag)` (unsafe).
+    A non-literal `requires_grad=flag` gets `x.detach().requires_grad_(flag)` (safe: exactly
+    what `Variable` makes today, a new leaf sharing `x`'s storage, whatever the flag). When the
+    flag is a parameter of a wrapper (`to_var(x, requires_grad=False)`) that no call in the
+    file asks for gradients, the wrapper asks for none: it becomes `x` (unsafe: a caller in
+    another file passing `requires_grad=True` would lose its gradients).
     """
 
     CODE = "VF111"
@@ -241,3 +253,50 @@ class VariableTypeComparison(Rule):
     CODE = "VF112"
     MESSAGE = "`type(x) == Variable` is always False since PyTorch 0.4; use `isinstance(x, torch.Tensor)`"
     FIX = Applicability.SAFE
+
+
+class VolatileFlagParameter(Rule):
+    """
+    ## What it does
+    Finds a helper's parameter that only selected `volatile`:
+    `get_batch(source, i, evaluation=False)` creating `Variable(..., volatile=evaluation)`.
+    Off by default: select it (`--extend-select VF104`) to drop such parameters.
+
+    ## Why is this bad?
+    Once VF103 moved the decision to the call sites (a `torch.no_grad()` region where a
+    call passes a true flag), the parameter does nothing: every call still passes
+    `evaluation=True`, which reads as if it mattered.
+
+    ## Example
+    ```python
+    def get_batch(source, i, evaluation=False):
+        return Variable(source[i:i + 35], volatile=evaluation)
+
+    data = get_batch(val_data, i, evaluation=True)
+    ```
+
+    ## Use instead
+    ```python
+    def get_batch(source, i):
+        return source[i:i + 35]
+
+    with torch.no_grad():
+        data = get_batch(val_data, i)
+    ```
+
+    ## Fix safety
+    Unsafe, and only offered when every use of the helper is a call in the same file that
+    volfix can edit (no call in another file of the run, no call passing later arguments by
+    position, no use other than a call): the fix applies the helper's VF103 fix, removes the
+    parameter from the signature and its argument from every call. Callers outside the run
+    that still pass it would raise a `TypeError`, which is why volfix keeps signatures unless
+    this rule is selected.
+
+    ## References
+    - [PyTorch 0.4.0 migration guide](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
+    """
+
+    CODE = "VF104"
+    MESSAGE = "A parameter that only selected `volatile` is unused once the flag is gone"
+    FIX = Applicability.UNSAFE
+    DEFAULT_ENABLED = False

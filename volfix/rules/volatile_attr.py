@@ -25,8 +25,10 @@ class VolatileAttributeRead(Rule):
     ```
 
     ## Fix safety
-    Unsafe, chosen by context: `not x.volatile` guarding `register_hook`/`backward` means
-    "can this have gradients" and becomes `x.requires_grad`; `volatile=x.volatile` passed on
+    Unsafe, chosen by context: `not x.volatile` (or `x.volatile == False`) guarding
+    `register_hook`/`backward` means "can this have gradients" and becomes `x.requires_grad`;
+    elsewhere, as in a forward hook's `input[0].volatile == False`, it asked whether grad mode
+    was on and becomes `torch.is_grad_enabled()`; `volatile=x.volatile` passed on
     to a constructor is dropped (grad mode now propagates by itself); elsewhere the read
     becomes `not torch.is_grad_enabled()`, which restores the 0.3 intent inside a migrated
     region. Code that branches on the value behaves differently under the two rewrites, so a
