@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .analysis.legacy import METHOD_PREFIX
+from .analysis.imports import METHOD_PREFIX
 
 # A `volatile=` keyword whose value is a name (the flag parameter), or a Variable call that
 # forwards `*args` (a wrapper): what a helper's file must spell.

@@ -17,6 +17,9 @@ _STAR_VARIABLE_MODULES = {"torch.autograd", "torch.autograd.variable"}
 LOCAL = "<local>"
 # A name bound (in an earlier notebook cell) to a wrapper that forwards to torch's Variable.
 WRAPPER = "<variable-wrapper>"
+# Key of a method helper (`model.forward_emb(..., volatile=True)`), resolved across files by
+# its name when the run defines that method name once (`volfix.project`).
+METHOD_PREFIX = "<method>."
 
 Bindings = Dict[str, str]
 

@@ -17,9 +17,7 @@ from .flow import SCOPE_NODES, Taint, iter_statements
 from .text import SourceText
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
-# Key of a method helper (`model.forward_emb(..., volatile=True)`), resolved across files by
-# its name when the run defines that method name once (`volfix.project`).
-METHOD_PREFIX = "<method>."
+METHOD_PREFIX = imp.METHOD_PREFIX
 
 NO_GRAD_QUALS = {"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                  "torch.inference_mode", "torch.autograd.inference_mode"}
