@@ -41,9 +41,10 @@ that cannot be *read* is always a candidate (the runner passes it on and the eng
 VF002).
 
 Cross-file analysis (SPEC §2.6, "later the same package") would break this per-file test:
-a module that calls a helper imported from another module holds none of the tokens. Rules
-that follow call sites into other files must extend `_FAMILIES` with the tokens of the
-calling side (e.g. the helper's name) or be keyed on the package as a whole.
+a module that calls a helper imported from another module holds none of the tokens. So the
+runner links files first (`volfix.project`): when a candidate may define a helper
+(`HELPER_HINT` below: a `volatile=<name>` keyword, or a `Variable(*args)` forwarder), every
+file of the run that mentions a helper's name is read, and the callers join the candidates.
 """
 from __future__ import annotations
 
@@ -235,3 +236,9 @@ def may_need_analysis(data: bytes, enabled_codes: Iterable[str]) -> bool:
     docstring), so it is skipped without parsing.
     """
     return compile_prefilter(frozenset(enabled_codes))(data)
+
+
+# A `volatile=` keyword whose value is a name (the flag parameter), or a Variable call that
+# forwards `*args` (a wrapper): what a helper's file must spell.
+HELPER_HINT = re.compile(rb"volatile\s*=\s*(?!(?:True|False|None|0|1)\b)(?:not\s+)?[A-Za-z_]"
+                          rb"|Variable\(\s*\*")

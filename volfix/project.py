@@ -33,10 +33,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .analysis.imports import METHOD_PREFIX
 
-# A `volatile=` keyword whose value is a name (the flag parameter), or a Variable call that
-# forwards `*args` (a wrapper): what a helper's file must spell.
-HELPER_HINT = re.compile(rb"volatile\s*=\s*(?!(?:True|False|None|0|1)\b)(?:not\s+)?[A-Za-z_]"
-                          rb"|Variable\(\s*\*")
+from .prefilter import HELPER_HINT
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

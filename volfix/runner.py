@@ -219,7 +219,7 @@ def _link(files: List[str], candidates: List[Tuple[str, Optional[bytes]]]) -> Di
     """Links between the files of the run (`volfix.project`): helpers threading the volatile
     flag and their callers in other files. A caller that the prefilter ruled out (it need
     not spell `volatile`) joins the candidates."""
-    from .project import HELPER_HINT
+    from .prefilter import HELPER_HINT
 
     if not any(data is not None and HELPER_HINT.search(data) for _, data in candidates):
         return {}
