@@ -380,7 +380,17 @@ class RegionPlanner:
         if taint is not None and any(not e.followed for e in taint.escapes):
             escapes = sorted({(e.line, e.what) for e in taint.escapes if not e.followed})
             what = ", ".join(f"{w} (line {l})" for l, w in escapes[:3])
-            reasons.append(f"unsafe fix: volatility escapes through {what}; its consumers are not covered")
+            consumers = "its consumers are not covered"
+            scope = region.scope
+            if (any(w in ("`return`", "`yield`") for _, w in escapes)
+                    and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and isinstance(self.a.parents.get(scope), ast.Module)):
+                sites, _ = self.a.call_sites(scope)
+                lines = sorted({s.lineno for s in sites})
+                if lines:
+                    consumers = (f"its consumers (the call{'s' if len(lines) > 1 else ''} of `{scope.name}()` "
+                                 f"at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}) are not covered")
+            reasons.append(f"unsafe fix: volatility escapes through {what}; {consumers}")
         extra = self.extra_coverage(region, flow, covered)
         if extra:
             reasons.append(extra)
