@@ -385,10 +385,14 @@ def _rule_message(code: str) -> str:
 
 def _fix_message(finding) -> str:
     contents = " ".join(e.content for e in finding.edits)
+    # A helper's call site (in another file) has nothing to unwrap: only the region.
+    unwrap = "" if finding.call_site else "Unwrap and "
+    if finding.code == "VF104":
+        return "Drop the parameter and its arguments, and apply the helper's fix"
     if "@" in contents and "no_grad" in contents:
-        return "Unwrap and decorate the function with `@torch.no_grad()`"
+        return _sentence(f"{unwrap}decorate the function with `@torch.no_grad()`")
     if "with " in contents and ("no_grad" in contents or "set_grad_enabled" in contents):
-        return "Unwrap and run the dependent statements under a grad-mode `with` block"
+        return _sentence(f"{unwrap}run the dependent statements under a grad-mode `with` block")
     return {
         "VF101": "Unwrap the `Variable`", "VF102": "Remove the `Variable` wrapper",
         "VF103": "Unwrap the `Variable`", "VF110": "Remove the `Variable` wrapper",
@@ -396,6 +400,10 @@ def _fix_message(finding) -> str:
         "VF201": "Replace the `.volatile` read", "VF202": "Delete the `.volatile` assignment",
         "VF301": "Rename `async=` to `non_blocking=`",
     }.get(finding.code, "Apply the fix")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _to_edits(src, edits) -> Tuple[Edit, ...]:

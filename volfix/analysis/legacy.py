@@ -59,6 +59,7 @@ class Finding:
     group: Optional[int] = None  # findings sharing a region are fixed together
     # What each region planned for this finding: (applicability, note, edits, group).
     parts: list = field(default_factory=list)
+    call_site: bool = False  # a call of a helper defined in another file
 
 
 @dataclass
@@ -1006,7 +1007,8 @@ class LegacyAnalysis:
                    + ("use `torch.no_grad()` here" if value is True else
                       "use `torch.set_grad_enabled(not <flag>)` here"))
         finding = self.add(Finding(code, self.src.start(call), self.src.end(call), message=message,
-                                   note=f"`{sig.param}={shown}` makes this call a volatile source"))
+                                   note=f"`{sig.param}={shown}` makes this call a volatile source",
+                                   call_site=True))
         scope = self.scope_of(call)
         if (value is None and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and arg.id in imp.function_params(scope)):
