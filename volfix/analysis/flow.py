@@ -15,7 +15,7 @@ KILL_ATTRS = frozenset({"data", "shape", "volatile", "requires_grad", "is_cuda",
                         "grad_fn", "ndim", "is_leaf"})
 KILL_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement",
                           "data_ptr", "get_device", "element_size", "type", "is_contiguous",
-                          "register_hook"})
+                          "register_hook", "detach"})
 KILL_FUNCS = frozenset({"int", "float", "bool", "len", "str", "repr", "print", "isinstance",
                         "type", "id", "format", "hasattr", "getattr"})
 MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "put",

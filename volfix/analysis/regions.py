@@ -203,6 +203,12 @@ class RegionPlanner:
         source_stmts = {id(s.stmt) for s in sources}
         computing = [u for u in (region.taint.uses if region.taint else []) if id(u) not in deleted]
         if not computing and region.kind != "flag":
+            escapes = sorted({(e.line, e.what) for e in region.taint.escapes if not e.followed}) if region.taint else []
+            if escapes:
+                what = ", ".join(f"{w} (line {l})" for l, w in escapes[:3])
+                self.assign(sources, UNSAFE, f"unwrapped only: nothing here computes with the value; unsafe fix: "
+                                             f"volatility escapes through {what}; its consumers are not covered", unwraps)
+                return
             self.assign(sources, SAFE, "no region needed: nothing computes with the value once unwrapped", unwraps)
             return
         if all(id(st) in source_stmts for st in stmts) and all(self.trivial(s) for s in sources):
@@ -228,6 +234,9 @@ class RegionPlanner:
             return
         covered = flow.scope.body if form == "decorator" else stmts  # type: ignore[attr-defined]
         applicability, why = self.safety(region, flow, covered)
+        if why and "no fix: " in why:
+            self.assign(sources, None, why[why.index("no fix: "):].split("; ")[0], [])
+            return
         header = self.header(region, all_regions)
         if form == "decorator":
             edits = [self.decorator_edit(region.scope, header)] + unwraps
@@ -427,6 +436,12 @@ class RegionPlanner:
                 continue
             name = flow.reads_name(stmt, set(bound))
             if name:
+                later = [st for st in flow.statements if flow.order[id(st)] > last_order]
+                training = self.training_call(later) if (after or same_loop) else None
+                if training is not None:
+                    # Computed without a graph, the value could not train: the fix would break it.
+                    return (f"no fix: the region would also cover `{name}` (line {bound[name].lineno}), "
+                            f"which the training step after it needs (`{training[0]}` at line {training[1]})")
                 return (f"unsafe fix: the region also covers `{name}` (line {bound[name].lineno}), "
                         f"which is used after it (line {stmt.lineno})")
         return None
