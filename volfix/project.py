@@ -75,7 +75,8 @@ class Links:
 def link(files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
          read=None) -> Dict[str, Links]:
     """The links of every file of the run that has any. `data` holds the bytes already read
-    (the prefilter's candidates); `read(path)` reads the others when callers are looked for."""
+    (the prefilter's candidates); `read(path)` reads the others when callers are looked for,
+    and the bytes of the callers found that way are added to `data` (read once)."""
     helper_files: Dict[str, List[HelperSignature]] = {}
     for path in files:
         raw = data.get(path)
@@ -118,6 +119,7 @@ def link(files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[s
             calls.setdefault(helper_path, {}).setdefault(sig.name, []).append(call)
         if imported:
             out[path] = Links(helpers=tuple(sorted(imported.items())))
+            data[path] = raw
     for helper_path, by_name in calls.items():
         external = tuple(sorted((name, tuple(sorted(cs, key=lambda c: (c.path, c.line))))
                                 for name, cs in by_name.items()))
@@ -181,24 +183,12 @@ def _helpers_of(raw: bytes, shown: str) -> List[HelperSignature]:
 
 
 def _signature(fn: ast.AST, shown: str, param: str, method: bool = False) -> HelperSignature:
-    from .analysis.legacy import literal_truth
+    from .analysis.legacy import bound_positional, flag_kind, parameter_defaults
 
-    args = fn.args  # type: ignore[attr-defined]
-    positional = [a.arg for a in args.posonlyargs + args.args]
-    all_positional = list(positional)
-    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)  # type: ignore[attr-defined]
-    if method and not static:
-        positional = positional[1:]  # `self` is bound at the call
-    defaults = {}
-    for a, d in list(zip(all_positional[len(all_positional) - len(args.defaults):], args.defaults)) + \
-            [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]:
-        truth = literal_truth(d)
-        if isinstance(d, ast.Constant) and d.value is None:
-            defaults[a] = "none"
-        else:
-            defaults[a] = "expr" if truth is None else ("true" if truth else "false")
+    # "expr" for a default computed at run time ("unknown" is never a default's kind).
+    defaults = {name: flag_kind(node) for name, node in parameter_defaults(fn).items()}
     name = (METHOD_PREFIX if method else "") + fn.name  # type: ignore[attr-defined]
-    return HelperSignature(name, shown, fn.lineno, param, tuple(positional),  # type: ignore[attr-defined]
+    return HelperSignature(name, shown, fn.lineno, param, tuple(bound_positional(fn, method)),  # type: ignore[attr-defined]
                            tuple(sorted(defaults.items())))
 
 
@@ -255,7 +245,7 @@ def _reachable(path: str, helper_files: Dict[str, List[HelperSignature]]
 def _calls_in(raw: bytes, quals: Dict[str, Tuple[str, HelperSignature]],
               methods: Dict[str, Tuple[str, HelperSignature]], shown: str
               ) -> Optional[List[Tuple[str, Tuple[str, HelperSignature], ExternalCall]]]:
-    from .analysis.legacy import LegacyAnalysis, literal_truth, signature_argument
+    from .analysis.legacy import LegacyAnalysis, flag_kind, signature_argument
 
     parsed = _parse(raw)
     if parsed is None:
@@ -280,16 +270,7 @@ def _calls_in(raw: bytes, quals: Dict[str, Tuple[str, HelperSignature]],
             arg, known = (kw.value if kw is not None else None), True
         else:
             arg, known = signature_argument(call, sig)
-        if not known:
-            flag = "unknown"
-        elif arg is None:
-            flag = "none"
-        else:
-            truth = literal_truth(arg)
-            if isinstance(arg, ast.Constant) and arg.value is None:
-                flag = "none"
-            else:
-                flag = "expr" if truth is None else ("true" if truth else "false")
+        flag = flag_kind(arg, known)
         covered = analysis.covered(call, analysis.scope_of(call), any_grad_mode=flag == "expr")
         out.append((qual, (helper_path, sig), ExternalCall(shown, call.lineno, flag, covered)))
     return out

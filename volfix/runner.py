@@ -228,9 +228,10 @@ def _link(files: List[str], candidates: List[Tuple[str, Optional[bytes]]]) -> Di
     known = dict(candidates)
     cwd = os.getcwd()
     links = project.link(files, known, {p: display_path(p, cwd) for p in files}, read=_read_bytes)
+    candidate_paths = {path for path, _ in candidates}
     for path in links:
-        if path not in known:
-            candidates.append((path, _read_bytes(path)))
+        if path not in candidate_paths:
+            candidates.append((path, known[path]))  # the caller's bytes, read by project.link
     return links
 
 

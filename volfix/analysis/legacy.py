@@ -893,14 +893,11 @@ class LegacyAnalysis:
         args = fn.args  # type: ignore[attr-defined]
         positional = [a.arg for a in args.posonlyargs + args.args]
         if param in positional:
-            index = positional.index(param)
             if param in [a.arg for a in args.posonlyargs] or len(positional) == 1:
                 return "the parameter cannot be removed from the signature here"
-            method = isinstance(self.parents.get(fn), ast.ClassDef)
-            shift = 1 if method and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
-                                            for d in fn.decorator_list) else 0  # type: ignore[attr-defined]
+            index = bound_positional(fn, isinstance(self.parents.get(fn), ast.ClassDef)).index(param)
             for site in sites:
-                if len(site.args) > index - shift + 1 or any(isinstance(a, ast.Starred) for a in site.args):
+                if len(site.args) > index + 1 or any(isinstance(a, ast.Starred) for a in site.args):
                     return f"the call at line {site.lineno} passes arguments after it by position"
         elif param not in [a.arg for a in args.kwonlyargs][1:]:
             return "the parameter cannot be removed from the signature here"
@@ -917,8 +914,7 @@ class LegacyAnalysis:
         """Remove `, param=default` (or `param=default, `) from the signature."""
         args = fn.args  # type: ignore[attr-defined]
         positional = args.posonlyargs + args.args
-        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        defaults = parameter_defaults(fn)
         items = positional if param in [a.arg for a in positional] else args.kwonlyargs
         index = next(i for i, a in enumerate(items) if a.arg == param)
         node = items[index]
@@ -964,9 +960,9 @@ class LegacyAnalysis:
                     visited: Set[int]) -> bool:
         """One call passing `arg` as a helper's flag: a source in its caller, a parameter
         passed on (followed), or nothing (false flag, already under no_grad)."""
-        value = literal_truth(arg)
-        if value is False or arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+        if flag_kind(arg) in ("false", "none"):
             return False
+        value = literal_truth(arg)
         scope = self.scope_of(site)
         if self.covered(site, scope, any_grad_mode=value is None):
             found.already.append(site.lineno)
@@ -974,8 +970,7 @@ class LegacyAnalysis:
         if isinstance(scope, (ast.Lambda, ast.ClassDef)):
             found.unresolved.append(f"line {site.lineno}")
             return False
-        if (value is None and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and arg.id in imp.function_params(scope)):
+        if self.passes_own_parameter(arg, scope):
             found.through.append(scope.name)
             before = found.count()
             self.follow_helper(finding, scope, arg.id, found, visited)
@@ -985,6 +980,12 @@ class LegacyAnalysis:
                                    call_site=True))
         found.covered.append(site.lineno)
         return True
+
+    @staticmethod
+    def passes_own_parameter(arg: Optional[ast.AST], scope: ast.AST) -> bool:
+        """The flag is a parameter of the calling function: its callers decide (followed)."""
+        return (isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and arg.id in imp.function_params(scope))
 
     def imported_helper_call(self, call: ast.Call, sig) -> None:
         """A call of a helper defined in another file of the run (`volfix.project`)."""
@@ -996,9 +997,9 @@ class LegacyAnalysis:
         arg, known = signature_argument(call, sig)
         if not known:
             return  # named as unresolved in the helper's own file
-        value = literal_truth(arg)
-        if value is False or arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+        if flag_kind(arg) in ("false", "none"):
             return
+        value = literal_truth(arg)
         if self.covered(call, self.scope_of(call), any_grad_mode=value is None):
             return
         code = "VF101" if value is True else "VF103"
@@ -1010,9 +1011,8 @@ class LegacyAnalysis:
                                    note=f"`{sig.param}={shown}` makes this call a volatile source",
                                    call_site=True))
         scope = self.scope_of(call)
-        if (value is None and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and arg.id in imp.function_params(scope)):
-            self.helpers.append((finding, None, None, scope, arg.id, []))
+        if self.passes_own_parameter(arg, scope):
+            self.helpers.append((finding, None, None, scope, arg.id, []))  # type: ignore[union-attr]
             return
         self.register_source(finding, call, "no_grad" if value is True else "flag", [],
                              flag=None if value is True else arg, call_site=True)
@@ -1040,28 +1040,12 @@ class LegacyAnalysis:
 
     def argument_for(self, call: ast.Call, fn: ast.AST, param: str) -> Tuple[Optional[ast.AST], bool]:
         """The expression passed for `param` (or its default); known=False for *args/**kwargs."""
-        args = fn.args  # type: ignore[attr-defined]
-        positional = [a.arg for a in args.posonlyargs + args.args]
-        if isinstance(self.parents.get(fn), ast.ClassDef) and positional and not any(
-                isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list):  # type: ignore[attr-defined]
-            positional = positional[1:]
-        for kw in call.keywords:
-            if kw.arg == param:
-                return kw.value, True
-        if param in positional:
-            index = positional.index(param)
-            if any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-                return None, False
-            if index < len(call.args):
-                return call.args[index], True
-        if any(kw.arg is None for kw in call.keywords):
-            return None, False
-        all_positional = [a.arg for a in args.posonlyargs + args.args]
-        defaults = dict(zip(all_positional[len(all_positional) - len(args.defaults):], args.defaults))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-        if param in defaults:
-            return defaults[param], True
-        return None, False
+        method = isinstance(self.parents.get(fn), ast.ClassDef)
+        arg, known = passed_argument(call, bound_positional(fn, method), param)
+        if arg is not None or not known:
+            return arg, known
+        default = parameter_defaults(fn).get(param)
+        return default, default is not None
 
     def splatted_names(self) -> Set[str]:
         """Names passed on as `**name` somewhere in the file."""
@@ -1121,24 +1105,61 @@ class HelperSites:
         return bool(self.count() or self.unresolved)
 
 
-def signature_argument(call: ast.Call, sig) -> Tuple[Optional[ast.AST], bool]:
-    """The expression a call passes for `sig.param` (a `project.HelperSignature`): the
-    argument, a default as a constant, or known=False (`*args`/`**kwargs`, unknown default)."""
+def bound_positional(fn: ast.AST, method: bool) -> List[str]:
+    """The positional parameters a call fills (a method's `self` is bound already)."""
+    args = fn.args  # type: ignore[attr-defined]
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)  # type: ignore[attr-defined]
+    return positional[1:] if method and not static else positional
+
+
+def parameter_defaults(fn: ast.AST) -> Dict[str, ast.AST]:
+    """parameter name -> its default expression."""
+    args = fn.args  # type: ignore[attr-defined]
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults
+
+
+def passed_argument(call: ast.Call, positional: List[str], param: str) -> Tuple[Optional[ast.AST], bool]:
+    """What a call passes explicitly for `param`: (argument, True); (None, True) when it
+    passes nothing (the default applies); (None, False) when `*args`/`**kwargs` may carry it."""
     for kw in call.keywords:
-        if kw.arg == sig.param:
+        if kw.arg == param:
             return kw.value, True
-    if sig.param in sig.positional:
-        index = sig.positional.index(sig.param)
+    if param in positional:
+        index = positional.index(param)
         if any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
             return None, False
         if index < len(call.args):
             return call.args[index], True
     if any(kw.arg is None for kw in call.keywords):
         return None, False
+    return None, True
+
+
+def signature_argument(call: ast.Call, sig) -> Tuple[Optional[ast.AST], bool]:
+    """The expression a call passes for `sig.param` (a `project.HelperSignature`): the
+    argument, a default as a constant, or known=False (`*args`/`**kwargs`, unknown default)."""
+    arg, known = passed_argument(call, list(sig.positional), sig.param)
+    if arg is not None or not known:
+        return arg, known
     default = dict(sig.defaults).get(sig.param)
     if default in ("true", "false", "none"):
         return ast.Constant(value={"true": True, "false": False, "none": None}[default]), True
     return None, False
+
+
+def flag_kind(arg: Optional[ast.AST], known: bool = True) -> str:
+    """What a call passes as a volatile flag: 'unknown', 'none' (nothing or None), 'false',
+    'true', or 'expr' (decided at run time)."""
+    if not known:
+        return "unknown"
+    if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+        return "none"
+    truth = literal_truth(arg)
+    return "expr" if truth is None else ("true" if truth else "false")
 
 
 def literal_truth(node: Optional[ast.AST]) -> Optional[bool]:

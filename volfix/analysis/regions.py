@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..model import Applicability
 from .edits import TextEdit
 from .flow import ScopeFlow, describe, iter_statements
-from .legacy import (GRAD_FUNCS, LOGGING_FUNCS, PLAIN_PRODUCERS, SAFE, UNSAFE, LegacyAnalysis, Region,
+from .legacy import (GRAD_FUNCS, LOGGING_FUNCS, SAFE, UNSAFE, LegacyAnalysis, Region,
                      Source)
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -203,11 +203,11 @@ class RegionPlanner:
         source_stmts = {id(s.stmt) for s in sources}
         computing = [u for u in (region.taint.uses if region.taint else []) if id(u) not in deleted]
         if not computing and region.kind != "flag":
-            escapes = sorted({(e.line, e.what) for e in region.taint.escapes if not e.followed}) if region.taint else []
+            escapes = self.open_escapes(region)
             if escapes:
-                what = ", ".join(f"{w} (line {l})" for l, w in escapes[:3])
                 self.assign(sources, UNSAFE, f"unwrapped only: nothing here computes with the value; unsafe fix: "
-                                             f"volatility escapes through {what}; its consumers are not covered", unwraps)
+                                             f"volatility escapes through {self.escape_list(escapes)}; "
+                                             f"its consumers are not covered", unwraps)
                 return
             self.assign(sources, SAFE, "no region needed: nothing computes with the value once unwrapped", unwraps)
             return
@@ -385,10 +385,9 @@ class RegionPlanner:
     # -------------------------------------------------------------- safety
     def safety(self, region: Region, flow: ScopeFlow, covered: list) -> Tuple[Applicability, Optional[str]]:
         reasons = []
-        taint = region.taint
-        if taint is not None and any(not e.followed for e in taint.escapes):
-            escapes = sorted({(e.line, e.what) for e in taint.escapes if not e.followed})
-            what = ", ".join(f"{w} (line {l})" for l, w in escapes[:3])
+        escapes = self.open_escapes(region)
+        if escapes:
+            what = self.escape_list(escapes)
             consumers = "its consumers are not covered"
             scope = region.scope
             if (any(w in ("`return`", "`yield`") for _, w in escapes)
@@ -407,6 +406,16 @@ class RegionPlanner:
             reasons.append("unsafe fix: a caller running this under `no_grad` would have recording "
                            "turned back on when the flag is false")
         return (UNSAFE if reasons else SAFE), ("; ".join(reasons) or None)
+
+    @staticmethod
+    def open_escapes(region: Region) -> List[Tuple[int, str]]:
+        """(line, what) of the escapes no other region follows, in line order."""
+        taint = region.taint
+        return sorted({(e.line, e.what) for e in taint.escapes if not e.followed}) if taint else []
+
+    @staticmethod
+    def escape_list(escapes: List[Tuple[int, str]]) -> str:
+        return ", ".join(f"{w} (line {l})" for l, w in escapes[:3])
 
     def extra_coverage(self, region: Region, flow: ScopeFlow, covered: list) -> Optional[str]:
         inside = [s for stmt in covered for s in iter_statements([stmt])]
