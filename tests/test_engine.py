@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from volfix import engine
+from volfix import fileproc
 from volfix.api import check_source, fix_source
 from volfix.config import Config
 from volfix.model import Applicability
@@ -42,7 +42,7 @@ def apply_check_edits(text, result, unsafe=True):
 
 
 def test_check_mode_edits_reproduce_the_fix():
-    checked = check_source(EVAL_LOOP, path="e.py")
+    checked = check_source(EVAL_LOOP, path="e.py", with_fixes=True)
     fixed = fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True)
     # fix mode also removes the import that became unused; everything else must match
     expected = fixed.fixed_source
@@ -61,14 +61,14 @@ def test_fix_reports_remaining_findings_in_the_fixed_text():
 
 
 def test_a_fix_that_breaks_the_file_is_dropped_and_reported(monkeypatch):
-    from volfix.analysis import legacy
+    from volfix.fixes.expressions import Expressions
 
-    real = legacy.LegacyAnalysis.data_text
+    real = Expressions.text_in_place_of
 
-    def broken(self, call, data):
-        return real(self, call, data) + " +"  # produces a syntax error
+    def broken(self, node, expr):
+        return real(self, node, expr) + " +"  # produces a syntax error
 
-    monkeypatch.setattr(legacy.LegacyAnalysis, "data_text", broken)
+    monkeypatch.setattr(Expressions, "text_in_place_of", broken)
     result = fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True)
     assert result.fixed_source == EVAL_LOOP
     assert not result.changed
@@ -77,15 +77,15 @@ def test_a_fix_that_breaks_the_file_is_dropped_and_reported(monkeypatch):
 
 
 def test_a_crash_in_a_rule_becomes_an_error_result(monkeypatch, tmp_path):
-    from volfix.analysis import legacy
+    from volfix.fixes.planner import Planner
 
     def boom(self):
         raise ZeroDivisionError("rule bug")
 
-    monkeypatch.setattr(legacy.LegacyAnalysis, "run", boom)
+    monkeypatch.setattr(Planner, "plan", boom)
     path = tmp_path / "e.py"
     path.write_text(EVAL_LOOP)
-    result = engine.process_file(str(path), config=Config(), mode="fix")
+    result = fileproc.process_file(str(path), config=Config(), mode="fix")
     assert result.error and "volfix bug" in result.error and "e.py" in result.error
     assert path.read_text() == EVAL_LOOP
 
@@ -153,14 +153,22 @@ def test_python2_file_is_reported_not_fixed_and_not_called_a_volfix_bug():
 
 
 def test_wrapper_defined_in_an_earlier_cell_is_followed():
-    cell1 = "import torch.autograd as autograd\nVariable = lambda *a, **k: autograd.Variable(*a, **k).cuda()\n"
-    cell2 = "out = model(Variable(x, volatile=True))\n"
-    context = engine.ModuleContext(imports=engine.module_imports(cell1))
-    result = engine.check_text(cell2, path="nb.ipynb", config=Config(), context=context)
-    assert [(d.code, d.note) for d in result.diagnostics] == [
-        ("VF101", "through the wrapper `Variable` (an earlier cell)")]
-    fixed = engine.fix_text(cell2, path="nb.ipynb", config=Config(), context=context).fixed_source
-    assert "volatile" not in fixed and "no_grad" in fixed and "Variable(x)" in fixed
+    import json
+
+    from volfix.notebook import process_notebook
+
+    cells = ["import torch.autograd as autograd\nVariable = lambda *a, **k: autograd.Variable(*a, **k).cuda()\n",
+             "out = model(Variable(x, volatile=True))\n"]
+    data = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": c} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+    checked, _ = process_notebook(data, path="nb.ipynb", config=Config())
+    assert [(d.code, d.cell, d.note) for d in checked.diagnostics] == [
+        ("VF110", 1, "no fix: arguments passed with `*`/`**` cannot be analysed"),
+        ("VF101", 2, "through the wrapper `Variable` (line 2)")]
+    fixed, new = process_notebook(data, path="nb.ipynb", config=Config(), mode="fix")
+    second = json.loads(new)["cells"][1]["source"]
+    assert "volatile" not in second and "no_grad" in second and "Variable(x)" in second
 
 
 def test_async_keyword_after_a_form_feed_line_is_renamed():
@@ -168,3 +176,44 @@ def test_async_keyword_after_a_form_feed_line_is_renamed():
     text = "import torch\n\n\x0c \nx = x.cuda(async=True)\n"
     result = fix_source(text, path="ff.py")
     assert result.fixed_source == "import torch\n\n\x0c \nx = x.cuda(non_blocking=True)\n"
+
+
+@pytest.mark.parametrize("unit", ["  ", "\t"])
+def test_a_new_block_keeps_the_files_indentation_unit(unit):
+    text = ("import torch\nfrom torch.autograd import Variable\n\n\ndef evaluate(model, loader):\n"
+            f"{unit}total = 0\n{unit}for x in loader:\n{unit}{unit}out = model(Variable(x, volatile=True))\n"
+            f"{unit}{unit}total += out.sum().item()\n{unit}return total\n")
+    fixed = fix_source(text, path="e.py").fixed_source
+    assert fixed == ("import torch\n\n\ndef evaluate(model, loader):\n"
+                     f"{unit}total = 0\n{unit}for x in loader:\n{unit}{unit}with torch.no_grad():\n"
+                     f"{unit}{unit}{unit}out = model(x)\n{unit}{unit}{unit}total += out.sum().item()\n"
+                     f"{unit}return total\n")
+
+
+def test_grad_mode_is_spelled_through_the_torch_module_on_every_path():
+    # `device` is `torch.cuda` on one path: `device.no_grad()` would raise AttributeError there.
+    text = ("try:\n    import torch.cuda as device\nexcept ImportError:\n    import torch as device\n"
+            "from torch.autograd import Variable\n\nout = model(Variable(x, volatile=True))\n")
+    fixed = fix_source(text, path="d.py").fixed_source
+    assert "with torch.no_grad():\n    out = model(x)" in fixed
+    assert "device.no_grad" not in fixed and "import torch\n" in fixed
+
+
+def test_a_name_bound_to_torch_itself_is_reused():
+    text = "import torch as device\nfrom torch.autograd import Variable\n\nout = model(Variable(x, volatile=True))\n"
+    assert "with device.no_grad():" in fix_source(text, path="d.py").fixed_source
+
+
+def test_a_check_run_never_imports_libcst(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "legacy.py").write_text(EVAL_LOOP, encoding="utf-8")
+    probe = ("import sys\nfrom volfix.cli import main\n"
+             "try:\n    main(['check', '--no-cache', sys.argv[1]])\nexcept SystemExit as exit:\n"
+             "    assert exit.code == 1, exit.code\n"
+             "assert 'libcst' not in sys.modules, sorted(m for m in sys.modules if m.startswith('libcst'))\n"
+             "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "legacy.py")], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr

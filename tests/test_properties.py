@@ -21,7 +21,7 @@ from strategies import EXACT, FREE, KEEP, Program, legacy_programs, legacy_soup,
 import volfix
 from volfix import sourcefile
 from volfix.config import DEFAULT_CONFIG
-from volfix.engine import process_file
+from volfix.fileproc import process_file
 
 PROPERTIES = settings(
     max_examples=int(os.environ.get("VOLFIX_HYPOTHESIS_EXAMPLES", "60")),

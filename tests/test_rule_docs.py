@@ -36,3 +36,37 @@ def test_generated_docs_are_up_to_date():
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def python_block(rule, section: str):
+    """The ```python block of a documentation section, or None."""
+    body = rule.section(section)
+    match = re.search(r"```python\n(.*?)```", body, flags=re.S)
+    return match.group(1) if match else None
+
+
+# Rules with a fix: their Example and Use instead blocks are what volfix does.
+EXAMPLES = [code for code in sorted(rules())
+            if rules()[code].FIX is not None and python_block(rules()[code], "Example") is not None
+            and python_block(rules()[code], "Use instead") is not None]
+
+
+@pytest.mark.parametrize("code", EXAMPLES)
+def test_documented_example_is_reported_and_fixed_as_documented(code):
+    """The docs are tests: the Example is reported by the rule and `volfix fix --unsafe-fixes`
+    (with the rule selected) turns it into exactly the Use instead block."""
+    from volfix.api import check_source, fix_source
+    from volfix.config import Config
+
+    rule = rules()[code]
+    example, use_instead = python_block(rule, "Example"), python_block(rule, "Use instead")
+    config = Config(extend_select=(code,))
+    reported = {d.code for d in check_source(example, path="example.py", config=config).diagnostics}
+    assert code in reported, reported
+    fixed = fix_source(example, path="example.py", config=config, unsafe_fixes=True)
+    assert fixed.fixed_source == use_instead, fixed.fixed_source
+
+
+def test_most_rules_document_a_runnable_example():
+    # Only rules about files that cannot be read or parsed have nothing to run.
+    assert set(rules()) - set(EXAMPLES) <= {"VF001", "VF002", "VF203"}

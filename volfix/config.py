@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import FrozenSet, Optional, Tuple
 
+from . import registry
+from .errors import VolfixConfigError
 
-class VolfixConfigError(Exception):
-    """A caller mistake: unknown rule code, malformed [tool.volfix], bad option value."""
-
+__all__ = ["Config", "DEFAULT_CONFIG", "NO_GRAD_STYLES", "VolfixConfigError"]
 
 NO_GRAD_STYLES = ("auto", "with", "decorator")
 
@@ -36,11 +36,9 @@ class Config:
 
     def enabled_codes(self) -> FrozenSet[str]:
         """The rule codes this configuration runs (before per-file ignores)."""
-        from .registry import all_codes, expand_selectors
-
-        codes = all_codes()
-        chosen = expand_selectors(self.select, codes) | expand_selectors(self.extend_select, codes)
-        return frozenset(chosen - expand_selectors(self.ignore, codes))
+        codes = registry.all_codes()
+        chosen = registry.expand_selectors(self.select, codes) | registry.expand_selectors(self.extend_select, codes)
+        return frozenset(chosen - registry.expand_selectors(self.ignore, codes))
 
     def cache_key(self) -> str:
         """A stable text that changes whenever a setting that affects results changes."""

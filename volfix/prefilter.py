@@ -48,9 +48,9 @@ file of the run that mentions a helper's name is read, and the callers join the 
 """
 from __future__ import annotations
 
-import functools
 import re
-from typing import Callable, FrozenSet, Iterable, Optional, Tuple
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, Tuple
 
 Predicate = Callable[[bytes], bool]
 
@@ -102,6 +102,15 @@ def _code_word(word: bytes, context: Optional[Callable[[bytes, int, int], bool]]
 
 _QUOTES = frozenset(b"'\"")
 _SPACE_BYTES = frozenset(b" \t\r\n\f")
+
+
+def _keyword(data: bytes, start: int, end: int) -> bool:
+    """`volatile` followed by `=` (not `==`): a keyword argument."""
+    n = len(data)
+    j = end
+    while j < n and data[j] in b" \t\\":
+        j += 1
+    return j < n and data[j] == 61 and (j + 1 >= n or data[j + 1] != 61)
 
 
 def _attribute_key_or_keyword(data: bytes, start: int, end: int) -> bool:
@@ -183,42 +192,49 @@ def _has_suppression(data: bytes) -> bool:
     return b"volfix" in low or (b"vf" in low and _CODE_IN_LOWER.search(low) is not None)
 
 
-# (code prefix, what a file must contain for the rules under that prefix, predicate).
-_FAMILIES: Tuple[Tuple[str, str, Predicate], ...] = (
-    ("VF010", "`volfix` or a `VF<digit>` code (case-insensitive): a suppression comment",
-     _has_suppression),
-    # `torch` first: it comes early in the files that have it (the import block), and a
-    # file without it is rejected for both families by one scan instead of two.
-    ("VF1", "`torch`, and `Variable` and `autograd` as words in code",
-     _family((b"torch", b"Variable", b"autograd"),
-             (_code_word(b"Variable"), _code_word(b"autograd")))),
-    ("VF2", "`torch`, and `volatile` as a word in code: an attribute, a string or a keyword",
-     _family((b"torch", b"volatile"), (_code_word(b"volatile", _attribute_key_or_keyword),))),
-    ("VF301", "the word `async`, then whitespace and `=`", has_async_keyword),
-)
-# No token: reported for candidate files only (module docstring).
-_TOKENLESS = frozenset({"VF001", "VF002"})
+@dataclass(frozen=True)
+class Needs:
+    """What a file's bytes must contain for a rule to fire: a description (for `volfix rule`
+    and the docs) and the test. Rules name one in `Rule.NEEDS`."""
+
+    description: str
+    test: Predicate
+
+    def __call__(self, data: bytes) -> bool:
+        return self.test(data)
 
 
-def requirements_for(code: str) -> Optional[str]:
-    """What a file needs for `code` to fire, or None when it cannot be prefiltered
-    (VF001/VF002, and any code without a decision here)."""
-    for prefix, what, _ in _FAMILIES:
-        if code.startswith(prefix):
-            return what
-    return None
+def _any(*tests: Predicate) -> Predicate:
+    def test(data: bytes) -> bool:
+        return any(t(data) for t in tests)
+
+    return test
 
 
-@functools.lru_cache(maxsize=32)
-def compile_prefilter(enabled_codes: FrozenSet[str]) -> Predicate:
-    """A function `bytes -> bool` telling whether a file may need analysis."""
-    undecided = [code for code in enabled_codes
-                 if requirements_for(code) is None and code not in _TOKENLESS]
-    if undecided:
-        # A rule without a prefilter decision: never skip a file it might need.
+SUPPRESSION = Needs("`volfix` or a `VF<digit>` code (case-insensitive): a suppression comment",
+                    _has_suppression)
+# `torch` first: it comes early in the files that have it (the import block), and a file
+# without it is rejected by one scan. A `Variable` call with a `volatile=` keyword is also
+# read without an import of `torch.autograd`: the name may come from a star import (SPEC §2.9).
+TORCH_VARIABLE = Needs(
+    "`torch`, and `Variable` and `autograd` as words in code; or `Variable` and a `volatile=` keyword",
+    _any(_family((b"torch", b"Variable", b"autograd"), (_code_word(b"Variable"), _code_word(b"autograd"))),
+         _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword)))))
+TORCH_VOLATILE = Needs(
+    "`torch`, and `volatile` as a word in code: an attribute, a string or a keyword",
+    _family((b"torch", b"volatile"), (_code_word(b"volatile", _attribute_key_or_keyword),)))
+ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
+# VF001/VF002: no token of their own; reported for files another rule needs (module docstring).
+TOKENLESS = Needs("nothing of its own: reported for files another rule needs", lambda data: False)
+
+
+def compile_prefilter(needs: Iterable[Optional[Needs]]) -> Predicate:
+    """A function `bytes -> bool` telling whether a file may need analysis by the rules
+    whose `NEEDS` are given. A rule without one makes every file a candidate."""
+    needs = list(needs)
+    if any(n is None for n in needs):
         return lambda data: True
-    tests = tuple(test for prefix, _, test in _FAMILIES
-                  if any(code.startswith(prefix) for code in enabled_codes))
+    tests = tuple(dict.fromkeys(n for n in needs if n is not TOKENLESS))
 
     def may_need(data: bytes) -> bool:
         for test in tests:
@@ -227,15 +243,6 @@ def compile_prefilter(enabled_codes: FrozenSet[str]) -> Predicate:
         return False
 
     return may_need
-
-
-def may_need_analysis(data: bytes, enabled_codes: Iterable[str]) -> bool:
-    """Whether `data` (a file's raw bytes) could produce a finding for `enabled_codes`.
-
-    False means: no enabled rule other than VF001 could fire on this file (see the module
-    docstring), so it is skipped without parsing.
-    """
-    return compile_prefilter(frozenset(enabled_codes))(data)
 
 
 # A `volatile=` keyword whose value is a name (the flag parameter), or a Variable call that

@@ -1,26 +1,33 @@
-"""Helpers across the files of one run (SPEC §2.6, "later the same package").
+"""The project index: helpers across files, and the callers of every helper in the project
+(SPEC §2.6, §2.9; issue "partial runs never lose a fix").
 
-A legacy helper threads the volatile flag: `data.py` defines
-`get_batch(source, i, evaluation=False)` creating `Variable(..., volatile=evaluation)`, and
-`main.py` calls `get_batch(val_data, i, evaluation=True)`. Each file alone is undecidable:
-the helper does not know its callers, the caller holds no `volatile` at all. The index
-links them before the per-file analysis runs:
+A legacy helper threads the volatile flag: `data.py` defines `get_batch(source, i,
+evaluation=False)` creating `Variable(..., volatile=evaluation)`, and `main.py` calls
+`get_batch(val_data, i, evaluation=True)`. Each file alone is undecidable. The index links them
+before the per-file analysis runs:
 
-1. **Helpers.** Candidate files whose bytes may define one (a `volatile=<name>` keyword, or
-   a `Variable(*args, **kwargs)` forwarder) are analysed once; the module-level functions
-   whose parameter reaches `volatile=` (directly or through another such function) and the
-   module-level wrappers of `Variable` are the helpers.
-2. **Callers.** Every other Python file of the run that mentions a helper's name is parsed;
-   its calls that resolve to a helper -- by absolute import from a directory that holds
-   both files (scripts importing a sibling module, a package imported from the project
-   root) or by relative import inside a package -- are recorded with the flag they pass.
-3. **Contexts.** A caller gets the signatures it imports (`ModuleContext.helpers`): its true
-   flags become volatile sources placed with the §2 rules in the caller. A helper's file
-   gets its calls in other files (`ModuleContext.external_calls`): it is unwrapped only
-   when some caller in the run passes a true flag, and the diagnostic names them.
+1. **Helpers.** Files of the project whose bytes may define one (`HELPER_HINT`: a `volatile=`
+   keyword, or a `Variable(*args)` forwarder) are analysed once with the real engine; the
+   functions and methods whose flag or raw value goes to their callers are the helpers
+   (`get_batch`, `to_var(x, volatile=False)`, a hard-coded `volatile_variable(*args)`, a
+   method family `as_tensor(self, ..., for_training)`, a `Variable = lambda *a, **k: ...`
+   wrapper).
+2. **Callers.** Every Python file of the project that mentions a helper's name is parsed and its
+   calls that resolve to a helper are recorded with the flag they pass: by absolute import
+   from a directory holding both files, by relative import, by a star import of the helper's
+   module, or, for a method, by its name (not for names frameworks call for you, such as
+   `forward`). A caller that passes its own parameter on is a helper too: the index iterates
+   until no new helper appears.
+3. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
+   sources there), the calls of its own helpers in the other files (`Links.external_calls`:
+   a helper is unwrapped only when every call passing a true flag gets its region in this
+   run), the bindings of project modules it star-imports, and whether other files star-import
+   it (then its `from torch.autograd import Variable` stays).
 
-Only the files of the run are linked: run volfix on the whole project (as CI does) to
-follow every caller. Notebooks calling a helper module are not linked yet.
+The project is the nearest directory above the run's files holding `pyproject.toml`,
+`setup.py` or `.git`. Files outside the run are only read, never changed: pre-commit runs on
+changed files only, and a fix there must not lose the regions that callers in unchanged files
+need.
 """
 from __future__ import annotations
 
@@ -28,168 +35,355 @@ import ast
 import hashlib
 import os
 import re
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .analysis.imports import METHOD_PREFIX
-
+from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
+from .flow.grad_mode import covered as grad_covered
 from .prefilter import HELPER_HINT
+from .syntax import names as nm
+from .syntax.document import Document, ParseError, parse_document
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+_STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
+MAX_ROUNDS = 4
+
+Reader = Callable[[str], Optional[bytes]]
 
 
 @dataclass(frozen=True)
 class HelperSignature:
-    """A function (or wrapper) of another file whose parameter `param` becomes `volatile=`."""
+    """A function (or wrapper) of another file whose callers decide about volatility."""
 
-    name: str
+    name: str  # function name, or METHOD_PREFIX + method name
     path: str  # as shown to the user
     line: int
-    param: Optional[str]  # None: forwards *args/**kwargs to Variable (a wrapper)
+    param: Optional[str]  # the flag parameter; None: always volatile (or a wrapper)
+    negated: bool = False  # volatile when the parameter is false (`volatile=not for_training`)
+    wrapper: bool = False  # forwards *args/**kwargs to Variable: callers' `volatile=` keywords count
+    computes: bool = False  # computes with the value itself: a call passing a true flag records
     positional: Tuple[str, ...] = ()
     defaults: Tuple[Tuple[str, str], ...] = ()  # param -> "true" | "false" | "none" | "expr"
 
 
 @dataclass(frozen=True)
 class ExternalCall:
-    """A call of this file's helper in another file of the run."""
+    """A call of a file's helper in another file of the project."""
 
     path: str
     line: int
-    flag: str  # "true" | "false" | "none" | "expr" | "unknown"
+    flag: str  # "true" | "false" | "none" | "expr" | "unknown" (already negated for the helper)
     covered: bool  # already inside a grad-mode region there
+    in_run: bool  # the file is part of this run (its region will be placed)
+    col: int = 0
 
 
 @dataclass(frozen=True)
 class Links:
-    """One file's links to the others."""
+    """One file's links to the rest of the project."""
 
     helpers: Tuple[Tuple[str, HelperSignature], ...] = ()  # qualified name -> signature
     external_calls: Tuple[Tuple[str, Tuple[ExternalCall, ...]], ...] = ()
+    star_bindings: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # module -> bindings
+    star_exported: bool = False  # another file star-imports this module
+    project_wide: bool = True
+
+    def external_calls_of(self, key: str) -> Tuple[ExternalCall, ...]:
+        return dict(self.external_calls).get(key, ())
+
+    def helper_map(self) -> Dict[str, HelperSignature]:
+        return dict(self.helpers)
+
+    def bind_star_imports(self, module_names: nm.ModuleNames) -> None:
+        """Resolve `from .torch_imports import *` to what that project module binds."""
+        for module, bindings in self.star_bindings:
+            row = 0
+            for name, qual in bindings:
+                if not module_names.bound(name) or all(q == nm.LOCAL for q in module_names.every(name)):
+                    module_names.set(name, row, qual)
 
     def digest(self) -> bytes:
         """For the result cache: a file's result depends on its links."""
-        return hashlib.sha256(repr((self.helpers, self.external_calls)).encode()).digest()
+        return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
+                                    self.star_exported)).encode()).digest()
 
 
-def link(files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
-         read=None) -> Dict[str, Links]:
-    """The links of every file of the run that has any. `data` holds the bytes already read
-    (the prefilter's candidates); `read(path)` reads the others when callers are looked for,
-    and the bytes of the callers found that way are added to `data` (read once)."""
-    helper_files: Dict[str, List[HelperSignature]] = {}
-    for path in files:
-        raw = data.get(path)
-        if raw is None or not path.endswith((".py", ".pyi")) or not HELPER_HINT.search(raw):
-            continue
-        found = _helpers_of(raw, display.get(path, path))
-        if found:
-            helper_files[path] = found
-    if not helper_files:
-        return {}
-    names = {_short(sig.name).encode() for sigs in helper_files.values() for sig in sigs}
-    # A method is followed by its name only when one class of the run defines it.
-    method_defs: Dict[str, int] = {}
-    for sigs in helper_files.values():
-        for sig in sigs:
-            if sig.name.startswith(METHOD_PREFIX):
-                method_defs[sig.name] = method_defs.get(sig.name, 0) + 1
-    calls: Dict[str, Dict[str, List[ExternalCall]]] = {}
-    out: Dict[str, Links] = {}
-    for path in files:
-        if not path.endswith((".py", ".pyi")):
-            continue
-        raw = data.get(path)
-        if raw is None and read is not None:
-            raw = read(path)
-        if raw is None or not any(name in raw for name in names):
-            continue
-        quals = _reachable(path, helper_files)
-        methods = {sig.name: (helper_path, sig) for helper_path, sigs in helper_files.items()
-                   if os.path.abspath(helper_path) != os.path.abspath(path)
-                   for sig in sigs if method_defs.get(sig.name) == 1}
-        if not quals and not methods:
-            continue
-        used = _calls_in(raw, quals, methods, display.get(path, path))
-        if used is None:
-            continue
-        imported: Dict[str, HelperSignature] = {}
-        for qual, (helper_path, sig), call in used:
-            imported[qual] = sig
-            calls.setdefault(helper_path, {}).setdefault(sig.name, []).append(call)
-        if imported:
-            out[path] = Links(helpers=tuple(sorted(imported.items())))
-            data[path] = raw
-    for helper_path, by_name in calls.items():
-        external = tuple(sorted((name, tuple(sorted(cs, key=lambda c: (c.path, c.line))))
-                                for name, cs in by_name.items()))
-        previous = out.get(helper_path, Links())
-        out[helper_path] = Links(helpers=previous.helpers, external_calls=external)
-    for helper_path in helper_files:
-        # A helper file with no caller elsewhere still runs in project mode: its diagnostic
-        # then says that no call *in the run* passes a true flag.
-        out.setdefault(helper_path, Links(external_calls=()))
-    return out
+def project_root(paths: Sequence[str]) -> Optional[str]:
+    """The nearest directory above the first path that holds a project marker."""
+    if not paths:
+        return None
+    current = os.path.dirname(os.path.abspath(paths[0]))
+    while True:
+        if any(os.path.exists(os.path.join(current, m)) for m in _ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+class ProjectIndex:
+    """Helpers and callers across the files of a project."""
+
+    def __init__(self, run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
+                 read: Reader, project_files: Sequence[str] = ()):
+        self.run = {os.path.abspath(p) for p in run_files}
+        self.files = sorted(set(os.path.abspath(p) for p in list(run_files) + list(project_files))
+                            - {p for p in project_files if not p.endswith((".py", ".pyi"))})
+        self.data = data
+        self.display = display
+        self.read = read
+        self.project_wide = bool(project_files)
+        self._docs: Dict[str, Optional[Document]] = {}
+        self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
+        self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
+        self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
+
+    # ------------------------------------------------------------------ reading
+    def bytes_of(self, path: str) -> Optional[bytes]:
+        if path not in self.data or self.data[path] is None:
+            self.data[path] = self.read(path)
+        return self.data[path]
+
+    def shown(self, path: str) -> str:
+        return self.display.get(path) or os.path.relpath(path)
+
+    def document(self, path: str) -> Optional[Document]:
+        if path not in self._docs:
+            raw = self.bytes_of(path)
+            doc = None
+            if raw is not None:
+                from . import sourcefile
+
+                try:
+                    parsed = parse_document(sourcefile.decode_source(raw).text)
+                except sourcefile.SourceDecodeError:
+                    parsed = None
+                doc = parsed if isinstance(parsed, Document) else None
+            self._docs[path] = doc
+        return self._docs[path]
+
+    # ------------------------------------------------------------------ building
+    def build(self) -> Dict[str, Links]:
+        py_files = [p for p in self.files if p.endswith((".py", ".pyi"))]
+        for path in py_files:
+            raw = self.bytes_of(path) if path in self.run or self.project_wide else self.data.get(path)
+            if raw is not None and HELPER_HINT.search(raw):
+                found = self.helpers_of(path)
+                if found:
+                    self.helpers[path] = found
+        stars = self.star_links(py_files)
+        if not self.helpers and not stars:
+            return {}
+        seen: Set[Tuple[str, str]] = set()
+        for _ in range(MAX_ROUNDS):
+            new = self.link_callers(py_files, seen)
+            if not new:
+                break
+        return self.links(stars)
+
+    def helpers_of(self, path: str) -> List[HelperSignature]:
+        """The file's helpers, from its own analysis by the engine."""
+        doc = self.document(path)
+        if doc is None:
+            return []
+        from .engine.analyse import Options, detect
+
+        try:
+            ctx = detect(doc, Options(frozenset()))
+        except RecursionError:
+            return []
+        out: Dict[str, HelperSignature] = {}
+        shown = self.shown(path)
+        index = ctx.index
+        for record in ctx.helpers:
+            fn = record.fn
+            owner = index.parents.get(fn)
+            method = isinstance(owner, ast.ClassDef) and isinstance(index.parents.get(owner), ast.Module)
+            if not (isinstance(owner, ast.Module) or method):
+                continue
+            key = (nm.METHOD_PREFIX if method else "") + fn.name
+            if method and fn.name in FRAMEWORK_METHODS:
+                continue
+            out.setdefault(key, signature(fn, key, shown, record.flag.param, record.flag.negated, method,
+                                          computes=bool(getattr(record.source, "computing", False))))
+        for name, line in ctx.wrappers().items():
+            out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
+        return list(out.values())
+
+    def link_callers(self, py_files: List[str], seen: Set[Tuple[str, str]]) -> bool:
+        """Record the calls of every known helper; callers passing their own parameter become
+        helpers too. Returns whether new helpers appeared."""
+        names = {_short(sig.name).encode() for sigs in self.helpers.values() for sig in sigs}
+        methods: Dict[str, List[Tuple[str, HelperSignature]]] = {}
+        for helper_path, sigs in self.helpers.items():
+            for sig in sigs:
+                if sig.name.startswith(nm.METHOD_PREFIX):
+                    methods.setdefault(sig.name, []).append((helper_path, sig))
+        new = False
+        for path in py_files:
+            raw = self.bytes_of(path)
+            if raw is None or not any(n in raw for n in names):
+                continue
+            quals = self.reachable(path)
+            family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
+            if not quals and not family:
+                continue
+            for qual, helper_path, sig, call, through in self.calls_in(path, quals, family):
+                key = (path, f"{call.line}:{call.col}:{helper_path}:{sig.name}")
+                self.imported.setdefault(path, {})[qual] = sig
+                if key in seen:
+                    continue
+                seen.add(key)
+                self.calls.setdefault(helper_path, {}).setdefault(sig.name, []).append(call)
+                if through is not None and through not in self.helpers.setdefault(path, []):
+                    self.helpers[path].append(through)
+                    new = True
+        return new
+
+    def reachable(self, path: str) -> Dict[str, Tuple[str, HelperSignature]]:
+        """Qualified names under which `path` may call a helper of another file."""
+        out: Dict[str, Tuple[str, HelperSignature]] = {}
+        for helper_path, sigs in self.helpers.items():
+            if helper_path == path:
+                continue
+            for module in module_names(helper_path, path):
+                for sig in sigs:
+                    if sig.name.startswith(nm.METHOD_PREFIX):
+                        continue
+                    qual = module + sig.name if not module.strip(".") else f"{module}.{sig.name}"
+                    out.setdefault(qual, (helper_path, sig))
+                    out.setdefault(f"*{module}:{sig.name}", (helper_path, sig))
+        return out
+
+    def calls_in(self, path: str, quals, family):
+        doc = self.document(path)
+        if doc is None:
+            return
+        index = doc.index()
+        defined = {node.name for node in index.functions}
+        stars = set(index.module_names.star_modules)
+        shown = self.shown(path)
+        for calls in index.calls.values():
+            for call in calls:
+                func = call.func
+                qual = index.qual(func)
+                target = quals.get(qual) if qual is not None else None
+                if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
+                    for module in stars:  # `from helpers import *`
+                        target = quals.get(f"*{module}:{func.id}")
+                        if target is not None:
+                            qual = f"{module}.{func.id}" if not module.endswith(".") else f"{module}{func.id}"
+                            break
+                if target is None and isinstance(func, ast.Attribute):
+                    key = nm.METHOD_PREFIX + func.attr
+                    if key in family and func.attr not in defined and not nm.is_torch(qual):
+                        qual, target = key, family[key][0]
+                if target is None:
+                    continue
+                helper_path, sig = target
+                yield (qual, helper_path, sig) + self.describe_call(index, call, sig, shown, path)
+
+    def describe_call(self, index, call: ast.Call, sig: HelperSignature, shown: str, path: str):
+        """(ExternalCall, a derived helper signature when the call passes its caller's own
+        parameter on, else None)."""
+        if sig.wrapper:
+            kw = next((k for k in call.keywords if k.arg == "volatile"), None)
+            arg, known = (kw.value if kw is not None else None), True
+        elif sig.param is None:
+            arg, known = ast.Constant(value=True), True
+        else:
+            arg, known = signature_argument(call, sig)
+        kind = flag_kind(arg, known)
+        if sig.negated:
+            kind = {"true": "false", "false": "true", "none": "true"}.get(kind, kind)
+        through = None
+        scope = index.function_of(call)
+        if kind == "expr" and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and arg.id in nm.function_params(scope):
+            owner = index.parents.get(scope)
+            method = isinstance(owner, ast.ClassDef)
+            key = (nm.METHOD_PREFIX if method else "") + scope.name
+            if not (method and scope.name in FRAMEWORK_METHODS):
+                through = signature(scope, key, shown, arg.id, sig.negated, method, computes=True)
+        covered = grad_covered(index, call, any_grad_mode=kind == "expr")
+        return ExternalCall(shown, call.lineno, kind, covered, path in self.run, call.col_offset), through
+
+    def star_links(self, py_files: List[str]) -> Dict[str, Tuple[str, ...]]:
+        """Project modules other files star-import: importer -> modules (paths)."""
+        out: Dict[str, Tuple[str, ...]] = {}
+        for path in py_files:
+            raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
+            if raw is None or not _STAR_IMPORT.search(raw):
+                continue
+            doc = self.document(path)
+            if doc is None:
+                continue
+            targets = []
+            for module in doc.index().module_names.star_modules:
+                target = resolve_module(module, path, py_files)
+                if target is not None:
+                    targets.append(target)
+            if targets:
+                out[path] = tuple(targets)
+        return out
+
+    # ------------------------------------------------------------------ links
+    def links(self, stars: Dict[str, Tuple[str, ...]]) -> Dict[str, Links]:
+        out: Dict[str, Links] = {}
+        exported = {t for targets in stars.values() for t in targets}
+        for path in self.run:
+            helpers = tuple(sorted(self.imported.get(path, {}).items()))
+            external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
+                                    for name, calls in self.calls.get(path, {}).items()))
+            star_bindings = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
+            star_bindings = tuple(s for s in star_bindings if s[1])
+            is_exported = path in exported and self.binds_variable(path)
+            if helpers or external or star_bindings or is_exported or path in self.helpers:
+                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide)
+        return out
+
+    def module_key(self, target: str, importer: str) -> str:
+        names = module_names(target, importer)
+        return names[0] if names else target
+
+    def exported_bindings(self, path: str) -> Tuple[Tuple[str, str], ...]:
+        doc = self.document(path)
+        if doc is None:
+            return ()
+        module = doc.index().module_names
+        out = []
+        for name, qual in sorted(module.final.items()):
+            if nm.is_variable(qual) or qual == "torch" or (qual.startswith("torch.") and not name.startswith("_")):
+                out.append((name, qual))
+        return tuple(out)
+
+    def binds_variable(self, path: str) -> bool:
+        return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
+
+
+def signature(fn: ast.AST, key: str, shown: str, param: Optional[str], negated: bool, method: bool,
+              computes: bool = False) -> HelperSignature:
+    defaults = {name: flag_kind(node) for name, node in parameter_defaults(fn).items()}
+    return HelperSignature(key, shown, fn.lineno, param, negated, False, computes,  # type: ignore[attr-defined]
+                           tuple(bound_positional(fn, method)), tuple(sorted(defaults.items())))
+
+
+def signature_argument(call: ast.Call, sig: HelperSignature) -> Tuple[Optional[ast.AST], bool]:
+    """The expression a call passes for `sig.param`: the argument, a default as a constant, or
+    known=False (`*args`/`**kwargs`, a default computed at run time)."""
+    arg, known = passed_argument(call, list(sig.positional), sig.param)  # type: ignore[arg-type]
+    if arg is not None or not known:
+        return arg, known
+    default = dict(sig.defaults).get(sig.param)  # type: ignore[arg-type]
+    if default in ("true", "false", "none"):
+        return ast.Constant(value={"true": True, "false": False, "none": None}[default]), True
+    return None, default is None
 
 
 def _short(name: str) -> str:
-    return name[len(METHOD_PREFIX):] if name.startswith(METHOD_PREFIX) else name
-
-
-def _parse(raw: bytes) -> Optional[Tuple[str, ast.Module]]:
-    from . import sourcefile
-    from .analysis.async_kw import PLACEHOLDER, find_async_keywords, replace_keywords
-
-    try:
-        text = sourcefile.decode_source(raw).text
-        masked = replace_keywords(text, find_async_keywords(text), PLACEHOLDER)
-        return masked, ast.parse(masked)
-    except (sourcefile.SourceDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _helpers_of(raw: bytes, shown: str) -> List[HelperSignature]:
-    from .analysis.legacy import LegacyAnalysis
-
-    parsed = _parse(raw)
-    if parsed is None:
-        return []
-    text, tree = parsed
-    analysis = LegacyAnalysis(text, tree, external_calls={})
-    try:
-        analysis.run()
-    except RecursionError:
-        return []
-    defs = {stmt.name: stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    methods: Dict[str, List[ast.AST]] = {}
-    for cls in (stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)):
-        for stmt in cls.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                methods.setdefault(stmt.name, []).append(stmt)
-    out = []
-    for name, param in analysis.exported.items():
-        if name.startswith(METHOD_PREFIX):
-            found = methods.get(name[len(METHOD_PREFIX):], [])
-            if len(found) == 1:  # one class of this file defines it
-                out.append(_signature(found[0], shown, param, method=True))
-            continue
-        fn = defs.get(name)
-        if fn is not None:
-            out.append(_signature(fn, shown, param))
-    for name, line in analysis.variable_wrappers().items():
-        if line:
-            out.append(HelperSignature(name, shown, line, None))
-    return out
-
-
-def _signature(fn: ast.AST, shown: str, param: str, method: bool = False) -> HelperSignature:
-    from .analysis.legacy import bound_positional, flag_kind, parameter_defaults
-
-    # "expr" for a default computed at run time ("unknown" is never a default's kind).
-    defaults = {name: flag_kind(node) for name, node in parameter_defaults(fn).items()}
-    name = (METHOD_PREFIX if method else "") + fn.name  # type: ignore[attr-defined]
-    return HelperSignature(name, shown, fn.lineno, param, tuple(bound_positional(fn, method)),  # type: ignore[attr-defined]
-                           tuple(sorted(defaults.items())))
+    return name[len(nm.METHOD_PREFIX):] if name.startswith(nm.METHOD_PREFIX) else name
 
 
 def module_names(target: str, importer: str) -> List[str]:
@@ -223,63 +417,16 @@ def module_names(target: str, importer: str) -> List[str]:
     return out
 
 
-def _reachable(path: str, helper_files: Dict[str, List[HelperSignature]]
-               ) -> Dict[str, Tuple[str, HelperSignature]]:
-    """Qualified names (as `imports.qualified_name` spells them) under which `path` may call
-    a helper of another file."""
-    out: Dict[str, Tuple[str, HelperSignature]] = {}
-    for helper_path, sigs in helper_files.items():
-        if os.path.abspath(helper_path) == os.path.abspath(path):
-            continue
-        for module in module_names(helper_path, path):
-            for sig in sigs:
-                if sig.name.startswith(METHOD_PREFIX):
-                    continue
-                # `from . import f` -> '.f'; `from .utils import f` -> '.utils.f'
-                qual = module + sig.name if not module.strip(".") else f"{module}.{sig.name}"
-                # The nearest definition wins (names are tried nearest first).
-                out.setdefault(qual, (helper_path, sig))
-    return out
+def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
+    """The project file a module name (as the importer spells it) refers to."""
+    for path in files:
+        if path != os.path.abspath(importer) and module in module_names(path, importer):
+            return path
+    return None
 
 
-def _calls_in(raw: bytes, quals: Dict[str, Tuple[str, HelperSignature]],
-              methods: Dict[str, Tuple[str, HelperSignature]], shown: str
-              ) -> Optional[List[Tuple[str, Tuple[str, HelperSignature], ExternalCall]]]:
-    from .analysis.legacy import LegacyAnalysis, flag_kind, signature_argument
-
-    parsed = _parse(raw)
-    if parsed is None:
-        return None
-    text, tree = parsed
-    analysis = LegacyAnalysis(text, tree)
-    # A method name this file defines as well is ambiguous here.
-    defined = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    out = []
-    for call in analysis.calls:
-        qual = analysis.qual(call.func)
-        if qual is not None and qual in quals:
-            helper_path, sig = quals[qual]
-        elif (isinstance(call.func, ast.Attribute) and METHOD_PREFIX + call.func.attr in methods
-              and call.func.attr not in defined and (qual is None or not qual.startswith("torch"))):
-            qual = METHOD_PREFIX + call.func.attr
-            helper_path, sig = methods[qual]
-        else:
-            continue
-        if sig.param is None:
-            kw = next((k for k in call.keywords if k.arg == "volatile"), None)
-            arg, known = (kw.value if kw is not None else None), True
-        else:
-            arg, known = signature_argument(call, sig)
-        flag = flag_kind(arg, known)
-        covered = analysis.covered(call, analysis.scope_of(call), any_grad_mode=flag == "expr")
-        out.append((qual, (helper_path, sig), ExternalCall(shown, call.lineno, flag, covered)))
-    return out
-
-
-def context_for(links: Optional[Links]):
-    """The engine's ModuleContext for a file with these links (None: no links)."""
-    if links is None:
-        return None
-    from .engine import ModuleContext
-
-    return ModuleContext(helpers=dict(links.helpers), external_calls=dict(links.external_calls))
+def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
+         read: Reader, project_files: Sequence[str] = ()) -> Dict[str, Links]:
+    """The links of every file of the run that has any. `data` holds the bytes already read
+    (read bytes are added to it); `project_files`: the other files of the project, read only."""
+    return ProjectIndex(run_files, data, display, read, project_files).build()

@@ -1,11 +1,14 @@
-"""Finds every Rule subclass in the volfix.rules package; codes must be unique."""
+"""Finds every Rule subclass in the volfix.rules package (codes must be unique), and builds
+what is made of the rules: the selection of codes and the bytes prefilter."""
 from __future__ import annotations
 
 import functools
 import importlib
 import pkgutil
-from typing import Dict, FrozenSet, Iterable, Type
+from typing import Dict, FrozenSet, Iterable, Optional, Type
 
+from .errors import VolfixConfigError
+from .prefilter import Predicate, compile_prefilter
 from .rules.base import Rule
 
 
@@ -39,8 +42,6 @@ def get(code: str) -> Type[Rule]:
 
 def expand_selectors(selectors: Iterable[str], codes: Iterable[str]) -> FrozenSet[str]:
     """Turn selectors ("ALL", "VF", "VF1", "VF101") into codes; unknown ones raise."""
-    from .config import VolfixConfigError
-
     codes = frozenset(codes)
     out = set()
     for raw in selectors:
@@ -62,3 +63,22 @@ def _default_enabled(code: str) -> bool:
     rule = rules().get(code)
     return rule is None or rule.DEFAULT_ENABLED
 
+
+
+@functools.lru_cache(maxsize=32)
+def prefilter(enabled_codes: FrozenSet[str]) -> Predicate:
+    """`bytes -> bool`: may a file with these bytes hold a finding of these rules?"""
+    known = rules()
+    return compile_prefilter(known[code].NEEDS for code in sorted(enabled_codes) if code in known)
+
+
+def requirements_for(code: str) -> Optional[str]:
+    """What a file needs for `code` to fire, or None when the rule does not say (then every
+    file is a candidate)."""
+    needs = rules()[code].NEEDS
+    return needs.description if needs is not None else None
+
+
+def may_need_analysis(data: bytes, enabled_codes: Iterable[str]) -> bool:
+    """Whether `data` (a file's raw bytes) could produce a finding for `enabled_codes`."""
+    return prefilter(frozenset(enabled_codes))(data)

@@ -35,6 +35,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .config import Config
 from .model import FileResult
+from .prefilter import HELPER_HINT
 
 MODES = ("check", "fix", "diff")
 # A process pool costs a fork per worker and a pickle per result: use one only when the
@@ -134,7 +135,7 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
 
         cache = ResultCache(root, config.cache_key())
     candidates = _scan(files, config.enabled_codes(), workers)
-    links = _link(files, candidates)
+    links = _link(paths, files, candidates, config)
     stats.candidates = len(candidates)
     results, tasks = _lookup(candidates, cache, mode, links)
     stats.cache_hits = len(results)
@@ -181,9 +182,9 @@ def _scan(files: List[str], enabled: FrozenSet[str], workers: int
 def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False) -> list:
     """Runs here or in a worker: the candidates among `files` (with their bytes if
     `keep_data`, else their paths only, cheaper to send back)."""
-    from .prefilter import compile_prefilter
+    from .registry import prefilter
 
-    may_need = compile_prefilter(enabled)
+    may_need = prefilter(enabled)
     out = []
     for path in files:
         data = _read_bytes(path)
@@ -215,19 +216,33 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
     return sorted(found, key=order.__getitem__)
 
 
-def _link(files: List[str], candidates: List[Tuple[str, Optional[bytes]]]) -> Dict[str, object]:
-    """Links between the files of the run (`volfix.project`): helpers threading the volatile
-    flag and their callers in other files. A caller that the prefilter ruled out (it need
-    not spell `volatile`) joins the candidates."""
-    from .prefilter import HELPER_HINT
-
-    if not any(data is not None and HELPER_HINT.search(data) for _, data in candidates):
-        return {}
+def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
+          config: Config) -> Dict[str, object]:
+    """Links between the files of the project (`volfix.project`): helpers threading the
+    volatile flag and their callers in other files, star imports of project modules. A caller
+    that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
+    run holds only some files of the project (pre-commit passes the changed ones), the other
+    files are read too, never changed: a helper's callers may live there."""
     from . import project
 
+    root = project.project_root(files)
+    others: List[str] = []
+    covers_project = root is None or any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep)
+                                         for p in paths)
+    if not covers_project:
+        from . import discovery
+
+        everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
+                                        respect_gitignore=config.respect_gitignore, root=root)
+        in_run = set(files)
+        others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))]
+    if not others and not any(data is not None and (HELPER_HINT.search(data) or b"import *" in data)
+                              for _, data in candidates):
+        return {}
     known = dict(candidates)
     cwd = os.getcwd()
-    links = project.link(files, known, {p: display_path(p, cwd) for p in files}, read=_read_bytes)
+    shown = {p: display_path(p, cwd) for p in list(files) + others}
+    links = project.link(files, known, shown, read=_read_bytes, project_files=others)
     candidate_paths = {path for path, _ in candidates}
     for path in links:
         if path not in candidate_paths:
@@ -238,9 +253,7 @@ def _link(files: List[str], candidates: List[Tuple[str, Optional[bytes]]]) -> Di
 def _task_options(options: Dict, task: _Task) -> Dict:
     if task.links is None:
         return options
-    from .project import context_for
-
-    return dict(options, context=context_for(task.links))
+    return dict(options, links=task.links)
 
 
 def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
@@ -290,7 +303,7 @@ def _nothing_to_fix(result: FileResult) -> bool:
 def _analyse(process: Optional[ProcessFn], path: str, shown: str, options: Dict) -> FileResult:
     """Runs in this process or in a worker: one file through the engine."""
     if process is None:
-        from .engine import process_file as process
+        from .fileproc import process_file as process
     try:
         return process(path, display_path=shown, **options)
     except Exception as exc:  # noqa: BLE001 - the per-file boundary behind the engine's own
@@ -318,7 +331,7 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
 
     context = _pool_context()
     if context is not None and process is None:
-        from . import engine  # noqa: F401 - imported once here, inherited by every worker
+        from . import fileproc  # noqa: F401 - imported once here, inherited by every worker
     # Largest first, so that one big file does not finish last on an otherwise idle pool.
     ordered = sorted(tasks, key=lambda t: -t.lines)
     crashed: List[_Task] = []

@@ -25,6 +25,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
+from . import registry
 from .model import Applicability, Diagnostic, Edit, Fix, Location
 
 UNUSED_CODE = "VF010"
@@ -208,9 +209,8 @@ def _unused_codes(directive: _Directive) -> Optional[Tuple[str, ...]]:
 def _unused_diagnostics(directives: List[_Directive], lines: List[str],
                         cell: Optional[int]) -> List[Diagnostic]:
     """One VF010 per comment holding unused directives (so that fixes never overlap)."""
-    from .registry import all_codes
 
-    known = all_codes()
+    known = registry.all_codes()
     groups: dict = {}
     for directive in directives:
         groups.setdefault((directive.row, directive.comment_col), []).append(directive)
@@ -243,9 +243,7 @@ def _unused_diagnostics(directives: List[_Directive], lines: List[str],
 
 
 def _unused_message() -> str:
-    from .rules.suppressions import UnusedSuppression
-
-    return UnusedSuppression.MESSAGE
+    return registry.get("VF010").MESSAGE
 
 
 def _comment_fix(group: List[_Directive], unused: dict, line: str) -> Optional[Fix]:

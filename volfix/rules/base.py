@@ -1,22 +1,72 @@
-"""The Rule base class: a code, a name, a message and ruff-style documentation."""
+"""The Rule base class: a code, a message, ruff-style documentation, the bytes a file needs for
+the rule to fire (the prefilter is built from these), and the handlers that detect it.
+
+A rule is one module under `volfix/rules/`. Its handlers are methods decorated with `on(...)`,
+naming the nodes they want; the module index collects those nodes in its one walk and the
+engine calls each handler in source order with a `RuleContext`:
+
+    class VariableTypeComparison(Rule):
+        CODE = "VF112"
+        NEEDS = prefilter.TORCH_VARIABLE
+
+        @on(ast.Compare)
+        def compare(self, node, ctx): ...
+
+Rules that need the whole analysis first (VF104 reads the helper summaries) override
+`after_planning(ctx)`.
+"""
 from __future__ import annotations
 
-from typing import ClassVar
+import ast
+import inspect
+from typing import Callable, ClassVar, List, Optional, Tuple
 
 from ..model import Applicability
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
 
+# `on(VARIABLE_CALL)`: calls of torch.autograd.Variable (any import form, aliases, wrappers).
+VARIABLE_CALL = "variable-call"
+# `on(MODULE)`: called once with the module node.
+MODULE = "module"
+
+
+class Handler:
+    """Which nodes a handler method wants."""
+
+    def __init__(self, kind, attr: Tuple[str, ...] = (), callee: Tuple[str, ...] = ()):
+        self.kind = kind
+        self.attr = attr
+        self.callee = callee
+
+
+def on(kind, *, attr=(), callee=()) -> Callable:
+    """Mark a method as the handler of `kind` nodes (an ast class, VARIABLE_CALL or MODULE),
+    optionally only attributes named `attr` / calls whose callee's last name is `callee`."""
+    attrs = (attr,) if isinstance(attr, str) else tuple(attr)
+    callees = (callee,) if isinstance(callee, str) else tuple(callee)
+
+    def mark(method: Callable) -> Callable:
+        method._volfix_handler = Handler(kind, attrs, callees)  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
 
 class Rule:
-    """Base of every rule. Subclasses set CODE, MESSAGE and write the docstring."""
+    """Base of every rule. Subclasses set CODE, MESSAGE, NEEDS and write the docstring."""
 
     CODE: ClassVar[str] = ""
     MESSAGE: ClassVar[str] = ""
     # The best applicability the rule's fix can have; None when it never offers one.
-    FIX: ClassVar[Applicability | None] = None
+    FIX: ClassVar[Optional[Applicability]] = None
+    # The fix's title (what `--show-fixes`, the editor's quick fix and the report say).
+    FIX_TITLE: ClassVar[str] = ""
     # Rules off by default run only when selected by their own code (or a prefix like "VF01").
     DEFAULT_ENABLED: ClassVar[bool] = True
+    # What a file's bytes must contain for the rule to fire (`volfix.prefilter`); None: any
+    # file may need it (then no file is skipped).
+    NEEDS: ClassVar[Optional[object]] = None
     URL_BASE: ClassVar[str] = "https://github.com/volfix/volfix/blob/main/docs/rules.md#"
 
     @classmethod
@@ -31,13 +81,11 @@ class Rule:
 
     @classmethod
     def doc(cls) -> str:
-        import inspect
-
         return inspect.cleandoc(cls.__doc__ or "")
 
     @classmethod
     def summary(cls) -> str:
-        """The first sentence under 'What it does'."""
+        """The first paragraph under 'What it does'."""
         text = cls.doc()
         marker = "## What it does"
         if marker in text:
@@ -46,5 +94,34 @@ class Rule:
         return cls.MESSAGE
 
     @classmethod
+    def section(cls, title: str) -> str:
+        """The body of one documentation section ('' when absent)."""
+        doc = cls.doc()
+        marker = f"## {title}"
+        if marker not in doc:
+            return ""
+        return doc.split(marker, 1)[1].split("\n## ", 1)[0].strip()
+
+    @classmethod
     def url(cls) -> str:
         return f"{cls.URL_BASE}{cls.CODE.lower()}"
+
+    @classmethod
+    def handlers(cls) -> List[Tuple[Handler, str]]:
+        """(what, method name) for every handler of the rule."""
+        out = []
+        for name, member in inspect.getmembers(cls, predicate=inspect.isfunction):
+            handler = getattr(member, "_volfix_handler", None)
+            if handler is not None:
+                out.append((handler, name))
+        return out
+
+    def after_planning(self, ctx) -> None:
+        """Called once the regions are planned (for rules that read the whole analysis)."""
+
+
+def handles_node(handler: Handler, node: ast.AST) -> bool:
+    """Does `node` (already of the handler's kind) pass the handler's name filters?"""
+    if handler.attr and getattr(node, "attr", None) not in handler.attr:
+        return False
+    return True

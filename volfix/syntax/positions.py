@@ -1,7 +1,12 @@
-"""Source text helpers: line offsets, ast positions -> character offsets, protected lines."""
+"""Positions in the analysed text: line offsets, `ast` positions -> character offsets, comments.
+
+Lines follow Python's tokenizer (\\r\\n, \\r, \\n end a line; form feeds do not). `ast`
+columns are UTF-8 byte offsets; volfix works in character offsets into the text.
+"""
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
@@ -11,11 +16,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class SourceText:
-    """The analysed text with the position arithmetic every rule needs.
-
-    Lines follow Python's tokenizer (\\r\\n, \\r, \\n end a line; form feeds do not).
-    ast columns are UTF-8 byte offsets; volfix works in character offsets.
-    """
+    """The analysed text with the position arithmetic every rule and fix needs."""
 
     def __init__(self, text: str):
         self.text = text
@@ -23,6 +24,7 @@ class SourceText:
         for m in _NEWLINE.finditer(text):
             self.line_starts.append(m.end())
         self._tokens: Optional[list] = None
+        self._comment_offsets: Optional[List[int]] = None
 
     # -- positions -------------------------------------------------------
     def line(self, row: int) -> str:
@@ -59,8 +61,6 @@ class SourceText:
 
     def row_col(self, offset: int) -> Tuple[int, int]:
         """1-based row, 0-based character column of an offset."""
-        import bisect
-
         row = bisect.bisect_right(self.line_starts, offset)
         return row, offset - self.line_starts[row - 1]
 
@@ -83,19 +83,23 @@ class SourceText:
         return self._tokens
 
     def comments_between(self, start: int, end: int) -> List[str]:
-        out: List[str] = []
+        """The comments that start in [start, end), in order."""
         if "#" not in self.text[start:end]:
-            return out
-        for tok in self.tokens():
-            if tok.type == tokenize.COMMENT:
-                off = self.line_starts[tok.start[0] - 1] + tok.start[1]
-                if start <= off < end:
-                    out.append(tok.string)
-        return out
+            return []
+        if self._comment_offsets is None:
+            self._comment_offsets = []
+            self._comments: List[str] = []
+            for tok in self.tokens():
+                if tok.type == tokenize.COMMENT:
+                    self._comment_offsets.append(self.line_starts[tok.start[0] - 1] + tok.start[1])
+                    self._comments.append(tok.string)
+        lo = bisect.bisect_left(self._comment_offsets, start)
+        hi = bisect.bisect_left(self._comment_offsets, end)
+        return self._comments[lo:hi]
 
-    def indent_unit(self) -> str:
-        """The file's indentation unit, from its first indented block ("    " if none)."""
-        for tok in self.tokens():
-            if tok.type == tokenize.INDENT:
-                return tok.string
-        return "    "
+
+def indent_step(outer: str, inner: str) -> Optional[str]:
+    """What a nested block adds to its owner's indentation (`inner` minus `outer`)."""
+    if inner.startswith(outer) and len(inner) > len(outer):
+        return inner[len(outer):]
+    return None

@@ -1,4 +1,4 @@
-"""Text edits on the analysed source, as ruff applies them: sorted, non-overlapping, deduplicated."""
+"""Text edits on the analysed text, as ruff applies them: sorted, non-overlapping, deduplicated."""
 from __future__ import annotations
 
 from dataclasses import dataclass

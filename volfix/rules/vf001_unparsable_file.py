@@ -1,4 +1,5 @@
-"""VF0xx: files volfix cannot analyse. The run always continues."""
+"""VF001: a file that cannot be parsed as Python 3 (reported by the engine)."""
+from .. import prefilter
 from .base import Rule
 
 
@@ -13,7 +14,7 @@ class UnparsableFile(Rule):
     stays as it is. Files that Python 3 refuses would also fail when PyTorch 2.x imports them.
 
     ## Example
-    ```python
+    ```python2
     print "loss", loss.data[0]
     ```
 
@@ -33,27 +34,4 @@ class UnparsableFile(Rule):
 
     CODE = "VF001"
     MESSAGE = "File cannot be parsed"
-
-
-class UnreadableFile(Rule):
-    """
-    ## What it does
-    Reports a file that cannot be read or decoded: permissions, a broken symlink, bytes that
-    are invalid in the file's declared encoding (PEP 263 cookie or BOM), or a notebook that is
-    not valid JSON or has no nbformat version.
-
-    ## Why is this bad?
-    Nothing in the file can be checked. volfix never writes such a file.
-
-    ## Example
-    A file declaring `# -*- coding: utf-8 -*-` that contains Latin-1 bytes.
-
-    ## Use instead
-    Fix the declared encoding (or the bytes) so that Python itself can read the file.
-
-    ## Fix safety
-    No fix is offered.
-    """
-
-    CODE = "VF002"
-    MESSAGE = "File cannot be read"
+    NEEDS = prefilter.TOKENLESS

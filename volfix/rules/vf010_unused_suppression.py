@@ -1,4 +1,5 @@
 """VF010: suppression comments that suppress nothing (reported by volfix.suppression)."""
+from .. import prefilter
 from ..model import Applicability
 from .base import Rule
 
@@ -40,3 +41,5 @@ class UnusedSuppression(Rule):
     DEFAULT_ENABLED = False
     MESSAGE = "unused suppression comment"
     FIX = Applicability.SAFE
+    FIX_TITLE = "Remove the unused suppression"
+    NEEDS = prefilter.SUPPRESSION

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""List import cycles between the modules of the `volfix` package (function-level imports
+count too). `from . import x` counts as an import of the submodule `x` when there is one.
+
+    python scripts/import_cycles.py     # exit 1 and list the cycles, if any
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from typing import Dict, List, Set
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "volfix")
+
+
+def modules() -> Dict[str, str]:
+    out = {}
+    for directory, _, files in os.walk(ROOT):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                rel = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
+                out[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = path
+    return out
+
+
+def graph(mods: Dict[str, str]) -> Dict[str, Set[str]]:
+    edges: Dict[str, Set[str]] = {m: set() for m in mods}
+    for module, path in mods.items():
+        package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[:len(parts) - (node.level - 1)]
+                    target = ".".join(parts + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in mods]
+                if len(subs) < len(node.names) and target in mods:
+                    subs.append(target)
+                edges[module].update(s for s in subs if s != module)
+            elif isinstance(node, ast.Import):
+                edges[module].update(a.name for a in node.names if a.name in mods and a.name != module)
+    return edges
+
+
+def cycles(edges: Dict[str, Set[str]]) -> List[List[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on: Set[str] = set()
+    found: List[List[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def main() -> int:
+    found = cycles(graph(modules()))
+    for component in found:
+        print("cycle:", " <-> ".join(component))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

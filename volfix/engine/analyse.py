@@ -1,0 +1,280 @@
+"""parse -> detect -> plan (SPEC §3): one document's findings, with their fixes as plans.
+
+Every rule's handlers run on the nodes they asked for (`Rule.on`), the planner places the
+regions of the volatile sources they registered, and each finding becomes a `Diagnostic`.
+Fix edits are rendered only when asked (`with_fixes`): a plain check never imports libcst.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from .. import registry
+from ..findings import Finding, FixPlan
+from ..flow.helper_calls import HELPER_CALL, callee_names
+from ..model import Applicability, Diagnostic, Edit, Fix, Location
+from ..rules.base import MODULE, VARIABLE_CALL, handles_node
+from ..rules.context import RuleContext
+from ..syntax import names as nm
+from ..syntax.document import Document, ParseError, parse_document
+
+_RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
+_SUPPRESSION = re.compile(r"(?i)volfix\s*:\s*ignore|noqa\s*:[^\n]*\bVF\d")
+
+
+@dataclass
+class FixGroup:
+    """Findings fixed together (they share a region), and their merged plan."""
+
+    key: object
+    applicability: Applicability
+    diagnostics: List[Diagnostic]
+    plan: FixPlan
+
+
+@dataclass
+class Analysis:
+    text: str
+    diagnostics: List[Diagnostic]
+    groups: List[FixGroup] = field(default_factory=list)
+    doc: Optional[Document] = None
+    ctx: Optional[RuleContext] = None
+
+
+@dataclass
+class Options:
+    """What an analysis needs besides the text."""
+
+    enabled: frozenset
+    legacy_semantics: bool = False
+    no_grad_style: str = "auto"
+    links: object = None  # volfix.flow.project.Links
+    with_fixes: bool = False  # render every fix's edits into its Diagnostic
+
+
+def analyse(text: str, options: Options, doc: Optional[Document] = None,
+            parse_errors: Tuple[ParseError, ...] = ()) -> Analysis:
+    """Findings of `text` (or of `doc`, a notebook's joined cells)."""
+    if doc is None:
+        parsed = parse_document(text)
+        if isinstance(parsed, ParseError):
+            return finish(text, [parse_diagnostic(text, parsed)], [], options, None)
+        doc = parsed
+    diagnostics = [parse_diagnostic(text, e) for e in parse_errors]
+    ctx = detect(doc, options)
+    groups: Dict[object, FixGroup] = {}
+    for finding in ctx.findings:
+        if finding.code not in options.enabled:
+            continue
+        diagnostic = to_diagnostic(doc, finding, ctx, options)
+        diagnostics.append(diagnostic)
+        plan = finding.fix
+        if plan is None:
+            continue
+        key = ("group", finding.group) if finding.group is not None else ("finding", finding.start, finding.code)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = FixGroup(key, plan.applicability, [diagnostic], plan)
+        else:
+            group.diagnostics.append(diagnostic)
+            group.plan = group.plan.merged(plan)
+            if _RANK[plan.applicability] > _RANK[group.applicability]:
+                group.applicability = plan.applicability
+    analysis = finish(doc.text, diagnostics, list(groups.values()), options, doc)
+    analysis.ctx = ctx
+    return analysis
+
+
+def detect(doc: Document, options: Options) -> RuleContext:
+    index = doc.index()
+    links = options.links
+    if links is not None:
+        links.bind_star_imports(index.module_names)
+    ctx = RuleContext(doc, index, legacy_semantics=options.legacy_semantics,
+                      no_grad_style=options.no_grad_style, links=links)
+    rules = [cls() for cls in registry.rules().values()]
+    callees = variable_callees(ctx)
+    helper_names = callee_names(links, index.module_names) if links is not None else []
+    for rule in rules:
+        for handler, name in rule.handlers():
+            method = getattr(rule, name)
+            for node in nodes_for(handler, index, callees, helper_names):
+                if handles_node(handler, node):
+                    method(node, ctx)
+    from ..fixes.planner import Planner
+
+    Planner(ctx).plan()
+    for rule in rules:
+        rule.after_planning(ctx)
+    ctx.findings.sort(key=lambda f: (f.start, f.code))
+    return ctx
+
+
+def variable_callees(ctx: RuleContext) -> List[str]:
+    """Callee names that may call torch's Variable here: `Variable`, its import aliases and
+    the project's wrappers."""
+    module = ctx.index.module_names
+    names = {"Variable"}
+    for name in module.final:
+        if any(nm.is_variable(q) for q in module.every(name)):
+            names.add(name)
+    names.update(ctx.wrappers())
+    for name, qual in module.final.items():
+        if qual in ("torch.autograd", "torch.autograd.variable"):
+            names.add("Variable")
+    return sorted(names)
+
+
+def nodes_for(handler, index, callees: List[str], helper_names: List[str]) -> list:
+    kind = handler.kind
+    if kind == MODULE:
+        return [index.tree]
+    if kind == HELPER_CALL:
+        found = {id(c): c for name in helper_names for c in index.calls.get(name, ())}
+        return sorted(found.values(), key=_position)
+    if kind == VARIABLE_CALL:
+        found = {id(c): c for name in callees for c in index.calls.get(name, ())}
+        return sorted(found.values(), key=_position)
+    if kind is ast.Call:
+        return sorted((c for name in handler.callee for c in index.calls.get(name, ())), key=_position)
+    if kind is ast.Attribute:
+        return sorted((a for name in handler.attr for a in index.attributes.get(name, ())), key=_position)
+    return list(index.by_type.get(kind, ()))
+
+
+def _position(node: ast.AST) -> Tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------- diagnostics
+
+
+def to_diagnostic(doc: Document, finding: Finding, ctx: RuleContext, options: Options) -> Diagnostic:
+    src = doc.src
+    row, col = src.row_col(finding.start)
+    erow, ecol = src.row_col(finding.end)
+    snippet = finding.snippet
+    if snippet is None:
+        snippet = doc.text[finding.start:finding.end].splitlines()[0] if finding.end > finding.start else ""
+    fix = None
+    note = finding.note
+    plan = finding.fix
+    if plan is not None:
+        rule = registry.get(finding.code)
+        title = plan.title or fix_title(plan, rule, finding)
+        plan.title = title
+        blocked = any(site_inside(plan, s, src) for s in doc.async_sites) and finding.code != "VF301"
+        if blocked:
+            note = "; ".join(n for n in (note, "not fixed yet: fix the `async=` keywords (VF301) first") if n)
+            finding.fix = None
+        else:
+            edits: Tuple[Edit, ...] = ()
+            if options.with_fixes:
+                edits = rendered_edits(doc, plan, ctx)
+            fix = Fix(plan.applicability, title, edits)
+    message = finding.message or registry.get(finding.code).MESSAGE
+    return Diagnostic(code=finding.code, message=message, location=Location(row, col + 1),
+                      end_location=Location(erow, ecol + 1), fix=fix, note=note, snippet=snippet.strip())
+
+
+def site_inside(plan: FixPlan, site, src) -> bool:
+    """Does a fix copy a masked `async=` keyword (it must wait until VF301 renamed it)?"""
+    offset = src.line_starts[site.row - 1] + site.col
+    spans = [(e.start, e.end) for e in plan.edits if e.content] + [(r.start, r.end) for r in plan.regions]
+    return any(start <= offset < end for start, end in spans)
+
+
+def fix_title(plan: FixPlan, rule, finding: Finding) -> str:
+    unwrap = "" if finding.call_site else "Unwrap and "
+    forms = {r.form for r in plan.regions}
+    if "decorator" in forms:
+        return _sentence(f"{unwrap}decorate the function with `@torch.no_grad()`")
+    if "with" in forms:
+        return _sentence(f"{unwrap}run the dependent statements under a grad-mode `with` block")
+    return rule.FIX_TITLE or "Apply the fix"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def rendered_edits(doc: Document, plan: FixPlan, ctx: RuleContext) -> Tuple[Edit, ...]:
+    """The plan as 1-based edits (for JSON, SARIF and editors)."""
+    from .render_plan import plan_edits
+
+    edits = plan_edits(doc, plan)
+    if edits is None:
+        return ()
+    src = doc.src
+    out = []
+    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, not e.key, e.end, e.content)):
+        r1, c1 = src.row_col(e.start)
+        r2, c2 = src.row_col(e.end)
+        out.append(Edit(e.content, Location(r1, c1 + 1), Location(r2, c2 + 1)))
+    return tuple(out)
+
+
+def parse_diagnostic(text: str, error: ParseError) -> Diagnostic:
+    message = error.message
+    if error.code == "VF001":
+        from ..py2 import python2_reason
+
+        reason = python2_reason(text) if error.part is None else None
+        message = f"File cannot be parsed: {reason or error.message}"
+    else:
+        message = f"File cannot be read: {error.message}"
+    return Diagnostic(code=error.code, message=message, location=Location(error.row, error.col),
+                      end_location=Location(error.row, error.col), cell=error.part)
+
+
+# ---------------------------------------------------------------------- suppressions
+
+
+def finish(text: str, diagnostics: List[Diagnostic], groups: List[FixGroup], options: Options,
+           doc: Optional[Document]) -> Analysis:
+    enabled = options.enabled
+    diagnostics = [d for d in diagnostics if d.code in enabled]
+    diagnostics, unused = apply_suppressions(diagnostics, text, enabled)
+    kept = {id(d) for d in diagnostics}
+    groups = [g for g in groups if all(id(d) in kept for d in g.diagnostics)]
+    for d in unused:  # VF010: stale suppression comments, fixed like any other finding
+        if d.fix is not None:
+            from ..edits import TextEdit
+            from ..syntax.positions import SourceText
+
+            src = doc.src if doc is not None else SourceText(text)
+            edits = [TextEdit(_offset(src, e.location), _offset(src, e.end_location), e.content) for e in d.fix.edits]
+            groups.append(FixGroup(("VF010", d.location), d.fix.applicability, [d],
+                                   FixPlan(d.fix.applicability, d.fix.message, edits)))
+    diagnostics = diagnostics + unused
+    diagnostics.sort(key=lambda d: (d.cell or 0, d.location, d.code))
+    return Analysis(text, diagnostics, groups, doc)
+
+
+def _offset(src, loc: Location) -> int:
+    return src.line_starts[loc.row - 1] + loc.column - 1
+
+
+def apply_suppressions(diagnostics: List[Diagnostic], text: str, enabled) -> Tuple[list, list]:
+    lowered = text.lower()
+    if "noqa" not in lowered and "volfix" not in lowered:
+        return diagnostics, []  # no suppression comment can exist: skip tokenizing
+    from ..suppression import apply_suppressions as apply
+
+    kept, unused = apply(diagnostics, text)
+    return list(kept), [d for d in unused if d.code in enabled]
+
+
+def may_have_findings(text: str, enabled: frozenset, links) -> bool:
+    """The bytes prefilter the runner uses (`volfix.prefilter`): can any enabled rule fire?
+    Texts that fail it are not parsed (so VF001 is reported only for texts that could hold
+    legacy code)."""
+    if links is not None and links.helpers:
+        return True
+    return registry.prefilter(frozenset(enabled))(text.encode("utf-8", "surrogatepass"))
+
+
+def suppression_only(text: str) -> bool:
+    return _SUPPRESSION.search(text) is not None

@@ -1,0 +1,208 @@
+"""apply -> verify (SPEC §3): the fix loop.
+
+Fixes are applied in passes, as ruff does: each pass analyses the current text, renders the
+applicable fix groups, applies those whose edits do not conflict, and verifies that the text
+still compiles; a fix that breaks it is dropped and reported as a volfix bug, the others stay.
+When nothing more applies, the leftovers the fixes created are collapsed and the imports they
+made unused are removed. A text that does not compile is never handed back.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from ..edits import TextEdit, apply_edits, select_compatible
+from ..model import Applicability, Diagnostic, FixProposal
+from ..syntax.document import PARSE_ERRORS, Document, mask_async, parse_document
+from .analyse import Analysis, FixGroup, Options, analyse
+
+MAX_FIX_PASSES = 20
+MAX_CLEANUP_PASSES = 8
+
+# The document analysed: a function from the current text to (document or None, parse errors).
+Parse = Callable[[str], Tuple[Optional[Document], tuple]]
+Review = Callable[[FixProposal], bool]
+
+
+def compiles(text: str) -> bool:
+    """Does the text compile (with `async=` keywords that stay masked, as the analysis sees it)?"""
+    masked, _ = mask_async(text)
+    try:
+        compile(masked, "<volfix>", "exec", dont_inherit=True)
+    except PARSE_ERRORS:
+        return False
+    return True
+
+
+def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse] = None,
+             verify: Callable[[str], bool] = compiles, may_remove_imports: bool = True,
+             keep_variable_import: bool = False, review: Optional[Review] = None, path: str = "",
+             extra_used: frozenset = frozenset()) -> Tuple[str, List[Diagnostic], List[Diagnostic]]:
+    """(fixed text, the diagnostics whose fixes were applied, volfix-bug diagnostics)."""
+    applied: List[Diagnostic] = []
+    problems: List[Diagnostic] = []
+    banned: set = set()
+    current = text
+    if not verify(text):
+        return text, applied, problems  # not Python 3 even with `async=` masked: nothing to fix
+    for _ in range(MAX_FIX_PASSES):
+        analysis = _analyse(current, options, parse)
+        candidates = []
+        for group in analysis.groups:
+            if not _applicable(group.applicability, unsafe):
+                continue
+            ident = tuple((d.code, d.snippet) for d in group.diagnostics)
+            if ident in banned:
+                continue
+            edits = _edits(analysis, group)
+            if edits is None:
+                banned.add(ident)
+                problems.extend(_bug(d, "its fix could not be rendered") for d in group.diagnostics)
+                continue
+            if review is not None and not review(_proposal(path, group, current, edits)):
+                banned.add(ident)
+                continue
+            candidates.append(((ident, group.diagnostics), edits))
+        if not candidates:
+            break
+        # VF104's fix contains its helper's VF103 fix: it goes first, or it would never apply.
+        candidates.sort(key=lambda c: not any(d.code == "VF104" for d in c[0][1]))
+        chosen, edits = select_compatible(candidates)
+        new = apply_edits(current, edits)
+        if not verify(new):
+            chosen, new = _without_breaking(current, candidates, banned, problems, verify)
+            if not chosen:
+                continue
+        for _ident, diags in chosen:
+            applied.extend(diags)
+        if new == current:
+            break
+        current = new
+    if applied:
+        current = cleanup(text, current, options, parse, verify, may_remove_imports, keep_variable_import,
+                          extra_used)
+    if current != text and not verify(current):  # never hand back code that does not compile
+        return text, [], problems + [_bug(None, "the fixed file did not compile")]
+    return current, applied, problems
+
+
+def _analyse(text: str, options: Options, parse: Optional[Parse]) -> Analysis:
+    if parse is None:
+        return analyse(text, options)
+    doc, errors = parse(text)
+    if doc is None:
+        return analyse(text, options)
+    return analyse(text, options, doc=doc, parse_errors=errors)
+
+
+def _applicable(applicability: Applicability, unsafe: bool) -> bool:
+    return applicability is Applicability.SAFE or (unsafe and applicability is Applicability.UNSAFE)
+
+
+def _edits(analysis: Analysis, group: FixGroup) -> Optional[List[TextEdit]]:
+    if group.key and isinstance(group.key, tuple) and group.key[0] == "VF010" or analysis.doc is None:
+        return list(group.plan.edits)
+    from .render_plan import plan_edits
+
+    return plan_edits(analysis.doc, group.plan)
+
+
+def _proposal(path: str, group: FixGroup, text: str, edits: List[TextEdit]) -> FixProposal:
+    first = group.diagnostics[0]
+    return FixProposal(path=path, cell=first.cell, diagnostics=tuple(group.diagnostics),
+                       applicability=group.applicability, before=text, after=apply_edits(text, edits))
+
+
+def _without_breaking(current: str, candidates: list, banned: set, problems: list, verify):
+    """Find the fixes that break the text, drop and report them, keep the others."""
+    good = []
+    for ident_diags, group_edits in candidates:
+        if verify(apply_edits(current, group_edits)):
+            good.append((ident_diags, group_edits))
+        else:
+            ident, diags = ident_diags
+            banned.add(ident)
+            problems.extend(_bug(d, f"{d.code} fix produced code that does not compile") for d in diags)
+    kept: list = []
+    for candidate in good:
+        trial_chosen, trial_edits = select_compatible(kept + [candidate])
+        if len(trial_chosen) == len(kept) + 1 and verify(apply_edits(current, trial_edits)):
+            kept.append(candidate)
+    if not kept:
+        return [], current
+    chosen, edits = select_compatible(kept)
+    return chosen, apply_edits(current, edits)
+
+
+def _bug(diag: Optional[Diagnostic], why: str) -> Diagnostic:
+    from ..model import Location
+
+    if diag is None:
+        return Diagnostic(code="VF001", message=f"not fixed: {why} (volfix bug, please report)",
+                          location=Location(1, 1), end_location=Location(1, 1))
+    return Diagnostic(code=diag.code, message=diag.message, location=diag.location,
+                      end_location=diag.end_location, fix=None, cell=diag.cell,
+                      note=f"not fixed: volfix bug, please report ({why})", snippet=diag.snippet)
+
+
+# ---------------------------------------------------------------------- cleanup
+
+
+def cleanup(original: str, text: str, options: Options, parse: Optional[Parse], verify,
+            may_remove_imports: bool, keep_variable_import: bool, extra_used=frozenset()) -> str:
+    """Collapse the leftovers the fixes created, then drop the imports they made unused."""
+    from ..fixes.cleanup import leftovers
+    from ..fixes.imports import unused_variable_imports
+
+    original_tree = _tree(original, parse)
+    if original_tree is None:
+        return text
+    for _ in range(MAX_CLEANUP_PASSES):
+        tree = _tree(text, parse)
+        if tree is None:
+            break
+        edits = leftovers(original_tree, tree, _analysed_text(text, parse))
+        if not edits:
+            break
+        _, chosen = select_compatible([(i, [e]) for i, e in enumerate(edits)])
+        new = _apply_analysed(text, chosen, parse)
+        if new == text or not verify(new):
+            break
+        text = new
+    if may_remove_imports:
+        tree = _tree(text, parse)
+        if tree is not None:
+            used_before = {n.id for n in ast.walk(original_tree) if isinstance(n, ast.Name)} | \
+                {n.value.id for n in ast.walk(original_tree)
+                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+            edits = unused_variable_imports(_analysed_text(text, parse), tree,
+                                            keep_star_exported=keep_variable_import, was_used=used_before,
+                                            extra_used=set(extra_used))
+            if edits:
+                new = _apply_analysed(text, edits, parse)
+                if verify(new):
+                    text = new
+    return text
+
+
+def _tree(text: str, parse: Optional[Parse]) -> Optional[ast.Module]:
+    if parse is not None:
+        doc, _ = parse(text)
+        return doc.tree if doc is not None else None
+    doc = parse_document(text)
+    return doc.tree if isinstance(doc, Document) else None
+
+
+def _analysed_text(text: str, parse: Optional[Parse]) -> str:
+    """The text positions refer to (async masked; a notebook's joined cells)."""
+    if parse is not None:
+        doc, _ = parse(text)
+        return doc.text if doc is not None else text
+    masked, _ = mask_async(text)
+    return masked
+
+
+def _apply_analysed(text: str, edits: Sequence[TextEdit], parse: Optional[Parse]) -> str:
+    """Apply edits computed on the analysed text to `text`: the same offsets, because masking
+    keeps every length (notebooks map their cells themselves in `parse`)."""
+    return apply_edits(text, edits)

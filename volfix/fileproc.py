@@ -1,0 +1,92 @@
+"""One file through volfix: read, decode, check or fix, write atomically (SPEC §3).
+
+The per-file boundary: whatever happens inside, the run goes on. An unreadable file is a
+VF002 finding; a crash is a FileResult with `error` set, naming the path ("this is a volfix
+bug"). Notebooks go to `volfix.notebook`, everything else to `volfix.engine`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from typing import Optional
+
+from . import sourcefile
+from .config import Config
+from .engine import check_text, fix_text, per_file_config
+from .model import Diagnostic, FileResult, Location
+
+
+def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
+                 display_path: Optional[str] = None, links=None, review=None) -> FileResult:
+    """Read one file (.py/.pyi/.ipynb), check or fix it, write it back in fix mode.
+    `links`: the file's links to the other files of the project (`volfix.flow.project`)."""
+    shown = display_path or path
+    try:
+        return _process(path, shown, config=config, mode=mode, unsafe_fixes=unsafe_fixes, links=links,
+                        review=review)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # the one per-file boundary: a crash is a volfix bug, the run goes on
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return FileResult(path=shown, error=f"internal error while processing {shown}: {detail} "
+                                            f"(this is a volfix bug, please report it)\n"
+                                            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+
+
+def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool, links, review
+             ) -> FileResult:
+    try:
+        data, _stat = sourcefile.read_file(path)
+    except OSError as exc:
+        return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", f"File cannot be read: {exc.strerror or exc}"),))
+    file_config = per_file_config(config, shown)
+    if path.endswith(".ipynb"):
+        from .notebook import process_notebook
+
+        result, new_bytes = process_notebook(data, path=shown, config=file_config, mode=mode,
+                                             unsafe_fixes=unsafe_fixes, review=review)
+        if mode == "fix" and new_bytes is not None and new_bytes != data:
+            problem = write(path, new_bytes, data)
+            if problem is not None:
+                return dataclasses.replace(result, diagnostics=result.diagnostics + (problem,), changed=False)
+        return result
+    try:
+        decoded = sourcefile.decode_source(data)
+    except sourcefile.SourceDecodeError as exc:
+        return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", f"File cannot be read: {exc}"),))
+    if mode == "check":
+        return check_text(decoded.text, path=shown, config=file_config, links=links)
+    result = fix_text(decoded.text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes, links=links,
+                      review=review)
+    if not result.changed:
+        return result
+    try:
+        new_bytes = sourcefile.encode_source(result.fixed_source, decoded)
+    except sourcefile.SourceDecodeError as exc:
+        return unfixed(decoded.text, shown, file_config, file_diagnostic("VF002", f"File cannot be written: {exc}"),
+                       links)
+    if mode == "fix":
+        problem = write(path, new_bytes, data)
+        if problem is not None:
+            return unfixed(decoded.text, shown, file_config, problem, links)
+    return result
+
+
+def write(path: str, new: bytes, old: bytes) -> Optional[Diagnostic]:
+    try:
+        sourcefile.write_file_atomic(path, new, original=old)
+    except sourcefile.FileChangedError:
+        return file_diagnostic("VF002", "File changed on disk while volfix was fixing it: not written")
+    except OSError as exc:
+        return file_diagnostic("VF002", f"File cannot be written: {exc.strerror or exc}")
+    return None
+
+
+def unfixed(text: str, path: str, config: Config, extra: Diagnostic, links) -> FileResult:
+    again = check_text(text, path=path, config=config, links=links)
+    return FileResult(path=path, diagnostics=again.diagnostics + (extra,), source=text, fixed_source=text,
+                      changed=False)
+
+
+def file_diagnostic(code: str, message: str, row: int = 1, col: int = 1) -> Diagnostic:
+    return Diagnostic(code=code, message=message, location=Location(row, col), end_location=Location(row, col))

@@ -1,0 +1,128 @@
+"""Expression-level edits: exact text edits that keep every byte around them (ruff's model).
+
+Unwrapping `Variable(x, ...)` to `x`, dropping a keyword, deleting a statement: each keeps the
+comments that sat inside the removed text, and parenthesises an argument where its new
+context would change its meaning.
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+from ..syntax.index import ModuleIndex
+from ..edits import TextEdit
+
+SIMPLE_EXPRS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List,
+                ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
+                ast.GeneratorExp, ast.JoinedStr)
+_TIGHT_PARENTS = (ast.BinOp, ast.UnaryOp, ast.Await)
+
+
+class Expressions:
+    """Edit builders over one module's text."""
+
+    def __init__(self, index: ModuleIndex):
+        self.index = index
+        self.src = index.src
+
+    def text_in_place_of(self, node: ast.AST, expr: ast.AST) -> str:
+        """`expr`'s text, parenthesised where it will stand in place of `node`."""
+        src = self.src
+        text = src.segment(expr)
+        parent = self.index.parents.get(node)
+        tight = (isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Subscript) and parent.value is node)
+                 or (isinstance(parent, ast.Call) and parent.func is node)
+                 or isinstance(parent, _TIGHT_PARENTS))
+        if tight and not isinstance(expr, SIMPLE_EXPRS):
+            return f"({text})"
+        if not isinstance(expr, SIMPLE_EXPRS) and isinstance(parent, (ast.Compare, ast.BoolOp)):
+            return f"({text})"
+        if "\n" in text or "\r" in text:
+            try:
+                ast.parse(text.strip(), mode="eval")
+            except SyntaxError:
+                return f"({text})"
+        return text
+
+    def attr_base(self, expr: ast.AST) -> str:
+        """`expr` as the receiver of a method call."""
+        text = self.src.segment(expr)
+        return text if isinstance(expr, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+
+    def replace(self, node: ast.AST, replacement: str) -> List[TextEdit]:
+        """Replace `node`, keeping the comments that sat inside the removed parts."""
+        src = self.src
+        start, end = src.start(node), src.end(node)
+        edits = [TextEdit(start, end, replacement)]
+        comments = [c for c in src.comments_between(start, end) if c not in replacement]
+        if comments:
+            row, _ = src.row_col(end)
+            rest = src.text[end:src.line_end(row)]
+            if not rest.strip() or rest.strip().startswith("#"):
+                # Nothing but a comment follows: keep the comments in reading order.
+                edits = [TextEdit(start, end, replacement + "  " + "  ".join(comments))]
+            else:
+                edits.append(TextEdit(src.line_end(row), src.line_end(row), "  " + "  ".join(comments)))
+        return edits
+
+    def self_assignment(self, call: ast.Call, data: ast.AST) -> Optional[ast.stmt]:
+        """`x = Variable(x, ...)`: after unwrapping the statement would be `x = x`."""
+        parent = self.index.parents.get(call)
+        if (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name) and isinstance(data, ast.Name)
+                and parent.targets[0].id == data.id):
+            return parent
+        return None
+
+    def unwrap(self, call: ast.Call, data: ast.AST) -> Tuple[List[TextEdit], Optional[ast.stmt]]:
+        """Replace the call by its argument; `x = Variable(x)` is deleted outright."""
+        stmt = self.self_assignment(call, data)
+        if stmt is not None:
+            deletion = self.delete_statement(stmt)
+            if deletion is not None:
+                return deletion, stmt
+        return self.replace(call, self.text_in_place_of(call, data)), None
+
+    def drop_argument(self, call: ast.Call, arg: ast.AST) -> List[TextEdit]:
+        """Remove one argument (a keyword or a positional) with its separator."""
+        src = self.src
+        items = sorted([a for a in call.args] + list(call.keywords), key=lambda n: (n.lineno, n.col_offset))
+        index = next(i for i, n in enumerate(items) if n is arg)
+        end = src.end(arg)
+        if index > 0:
+            start = src.end(items[index - 1])
+        elif index + 1 < len(items):
+            start, end = src.start(arg), src.start(items[index + 1])
+        else:
+            start = src.start(arg)
+        edits = [TextEdit(start, end, "")]
+        comments = src.comments_between(start, end)
+        if comments:
+            row, _ = src.row_col(src.end(call))
+            edits.append(TextEdit(src.line_end(row), src.line_end(row), "  " + "  ".join(comments)))
+        return edits
+
+    def delete_statement(self, stmt: ast.stmt) -> Optional[List[TextEdit]]:
+        """Delete a statement that has its lines to itself (None otherwise); a block it would
+        leave empty gets `pass`. Comments inside or after it survive it, in order."""
+        src = self.src
+        first, last = stmt.lineno, stmt.end_lineno
+        before = src.line(first)[: src.char_col(first, stmt.col_offset)]
+        after = src.line(last)[src.char_col(last, stmt.end_col_offset):]
+        if before.strip() or (after.strip() and not after.strip().startswith("#")):
+            return None
+        comment = "  ".join(src.comments_between(src.start(stmt), src.line_end(last)))
+        siblings = self.index.siblings(stmt)
+        if siblings is not None and len(siblings) == 1:
+            keep = "pass" + (f"  {comment}" if comment else "")
+            return [TextEdit(src.start(stmt), src.line_end(last), keep)]
+        if comment:
+            return [TextEdit(src.start(stmt), src.line_end(last), comment)]
+        return [TextEdit(src.line_starts[first - 1], src.line_after(last), "")]
+
+    def pass_instead(self, stmt: ast.stmt) -> List[TextEdit]:
+        """Replace a statement by `pass` (its block would otherwise be empty)."""
+        src = self.src
+        comments = src.comments_between(src.start(stmt), src.line_end(stmt.end_lineno))
+        return [TextEdit(src.start(stmt), src.line_end(stmt.end_lineno),
+                         "pass" + ("  " + "  ".join(comments) if comments else ""))]

@@ -1,0 +1,374 @@
+"""From volatile sources to fixes (SPEC §2): taint, follow, place, decide.
+
+For every source the planner runs the taint engine in its scope, then:
+
+- a value that reaches `.backward()` is data in a training step: only unwrapped;
+- a raw value that leaves the scope is followed to where it is computed with: the callers of
+  a helper that returns it (with the flag substituted by what each call passes), the methods
+  of the class that read `self.attr`, a closure; those become sources of the same finding;
+- the statements computing with the value get a region (`volfix.fixes.regions`); regions of
+  several sources that touch are merged;
+- the outcome (applicability, one short note, the planned edits) is recorded on the finding.
+
+Findings sharing a region share a group and are fixed together.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+from ..flow import grad_mode
+from ..flow.follow import Follower
+from ..flow.taint import TaintAnalysis, TaintResult
+from ..model import Applicability
+from ..syntax.index import FUNCTIONS
+from ..findings import Finding, Flag, Outcome, Source
+from ..findings import FixPlan, worst
+from .regions import Placement, RegionPlacer, Run
+
+SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
+NOTE_MAY_REQUIRE_GRAD = "if the argument requires grad, gradients will now flow into it"
+MAX_ROUNDS = 6
+
+# How much a note matters when a finding's outcomes are merged into one sentence.
+W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
+
+
+@dataclass
+class Group:
+    """Sources planned together in one scope (their regions touch)."""
+
+    scope: ast.AST
+    sources: List[Source]
+    taint: Optional[TaintResult] = None
+    placement: Optional[Placement] = None
+    stmts: List[ast.stmt] = field(default_factory=list)
+
+    @property
+    def flag(self) -> Optional[Flag]:
+        return self.sources[0].flag
+
+
+class Planner:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.index = ctx.index
+        self.src = ctx.src
+        doc = ctx.doc
+        part_of = None
+        if doc.parts and doc.parts[0].number is not None:
+            part_of = lambda row: getattr(doc.part_of_row(row), "number", None)  # noqa: E731
+        self.placer = RegionPlacer(ctx.index, style=ctx.no_grad_style, part_of=part_of)
+        self.follower = Follower(ctx, self)
+        self.groups: List[Group] = []
+
+    # ------------------------------------------------------------------ driver
+    def plan(self) -> None:
+        pending = list(self.ctx.sources)
+        for _ in range(MAX_ROUNDS):
+            if not pending:
+                break
+            pending = self.plan_round(pending)
+        self.finalize()
+
+    def plan_round(self, sources: List[Source]) -> List[Source]:
+        later: List[Source] = []
+        by_scope: Dict[int, List[Source]] = {}
+        for source in sources:
+            if source.flag is not None and self.follower.is_helper_flag(source):
+                later.extend(self.follower.helper(source))
+                continue
+            if isinstance(source.scope, (ast.Lambda, ast.ClassDef)):
+                self.unwrap_only(source, "a region cannot be placed inside a lambda or class body", W_INFO,
+                                 fixable=source.flag is None)
+                continue
+            if self.ctx.covered(source.node):
+                # Nothing records in there, so whether the argument requires grad cannot matter.
+                self.outcome(source, SAFE, "already inside a grad-disabled region", source.own_edits, weight=W_INFO)
+                continue
+            by_scope.setdefault(id(source.scope), []).append(source)
+        for scoped in by_scope.values():
+            groups = [self.analyse(Group(s.scope, [s])) for s in scoped]
+            groups = self.merge(groups)
+            for group in groups:
+                later.extend(self.decide(group, groups))
+        return later
+
+    # ------------------------------------------------------------------ analysis
+    def analyse(self, group: Group) -> Group:
+        calls = [s.node for s in group.sources if s.seed is None and not isinstance(s.node, ast.stmt)]
+        seeds: Dict[int, Dict[str, bool]] = {}
+        entry: Dict[str, bool] = {}
+        for s in group.sources:
+            if s.seed is not None:
+                if s.stmt is s.node and isinstance(s.node, ast.stmt) and s.node is not s.scope:
+                    seeds.setdefault(id(s.stmt), {})[s.seed] = True
+                else:
+                    entry[s.seed] = True
+        index = self.index
+        group.taint = TaintAnalysis(group.scope, index, calls, seeds=seeds, entry=entry,
+                                    grad_disabled=lambda st: grad_mode.covered(index, st),
+                                    plain=self.ctx.is_plain,
+                                    computing=[s.node for s in group.sources if s.computing]).run()
+        deleted = {id(s.deleted) for s in group.sources if s.deleted is not None}
+        stmts = [u for u in group.taint.uses_outside() if id(u) not in deleted]
+        group.stmts = stmts
+        if stmts:
+            anchors = stmts + [s.stmt for s in group.sources if id(s.stmt) not in deleted
+                               and s.stmt is not s.scope and self.same_scope_stmt(s)]
+            keep = {id(s) for s in stmts}
+            group.placement = self.placer.place(group.scope, anchors, group.taint, deleted=deleted,
+                                                flag=group.flag is not None, keep=keep)
+        return group
+
+    def same_scope_stmt(self, source: Source) -> bool:
+        return isinstance(source.stmt, ast.stmt) and self.index.function_of(source.stmt) is source.scope \
+            or isinstance(source.scope, ast.Module)
+
+    def merge(self, groups: List[Group]) -> List[Group]:
+        changed = True
+        while changed:
+            changed = False
+            for i, a in enumerate(groups):
+                for b in groups[i + 1:]:
+                    same = (a.flag is None) == (b.flag is None) and \
+                        (a.flag is None or a.flag.text == b.flag.text)
+                    if same and self.touch(a, b):
+                        merged = self.analyse(Group(a.scope, a.sources + b.sources))
+                        groups = [g for g in groups if g is not a and g is not b] + [merged]
+                        changed = True
+                        break
+                if changed:
+                    break
+        return groups
+
+    def touch(self, a: Group, b: Group) -> bool:
+        if not (a.placement and b.placement and a.placement.runs and b.placement.runs):
+            return False
+        return any(runs_touch(x, y) for x in a.placement.runs for y in b.placement.runs)
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, group: Group, all_groups: List[Group]) -> List[Source]:
+        taint = group.taint
+        assert taint is not None
+        sources = group.sources
+        later = self.follower.follow_escapes(group)
+        if group.flag is None and taint.training:
+            stmt, what = taint.training[0]
+            for s in sources:
+                self.unwrap_only(s, f"the value is data in a training step (`{what}` at line {stmt.lineno}): "
+                                    "only unwrapped", W_INFO)
+            return later
+        placement = group.placement
+        if placement is None or not placement.runs:
+            note, weight, applicability = self.follower.no_region_note(group)
+            for s in sources:
+                self.unwrap_only(s, note, weight, applicability=applicability)
+            return later
+        if placement.problem:
+            for s in sources:
+                self.outcome(s, None, f"no fix: {placement.problem}", [], weight=W_NONE)
+            return later
+        if group.flag is not None:
+            conflict = self.flag_conflict(group, all_groups)
+            if conflict is not None:
+                for s in sources:
+                    self.outcome(s, None, f"no fix: the region overlaps the grad-mode region of line {conflict}",
+                                 [], weight=W_NONE)
+                return later
+        header, imports = self.header(group, all_groups)
+        unit_rows = self.unit_rows(group)
+        plans = self.placer.plans(placement, group.scope, header, unit_rows)
+        applicability, note, weight = self.safety(group)
+        if placement.decorator_reason and applicability is SAFE and note is None:
+            note, weight = f"decorator: {placement.decorator_reason}", W_INFO
+        edits = [e for s in sources for e in s.own_edits]
+        edits = self.keep_blocks_alive(sources, edits)
+        gid = self.ctx.next_group()
+        for s in sources:
+            s.finding.outcomes.append(Outcome(applicability if not s.unsafe_because else UNSAFE,
+                                              note if not s.unsafe_because else f"unsafe fix: {s.unsafe_because}",
+                                              list(edits), list(plans), imports, gid,
+                                              weight if not s.unsafe_because else W_UNSAFE))
+        return later
+
+    def unit_rows(self, group: Group):
+        part = self.ctx.doc.part_of_row(group.sources[0].stmt.lineno)
+        if part is None or part.number is None:
+            return None
+        return part.first_row, part.last_row
+
+    def safety(self, group: Group) -> Tuple[Applicability, Optional[str], int]:
+        """The region's applicability and the one reason a reviewer should know."""
+        placement = group.placement
+        if placement.covers_used is not None:
+            name, bound, used = placement.covers_used
+            return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), "
+                            f"which is used after it (line {used})"), W_UNSAFE
+        escape = self.follower.open_escape(group)
+        if escape is not None:
+            return UNSAFE, escape, W_UNSAFE
+        trains = self.follower.caller_trains(group)
+        if trains is not None:
+            return UNSAFE, trains, W_UNSAFE
+        if group.flag is not None and isinstance(group.scope, FUNCTIONS):
+            under = self.follower.called_under_no_grad(group.scope)
+            if under is not None:
+                return UNSAFE, (f"unsafe fix: `{group.scope.name}()` is called under `no_grad` (line {under}), "
+                                "where a false flag would turn recording back on"), W_UNSAFE
+        return SAFE, None, 0
+
+    def flag_conflict(self, group: Group, all_groups: List[Group]) -> Optional[int]:
+        for other in all_groups:
+            if other is group or not other.placement or not other.placement.runs:
+                continue
+            if any(run_contains(r, o) for r in group.placement.runs for o in other.placement.runs):
+                if other.flag is None or all_groups.index(other) < all_groups.index(group):
+                    return other.sources[0].stmt.lineno
+        return None
+
+    def header(self, group: Group, all_groups: List[Group]) -> Tuple[str, frozenset]:
+        ctx = self.ctx
+        node = group.sources[0].node
+        if group.flag is None:
+            text, imports = ctx.spell("torch.no_grad", node)
+            return f"{text}()", imports
+        flag = group.flag
+        nested = any(o.flag is None and o is not group and o.placement and o.placement.runs
+                     and any(run_contains(r, mine) for r in o.placement.runs for mine in group.placement.runs)
+                     for o in all_groups)
+        if nested:
+            no_grad, i1 = ctx.spell("torch.no_grad", node)
+            null, i2 = ctx.spell("contextlib.nullcontext", node)
+            return f"{no_grad}() if {flag.text} else {null}()", i1 | i2
+        enabled, imports = ctx.spell("torch.set_grad_enabled", node)
+        return f"{enabled}({negate(flag, self.segment)})", imports
+
+    def segment(self, node: ast.AST) -> str:
+        return self.src.segment(node)
+
+    def keep_blocks_alive(self, sources: List[Source], edits: list) -> list:
+        """A block whose every statement the fix deletes keeps a `pass`."""
+        deleted = {id(s.deleted) for s in sources if s.deleted is not None}
+        seen: Set[int] = set()
+        for s in sources:
+            if s.deleted is None:
+                continue
+            home = self.index.siblings(s.deleted)
+            if home is None or id(home) in seen or not all(id(st) in deleted for st in home):
+                continue
+            seen.add(id(home))
+            last = home[-1]
+            owner = next((o for o in sources if o.deleted is last), None)
+            if owner is None:
+                continue
+            start = self.src.line_starts[last.lineno - 1]
+            mine = [e for e in owner.own_edits if e.start >= start]
+            edits = [e for e in edits if e not in mine] + self.ctx.expr.pass_instead(last)
+        return edits
+
+    # ------------------------------------------------------------------ outcomes
+    def unwrap_only(self, source: Source, note: Optional[str], weight: int, *, fixable: bool = True,
+                    applicability: Optional[Applicability] = None) -> None:
+        if not fixable or not source.own_edits and not source.call_site:
+            self.outcome(source, None if not fixable else SAFE, note, [], weight=weight)
+            return
+        if applicability is None:
+            applicability = SAFE
+        if not source.plain:
+            applicability = UNSAFE
+            if weight < W_UNSAFE:
+                note, weight = f"unsafe fix: {NOTE_MAY_REQUIRE_GRAD}", W_UNSAFE
+        if source.unsafe_because:
+            applicability, note, weight = UNSAFE, f"unsafe fix: {source.unsafe_because}", W_UNSAFE
+        self.outcome(source, applicability, note, source.own_edits, weight=weight)
+
+    def outcome(self, source: Source, applicability: Optional[Applicability], note: Optional[str],
+                edits: list, *, weight: int = W_INFO, regions=(), imports=frozenset(),
+                group: Optional[int] = None) -> None:
+        source.finding.outcomes.append(Outcome(applicability, note, list(edits), list(regions), imports,
+                                               group, weight))
+
+    def finalize(self) -> None:
+        """Merge what every source said about each finding into its fix; findings whose
+        regions are shared are fixed together (one group)."""
+        parent: Dict[int, int] = {}
+
+        def find(g: int) -> int:
+            while parent.get(g, g) != g:
+                g = parent[g]
+            return g
+
+        for f in self.ctx.findings:
+            groups = [o.group for o in f.outcomes if o.group is not None]
+            for g in groups[1:]:
+                parent[find(g)] = find(groups[0])
+        for f in self.ctx.findings:
+            if not f.outcomes:
+                continue
+            edits, regions, imports = [], [], frozenset()
+            for o in f.outcomes:
+                edits.extend(e for e in o.edits if e not in edits)
+                regions.extend(r for r in o.regions if r not in regions)
+                imports |= o.imports
+            ranks = [o.applicability for o in f.outcomes]
+            applicability = worst(*ranks)
+            fixed = applicability is not None and bool(edits or regions)
+            # One reason, consistent with the outcome: a fix never says "no fix".
+            noted = [o for o in f.outcomes if o.note and (o.applicability is not None) == fixed]
+            best = max(noted, key=lambda o: o.weight) if noted else None
+            if best is not None and (best.weight >= W_UNSAFE or not f.note):
+                f.note = best.note
+            f.fix = FixPlan(applicability, "", edits, regions, imports) if fixed else None
+            groups = [o.group for o in f.outcomes if o.group is not None]
+            f.group = find(groups[0]) if groups else None
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def runs_touch(a: Run, b: Run) -> bool:
+    """Same block and overlapping or adjacent, or one nested in the other."""
+    if a.block is b.block:
+        return a.first <= b.last + 1 and b.first <= a.last + 1
+    return run_contains(a, b) or run_contains(b, a)
+
+
+def run_contains(outer: Run, inner: Run) -> bool:
+    """Is `inner`'s block nested inside one of `outer`'s statements?"""
+    if outer.block is inner.block:
+        return outer.first <= inner.first and inner.last <= outer.last
+    first = inner.block[inner.first]
+    return any(_within(first, s) for s in outer.statements)
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+
+
+_NEGATED = {ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in", ast.NotIn: "in", ast.Is: "is not",
+            ast.IsNot: "is", ast.Lt: ">=", ast.GtE: "<", ast.Gt: "<=", ast.LtE: ">"}
+
+
+def negate(flag: Flag, segment) -> str:
+    """`not <flag>`, simplified: `not not x` -> `x`, `not (a == b)` -> `a != b`. A flag that is
+    already a negation of a parameter at a call site (`Flag.negated`) is spelled as given."""
+    node = flag.node
+    if flag.negated:
+        return flag.text
+    if flag.text != segment(node):  # substituted at a call site: spelled as text
+        return f"not ({flag.text})" if " " in flag.text.strip() else f"not {flag.text}"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = node.operand
+        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            return f"not {segment(inner.operand)}"
+        text = segment(inner)
+        return f"({text})" if isinstance(inner, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) else text
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
+        op = _NEGATED[type(node.ops[0])]
+        return f"{segment(node.left)} {op} {segment(node.comparators[0])}"
+    if isinstance(node, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Compare)):
+        return f"not ({flag.text})"
+    return f"not {flag.text}"

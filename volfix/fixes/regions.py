@@ -1,0 +1,419 @@
+"""Where a grad-mode region goes (SPEC §2.3-§2.7): from a taint result to `RegionPlan`s.
+
+The region is the smallest run of consecutive statements, in the innermost block holding
+them, that covers the source and every statement computing with the value. Statements in
+that run that do not compute with it but bind a value used after the run (the training
+step's `q_value` next to the target network's forward) are left outside: the run is split
+around them. Runs in which nothing could record a graph are dropped (no empty regions). A
+run that is a whole function body, apart from statements that cannot touch autograd, becomes
+a decorator.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+from ..flow.taint import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, TaintResult, describe, header_nodes, walk_expr
+from ..syntax.index import FUNCTIONS, ModuleIndex
+from ..syntax.names import iter_statements, target_names
+from ..findings import RegionPlan
+
+LOGGING_FUNCS = frozenset({"print", "log", "info", "debug", "warning", "warn", "write", "set_description",
+                           "set_postfix", "add_scalar", "update", "flush"})
+BOOKKEEPING_SUFFIXES = ("Meter", "Timer", "Counter", "Logger", "Tracker")
+
+
+@dataclass
+class Run:
+    """Statements block[first..last] of one block."""
+
+    owner: ast.AST
+    field: str
+    block: list
+    first: int
+    last: int
+
+    @property
+    def statements(self) -> list:
+        return self.block[self.first:self.last + 1]
+
+
+@dataclass
+class Placement:
+    runs: List[Run] = field(default_factory=list)
+    form: str = "with"  # "with" | "decorator"
+    # Untainted values the runs cover that are used after them: (name, bound at, used at).
+    covers_used: Optional[Tuple[str, int, int]] = None
+    decorator_reason: Optional[str] = None  # why a decorator (generator spanning `yield`)
+    problem: Optional[str] = None  # no region can be placed: the reason
+
+
+class RegionPlacer:
+    def __init__(self, index: ModuleIndex, *, style: str = "auto", part_of=None):
+        self.index = index
+        self.src = index.src
+        self.style = style
+        # row -> notebook cell: a region never spans two cells.
+        self.part_of = part_of or (lambda row: None)
+
+    # ------------------------------------------------------------------ structure
+    def path(self, stmt: ast.stmt, scope: ast.AST) -> List[Tuple[ast.AST, str, int]]:
+        """[(owner, field, index), ...] from the scope's body down to `stmt`."""
+        out = []
+        node = stmt
+        while node is not scope:
+            parent = self.index.parents[node]
+            if isinstance(node, ast.stmt) and not self.is_elif(node, parent):
+                found = self.index.block_of(node)
+                if found is not None:
+                    owner, name, block = found
+                    out.append((owner, name, next(i for i, s in enumerate(block) if s is node)))
+            node = parent
+        out.reverse()
+        return out
+
+    def is_elif(self, node: ast.stmt, parent: ast.AST) -> bool:
+        if not (isinstance(node, ast.If) and isinstance(parent, ast.If) and parent.orelse
+                and parent.orelse[0] is node and len(parent.orelse) == 1):
+            return False
+        line = self.src.line(node.lineno)
+        return line[self.src.char_col(node.lineno, node.col_offset):].startswith("elif")
+
+    def common_run(self, stmts: List[ast.stmt], scope: ast.AST) -> Run:
+        """The innermost block holding every statement, and the run they span in it."""
+        paths = [self.path(s, scope) for s in stmts]
+        level = 0
+        while True:
+            elems = [p[level] for p in paths]
+            idxs = {e[2] for e in elems}
+            if (len(idxs) == 1 and all(len(p) > level + 1 for p in paths)
+                    and len({(id(p[level + 1][0]), p[level + 1][1]) for p in paths}) == 1):
+                level += 1
+                continue
+            owner, name, _ = elems[0]
+            return Run(owner, name, getattr(owner, name), min(idxs), max(idxs))
+
+    def extend_to_lines(self, run: Run) -> Run:
+        """Grow the run so that no statement outside it shares a line with one inside."""
+        block, first, last = run.block, run.first, run.last
+        while first > 0 and block[first - 1].end_lineno >= row_of(block[first]):
+            first -= 1
+        while last + 1 < len(block) and row_of(block[last + 1]) <= block[last].end_lineno:
+            last += 1
+        return Run(run.owner, run.field, block, first, last)
+
+    # ------------------------------------------------------------------ placement
+    def place(self, scope: ast.AST, stmts: List[ast.stmt], taint: TaintResult, *,
+              deleted: Set[int], flag: bool, keep: Set[int]) -> Placement:
+        """Runs covering `stmts` (the uses and the sources' statements) in `scope`.
+        `deleted`: statements the fix deletes; `keep`: statements that must stay covered
+        even if they record nothing (a runtime flag's region)."""
+        runs: List[Run] = []
+        covers = None
+        for cell in self.by_part(stmts):
+            run = self.extend_to_lines(self.common_run(cell, scope))
+            run = self.trim(run, deleted, taint, keep)
+            if run is None:
+                continue
+            found, covered = self.split(run, scope, taint, cell)
+            runs.extend(found)
+            covers = covers or covered
+        if not flag:
+            runs = [r for r in runs if self.records(r, taint)]
+        placement = Placement(runs=runs, covers_used=covers)
+        if not runs:
+            return placement
+        self.choose_form(placement, scope, deleted, flag)
+        return placement
+
+    def by_part(self, stmts: List[ast.stmt]) -> List[List[ast.stmt]]:
+        """The statements grouped by notebook cell (one group for a .py file)."""
+        groups: Dict[object, List[ast.stmt]] = {}
+        for stmt in stmts:
+            groups.setdefault(self.part_of(stmt.lineno), []).append(stmt)
+        return list(groups.values())
+
+    def trim(self, run: Run, deleted: Set[int], taint: TaintResult, keep: Set[int]) -> Optional[Run]:
+        block, first, last = run.block, run.first, run.last
+        while first <= last and id(block[first]) in deleted:
+            first += 1
+        while last >= first and id(block[last]) in deleted:
+            last -= 1
+        if first > last:
+            return None
+        return Run(run.owner, run.field, block, first, last)
+
+    def split(self, run: Run, scope: ast.AST, taint: TaintResult, stmts: List[ast.stmt]
+              ) -> Tuple[List[Run], Optional[Tuple[str, int, int]]]:
+        """Split the run around statements that bind untainted values used after it."""
+        inside_ids = {id(s) for top in run.statements for s in iter_statements([top])}
+        wanted = {id(s) for s in stmts}
+        excluded: Dict[int, Tuple[str, int, int]] = {}
+        covers = None
+        for position, top in enumerate(run.statements):
+            for stmt in iter_statements([top]):
+                if id(stmt) in taint.defs or id(stmt) in wanted or id(stmt) in taint.recording:
+                    continue
+                used = self.used_after(stmt, scope, inside_ids, run)
+                if used is None:
+                    continue
+                if stmt is top and not _holds_any(top, wanted):
+                    excluded[position] = used
+                elif covers is None:
+                    covers = used
+        cells = [self.part_of(s.lineno) for s in run.statements]
+        if not excluded and len(set(cells)) == 1:
+            return [run], covers
+        runs: List[Run] = []
+        current: List[int] = []
+        for position in range(len(run.statements)):
+            if position in excluded or (current and cells[position] != cells[current[-1]]):
+                if current:
+                    runs.append(self.sub_run(run, current, wanted))
+                current = [] if position in excluded else [position]
+                continue
+            current.append(position)
+        if current:
+            runs.append(self.sub_run(run, current, wanted))
+        return [r for r in runs if r is not None], covers
+
+    def sub_run(self, run: Run, positions: List[int], wanted: Set[int]) -> Optional[Run]:
+        holding = [p for p in positions if _holds_any(run.statements[p], wanted)]
+        if not holding:
+            return None
+        return self.extend_to_lines(Run(run.owner, run.field, run.block,
+                                        run.first + holding[0], run.first + holding[-1]))
+
+    def used_after(self, stmt: ast.stmt, scope: ast.AST, inside: Set[int], run: Run
+                   ) -> Optional[Tuple[str, int, int]]:
+        """(name, line, line of the use) when `stmt` binds a value that may carry autograd
+        history and is read after the run (or earlier in a loop around it)."""
+        names = set()
+        for target, value in _bindings(stmt):
+            if value is not None and autograd_free(value):
+                continue
+            names.update(target_names(target))
+        if not names:
+            return None
+        end = run.statements[-1]
+        end_pos = (end.end_lineno, end.end_col_offset)
+        loops = [l for l in self.index.enclosing(run.statements[0], (ast.For, ast.AsyncFor, ast.While))]
+        for name in sorted(names):
+            for node in self.index.names.get(name, ()):
+                if not isinstance(node.ctx, ast.Load) or self.index.function_of(node) is not scope:
+                    continue
+                owner = self.index.statement_of(node)
+                if id(owner) in inside:
+                    continue
+                after = (node.lineno, node.col_offset) > end_pos
+                in_loop = any(_within(node, loop) for loop in loops)
+                if after or in_loop:
+                    return name, stmt.lineno, node.lineno
+        return None
+
+    def records(self, run: Run, taint: TaintResult) -> bool:
+        return any(id(s) in taint.recording for top in run.statements for s in iter_statements([top]))
+
+    # ------------------------------------------------------------------ form
+    def choose_form(self, placement: Placement, scope: ast.AST, deleted: Set[int], flag: bool) -> None:
+        is_function = isinstance(scope, FUNCTIONS)
+        is_async = isinstance(scope, ast.AsyncFunctionDef)
+        spans_yield = is_function and any(_has_yield(s) for r in placement.runs for s in r.statements)
+        if flag:
+            if spans_yield:
+                placement.problem = "the region spans a `yield`, where a runtime flag cannot become a decorator"
+            placement.form = "with"
+            return
+        if spans_yield:
+            if is_async:
+                placement.problem = "the region spans a `yield` in an async generator, which no grad-mode decorator covers"
+                return
+            placement.form = "decorator"
+            placement.decorator_reason = "a `with` block across `yield` would leak grad mode into the caller"
+            return
+        if not is_function or is_async or self.style == "with":
+            placement.form = "with"
+            return
+        if self.style == "decorator":
+            placement.form = "decorator"
+            return
+        body = scope.body  # type: ignore[attr-defined]
+        if len(placement.runs) == 1:
+            run = placement.runs[0]
+            if run.block is body and all(id(s) in deleted or self.inert(s)
+                                         for s in body[:run.first] + body[run.last + 1:]):
+                placement.form = "decorator"
+                return
+        placement.form = "with"
+
+    def inert(self, stmt: ast.stmt) -> bool:
+        """Statements that cannot touch autograd: docstrings, constants, model.eval(), logging."""
+        if isinstance(stmt, (ast.Pass, ast.Global, ast.Nonlocal)):
+            return True
+        if isinstance(stmt, ast.Expr):
+            value = stmt.value
+            if isinstance(value, ast.Constant):
+                return True
+            if isinstance(value, ast.Call):
+                func = value.func
+                if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                    return all(isinstance(a, ast.Constant) for a in value.args)
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                return name in LOGGING_FUNCS
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            return stmt.value is not None and (is_constant(stmt.value) or self.bookkeeping(stmt.value))
+        if isinstance(stmt, ast.Return):
+            return stmt.value is None or is_constant(stmt.value) or only_names(stmt.value)
+        return False
+
+    def bookkeeping(self, value: ast.AST) -> bool:
+        """`time.time()`, `AverageMeter()`: set-up that no grad mode can change."""
+        if not isinstance(value, ast.Call):
+            return False
+        qual = self.index.qual(value.func) or ""
+        if qual.split(".", 1)[0] in ("time", "datetime"):
+            return True
+        name = value.func.id if isinstance(value.func, ast.Name) else ""
+        return (not value.args and not value.keywords and name.endswith(BOOKKEEPING_SUFFIXES))
+
+    # ------------------------------------------------------------------ plans
+    def plans(self, placement: Placement, scope: ast.AST, header: str, unit_rows=None) -> List[RegionPlan]:
+        if placement.form == "decorator":
+            fn = scope
+            row = fn.lineno  # type: ignore[attr-defined]
+            return [RegionPlan("decorator", header, self.src.line_starts[row - 1], self.src.line_starts[row - 1],
+                               self.src.indentation(row))]
+        return [self.with_plan(run, header, unit_rows) for run in placement.runs]
+
+    def with_plan(self, run: Run, header: str, unit_rows=None) -> RegionPlan:
+        src = self.src
+        first_stmt, last_stmt = run.block[run.first], run.block[run.last]
+        row = row_of(first_stmt)
+        unit = self.index.indent_unit(first_stmt, unit_rows)
+        line = src.line(row)
+        col = src.char_col(row, first_stmt.col_offset if row == first_stmt.lineno
+                           else first_stmt.decorator_list[0].col_offset)  # type: ignore[attr-defined]
+        before = line[:col]
+        end = src.line_after(last_stmt.end_lineno)
+        if before.strip():  # a one-line suite: `for x in xs: out = f(x)`
+            colon = src.line_starts[row - 1] + len(before.rstrip())
+            return RegionPlan("with", header, src.line_starts[row - 1] + col, src.line_end(last_stmt.end_lineno),
+                              src.indentation(row), unit, suite=True, colon=colon)
+        return RegionPlan("with", header, src.line_starts[row - 1], end, before, unit)
+
+    def training_near(self, runs: List[Run]) -> Optional[Tuple[str, int]]:
+        """A training call inside the runs (`loss.backward()`, `optimizer.step()`)."""
+        for run in runs:
+            for stmt in run.statements:
+                for inner in iter_statements([stmt]):
+                    if isinstance(inner, FUNCTIONS + (ast.ClassDef,)):
+                        continue
+                    for head in header_nodes(inner):
+                        for node in walk_expr(head):
+                            if not isinstance(node, ast.Call):
+                                continue
+                            func = node.func
+                            if isinstance(func, ast.Attribute) and func.attr == "backward":
+                                return f"{describe(func)}()", node.lineno
+                            if self.index.qual(func) == "torch.autograd.grad":
+                                return f"{describe(func)}()", node.lineno
+                            if (isinstance(func, ast.Attribute) and func.attr == "step" and not node.args
+                                    and not node.keywords):
+                                return f"{describe(func)}()", node.lineno
+        return None
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def row_of(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno] + [d.lineno for d in decorators])
+
+
+def _holds_any(top: ast.stmt, wanted: Set[int]) -> bool:
+    return any(id(s) in wanted for s in iter_statements([top]))
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _has_yield(stmt: ast.stmt) -> bool:
+    for inner in iter_statements([stmt]):
+        if isinstance(inner, FUNCTIONS + (ast.ClassDef,)):
+            continue
+        for head in header_nodes(inner):
+            for node in walk_expr(head):
+                if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                    return True
+    return False
+
+
+def _bindings(stmt: ast.stmt):
+    if isinstance(stmt, ast.Assign):
+        for t in stmt.targets:
+            yield t, stmt.value
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
+        yield stmt.target, stmt.value
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        yield stmt.target, stmt.iter
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        for item in stmt.items:
+            if item.optional_vars is not None:
+                yield item.optional_vars, item.context_expr
+
+
+def autograd_free(node: ast.AST) -> bool:
+    """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of those."""
+    if is_constant(node):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in KILL_ATTRS or autograd_free(node.value)
+    if isinstance(node, ast.Subscript):
+        return autograd_free(node.value)
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "Variable" and node.args and isinstance(node.args[0], ast.Attribute) \
+                and node.args[0].attr == "data" and len(node.args) == 1 and not node.keywords:
+            return True  # Variable(h.data): a fresh leaf without history (becomes h.detach())
+        if isinstance(func, ast.Attribute):
+            if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
+                return True
+            return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
+        return isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}
+    if isinstance(node, ast.BinOp):
+        return autograd_free(node.left) and autograd_free(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return autograd_free(node.operand)
+    if isinstance(node, (ast.Compare, ast.JoinedStr)):
+        return True
+    return False
+
+
+def only_names(node: ast.AST) -> bool:
+    """`x`, `self.acc`, `(a, b.c)`: a value that is returned, not computed."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return only_names(node.value)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(only_names(e) for e in node.elts)
+    return False
+
+
+def is_constant(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(is_constant(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and is_constant(k) and is_constant(v) for k, v in zip(node.keys, node.values))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("dict", "list", "set", "tuple"):
+        return not node.args and not node.keywords
+    return False

@@ -1,0 +1,119 @@
+"""Calls of a function in one file, and what each passes for a parameter (SPEC §2.6)."""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from ..syntax.index import ModuleIndex
+from .grad_mode import literal_truth
+
+
+def bound_positional(fn: ast.AST, method: bool) -> List[str]:
+    """The positional parameters a call fills (a method's `self` is bound already)."""
+    args = fn.args  # type: ignore[attr-defined]
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)  # type: ignore[attr-defined]
+    return positional[1:] if method and not static else positional
+
+
+def parameter_defaults(fn: ast.AST) -> Dict[str, ast.AST]:
+    """parameter name -> its default expression."""
+    args = fn.args  # type: ignore[attr-defined]
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults
+
+
+def passed_argument(call: ast.Call, positional: List[str], param: str) -> Tuple[Optional[ast.AST], bool]:
+    """What a call passes explicitly for `param`: (argument, True); (None, True) when it
+    passes nothing (the default applies); (None, False) when `*args`/`**kwargs` may carry it."""
+    for kw in call.keywords:
+        if kw.arg == param:
+            return kw.value, True
+    if param in positional:
+        index = positional.index(param)
+        if any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+            return None, False
+        if index < len(call.args):
+            return call.args[index], True
+    for kw in call.keywords:
+        if kw.arg is None:
+            entries = splat_entries(kw.value)
+            if entries is None:
+                return None, False
+            if param in entries:
+                return entries[param], True
+    return None, True
+
+
+def splat_entries(value: ast.AST) -> Optional[Dict[str, ast.AST]]:
+    """The entries of an inline `**dict(a=1)` / `**{"a": 1}` (None when not literal)."""
+    if isinstance(value, ast.Dict):
+        out = {}
+        for k, v in zip(value.keys, value.values):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                return None
+            out[k.value] = v
+        return out
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
+            and not value.args and all(k.arg is not None for k in value.keywords)):
+        return {k.arg: k.value for k in value.keywords}
+    return None
+
+
+def flag_kind(arg: Optional[ast.AST], known: bool = True) -> str:
+    """What a call passes as a volatile flag: 'unknown', 'none' (nothing or None), 'false',
+    'true', or 'expr' (decided at run time)."""
+    if not known:
+        return "unknown"
+    if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+        return "none"
+    truth = literal_truth(arg)
+    return "expr" if truth is None else ("true" if truth else "false")
+
+
+# Methods that frameworks call for you (`model(x)` runs `forward`) or that many classes
+# define: a call by this name says nothing about which class it reaches.
+FRAMEWORK_METHODS = frozenset({"forward", "__call__", "cuda", "cpu", "to", "eval", "train", "step",
+                               "parameters", "state_dict", "load_state_dict", "zero_grad", "apply",
+                               "get", "update", "run", "reset", "close", "save", "load", "items",
+                               "keys", "values", "copy", "append", "extend", "clone", "view", "data"})
+
+
+def call_sites(index: ModuleIndex, fn: ast.AST) -> Tuple[List[ast.Call], List[int]]:
+    """Calls of `fn` in this file (a method by its name on any object, unless frameworks call
+    it by that name; a function by its name), and lines where the name is used otherwise
+    (passed as a value)."""
+    name = fn.name  # type: ignore[attr-defined]
+    method = index.method_class(fn) is not None
+    sites, other = [], []
+    if method:
+        if name in FRAMEWORK_METHODS or (name.startswith("__") and name.endswith("__")):
+            return sites, other
+        for node in index.attributes.get(name, ()):
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                sites.append(parent)
+            elif isinstance(node.ctx, ast.Load):
+                other.append(node.lineno)
+    else:
+        for node in index.names.get(name, ()):
+            if not isinstance(node.ctx, ast.Load):
+                continue
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                sites.append(parent)
+            else:
+                other.append(node.lineno)
+    return sites, other
+
+
+def argument_for(index: ModuleIndex, call: ast.Call, fn: ast.AST, param: str) -> Tuple[Optional[ast.AST], bool]:
+    """The expression passed for `param` (or its default); known=False for *args/**kwargs."""
+    method = index.method_class(fn) is not None
+    arg, known = passed_argument(call, bound_positional(fn, method), param)
+    if arg is not None or not known:
+        return arg, known
+    default = parameter_defaults(fn).get(param)
+    return default, default is not None

@@ -1,0 +1,431 @@
+"""Following a volatile value out of its scope (SPEC §2.6).
+
+A raw volatile value that leaves its scope was computed with elsewhere, and that is where the
+region belongs:
+
+- **helpers**: a function whose `volatile=` flag is one of its parameters (`get_batch(source,
+  i, evaluation=False)`, `as_tensor(self, ..., for_training)`), or that hard-codes
+  `volatile=True`, and returns the value: every call passing a true flag becomes a source in
+  its caller (the flag substituted by what the call passes); calls that pass the flag on from
+  their own parameter are followed to their callers; calls in other files come from the
+  project index (`volfix.flow.project`) and get their regions in their own files;
+- **attributes**: `self.priors = Variable(...)` is read by the class's other methods;
+- **closures**: a nested function reads the value.
+
+A value *computed* in a region that leaves through `return` carries no graph, as in 0.3: the
+fix stays safe unless a caller in this file trains on it.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+from ..findings import Flag, Source
+from ..model import Applicability
+from ..syntax import names as nm
+from ..syntax.index import FUNCTIONS
+from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
+from .grad_mode import literal_truth
+from .taint import TaintAnalysis
+
+W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
+
+
+@dataclass
+class CallerReport:
+    """What following a helper's calls found, for its diagnostic."""
+
+    covered: List[int] = field(default_factory=list)  # lines of this file that got a region
+    elsewhere: List[str] = field(default_factory=list)  # "path:line": regions in other files of the run
+    outside: List[str] = field(default_factory=list)  # "path:line": true calls in files outside the run
+    unresolved: List[str] = field(default_factory=list)  # uses that cannot be followed
+    through: List[str] = field(default_factory=list)  # functions passing the flag on
+    already: List[str] = field(default_factory=list)  # true calls already under a grad-mode region
+    true_calls: int = 0
+
+    def any_call(self) -> bool:
+        return bool(self.true_calls or self.unresolved)
+
+
+@dataclass(frozen=True)
+class HelperFlag:
+    """When a helper returns a volatile value: always, or when parameter `param` is true
+    (`negated`: when it is false, `volatile=not for_training`)."""
+
+    param: Optional[str]  # None: always
+    negated: bool = False
+
+
+@dataclass
+class HelperRecord:
+    """A helper whose flag went to its callers (read by VF104)."""
+
+    source: object  # the Source of the `Variable(..., volatile=<param>)` call
+    fn: ast.AST
+    flag: HelperFlag
+    report: CallerReport
+    through: bool = False  # passes its own parameter on to a helper
+    local: bool = False  # the region went inside the function (no known caller passes a true flag)
+
+
+class Follower:
+    def __init__(self, ctx, planner):
+        self.ctx = ctx
+        self.planner = planner
+        self.index = ctx.index
+        self.src = ctx.src
+        self._followed_attributes: Set[int] = set()
+        self._helper_done: Set[int] = set()
+
+    # ------------------------------------------------------------------ flags
+    def resolve_flag(self, source) -> Optional[HelperFlag]:
+        """The source's flag as a parameter of its function (through a local bound once:
+        `not_training = not training`), or None when it is not one."""
+        scope = source.scope
+        if source.flag is None or not isinstance(scope, FUNCTIONS):
+            return None
+        node = self.local_value(source.flag.node, scope)
+        negated = False
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node, negated = self.local_value(node.operand, scope), True
+        if isinstance(node, ast.Name) and node.id in nm.function_params(scope) and not self.reassigned(node.id, scope):
+            return HelperFlag(node.id, negated)
+        return None
+
+    def local_value(self, node: ast.AST, scope: ast.AST) -> ast.AST:
+        """A local bound exactly once in `scope` stands for its value."""
+        if not isinstance(node, ast.Name) or node.id in nm.function_params(scope):
+            return node
+        stores = [n for n in self.index.names.get(node.id, ())
+                  if isinstance(n.ctx, ast.Store) and self.index.function_of(n) is scope]
+        if len(stores) != 1:
+            return node
+        stmt = self.index.parents.get(stores[0])
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is stores[0]:
+            return stmt.value
+        return node
+
+    def reassigned(self, name: str, scope: ast.AST) -> bool:
+        return any(isinstance(n.ctx, ast.Store) and self.index.function_of(n) is scope
+                   for n in self.index.names.get(name, ()))
+
+    def is_helper_flag(self, source) -> bool:
+        """A runtime flag that is a parameter of its function whose callers decide: the
+        function only creates and returns the value, or its calls passing a true flag are all
+        known (then their regions cover what the function computes, as a human would write
+        `with torch.no_grad():` around the evaluation calls). Otherwise the region goes inside
+        the function, on the flag."""
+        if id(source) in self._helper_done:
+            return False
+        flag = self.resolve_flag(source)
+        if flag is None:
+            self.resolve_local_flag(source)
+            return False
+        taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain).run()
+        source.computing = any(id(s) in taint.recording for s in taint.uses_outside())
+        if source.computing:
+            report = CallerReport()
+            self.follow_callers(source, source.scope, flag, report, visited=set(), dry=True)
+            if not report.true_calls or report.unresolved or report.outside:
+                # Known to the project index all the same: callers in other files may turn up.
+                self.ctx.helpers.append(HelperRecord(source, source.scope, flag, report, local=True))
+                self.resolve_local_flag(source)
+                return False
+        return True
+
+    def resolve_local_flag(self, source) -> None:
+        """`volatile=not_training` with `not_training = not training`: the region spells
+        `set_grad_enabled(training)`."""
+        if source.flag is None or not isinstance(source.scope, FUNCTIONS):
+            return
+        value = self.local_value(source.flag.node, source.scope)
+        if value is not source.flag.node:
+            source.flag.node = value
+            source.flag.text = self.src.segment(value)
+
+    # ------------------------------------------------------------------ helpers
+    def helper(self, source) -> list:
+        """A helper's flag: follow its callers; the helper itself is only unwrapped."""
+        self._helper_done.add(id(source))
+        flag = self.resolve_flag(source)
+        fn = source.scope
+        report = CallerReport()
+        out = self.follow_callers(source, fn, flag, report, visited=set())
+        self.helper_outcome(source, fn, flag, report)
+        self.ctx.helpers.append(HelperRecord(source, fn, flag, report))
+        return out
+
+    def follow_callers(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport,
+                       visited: Set[int], dry: bool = False) -> list:
+        if id(fn) in visited or len(visited) > 8:
+            return []
+        visited.add(id(fn))
+        out = []
+        self.external_callers(fn, flag, report)
+        sites, other = call_sites(self.index, fn)
+        report.unresolved.extend(f"line {n}" for n in other)
+        for site in sites:
+            if flag.param is None:
+                arg, known = ast.Constant(value=True), True
+            else:
+                arg, known = argument_for(self.index, site, fn, flag.param)
+            if not known:
+                report.unresolved.append(f"line {site.lineno}")
+                continue
+            out.extend(self.caller_site(source, site, arg, flag, report, visited, dry))
+        return out
+
+    def caller_site(self, source, site: ast.Call, arg: Optional[ast.AST], flag: HelperFlag,
+                    report: CallerReport, visited: Set[int], dry: bool = False) -> list:
+        """One call passing `arg` for the helper's flag: a source in its caller, a parameter
+        passed on (followed), or nothing (false flag, already under a grad-mode region)."""
+        kind = flag_kind(arg)
+        if flag.negated:
+            kind = {"true": "false", "false": "true", "none": "true"}.get(kind, kind)
+        if kind in ("false", "none"):
+            return []
+        report.true_calls += 1
+        scope = self.index.function_of(site)
+        if self.ctx.covered(site, any_grad_mode=kind == "expr"):
+            report.already.append(f"line {site.lineno}")
+            return []
+        if isinstance(self.index.scope_of(site), (ast.Lambda, ast.ClassDef)):
+            report.unresolved.append(f"line {site.lineno}")
+            return []
+        if kind == "expr":
+            inner = self.local_value(arg, scope) if isinstance(scope, FUNCTIONS) else arg
+            negated = flag.negated
+            if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+                inner, negated = inner.operand, not negated
+            if isinstance(inner, ast.Name) and isinstance(scope, FUNCTIONS) \
+                    and inner.id in nm.function_params(scope) and not self.reassigned(inner.id, scope):
+                report.through.append(scope.name)  # type: ignore[attr-defined]
+                through = HelperFlag(inner.id, negated)
+                if not dry:
+                    self.ctx.helpers.append(HelperRecord(source, scope, through, report, through=True))
+                return self.follow_callers(source, scope, through, report, visited, dry)
+        new_flag = None
+        if kind == "expr":
+            text = self.src.segment(arg)
+            new_flag = Flag(arg, f"{text}", negated=False) if not flag.negated else Flag(arg, text, negated=True)
+        report.covered.append(site.lineno)
+        return [Source(source.finding, site, self.index.statement_of(site), scope, new_flag, call_site=True,
+                       computing=source.computing)]
+
+    def external_callers(self, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
+        links = self.ctx.links
+        if links is None:
+            return
+        key = self.export_key(fn)
+        if key is None:
+            return
+        for ext in links.external_calls_of(key):
+            kind = ext.flag
+            if flag.negated:
+                kind = {"true": "false", "false": "true", "none": "true"}.get(kind, kind)
+            if kind == "unknown":
+                report.unresolved.append(f"{ext.path}:{ext.line}")
+            elif kind in ("true", "expr"):
+                report.true_calls += 1
+                where = f"{ext.path}:{ext.line}"
+                if ext.covered:
+                    report.already.append(where)
+                elif ext.in_run:
+                    report.elsewhere.append(where)
+                else:
+                    report.outside.append(where)
+
+    def export_key(self, fn: ast.AST) -> Optional[str]:
+        owner = self.index.parents.get(fn)
+        if isinstance(owner, ast.Module):
+            return fn.name  # type: ignore[attr-defined]
+        if isinstance(owner, ast.ClassDef) and isinstance(self.index.parents.get(owner), ast.Module):
+            return nm.METHOD_PREFIX + fn.name  # type: ignore[attr-defined]
+        return None
+
+    def helper_outcome(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
+        planner = self.planner
+        name = f"`{fn.name}()`"  # type: ignore[attr-defined]
+        param = f"`{flag.param}`" if flag.param else "the flag"
+        if report.outside:
+            where = ", ".join(report.outside[:3])
+            planner.outcome(source, None, f"no fix: {name} is called with a true flag outside this run ({where}): "
+                                          "fix those files in the same run", [], weight=W_NONE)
+            return
+        if not report.any_call():
+            if self.ctx.links is None or not self.ctx.links.project_wide:
+                where = "in this run" if self.ctx.links is not None else "in this file"
+                planner.outcome(source, None, f"no fix: {param} is a parameter of {name} and no call {where} "
+                                              "passes a true flag: its callers decide", [], weight=W_NONE)
+                return
+            planner.unwrap_only(source, f"no call in the project passes a true {param}", W_INFO)
+            return
+        regions = [f"line {n}" for n in sorted(set(report.covered))] + list(dict.fromkeys(report.elsewhere))
+        where = f"; the calls passing a true flag get their regions ({', '.join(regions[:4])})" if regions else ""
+        if report.unresolved:
+            planner.unwrap_only(source, f"unsafe fix: {name} is also used where volfix cannot follow it "
+                                        f"({', '.join(dict.fromkeys(report.unresolved))}){where}", W_UNSAFE,
+                                applicability=_unsafe())
+            return
+        if report.elsewhere:
+            planner.unwrap_only(source, f"unsafe fix: the calls in other files ({', '.join(report.elsewhere[:3])}) "
+                                        "get their regions there: fix them in the same run", W_UNSAFE,
+                                applicability=_unsafe())
+            return
+        if report.covered:
+            lines = sorted(set(report.covered))
+            note = f"the calls passing a true {param} get the region (line{'s' if len(lines) > 1 else ''} " \
+                   f"{', '.join(map(str, lines))})"
+        else:
+            note = "every call passing a true flag already runs under a grad-mode region"
+        planner.unwrap_only(source, note, W_INFO)
+
+    # ------------------------------------------------------------------ escapes
+    def follow_escapes(self, group) -> list:
+        """Raw values leaving the group's scope: hard-coded helpers' callers, attribute
+        readers, closures. Marks the escapes it follows."""
+        out: list = []
+        taint = group.taint
+        no_grad = group.flag is None
+        for escape in taint.escapes:
+            if not escape.raw or escape.stmt is None:
+                continue
+            if escape.kind == "return" and no_grad and isinstance(group.scope, FUNCTIONS) \
+                    and not framework_method(group.scope, self.index) \
+                    and not any(id(s) in taint.recording for s in taint.uses_outside()):
+                report = CallerReport()
+                for s in group.sources:
+                    if id(group.scope) in self._helper_done:
+                        break
+                    out.extend(self.follow_callers(s, group.scope, HelperFlag(None), report, visited=set()))
+                    break
+                self._helper_done.add(id(group.scope))
+                self.ctx.helpers.append(HelperRecord(group.sources[0], group.scope, HelperFlag(None), report))
+                escape.followed = report  # type: ignore[attr-defined]
+            elif escape.kind == "attribute" and no_grad:
+                found = self.follow_attribute(group, escape)
+                if found is not None:
+                    out.extend(found)
+                    escape.followed = True  # type: ignore[attr-defined]
+            elif escape.kind == "closure" and no_grad and isinstance(escape.node, FUNCTIONS):
+                names = {n.id for n in ast.walk(escape.node) if isinstance(n, ast.Name)}
+                keys = [k for k in taint.tainted_keys if k in names]
+                if keys:
+                    for k in keys:
+                        out.append(Source(group.sources[0].finding, escape.node, escape.node, escape.node,
+                                          None, seed=k))
+                    escape.followed = True  # type: ignore[attr-defined]
+        return out
+
+    def follow_attribute(self, group, escape) -> Optional[list]:
+        """`self.priors` stored in one method, read in the class's other methods: each read
+        becomes a source there (not followed when the class assigns it elsewhere too)."""
+        scope = group.scope
+        node = escape.node
+        cls = self.index.method_class(scope)
+        if cls is None or not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name) \
+                or not scope.args.args or node.value.id != scope.args.args[0].arg:  # type: ignore[attr-defined]
+            return None
+        reads, stores = [], []
+        for other in self.index.attributes.get(node.attr, []):
+            if other is node:
+                continue
+            method = self.index.function_of(other)
+            if (not isinstance(method, FUNCTIONS) or self.index.method_class(method) is not cls
+                    or not method.args.args or not isinstance(other.value, ast.Name)
+                    or other.value.id != method.args.args[0].arg):
+                continue
+            (stores if isinstance(other.ctx, ast.Store) else reads).append((other, method))
+        if stores or not reads:
+            escape.detail = (reads, stores)  # type: ignore[attr-defined]
+            return None
+        out = []
+        for other, method in reads:
+            if id(other) in self._followed_attributes or method is scope or self.ctx.covered(other):
+                continue
+            self._followed_attributes.add(id(other))
+            out.append(Source(group.sources[0].finding, other, self.index.statement_of(other), method, None,
+                              call_site=True))
+        return out
+
+    def open_escape(self, group) -> Optional[str]:
+        """The unsafe note for raw escapes nobody follows."""
+        for escape in group.taint.escapes:
+            if not escape.raw or getattr(escape, "followed", None):
+                continue
+            if escape.kind in ("return", "yield") and group.flag is not None:
+                continue  # a helper's flag: its callers decide (VF103 follows them)
+            detail = getattr(escape, "detail", None)
+            if detail and detail[1] and detail[0]:
+                reads, stores = detail
+                lines = ", ".join(str(n) for n in sorted({o.lineno for o, _ in reads}))
+                return (f"unsafe fix: volatility escapes through {escape.what}, whose reads (line {lines}) are not "
+                        f"covered: it is also assigned at line {stores[0][0].lineno}")
+            return f"unsafe fix: volatility escapes through {escape.what} (line {escape.stmt.lineno}) and its consumers are not covered"
+        return None
+
+    def caller_trains(self, group) -> Optional[str]:
+        """A value computed in the region and returned carries no graph (as in 0.3): unsafe
+        only when a caller in this file trains on it."""
+        scope = group.scope
+        if not isinstance(scope, FUNCTIONS) or not any(
+                e.kind in ("return", "yield") and not e.raw for e in group.taint.escapes):
+            return None
+        sites, _ = call_sites(self.index, scope)
+        for site in sites:
+            caller = self.index.function_of(site)
+            if caller is scope:
+                continue
+            taint = TaintAnalysis(caller, self.index, [site], raw_sources=False).run()
+            if taint.training:
+                stmt, what = taint.training[0]
+                return (f"unsafe fix: the call of `{scope.name}()` at line {site.lineno} trains on the "  # type: ignore[attr-defined]
+                        f"result (`{what}` at line {stmt.lineno})")
+        return None
+
+    def called_under_no_grad(self, fn: ast.AST) -> Optional[int]:
+        sites, _ = call_sites(self.index, fn)
+        for site in sites:
+            if self.ctx.covered(site):
+                return site.lineno
+        return None
+
+    def no_region_note(self, group) -> Tuple[Optional[str], int, object]:
+        """Why the sources are only unwrapped, when no region is placed."""
+        taint = group.taint
+        followed = [e for e in taint.escapes if e.raw and getattr(e, "followed", None)]
+        if followed:
+            e = followed[0]
+            report = e.followed if isinstance(e.followed, CallerReport) else None  # type: ignore[attr-defined]
+            if report is not None:
+                if report.outside:
+                    return (f"no fix: the value is returned to calls outside this run ({', '.join(report.outside[:3])})",
+                            W_NONE, None)
+                if report.unresolved:
+                    return (f"unsafe fix: the value is returned where volfix cannot follow it "
+                            f"({', '.join(dict.fromkeys(report.unresolved))})", W_UNSAFE, Applicability.UNSAFE)
+                if report.elsewhere:
+                    return (f"unsafe fix: the callers in other files ({', '.join(report.elsewhere[:3])}) get their "
+                            "regions there: fix them in the same run", W_UNSAFE, Applicability.UNSAFE)
+                if not report.true_calls:
+                    return ("no fix: the value is returned and nothing calls the function here: its callers decide",
+                            W_NONE, None)
+                return "no region here: the callers computing with the returned value get it", W_INFO, None
+            return f"no region here: the reads of {e.what} get it", W_INFO, None
+        escape = self.open_escape(group)
+        if escape is not None:
+            return escape, W_UNSAFE, Applicability.UNSAFE
+        if taint.uses_outside():
+            return "no region needed: nothing here records a graph", W_INFO, None
+        return "no region needed: nothing computes with the value once unwrapped", W_INFO, None
+
+
+def framework_method(fn: ast.AST, index) -> bool:
+    """`forward`, `__call__`...: frameworks call it for you, its callers cannot be followed."""
+    return index.method_class(fn) is not None and (
+        fn.name in FRAMEWORK_METHODS or (fn.name.startswith("__") and fn.name.endswith("__")))  # type: ignore[attr-defined]
+
+
+def _unsafe():
+    return Applicability.UNSAFE

@@ -1,0 +1,706 @@
+"""Volatility as data flow inside one scope (SPEC §2.2, §2.4, §2.6): the one taint engine.
+
+In 0.3 volatility rode on the data: anything computed from a volatile value was volatile. This
+module follows the value forward through one function body (or module body, or the joined
+cells of a notebook) by abstract interpretation over the statements:
+
+- the state maps *keys* (a local name `x`, or an attribute path `self.priors`) to whether the
+  value is *raw* (the volatile tensor itself, only moved: `y = x`, `x.cuda()`, `batch[0]`) or
+  *computed* (the result of an operation on it);
+- an assignment of an untainted value kills the key; `.data`, `.detach()`, `.item()`, `len()`,
+  comparisons and `x.volatile = False` end the taint (as 0.3 volatility ended there);
+- `if` branches join (a definition in one branch never reaches the other), loops iterate to a
+  fixpoint (loop-carried flow), `try` handlers see the body's definitions;
+- each statement is classified: does it *compute* with the value (not only move or inspect
+  it), and could that computation *record* a graph today (the value meets something that may
+  require grad: a module call, a parameter)? A region that records nothing is not needed;
+- values that leave the scope are *escapes* (`return`, `yield`, an attribute of `self`, a
+  global, a closure); a tainted value reaching `.backward()` / `torch.autograd.grad()` is a
+  training use.
+
+Cost is linear in the scope's size: a statement that mentions no tainted key is passed over
+after one look at the names it holds, and only loops are visited more than once.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from ..syntax.index import SCOPES, ModuleIndex
+
+# Results that leave autograd: reading them is inspection, not computation.
+KILL_ATTRS = frozenset({"data", "shape", "volatile", "requires_grad", "is_cuda", "dtype", "device",
+                        "grad_fn", "ndim", "is_leaf", "grad"})
+KILL_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement",
+                          "data_ptr", "get_device", "element_size", "type", "is_contiguous",
+                          "register_hook", "detach", "detach_", "is_floating_point", "stride"})
+KILL_FUNCS = frozenset({"int", "float", "bool", "len", "str", "repr", "print", "isinstance",
+                        "type", "id", "format", "hasattr", "getattr", "round", "abs_", "hash"})
+# Methods that only move or re-view a tensor: the raw value stays raw (no graph on a plain tensor).
+MOVE_METHODS = frozenset({"cuda", "cpu", "to", "float", "double", "half", "long", "int", "byte",
+                          "bool", "view", "view_as", "unsqueeze", "squeeze", "contiguous",
+                          "expand", "expand_as", "permute", "transpose", "t", "reshape",
+                          "pin_memory", "clone", "narrow", "select", "chunk", "split", "flatten",
+                          "type_as", "repeat", "index_select", "unbind"})
+# Container methods that store their argument: the container now holds the value.
+MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "put",
+                      "setdefault"})
+# Callables that never hold parameters: passing a graph-free value to them records nothing.
+PURE_CALLS = KILL_FUNCS | frozenset({"list", "tuple", "dict", "set", "zip", "enumerate", "sorted",
+                                     "reversed", "range", "min", "max", "sum", "map", "filter",
+                                     "iter", "next", "any", "all", "open", "setattr", "vars"})
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+MAX_LOOP_ROUNDS = 8
+
+Key = str  # "x" or "self.priors"
+State = Dict[Key, bool]  # key -> raw
+
+
+def key_of(expr: ast.AST) -> Optional[Key]:
+    """`x` -> 'x'; `self.priors` -> 'self.priors'; anything else -> None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = key_of(expr.value)
+        return f"{base}.{expr.attr}" if base else None
+    return None
+
+
+def _root(key: Key) -> str:
+    return key.split(".", 1)[0]
+
+
+@dataclass
+class Escape:
+    """A tainted value leaving the scope."""
+
+    kind: str  # "return" | "yield" | "attribute" | "global" | "container" | "closure"
+    what: str  # shown to the user: "`return`", "`self.priors`"
+    stmt: ast.stmt
+    raw: bool  # the volatile value itself (only moved), not a computed result
+    node: Optional[ast.AST] = None  # the attribute stored to / the closure
+
+
+@dataclass
+class TaintResult:
+    """What the analysis of one set of sources in one scope found."""
+
+    uses: List[ast.stmt] = field(default_factory=list)  # statements computing with the value
+    recording: Set[int] = field(default_factory=set)  # ids of uses that may record a graph
+    defs: Set[int] = field(default_factory=set)  # ids of statements binding a tainted value
+    tainted_keys: Set[Key] = field(default_factory=set)
+    escapes: List[Escape] = field(default_factory=list)
+    training: List[Tuple[ast.stmt, str]] = field(default_factory=list)  # (stmt, `loss.backward()`)
+    covered: Set[int] = field(default_factory=set)  # ids of uses already under a grad-disabled region
+
+    def uses_outside(self) -> List[ast.stmt]:
+        return [s for s in self.uses if id(s) not in self.covered]
+
+
+class TaintAnalysis:
+    """Forward taint over the statements of `scope` from the `sources` (expression nodes) and
+    `seeds` (keys tainted right after a statement: `x.volatile = True`, or at the start of the
+    scope: a closure's captured name, an attribute read in another method)."""
+
+    def __init__(self, scope: ast.AST, index: ModuleIndex, sources: Iterable[ast.AST] = (),
+                 seeds: Optional[Dict[int, Dict[Key, bool]]] = None,
+                 entry: Optional[Dict[Key, bool]] = None,
+                 grad_disabled: Optional[Callable[[ast.stmt], bool]] = None,
+                 raw_sources: bool = True, plain: Optional[Callable[[ast.AST], bool]] = None,
+                 computing: Iterable[ast.AST] = ()):
+        self.scope = scope
+        self.index = index
+        self.sources = {id(s) for s in sources}
+        # Sources that compute themselves (a helper's call whose body records): the call records.
+        self.computing = {id(s) for s in computing}
+        self.raw_sources = raw_sources
+        self.seeds = seeds or {}
+        self.entry = dict(entry or {})
+        self.grad_disabled = grad_disabled or (lambda stmt: False)
+        self.plain = plain or (lambda node: False)
+        self.result = TaintResult()
+        self._uses: Dict[int, ast.stmt] = {}
+        self._names: Dict[int, FrozenSet[str]] = {}
+        self._hot: Set[int] = set()  # statements holding a source or a seed (with ancestors)
+        for node_id, node in self._source_nodes(sources):
+            self._mark_hot(node)
+        for stmt_id in self.seeds:
+            self._hot.add(stmt_id)
+        self._stmt: Optional[ast.stmt] = None
+        self._computes = False
+        self._records = False
+
+    def _source_nodes(self, sources):
+        for s in sources:
+            yield id(s), s
+
+    def _mark_hot(self, node: ast.AST) -> None:
+        cur = node
+        parents = self.index.parents
+        while cur is not None and cur is not self.scope:
+            if isinstance(cur, ast.stmt):
+                self._hot.add(id(cur))
+            cur = parents.get(cur)
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> TaintResult:
+        body = self.scope.body if isinstance(self.scope.body, list) else []  # type: ignore[attr-defined]
+        state: State = dict(self.entry)
+        self.block(body, state)
+        res = self.result
+        res.uses = sorted(self._uses.values(), key=lambda s: (s.lineno, s.col_offset))
+        return res
+
+    def block(self, stmts: List[ast.stmt], state: State) -> State:
+        for stmt in stmts:
+            state = self.statement(stmt, state)
+        return state
+
+    def _mentions(self, stmt: ast.stmt) -> FrozenSet[str]:
+        """Every identifier in the statement's own expressions (not nested statements)."""
+        key = id(stmt)
+        found = self._names.get(key)
+        if found is None:
+            out = set()
+            for head in _header_nodes(stmt):
+                for node in _walk_expr(head):
+                    if isinstance(node, ast.Name):
+                        out.add(node.id)
+            if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+                out.update(stmt.names)
+            found = frozenset(out)
+            self._names[key] = found
+        return found
+
+    def statement(self, stmt: ast.stmt, state: State) -> State:
+        sid = id(stmt)
+        if not state and sid not in self._hot:
+            return state  # before any source: nothing to follow here
+        if isinstance(stmt, LOOPS):
+            return self.loop(stmt, state)
+        if isinstance(stmt, ast.If):
+            self.expressions(stmt, [stmt.test], state)
+            return _join(self.block(stmt.body, dict(state)), self.block(stmt.orelse, dict(state)))
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            state = dict(state)
+            self.begin(stmt)
+            for item in stmt.items:
+                tainted, raw = self.eval(item.context_expr, state)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, tainted, raw, state, stmt)
+            self.end(stmt)
+            return self.block(stmt.body, state)
+        if _is_try(stmt):
+            after_body = self.block(stmt.body, dict(state))
+            seen = _join(state, after_body)
+            outs = [self.block(stmt.orelse, dict(after_body))]
+            for handler in stmt.handlers:
+                outs.append(self.block(handler.body, dict(seen)))
+            merged = outs[0]
+            for other in outs[1:]:
+                merged = _join(merged, other)
+            return self.block(stmt.finalbody, merged) if stmt.finalbody else merged
+        if hasattr(ast, "Match") and isinstance(stmt, getattr(ast, "Match")):
+            self.expressions(stmt, [stmt.subject], state)
+            merged = dict(state)
+            for case in stmt.cases:
+                merged = _join(merged, self.block(case.body, dict(state)))
+            return merged
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.nested_scope(stmt, state)
+            state = dict(state)
+            _kill(state, stmt.name)
+            return state
+        if sid not in self._hot and not (self._mentions(stmt) & {_root(k) for k in state}):
+            return state  # mentions nothing tainted: no effect
+        state = dict(state)
+        self.simple(stmt, state)
+        return state
+
+    def loop(self, stmt: ast.AST, state: State) -> State:
+        entry = dict(state)
+        for _ in range(MAX_LOOP_ROUNDS):
+            current = dict(entry)
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                self.begin(stmt)
+                tainted, raw = self.eval(stmt.iter, current)
+                self.bind(stmt.target, tainted, raw, current, stmt)
+                self.end(stmt)
+            else:
+                self.expressions(stmt, [stmt.test], current)  # type: ignore[attr-defined]
+            out = self.block(stmt.body, current)  # type: ignore[attr-defined]
+            merged = _join(entry, out)
+            if merged == entry:
+                break
+            entry = merged
+        return self.block(stmt.orelse, dict(entry))  # type: ignore[attr-defined]
+
+    def expressions(self, stmt: ast.stmt, nodes: List[ast.AST], state: State) -> None:
+        if not state and id(stmt) not in self._hot:
+            return
+        self.begin(stmt)
+        for node in nodes:
+            self.eval(node, state)
+        self.end(stmt)
+
+    # ------------------------------------------------------------------ statements
+    def begin(self, stmt: ast.stmt) -> None:
+        self._stmt, self._computes, self._records = stmt, False, False
+
+    def end(self, stmt: ast.stmt) -> None:
+        if self._computes:
+            self._uses[id(stmt)] = stmt
+            if self._records:
+                self.result.recording.add(id(stmt))
+            if self.grad_disabled(stmt):
+                self.result.covered.add(id(stmt))
+        self._stmt = None
+
+    def simple(self, stmt: ast.stmt, state: State) -> None:
+        self.begin(stmt)
+        unvolatiled = volatile_false_target(stmt)
+        if unvolatiled is not None:
+            _kill(state, unvolatiled)  # 0.3: `x.volatile = False` made x plain data again
+        elif isinstance(stmt, ast.Assign):
+            tainted, raw = self.eval(stmt.value, state)
+            for target in stmt.targets:
+                self.bind(target, tainted, raw, state, stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            tainted, raw = self.eval(stmt.value, state)
+            old = self._read_target(stmt.target, state)
+            if tainted or old:
+                self._computes = True
+                other = stmt.target if tainted else stmt.value
+                if not (tainted and old) and self.may_need_grad(other):
+                    self._records = True
+                self.bind_weak(stmt.target, state, stmt, raw=False)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                tainted, raw = self.eval(stmt.value, state)
+                self.bind(stmt.target, tainted, raw, state, stmt)
+        elif isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                tainted, raw = self.eval(stmt.value, state, moved=True)
+                if tainted:
+                    self.escape("return", "`return`", stmt, raw)
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                key = key_of(target)
+                if key:
+                    _kill(state, key)
+        elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            for name in stmt.names:
+                if name in state:
+                    self.escape("global", f"the global `{name}`", stmt, state[name])
+        elif isinstance(stmt, ast.Expr):
+            self.eval(stmt.value, state, moved=True)
+        else:
+            for node in _header_nodes(stmt):
+                self.eval(node, state)
+        seeded = self.seeds.get(id(stmt))
+        if seeded:
+            for key, raw in seeded.items():
+                state[key] = raw
+                self.result.tainted_keys.add(key)
+                self.result.defs.add(id(stmt))
+        self.end(stmt)
+
+    def _read_target(self, target: ast.AST, state: State) -> bool:
+        key = key_of(target.value if isinstance(target, ast.Subscript) else target)
+        return key is not None and key in state
+
+    def bind(self, target: ast.AST, tainted: bool, raw: bool, state: State, stmt: ast.stmt) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.bind(elt, tainted, raw, state, stmt)
+            return
+        if isinstance(target, ast.Starred):
+            self.bind(target.value, tainted, raw, state, stmt)
+            return
+        if isinstance(target, ast.Subscript):
+            self.eval(target.slice, state)
+            if tainted:
+                self.bind_weak(target, state, stmt, raw)
+            return
+        key = key_of(target)
+        if key is None:
+            if isinstance(target, ast.Attribute):
+                self.eval(target.value, state)
+                if tainted:
+                    self.escape("attribute", f"`{_describe(target)}`", stmt, raw, target)
+            return
+        if "volatile" == key.rpartition(".")[2]:
+            return  # `x.volatile = ...`: handled as a seed or a kill by the caller
+        if tainted:
+            _kill(state, key)
+            state[key] = raw
+            self.result.tainted_keys.add(key)
+            self.result.defs.add(id(stmt))
+            if isinstance(target, ast.Attribute):
+                self.escape("attribute", f"`{key}`", stmt, raw, target)
+        else:
+            _kill(state, key)
+
+    def bind_weak(self, target: ast.AST, state: State, stmt: ast.stmt, raw: bool) -> None:
+        """`x[i] = v`, `x += v`, `x.append(v)`: x now (also) holds the value."""
+        holder = target.value if isinstance(target, ast.Subscript) else target
+        key = key_of(holder)
+        if key is None:
+            self.escape("container", f"`{_describe(holder)}`", stmt, raw)
+            return
+        state[key] = state.get(key, raw) and raw
+        self.result.tainted_keys.add(key)
+        self.result.defs.add(id(stmt))
+        if isinstance(holder, ast.Attribute):
+            self.escape("attribute", f"`{key}`", stmt, raw, holder)
+
+    def escape(self, kind: str, what: str, stmt: ast.stmt, raw: bool, node: Optional[ast.AST] = None) -> None:
+        for e in self.result.escapes:
+            if e.kind == kind and e.what == what and e.stmt is stmt:
+                e.raw = e.raw and raw
+                return
+        self.result.escapes.append(Escape(kind, what, stmt, raw, node))
+
+    def nested_scope(self, stmt: ast.AST, state: State) -> None:
+        """A def or class reading a tainted name: the value escapes into a closure."""
+        if not state or isinstance(stmt, ast.ClassDef):
+            return
+        roots = {_root(k) for k in state}
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in roots \
+                    and node.id in state:
+                self.escape("closure", f"the closure `{stmt.name}`", stmt, state[node.id], stmt)  # type: ignore[attr-defined]
+                return
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: ast.AST, state: State, moved: bool = False) -> Tuple[bool, bool]:
+        """(tainted, raw) of the expression's value; notes computation on the statement.
+        `moved`: the value is only passed on (returned, a bare expression statement)."""
+        if id(node) in self.sources:
+            self.eval_children(node, state)
+            if id(node) in self.computing:
+                self._computes = self._records = True
+                return True, False
+            return True, self.raw_sources
+        kind = type(node)
+        if kind is ast.Name:
+            if isinstance(node.ctx, ast.Load) and node.id in state:
+                return True, state[node.id]
+            return False, False
+        if kind is ast.Constant:
+            return False, False
+        if kind is ast.Attribute:
+            if node.attr in KILL_ATTRS:
+                self.eval(node.value, state, moved=True)
+                return False, False
+            key = key_of(node)
+            if key is not None and key in state:
+                return True, state[key]
+            return self.eval(node.value, state, moved=moved)
+        if kind is ast.Subscript:
+            value = self.eval(node.value, state, moved=moved)
+            self.eval(node.slice, state)
+            return value
+        if kind is ast.Call:
+            return self.eval_call(node, state)
+        if kind is ast.BinOp:
+            left = self.eval(node.left, state)
+            right = self.eval(node.right, state)
+            if left[0] or right[0]:
+                self._computes = True
+                other = node.right if left[0] else node.left
+                if not (left[0] and right[0]) and self.may_need_grad(other):
+                    self._records = True
+                return True, False
+            return False, False
+        if kind is ast.UnaryOp:
+            tainted, _ = self.eval(node.operand, state)
+            if tainted and not isinstance(node.op, ast.Not):
+                self._computes = True
+                return True, False
+            return False, False
+        if kind is ast.Compare:
+            values = [self.eval(node.left, state, moved=True)] + \
+                     [self.eval(c, state, moved=True) for c in node.comparators]
+            identity = all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+            if any(t for t, _ in values) and not identity:
+                self._computes = True
+            return False, False  # a comparison is graph-free (SPEC §2.4)
+        if kind in (ast.Tuple, ast.List, ast.Set):
+            values = [self.eval(e, state, moved=moved) for e in node.elts]
+            return _combine(values)
+        if kind is ast.Starred:
+            return self.eval(node.value, state, moved=moved)
+        if kind is ast.Dict:
+            values = [self.eval(v, state, moved=moved) for v in node.values]
+            for k in node.keys:
+                if k is not None:
+                    self.eval(k, state)
+            return _combine(values)
+        if kind in (ast.BoolOp,):
+            return _combine([self.eval(v, state, moved=moved) for v in node.values])
+        if kind is ast.IfExp:
+            self.eval(node.test, state)
+            return _combine([self.eval(node.body, state, moved=moved), self.eval(node.orelse, state, moved=moved)])
+        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            return self.eval_comprehension(node, state)
+        if kind is ast.NamedExpr:
+            tainted, raw = self.eval(node.value, state, moved=moved)
+            if self._stmt is not None:
+                self.bind(node.target, tainted, raw, state, self._stmt)
+            return tainted, raw
+        if kind in (ast.Yield, ast.YieldFrom):
+            if node.value is not None:
+                tainted, raw = self.eval(node.value, state, moved=True)
+                if tainted and self._stmt is not None:
+                    self.escape("yield", "`yield`", self._stmt, raw)
+            return False, False
+        if kind is ast.Await:
+            return self.eval(node.value, state, moved=moved)
+        if kind is ast.Lambda:
+            self.nested_lambda(node, state)
+            return False, False
+        if kind in (ast.JoinedStr, ast.FormattedValue):
+            for child in ast.iter_child_nodes(node):
+                self.eval(child, state, moved=True)
+            return False, False
+        if kind is ast.Slice:
+            for child in (node.lower, node.upper, node.step):
+                if child is not None:
+                    self.eval(child, state)
+            return False, False
+        values = [self.eval(child, state) for child in ast.iter_child_nodes(node)
+                  if isinstance(child, ast.expr)]
+        if any(t for t, _ in values):
+            self._computes = True
+            return True, False
+        return False, False
+
+    def eval_children(self, node: ast.AST, state: State) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.eval(child, state)
+            elif isinstance(child, ast.keyword):
+                self.eval(child.value, state)
+
+    def eval_call(self, node: ast.Call, state: State) -> Tuple[bool, bool]:
+        func = node.func
+        args = [a for a in node.args] + [k.value for k in node.keywords]
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            if method in KILL_METHODS:
+                self.eval(func.value, state, moved=True)
+                for a in args:
+                    self.eval(a, state)
+                return False, False
+            receiver = self.eval(func.value, state, moved=True)
+            values = [self.eval(a, state) for a in args]
+            if method == "backward" and receiver[0]:
+                self.training(node)
+            if method in MUTATORS:
+                moved_in = _combine(values)
+                if moved_in[0]:
+                    self.bind_weak(func.value, state, self._stmt, moved_in[1]) if self._stmt is not None else None
+                return receiver if receiver[0] else (False, False)
+            tainted_args = any(t for t, _ in values)
+            if receiver[0] and method in MOVE_METHODS and not tainted_args:
+                return True, receiver[1]
+            if receiver[0] or tainted_args:
+                self._computes = True
+                if receiver[0] or self._pure_callee(func):
+                    # A tensor method on the value, or a torch function, records only if another
+                    # argument may need grad.
+                    if any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values)):
+                        self._records = True
+                else:
+                    self._records = True
+                return True, False
+            return False, False
+        if isinstance(func, ast.Name) and func.id in KILL_FUNCS:
+            for a in args:
+                self.eval(a, state, moved=True)
+            return False, False
+        callee = self.eval(func, state)
+        values = [self.eval(a, state) for a in args]
+        if self._is_grad_call(func) and any(t for t, _ in values):
+            self.training(node)
+        if callee[0] or any(t for t, _ in values):
+            self._computes = True
+            if not self._pure_callee(func) or any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values)):
+                self._records = True
+            return True, False
+        return False, False
+
+    def may_need_grad(self, node: ast.AST) -> bool:
+        """Could this untainted value require grad (so that computing with it records)? Only
+        values evidently free of autograd do not: numbers, strings, `.data`/`.item()` results,
+        tensors fresh from a factory or `torch.from_numpy` (`volfix.rules.context.is_plain`).
+        A parameter of the function may be a weight: it may."""
+        if _graph_free(node) or self.plain(node):
+            return False
+        if isinstance(node, (ast.BinOp,)):
+            return self.may_need_grad(node.left) or self.may_need_grad(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.may_need_grad(node.operand)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return any(self.may_need_grad(e) for e in node.elts)
+        return True
+
+    def _pure_callee(self, func: ast.AST) -> bool:
+        """Builtins and torch functions hold no parameters of their own."""
+        if isinstance(func, ast.Name) and func.id in PURE_CALLS:
+            return self.index.lookup_for(func)(func.id) is None
+        qual = self.index.qual(func)
+        return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
+            or (qual or "").startswith("torch.nn.functional.")
+
+    def _is_grad_call(self, func: ast.AST) -> bool:
+        return self.index.qual(func) in ("torch.autograd.grad", "torch.autograd.backward")
+
+    def training(self, call: ast.Call) -> None:
+        if self._stmt is not None:
+            self.result.training.append((self._stmt, f"{_describe(call.func)}()"))
+
+    def eval_comprehension(self, node: ast.AST, state: State) -> Tuple[bool, bool]:
+        local = dict(state)
+        for gen in node.generators:  # type: ignore[attr-defined]
+            tainted, raw = self.eval(gen.iter, local)
+            for name in _target_keys(gen.target):
+                if tainted:
+                    local[name] = raw
+                else:
+                    local.pop(name, None)
+            for cond in gen.ifs:
+                self.eval(cond, local)
+        if isinstance(node, ast.DictComp):
+            values = [self.eval(node.key, local), self.eval(node.value, local)]
+        else:
+            values = [self.eval(node.elt, local, moved=True)]  # type: ignore[attr-defined]
+        return _combine(values)
+
+    def nested_lambda(self, node: ast.Lambda, state: State) -> None:
+        if not state:
+            return
+        for sub in ast.walk(node.body):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in state:
+                self._computes = True
+                self._records = True
+                return
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def volatile_false_target(stmt: ast.stmt) -> Optional[Key]:
+    """`x.volatile = False` -> 'x'."""
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == "volatile"
+            and isinstance(stmt.value, ast.Constant) and stmt.value.value in (False, 0)):
+        return key_of(stmt.targets[0].value)
+    return None
+
+
+def _join(a: State, b: State) -> State:
+    out = dict(a)
+    for key, raw in b.items():
+        out[key] = out.get(key, raw) and raw
+    return out
+
+
+def _kill(state: State, key: Key) -> None:
+    state.pop(key, None)
+    prefix = key + "."
+    for other in [k for k in state if k.startswith(prefix)]:
+        del state[other]
+
+
+def _combine(values: List[Tuple[bool, bool]]) -> Tuple[bool, bool]:
+    tainted = [raw for t, raw in values if t]
+    if not tainted:
+        return False, False
+    return True, all(tainted)
+
+
+def _target_keys(target: ast.AST) -> List[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [k for elt in target.elts for k in _target_keys(elt)]
+    if isinstance(target, ast.Starred):
+        return _target_keys(target.value)
+    return []
+
+
+def _graph_free(node: ast.AST) -> bool:
+    """A value that certainly cannot require grad: constants, numbers from `.item()`/`len()`,
+    strings, arithmetic of those."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _graph_free(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _graph_free(node.left) and _graph_free(node.right)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_graph_free(e) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        return node.attr in KILL_ATTRS
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return func.attr in KILL_METHODS
+        return isinstance(func, ast.Name) and func.id in KILL_FUNCS
+    if isinstance(node, (ast.JoinedStr, ast.Compare)):
+        return True
+    return False
+
+
+def _is_try(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, getattr(ast, "TryStar")))
+
+
+def _header_nodes(stmt: ast.stmt) -> List[ast.AST]:
+    """The expressions a statement evaluates itself (not those of its nested statements)."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.target, stmt.iter]
+    if isinstance(stmt, (ast.While, ast.If)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if _is_try(stmt):
+        return [h.type for h in stmt.handlers if h.type is not None]  # type: ignore[attr-defined]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return list(stmt.decorator_list)
+    if hasattr(ast, "Match") and isinstance(stmt, getattr(ast, "Match")):
+        return [stmt.subject]
+    return [stmt]
+
+
+def _walk_expr(node: ast.AST):
+    """ast.walk restricted to one statement's own expressions (no nested statements/defs)."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        for child in ast.iter_child_nodes(cur):
+            if not isinstance(child, (ast.stmt,) + SCOPES[:3]):
+                stack.append(child)
+
+
+def header_nodes(stmt: ast.stmt) -> List[ast.AST]:
+    return _header_nodes(stmt)
+
+
+def walk_expr(node: ast.AST):
+    return _walk_expr(node)
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # pragma: no cover - unparse of exotic nodes
+        return "?"
+
+
+def describe(node: ast.AST) -> str:
+    return _describe(node)

@@ -1,0 +1,181 @@
+"""Check and fix the code cells of a notebook (SPEC §6).
+
+A notebook is one module run cell by cell, so its analysed code cells (IPython syntax masked)
+are joined into one text and go through the same engine as a `.py` file: names, data flow
+and helpers cross cells exactly as they cross statements. The document keeps each cell as a
+part: a region never spans two cells (a value computed in cell 3 and used in cell 5 gets a
+region in each), edits never cross a cell boundary, `import torch` goes to the first cell with
+imports (when it comes no later than the first fix) or to the cell of the first fix, and
+`from torch.autograd import Variable` goes when no cell uses `Variable` any more (magic lines
+and skipped cells count as uses).
+
+Diagnostics carry `cell`, the 1-based number of the cell counting *every* cell (markdown and
+raw ones too), as Jupyter's "go to cell" and ruff do; rows and columns are relative to the cell.
+`FileResult.source` / `fixed_source` hold the raw notebook JSON.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Dict, List, Optional, Set, Tuple
+
+from ..config import Config
+from ..engine import options_for
+from ..engine.analyse import analyse
+from ..engine.fixing import Review, compiles, fix_loop
+from ..model import Diagnostic, Edit, FileResult, Fix, Location
+from ..syntax.document import Document, join_cells, parse_joined, split_cells
+from .jsonfile import NotebookError, RawNotebook, changes_only_sources, parse_notebook, splice_sources
+from .magics import MaskedCell, MaskError, mask_magics, unmask_magics
+
+_PYTHON_LANGUAGES = frozenset({"python", "python2", "python3", "ipython", "ipython2", "ipython3"})
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_python_notebook(metadata: dict) -> bool:
+    """False when the notebook's kernel declares a language other than Python."""
+    for key, name_key in (("kernelspec", "language"), ("language_info", "name")):
+        info = metadata.get(key)
+        if isinstance(info, dict) and isinstance(info.get(name_key), str) and info[name_key].strip():
+            return info[name_key].strip().lower() in _PYTHON_LANGUAGES
+    return True
+
+
+def unreadable_diagnostic(exc: NotebookError) -> Diagnostic:
+    from .. import registry
+
+    return Diagnostic(code="VF002", message=f"{registry.get('VF002').MESSAGE}: {exc}",
+                      location=exc.location, end_location=exc.location)
+
+
+class Cells:
+    """The analysed code cells of one notebook, joined."""
+
+    def __init__(self, nb: RawNotebook):
+        self.nb = nb
+        self.code = [(raw, mask_magics(raw.source)) for raw in nb.cells if raw.cell_type == "code"]
+        self.analysed: List[Tuple[object, MaskedCell]] = [
+            (raw, masked) for raw, masked in self.code if not masked.skip and raw.source.strip()]
+        self.numbers = [raw.index + 1 for raw, _ in self.analysed]
+        self.text = join_cells([masked.text for _, masked in self.analysed])
+
+    def parse(self, text: str):
+        return parse_joined(text, self.numbers)
+
+    def verify(self, original: str):
+        """A check that every cell that compiled before still compiles."""
+        compiled = [compiles(cell) for cell in split_cells(original)]
+
+        def verify(text: str) -> bool:
+            cells = split_cells(text)
+            return len(cells) == len(compiled) and all(compiles(c) for c, ok in zip(cells, compiled) if ok)
+
+        return verify
+
+    def extra_uses(self) -> Set[str]:
+        """Names used where the analysis cannot see: magic lines and skipped cells."""
+        words: Set[str] = set()
+        for raw, masked in self.code:
+            if masked.skip:
+                words.update(_WORD.findall(raw.source))
+            for _prefix, lines in masked.magics.values():
+                for line in lines:
+                    words.update(_WORD.findall(line))
+        return words
+
+    def new_sources(self, fixed: str, errors: List[str]) -> Dict[int, str]:
+        """0-based cell index -> new source text, for the cells that changed."""
+        out: Dict[int, str] = {}
+        for (raw, masked), text in zip(self.analysed, split_cells(fixed)):
+            if not masked.text.endswith(("\n", "\r")) and text.endswith("\n"):
+                text = text[:-1]
+            if text == masked.text:
+                continue
+            try:
+                restored = unmask_magics(text, masked)
+            except MaskError as exc:
+                errors.append(f"cell {raw.index + 1}: {exc}; the cell was left untouched (this is a volfix bug)")
+                continue
+            if restored != raw.source:
+                out[raw.index] = restored
+        return out
+
+
+def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "check",
+                     unsafe_fixes: bool = False, with_fixes: bool = False,
+                     review: Optional[Review] = None) -> Tuple[FileResult, Optional[bytes]]:
+    """Check (mode "check") or fix ("fix", "diff") the code cells of a notebook.
+
+    Returns the result and, in fix/diff mode when something changed, the new file bytes (the
+    caller writes them in fix mode). A notebook that is not valid JSON or has no nbformat
+    version gives one VF002 diagnostic and no exception.
+    """
+    if mode not in ("check", "fix", "diff"):
+        raise ValueError(f"unknown mode {mode!r}")
+    try:
+        nb = parse_notebook(data)
+    except NotebookError as exc:
+        try:
+            text: Optional[str] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        return FileResult(path=path, diagnostics=(unreadable_diagnostic(exc),), source=text), None
+    source = nb.bom + nb.text
+    if not is_python_notebook(nb.metadata):
+        return FileResult(path=path, source=source, fixed_source=None if mode == "check" else source), None
+    cells = Cells(nb)
+    options = options_for(config, with_fixes=with_fixes)
+    if not cells.analysed:
+        return FileResult(path=path, source=source, fixed_source=None if mode == "check" else source), None
+    if mode == "check":
+        return FileResult(path=path, diagnostics=check_cells(cells, cells.text, options), source=source), None
+    errors: List[str] = []
+    fixed, applied, problems = fix_loop(cells.text, options, unsafe=unsafe_fixes, parse=cells.parse,
+                                        verify=cells.verify(cells.text), extra_used=cells.extra_uses(),
+                                        review=review, path=path)
+    new_sources = cells.new_sources(fixed, errors)
+    new_bytes = splice_sources(nb, new_sources) if new_sources else data
+    new_text = new_bytes.decode("utf-8")
+    if new_sources and not changes_only_sources(source, new_text, new_sources):
+        errors.append("rewriting the notebook changed more than the fixed cells' sources; "
+                      "the file was left untouched (this is a volfix bug)")
+        new_sources, new_bytes, new_text = {}, data, source
+        fixed = cells.text
+    changed = new_bytes != data
+    diagnostics = check_cells(cells, fixed, options) + tuple(map_diagnostic(d, cells.parse(cells.text)[0])
+                                                             for d in problems)
+    applied_in_cells = tuple(map_diagnostic(d, cells.parse(cells.text)[0]) for d in applied)
+    result = FileResult(path=path, diagnostics=diagnostics, source=source, fixed_source=new_text,
+                        fixed_count=len(applied) if changed else 0, changed=changed,
+                        error="; ".join(errors) or None,
+                        applied_codes=tuple(d.code for d in applied) if changed else (),
+                        applied=applied_in_cells if changed else ())
+    return result, (new_bytes if changed else None)
+
+
+def check_cells(cells: Cells, text: str, options) -> Tuple[Diagnostic, ...]:
+    doc, errors = cells.parse(text)
+    if doc is None:
+        return ()
+    analysis = analyse(text, options, doc=doc, parse_errors=tuple(errors))
+    return tuple(map_diagnostic(d, doc) for d in analysis.diagnostics)
+
+
+def map_diagnostic(d: Diagnostic, doc: Optional[Document]) -> Diagnostic:
+    """A diagnostic located in the joined text, located in its cell."""
+    if d.cell is not None or doc is None:
+        return d
+    part = doc.part_of_row(d.location.row)
+    if part is None:
+        return d
+    shift = part.first_row - 1
+
+    def move(loc: Location) -> Location:
+        return Location(max(1, loc.row - shift), loc.column)
+
+    fix = d.fix
+    if fix is not None and fix.edits:
+        fix = dataclasses.replace(fix, edits=tuple(Edit(e.content, move(e.location), move(e.end_location))
+                                                   for e in fix.edits))
+    return dataclasses.replace(d, cell=part.number, location=move(d.location), end_location=move(d.end_location),
+                               fix=fix)

@@ -1,0 +1,266 @@
+"""One reading of a `Variable(...)` call, shared by the VF1xx rules.
+
+`Variable(data, requires_grad=False, volatile=False)` took its flags by keyword or by position
+(SEMANTICS.md fact 6), or from a `**dict(volatile=...)` splat (inline, or a local dict used
+only there). A call through a project wrapper (`Variable = lambda *a, **k: ...`) keeps the call
+and can only lose its keyword. A call of a name the file never binds is still read, so that it
+can be reported with a note (SPEC §2.9).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from ..edits import TextEdit
+from ..flow.grad_mode import literal_truth
+from ..syntax import names as nm
+
+_FLAGS = ("data", "requires_grad", "volatile")
+
+
+@dataclass
+class VariableCall:
+    call: ast.Call
+    data: Optional[ast.AST] = None
+    requires_grad: Optional[ast.AST] = None
+    volatile: Optional[ast.AST] = None
+    analysable: bool = True  # every argument is known (no opaque *args/**kwargs)
+    wrapper: Optional[str] = None  # "through the wrapper `Variable` (line 3)": keep the call
+    unresolved: Optional[str] = None  # the callee's name, when the file never binds it
+    # Edits that remove the `volatile` flag from the call (keyword, positional, splat entry).
+    drop_volatile: List[TextEdit] = field(default_factory=list)
+    # A local dict splatted into the call (`opts = dict(volatile=True)`): deleted with the flag.
+    splat_stmt: Optional[ast.stmt] = None
+    splat_deletion: List[TextEdit] = field(default_factory=list)
+
+    @property
+    def volatile_truth(self) -> Optional[bool]:
+        return literal_truth(self.volatile)
+
+    @property
+    def requires_grad_truth(self) -> Optional[bool]:
+        return literal_truth(self.requires_grad)
+
+
+def classify(call: ast.Call, ctx) -> Optional[VariableCall]:
+    """The call's flags, or None when it is not a call of torch's Variable."""
+    index = ctx.index
+    func = call.func
+    out = VariableCall(call)
+    if not index.is_variable(func):
+        name = func.id if isinstance(func, ast.Name) else None
+        if name is None:
+            return None
+        binding = index.lookup_for(call)(name)
+        wrappers = ctx.wrappers()
+        raw = index.module_names.at(name, index.statement_of(call).lineno) if \
+            isinstance(index.function_of(call), ast.Module) else index.module_names.final.get(name)
+        linked = _linked_wrapper(ctx, call, name)
+        if name in wrappers and raw == nm.LOCAL and not index.shadowed(name, index.scope_of(call)):
+            line = wrappers[name]
+            out.wrapper = f"through the wrapper `{name}` (line {line})"
+        elif linked is not None:
+            out.wrapper = f"through the wrapper `{name}` ({linked.path}:{linked.line})"
+        elif binding is None and not index.module_names.bound(name) and not hasattr(builtins, name) \
+                and any(k.arg == "volatile" for k in call.keywords) and name == "Variable":
+            out.unresolved = name
+        else:
+            return None
+    if out.wrapper is not None or out.unresolved is not None:
+        kw = next((k for k in call.keywords if k.arg == "volatile"), None)
+        if kw is None:
+            return None
+        out.volatile = kw.value
+        out.drop_volatile = ctx.expr.drop_argument(call, kw)
+        out.analysable = False
+        return out
+    _read_arguments(out, ctx)
+    return out
+
+
+def _linked_wrapper(ctx, call: ast.Call, name: str):
+    """A wrapper of `Variable` defined in another file of the project, called here."""
+    links = ctx.links
+    if links is None:
+        return None
+    qual = ctx.index.qual(call.func)
+    for linked_qual, sig in links.helpers:
+        if sig.wrapper and (linked_qual == qual or (qual is None and linked_qual.rpartition(".")[2] == name)):
+            return sig
+    return None
+
+
+def _read_arguments(out: VariableCall, ctx) -> None:
+    call = out.call
+    found: Dict[str, ast.AST] = {}
+    drop: Dict[str, List[TextEdit]] = {}
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 3:
+        out.analysable = False
+    else:
+        for name, arg in zip(_FLAGS, call.args):
+            found[name] = arg
+            drop[name] = ctx.expr.drop_argument(call, arg)
+    for kw in call.keywords:
+        if kw.arg is None:
+            splat = _splat(kw, ctx)
+            if splat is None:
+                out.analysable = False
+                continue
+            entries, edits, stmt = splat
+            for name, value in entries.items():
+                if name in found:
+                    out.analysable = False
+                found[name] = value
+                if name == "volatile":
+                    drop[name] = edits
+                    out.splat_stmt = stmt
+                    out.splat_deletion = [e for e in edits if stmt is not None and e.start >= ctx.src.start(stmt)
+                                          and e.end <= ctx.src.line_after(stmt.end_lineno)]
+            continue
+        if kw.arg not in _FLAGS or kw.arg in found:
+            out.analysable = False
+            continue
+        found[kw.arg] = kw.value
+        drop[kw.arg] = ctx.expr.drop_argument(call, kw)
+    out.data = found.get("data")
+    out.requires_grad = found.get("requires_grad")
+    out.volatile = found.get("volatile")
+    out.drop_volatile = drop.get("volatile", [])
+    if out.data is None:
+        out.analysable = False
+
+
+def _splat(kw: ast.keyword, ctx):
+    """`**dict(volatile=x)` / `**{"volatile": x}` / `**opts` (a local dict bound once and used
+    only here): (entries, edits removing the `volatile` entry, the dict's statement)."""
+    value = kw.value
+    stmt = None
+    if isinstance(value, ast.Name):
+        bound = _single_dict(value, ctx)
+        if bound is None:
+            return None
+        value, stmt = bound
+    entries = _dict_entries(value)
+    if entries is None or any(name not in _FLAGS for name in entries):
+        return None
+    if "volatile" not in entries:
+        return entries, [], None
+    if len(entries) > 1:
+        return None  # keep it simple: the dict carries other flags too
+    if stmt is None:
+        return entries, ctx.expr.drop_argument(ctx.index.parents[kw], kw), None
+    call = ctx.index.parents[kw]
+    deletion = ctx.expr.delete_statement(stmt)
+    if deletion is None:
+        return None
+    return entries, ctx.expr.drop_argument(call, kw) + deletion, stmt
+
+
+def _single_dict(name: ast.Name, ctx):
+    index = ctx.index
+    scope = index.function_of(name)
+    stores, loads = [], 0
+    for other in index.names.get(name.id, ()):
+        if index.function_of(other) is not scope:
+            continue
+        if isinstance(other.ctx, ast.Store):
+            stores.append(other)
+        elif isinstance(other.ctx, ast.Load):
+            loads += 1
+    if len(stores) != 1 or loads != 1:
+        return None
+    stmt = index.parents.get(stores[0])
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is stores[0]):
+        return None
+    return stmt.value, stmt
+
+
+def _dict_entries(value: ast.AST) -> Optional[Dict[str, ast.AST]]:
+    if isinstance(value, ast.Dict):
+        out = {}
+        for k, v in zip(value.keys, value.values):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                return None
+            out[k.value] = v
+        return out
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
+            and not value.args and all(k.arg is not None for k in value.keywords)):
+        return {k.arg: k.value for k in value.keywords}
+    return None
+
+
+# ---------------------------------------------------------------------- unwrapping
+
+GRAD_FACTORIES = frozenset({f"torch.{n}" for n in (
+    "zeros", "ones", "rand", "randn", "empty", "full", "arange", "eye", "linspace", "logspace",
+    "tensor", "zeros_like", "ones_like", "rand_like", "randn_like", "empty_like", "full_like",
+    "randint", "randperm", "normal")})
+NOTE_MAY_REQUIRE_GRAD = "if the argument requires grad, gradients will now flow into it"
+NOTE_MUTATES = "`requires_grad_()` changes the tensor itself, so its other references start recording"
+
+
+@dataclass
+class Unwrap:
+    """How a `Variable(...)` call goes away."""
+
+    edits: List[TextEdit]
+    deleted: Optional[ast.stmt] = None  # `x = Variable(x)`: the statement goes
+    exact: bool = True  # today's (and 0.3's) semantics are kept
+    note: Optional[str] = None  # why it is not exact
+    keyword_only: bool = False  # a wrapper or opaque call: only the keyword went
+
+
+def unwrap(vc: VariableCall, ctx, *, detach_data: bool = False) -> Unwrap:
+    """The call replaced by its argument (`Variable(h.data)` -> `h.detach()` with
+    `detach_data`), or by the exact `requires_grad` form when it asks for gradients."""
+    if vc.wrapper is not None or vc.unresolved is not None or not vc.analysable:
+        return Unwrap(list(vc.drop_volatile), keyword_only=True)
+    rg = vc.requires_grad
+    if rg is not None and literal_truth(rg) is not False:
+        return requires_grad_unwrap(vc, ctx)
+    call, data = vc.call, vc.data
+    if detach_data and isinstance(data, ast.Attribute) and data.attr == "data":
+        return Unwrap(ctx.expr.replace(call, f"{ctx.expr.attr_base(data.value)}.detach()"))
+    edits, deleted = ctx.expr.unwrap(call, data)
+    exact = ctx.legacy_semantics or ctx.is_plain(data)
+    return Unwrap(edits + vc.splat_deletion, deleted, exact, None if exact else NOTE_MAY_REQUIRE_GRAD)
+
+
+def requires_grad_unwrap(vc: VariableCall, ctx) -> Unwrap:
+    """`Variable(x, requires_grad=True)`: the factory keyword, `x.requires_grad_()`, or the exact
+    `x.detach().requires_grad_(flag)` (SEMANTICS.md facts 13-14: a new leaf sharing x's storage)."""
+    call, data, flag = vc.call, vc.data, vc.requires_grad
+    expr = ctx.expr
+    if literal_truth(flag) is None:
+        return _requires_grad_flag(vc, ctx)
+    if isinstance(data, ast.Attribute) and data.attr == "data":
+        return Unwrap(expr.replace(call, f"{expr.attr_base(data.value)}.detach().requires_grad_()"))
+    if (isinstance(data, ast.Call) and ctx.index.qual(data.func) in GRAD_FACTORIES
+            and not any(k.arg == "requires_grad" for k in data.keywords)
+            and not any(isinstance(a, ast.Starred) for a in data.args)
+            and not any(k.arg is None for k in data.keywords)):
+        inner = ctx.src.segment(data)
+        close = inner.rindex(")")
+        head = inner[:close].rstrip()
+        sep = "" if head.endswith("(") else (" " if head.endswith(",") else ", ")
+        return Unwrap(expr.replace(call, f"{head}{sep}requires_grad=True{inner[len(head):]}"))
+    fresh = isinstance(data, ast.Call) and ctx.is_plain(data)
+    exact = fresh or ctx.legacy_semantics
+    return Unwrap(expr.replace(call, f"{expr.attr_base(data)}.requires_grad_()"), exact=exact,
+                  note=None if exact else NOTE_MUTATES)
+
+
+def _requires_grad_flag(vc: VariableCall, ctx) -> Unwrap:
+    call, data, flag = vc.call, vc.data, vc.requires_grad
+    expr = ctx.expr
+    fresh = isinstance(data, ast.Call) and ctx.is_plain(data)
+    base = expr.attr_base(data) if fresh else f"{expr.attr_base(data)}.detach()"
+    return Unwrap(expr.replace(call, f"{base}.requires_grad_({ctx.src.segment(flag)})"))
+
+
+def unresolved_note(vc: VariableCall) -> Optional[str]:
+    if vc.unresolved is None:
+        return None
+    return f"`{vc.unresolved}` does not resolve to `torch.autograd.Variable` in this file"

@@ -1,0 +1,28 @@
+"""VF002: a file that cannot be read or decoded (reported by the engine)."""
+from .. import prefilter
+from .base import Rule
+
+
+class UnreadableFile(Rule):
+    """
+    ## What it does
+    Reports a file that cannot be read or decoded: permissions, a broken symlink, bytes that
+    are invalid in the file's declared encoding (PEP 263 cookie or BOM), or a notebook that is
+    not valid JSON or has no nbformat version.
+
+    ## Why is this bad?
+    Nothing in the file can be checked. volfix never writes such a file.
+
+    ## Example
+    A file declaring `# -*- coding: utf-8 -*-` that contains Latin-1 bytes.
+
+    ## Use instead
+    Fix the declared encoding (or the bytes) so that Python itself can read the file.
+
+    ## Fix safety
+    No fix is offered.
+    """
+
+    CODE = "VF002"
+    MESSAGE = "File cannot be read"
+    NEEDS = prefilter.TOKENLESS

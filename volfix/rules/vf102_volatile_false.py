@@ -1,0 +1,56 @@
+"""VF102: `Variable(x, volatile=False)`."""
+from .. import prefilter
+from ..model import Applicability
+from .base import VARIABLE_CALL, Rule, on
+from .variable_calls import unwrap
+
+
+class VolatileFalseInVariableCall(Rule):
+    """
+    ## What it does
+    Finds `Variable(x, volatile=False)`.
+
+    ## Why is this bad?
+    `volatile=False` never did anything and the flag was removed in PyTorch 0.4; the
+    `Variable` wrapper around it is a no-op too (see VF110).
+
+    ## Example
+    ```python
+    import torch
+    from torch.autograd import Variable
+
+    inputs = Variable(torch.from_numpy(batch), volatile=False)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    inputs = torch.from_numpy(batch)
+    ```
+
+    ## Fix safety
+    The flag is always dropped; the wrapper follows VF110: removing it is safe when the
+    argument is evidently a plain tensor (a factory, `torch.from_numpy`, `.data`, ...) or
+    with `legacy-semantics = true`, unsafe otherwise. With `requires_grad=True` as well, the
+    wrapper becomes what VF111 makes of it.
+    """
+
+    CODE = "VF102"
+    MESSAGE = "`volatile=False` has no effect since PyTorch 0.4; drop it"
+    FIX = Applicability.SAFE
+    FIX_TITLE = "Remove the `Variable` wrapper"
+    NEEDS = prefilter.TORCH_VARIABLE
+
+    @on(VARIABLE_CALL)
+    def call(self, call, ctx):
+        vc = ctx.variable_call(call)
+        if vc is None or vc.volatile_truth is not False:
+            return
+        if vc.unresolved is not None:
+            return
+        undo = unwrap(vc, ctx, detach_data=True)
+        applicability = Applicability.SAFE if undo.exact else Applicability.UNSAFE
+        ctx.report(self.CODE, call, note=f"unsafe fix: {undo.note}" if undo.note else vc.wrapper,
+                   fix=ctx.edit_fix(applicability, "Remove the `volatile` flag" if undo.keyword_only
+                                    else self.FIX_TITLE, undo.edits))

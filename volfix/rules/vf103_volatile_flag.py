@@ -1,0 +1,115 @@
+"""VF103: `Variable(x, volatile=<flag>)`, a flag known only at run time."""
+import ast
+
+from .. import prefilter
+from ..model import Applicability
+from ..findings import Flag
+from ..flow.helper_calls import HELPER_CALL
+from .base import VARIABLE_CALL, Rule, on
+from .variable_calls import unresolved_note, unwrap
+
+
+class VolatileFlagInVariableCall(Rule):
+    """
+    ## What it does
+    Finds `Variable(x, volatile=flag)` where the flag is computed at run time.
+
+    ## Why is this bad?
+    The flag is ignored since PyTorch 0.4, so the "evaluation" branch records autograd
+    graphs like the training one.
+
+    ## Example
+    ```python
+    import torch
+    from torch.autograd import Variable
+
+    for phase in ["train", "val"]:
+        for batch, target in loaders[phase]:
+            x = Variable(batch, volatile=phase == "val")
+            loss = criterion(model(x), target)
+            if phase == "train":
+                loss.backward()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    for phase in ["train", "val"]:
+        for batch, target in loaders[phase]:
+            with torch.set_grad_enabled(phase != "val"):
+                x = batch
+                loss = criterion(model(x), target)
+                if phase == "train":
+                    loss.backward()
+    ```
+
+    ## Fix safety
+    The region is chosen as for VF101 and runs under `torch.set_grad_enabled(not flag)`
+    (`volatile=not train` becomes `set_grad_enabled(train)`, `volatile=phase == "val"` becomes
+    `set_grad_enabled(phase != "val")`; a flag read from a local such as `not_training = not
+    training` is followed to `training`). Training inside the region is
+    expected: the flag is the train/eval switch. Inside an enclosing `no_grad` region grad
+    mode is already off and `set_grad_enabled(True)` would turn recording back on, so there
+    the call is only unwrapped. A bare `torch.set_grad_enabled(x)` statement is never emitted:
+    it would change the mode for the rest of the thread.
+
+    A flag that is a parameter of its function, where the function only creates the value
+    and returns it (`get_batch(source, i, evaluation=False)`, `to_var(x, volatile=False)`, a
+    method `as_tensor(self, ..., for_training)` defined by several classes), makes the
+    function a helper: the flag goes away in the helper, and every call passing a true flag
+    becomes a source in its caller, placed with the same rules there (a literal true flag
+    gives a `no_grad` region, an expression a grad-mode region, a false one nothing). Calls
+    are followed through functions that pass the flag on (by keyword, by position, through
+    `**dict(...)`, `super()`), and into the other files of the project, which volfix reads
+    even when they are not part of the run. The helper is unwrapped only when every call
+    passing a true flag gets its region in this run; otherwise it is left as it is and the
+    diagnostic names the calls. The signature is kept (VF104, off by default, drops it).
+    When the function computes with the value itself, the region goes inside the function,
+    under `set_grad_enabled(not flag)`; that is unsafe when a caller in the run calls it
+    under `no_grad` (recording would be turned back on when the flag is false).
+    """
+
+    CODE = "VF103"
+    MESSAGE = "`volatile=<flag>` is ignored since PyTorch 0.4; use `torch.set_grad_enabled(not <flag>)`"
+    FIX = Applicability.SAFE
+    FIX_TITLE = "Unwrap the `Variable` and run what computes with it under a grad-mode `with` block"
+    NEEDS = prefilter.TORCH_VARIABLE
+
+    @on(VARIABLE_CALL)
+    def call(self, call, ctx):
+        vc = ctx.variable_call(call)
+        if vc is None or vc.volatile is None or vc.volatile_truth is not None:
+            return
+        flag = vc.volatile
+        if isinstance(flag, ast.Constant) and flag.value is None:
+            ctx.report(self.CODE, call, note="no fix: `volatile=None` raises a TypeError")
+            return
+        unresolved = unresolved_note(vc)
+        if unresolved and not (ctx.torch_file or ctx.index.module_names.star_modules):
+            ctx.report(self.CODE, call, note=unresolved)
+            return
+        undo = unwrap(vc, ctx)
+        if isinstance(flag, ast.Attribute) and flag.attr == "volatile":
+            ctx.report(self.CODE, call,
+                       note="the flag copies another value's `volatile`: dropped, grad mode now propagates by itself",
+                       fix=ctx.edit_fix(Applicability.UNSAFE, "Unwrap the `Variable`", undo.edits))
+            return
+        finding = ctx.report(self.CODE, call, note=unresolved or vc.wrapper)
+        ctx.add_source(finding, call, flag=ctx.flag_of(flag), own_edits=undo.edits, deleted=undo.deleted,
+                       data=None if undo.keyword_only else vc.data, unsafe_because=unresolved)
+
+    @on(HELPER_CALL)
+    def helper_call(self, call, ctx):
+        """A helper of another file called with a runtime flag: a grad-mode source here (or,
+        when the flag is this function's own parameter, this function is a helper too)."""
+        hc = ctx.helper_call(call)
+        if hc is None or hc.kind != "expr" or ctx.covered(call, any_grad_mode=True):
+            return
+        finding = ctx.report(self.CODE, call,
+                             message=f"{hc.name} ({hc.where}) passes `{hc.sig.param}` to `volatile=`, ignored since "
+                                     f"PyTorch 0.4: use `torch.set_grad_enabled(not <flag>)` here")
+        finding.call_site = True
+        text = ctx.src.segment(hc.arg)
+        ctx.add_source(finding, call, flag=Flag(hc.arg, text, negated=hc.sig.negated), call_site=True,
+                       computing=hc.sig.computes)

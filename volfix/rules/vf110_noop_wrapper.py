@@ -1,0 +1,63 @@
+"""VF110: `Variable(x)`, a no-op wrapper since 0.4."""
+from .. import prefilter
+from ..flow.grad_mode import literal_truth
+from ..model import Applicability
+from .base import VARIABLE_CALL, Rule, on
+from .variable_calls import unwrap
+
+
+class NoOpVariableWrapper(Rule):
+    """
+    ## What it does
+    Finds `Variable(x)` (and `Variable(x, requires_grad=False)`).
+
+    ## Why is this bad?
+    Since PyTorch 0.4 tensors and Variables are one class: the wrapper returns
+    `x.detach()`, a new tensor object that silently cuts the autograd graph when `x` requires
+    grad. `Variable(h.data)` was the 0.3 idiom for "a copy without history".
+
+    ## Example
+    ```python
+    import torch
+    from torch.autograd import Variable
+
+    target = Variable(torch.LongTensor(labels))
+    hidden = Variable(hidden.data)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    target = torch.LongTensor(labels)
+    hidden = hidden.detach()
+    ```
+
+    ## Fix safety
+    `Variable(h.data)` becomes `h.detach()` (safe). `Variable(x)` becomes `x`: safe when `x`
+    is evidently a plain tensor (a factory call, `torch.from_numpy`, `.data`, a numpy
+    conversion) or with `legacy-semantics = true` (genuine 0.3 code could only wrap plain
+    tensors); otherwise unsafe, because when `x` requires grad, gradients would now flow
+    into it. Arguments passed with `*`/`**` that volfix cannot read get no fix.
+    """
+
+    CODE = "VF110"
+    MESSAGE = "`Variable(x)` is a no-op since PyTorch 0.4; use the tensor itself"
+    FIX = Applicability.SAFE
+    FIX_TITLE = "Remove the `Variable` wrapper"
+    NEEDS = prefilter.TORCH_VARIABLE
+
+    @on(VARIABLE_CALL)
+    def call(self, call, ctx):
+        vc = ctx.variable_call(call)
+        if vc is None or vc.volatile is not None or vc.wrapper or vc.unresolved:
+            return
+        if vc.requires_grad is not None and literal_truth(vc.requires_grad) is not False:
+            return  # VF111
+        if not vc.analysable:
+            ctx.report(self.CODE, call, note="no fix: arguments passed with `*`/`**` cannot be analysed")
+            return
+        undo = unwrap(vc, ctx, detach_data=True)
+        applicability = Applicability.SAFE if undo.exact else Applicability.UNSAFE
+        ctx.report(self.CODE, call, note=f"unsafe fix: {undo.note}" if undo.note else None,
+                   fix=ctx.edit_fix(applicability, self.FIX_TITLE, undo.edits))

@@ -1,0 +1,78 @@
+"""VF202: assigning `x.volatile = ...`."""
+import ast
+
+from .. import prefilter
+from ..flow.grad_mode import literal_truth
+from ..model import Applicability
+from .base import Rule, on
+from .volatile_attributes import is_tensor_attribute
+
+
+class VolatileAttributeWrite(Rule):
+    """
+    ## What it does
+    Finds assignments `x.volatile = ...` in files that import torch.
+
+    ## Why is this bad?
+    Since PyTorch 0.4 the assignment is a no-op (with a warning): `x.volatile = True` no longer
+    stops the computation that follows from recording a graph.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def predict(net, frames):
+        x = frames.cuda()
+        x.volatile = True
+        out = net(x)
+        return out.argmax(1)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    def predict(net, frames):
+        x = frames.cuda()
+        with torch.no_grad():
+            out = net(x)
+            return out.argmax(1)
+    ```
+
+    ## Fix safety
+    `x.volatile = False` is deleted (safe: it had no effect on 0.4+, and values computed under
+    `no_grad` are already plain tensors). `x.volatile = True` is deleted and the statements
+    after it that compute with `x` go under `torch.no_grad()`, with the VF101 rules.
+    """
+
+    CODE = "VF202"
+    MESSAGE = "assigning `.volatile` has no effect since PyTorch 0.4; use `torch.no_grad()`"
+    FIX = Applicability.SAFE
+    FIX_TITLE = "Delete the `.volatile` assignment"
+    NEEDS = prefilter.TORCH_VOLATILE
+
+    @on(ast.Attribute, attr="volatile")
+    def write(self, node, ctx):
+        if not isinstance(node.ctx, ast.Store) or not ctx.torch_file or not is_tensor_attribute(node, ctx):
+            return
+        stmt = ctx.index.parents.get(node)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            ctx.report(self.CODE, stmt if isinstance(stmt, ast.stmt) else node, note="no fix: not a plain assignment")
+            return
+        deletion = ctx.expr.delete_statement(stmt)
+        value = literal_truth(stmt.value)
+        if deletion is None:
+            ctx.report(self.CODE, stmt, note="no fix: the statement shares its line with another one")
+        elif value is False:
+            ctx.report(self.CODE, stmt, fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE, deletion))
+        elif value is None:
+            ctx.report(self.CODE, stmt, note="no fix: the assigned value is not a literal")
+        elif not isinstance(node.value, ast.Name):
+            ctx.report(self.CODE, stmt,
+                       note=f"unsafe fix: `{ctx.src.segment(node.value)}` is not a local name whose uses could be followed",
+                       fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
+        else:
+            finding = ctx.report(self.CODE, stmt)
+            ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id)

@@ -1,0 +1,256 @@
+"""One walk over a module: parents, nodes bucketed for the rules, scopes and name lookups.
+
+Rules never walk the tree themselves: they declare which nodes they handle (`Rule.on`), the
+index collects those nodes in the one walk that also builds the parent map, and the engine
+hands each rule its nodes in source order.
+"""
+from __future__ import annotations
+
+import ast
+import collections
+from typing import Callable, Dict, List, Optional, Set, Tuple
+
+from . import names as nm
+from .positions import SourceText, indent_step
+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+BLOCK_FIELDS = ("body", "orelse", "finalbody")
+
+
+def callee_key(call: ast.Call) -> str:
+    """The last identifier of a call's callee (`Variable`, `ag.Variable` -> 'Variable')."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+class ModuleIndex:
+    """Parents, buckets of nodes, scopes and name resolution for one parsed module."""
+
+    def __init__(self, tree: ast.Module, src: SourceText, *, inherited: Optional[dict] = None):
+        self.tree = tree
+        self.src = src
+        self.parents: Dict[ast.AST, ast.AST] = {}
+        self.names: Dict[str, List[ast.Name]] = {}
+        self.attributes: Dict[str, List[ast.Attribute]] = {}
+        self.calls: Dict[str, List[ast.Call]] = {}
+        self.by_type: Dict[type, List[ast.AST]] = {}
+        self.functions: List[ast.AST] = []
+        self.multiline_strings: List[ast.AST] = []
+        self._walk(tree)
+        self.module_names = nm.ModuleNames(tree.body, inherited)
+        self._function_bindings: Dict[int, nm.Bindings] = {}
+        self._steps: Dict[Optional[Tuple[int, int]], str] = {}
+
+    def _walk(self, tree: ast.Module) -> None:
+        parents, names, attributes, calls, by_type = (self.parents, self.names, self.attributes,
+                                                       self.calls, self.by_type)
+        AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
+        collected = (ast.Compare, ast.Dict, ast.Subscript)
+        queue = collections.deque([tree])
+        while queue:  # ast.walk's order, without its per-node generators and the ctx singletons
+            node = queue.popleft()
+            for name in node._fields:
+                if name == "ctx":
+                    continue
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            parents[item] = node
+                            queue.append(item)
+                elif isinstance(value, AST):
+                    parents[value] = node
+                    queue.append(value)
+            kind = type(node)
+            if kind is Name:
+                names.setdefault(node.id, []).append(node)
+            elif kind is Attribute:
+                attributes.setdefault(node.attr, []).append(node)
+            elif kind is Call:
+                calls.setdefault(callee_key(node), []).append(node)
+            elif kind in collected:
+                by_type.setdefault(kind, []).append(node)
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self.functions.append(node)
+            elif (kind is ast.Constant or kind is ast.JoinedStr) and node.end_lineno != node.lineno:
+                self.multiline_strings.append(node)
+
+    # ------------------------------------------------------------------ structure
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        """The innermost def, lambda or class holding `node` (the module if none)."""
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, SCOPES):
+            cur = self.parents.get(cur)
+        return cur if cur is not None else self.tree
+
+    def function_of(self, node: ast.AST) -> ast.AST:
+        """Like scope_of, skipping class bodies (which are not enclosing scopes)."""
+        scope = self.scope_of(node)
+        while isinstance(scope, ast.ClassDef):
+            scope = self.scope_of(scope)
+        return scope
+
+    def statement_of(self, node: ast.AST) -> ast.stmt:
+        cur = node
+        while not isinstance(cur, ast.stmt):
+            cur = self.parents[cur]
+        return cur
+
+    def top_statement(self, node: ast.AST) -> ast.stmt:
+        """The module-level statement holding `node`."""
+        cur = node
+        while self.parents.get(cur) is not self.tree:
+            cur = self.parents[cur]
+        return cur  # type: ignore[return-value]
+
+    def block_of(self, stmt: ast.stmt) -> Optional[Tuple[ast.AST, str, list]]:
+        """(owner, field, statements) of the block holding `stmt`."""
+        parent = self.parents.get(stmt)
+        for name in BLOCK_FIELDS:
+            block = getattr(parent, name, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                return parent, name, block
+        return None
+
+    def siblings(self, stmt: ast.stmt) -> Optional[list]:
+        found = self.block_of(stmt)
+        return found[2] if found else None
+
+    def method_class(self, fn: ast.AST) -> Optional[ast.ClassDef]:
+        owner = self.parents.get(fn)
+        return owner if isinstance(owner, ast.ClassDef) else None
+
+    def enclosing(self, node: ast.AST, kinds) -> List[ast.AST]:
+        """Ancestors of `node` of the given types, innermost first, up to its scope."""
+        out = []
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, SCOPES + (ast.Module,)):
+            if isinstance(cur, kinds):
+                out.append(cur)
+            cur = self.parents.get(cur)
+        return out
+
+    # ------------------------------------------------------------------ names
+    def function_bindings(self, fn: ast.AST) -> nm.Bindings:
+        key = id(fn)
+        found = self._function_bindings.get(key)
+        if found is None:
+            body = fn.body if isinstance(fn.body, list) else []  # type: ignore[attr-defined]
+            params = nm.function_params(fn) if not isinstance(fn, ast.ClassDef) else []
+            found = nm.scope_bindings(body, None, params)
+            self._function_bindings[key] = found
+        return found
+
+    def lookup_for(self, node: ast.AST) -> Callable[[str], Optional[str]]:
+        """`name -> qualified name` as seen where `node` runs."""
+        chain = []
+        scope = self.scope_of(node)
+        while not isinstance(scope, ast.Module):
+            if not isinstance(scope, ast.ClassDef):
+                chain.append(self.function_bindings(scope))
+            scope = self.scope_of(scope)
+        module = self.module_names
+        if not chain:
+            row = self.statement_of(node).lineno if not isinstance(node, ast.Module) else 1 << 30
+            return lambda name: module.at(name, row)
+
+        def lookup(name: str) -> Optional[str]:
+            for bindings in chain:
+                if name in bindings:
+                    return bindings[name]
+            return module.final.get(name)
+
+        return lookup
+
+    def qual(self, expr: ast.AST) -> Optional[str]:
+        return nm.qualified_name(expr, self.lookup_for(expr))
+
+    def is_variable(self, func: ast.AST) -> bool:
+        return nm.is_variable(self.qual(func))
+
+    def imports_torch(self) -> bool:
+        return any(nm.is_torch(q) for name in self.module_names.final
+                   for q in self.module_names.every(name))
+
+    def shadowed(self, name: str, scope: ast.AST) -> bool:
+        """Is `name` bound locally in `scope` or an enclosing function?"""
+        while not isinstance(scope, ast.Module):
+            if not isinstance(scope, ast.ClassDef) and name in self.function_bindings(scope):
+                return True
+            scope = self.scope_of(scope)
+        return False
+
+    def spell(self, qual: str, node: ast.AST) -> Optional[str]:
+        """How code at `node` can say `qual` ('torch.no_grad') with the file's own imports,
+        through a name bound to it (or to a module above it) on every path, and already bound
+        where module-level code runs; None when the file has no such name (the fix then adds
+        `import torch`)."""
+        module = self.module_names
+        scope = self.scope_of(node)
+        at_module = isinstance(self.function_of(node), ast.Module)
+        row = self.statement_of(node).lineno if at_module and not isinstance(node, ast.Module) else None
+        target = qual
+        rest = ""
+        while target:
+            for name in sorted(module.final, key=lambda n: (n != target.split(".")[0], n)):
+                if name.startswith("*") or self.shadowed(name, scope):
+                    continue
+                every = module.every(name)
+                if every and all(q == target for q in every) and (row is None or module.at(name, row)):
+                    return name + rest
+            target, _, last = target.rpartition(".")
+            rest = f".{last}{rest}"
+        return None
+
+    # ------------------------------------------------------------------ layout
+    def interior_rows(self) -> Set[int]:
+        """Rows that start inside a string literal (never re-indented)."""
+        rows: Set[int] = set()
+        for node in self.multiline_strings:
+            rows.update(range(node.lineno + 1, node.end_lineno + 1))
+        return rows
+
+    def indent_unit(self, block_stmt: ast.stmt, fallback_rows: Optional[Tuple[int, int]] = None) -> str:
+        """The indentation a block nested under `block_stmt`'s block would use: the step its
+        own block took from its owner, else the most common step in the file (or in the rows
+        `fallback_rows`, a notebook cell)."""
+        src = self.src
+        found = self.block_of(block_stmt)
+        here = src.indentation(block_stmt.lineno)
+        if here.startswith("\t"):
+            return "\t"
+        if found is not None and not isinstance(found[0], ast.Module):
+            owner = found[0]
+            row = owner.lineno if not isinstance(owner, ast.ExceptHandler) else owner.lineno
+            step = indent_step(src.indentation(row), here)
+            if step:
+                return step
+        return self.common_step(fallback_rows)
+
+    def common_step(self, rows: Optional[Tuple[int, int]] = None) -> str:
+        if rows not in self._steps:
+            self._steps[rows] = self._common_step(rows)
+        return self._steps[rows]
+
+    def _common_step(self, rows: Optional[Tuple[int, int]]) -> str:
+        steps: Dict[str, int] = {}
+        src = self.src
+        for node in self.parents:
+            if not isinstance(node, ast.stmt) or not hasattr(node, "body") or not isinstance(node.body, list):
+                continue
+            if rows is not None and not rows[0] <= node.lineno <= rows[1]:
+                continue
+            first = node.body[0] if node.body else None
+            if first is None or first.lineno == node.lineno:
+                continue
+            step = indent_step(src.indentation(node.lineno), src.indentation(first.lineno))
+            if step:
+                steps[step] = steps.get(step, 0) + 1
+        if not steps:
+            return "    "
+        return max(sorted(steps), key=lambda s: steps[s])
