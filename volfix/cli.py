@@ -62,6 +62,7 @@ class Options:
     force_exclude: bool
     debug: bool
     unsafe_fixes: Optional[bool]
+    legacy_semantics: Optional[bool] = None
     exit_non_zero_on_fix: bool = False
 
     @property
@@ -122,6 +123,10 @@ _COMMON_OPTIONS = [
                  help="Apply exclusions to paths named on the command line too."),
     click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
                  help="Treat unsafe fixes as applicable (overrides `unsafe-fixes`)."),
+    click.option("--legacy-semantics/--no-legacy-semantics", default=None,
+                 help="Treat every `Variable(x)` argument as a plain tensor, as genuine 0.3 code "
+                      "guarantees, which makes VF110/VF111 fixes safe (overrides "
+                      "`legacy-semantics`)."),
     click.option("--debug", is_flag=True, help="Show tracebacks for internal errors."),
 ]
 
@@ -248,6 +253,7 @@ def _report_context(opts: Options, config: Config, root: str,
                     output_file: Optional[str]) -> ReportContext:
     stream = None if output_file else sys.stdout
     return ReportContext(root=root, mode=opts.mode, unsafe_fixes=config.unsafe_fixes,
+                         legacy_semantics=config.legacy_semantics,
                          show_fixes=opts.show_fixes, color=use_color(opts.color, stream),
                          width=_terminal_width(stream))
 
@@ -281,7 +287,9 @@ def build_config(opts: Options) -> Config:
     config = merge_cli(base, select=opts.select or None, ignore=opts.ignore or None,
                        extend_select=opts.extend_select or None,
                        unsafe_fixes=True if opts.unsafe_fixes else None,
-                       no_unsafe_fixes=True if opts.unsafe_fixes is False else None)
+                       no_unsafe_fixes=True if opts.unsafe_fixes is False else None,
+                       legacy_semantics=True if opts.legacy_semantics else None,
+                       no_legacy_semantics=True if opts.legacy_semantics is False else None)
     config.enabled_codes()  # an unknown selector raises VolfixConfigError here, before any work
     if opts.verbose and not opts.quiet:
         origin = config.source or "defaults (no configuration file found)"

@@ -4,7 +4,8 @@ Escaping follows GitHub's toolkit: in the message `%`, CR and LF become `%25`, `
 in properties (`file=`, `title=`...) also `:` -> `%3A` and `,` -> `%2C`. Columns are sent only
 for findings on one line (GitHub ignores or misplaces them otherwise). Notebook findings are
 annotated on the file without a line (their lines are cell-relative) and the message names
-the cell and line.
+the cell and line. The finding's note follows the message on its own `note: ...` line (an
+escaped newline: GitHub shows annotations on several lines).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Dict, List, Sequence, Tuple
 from ..baseline import relative_path
 from ..model import Applicability, Diagnostic, FileResult
 from .base import ReportContext
+from .notes import message_with_note
 from .sarif import level
 
 
@@ -36,17 +38,17 @@ def render(results: Sequence[FileResult], ctx: ReportContext) -> str:
     for result in results:
         rel = relative_path(result.path, ctx.root)
         for diagnostic in result.diagnostics:
-            lines.append(_annotation(diagnostic, rel))
+            lines.append(_annotation(diagnostic, rel, ctx))
         if result.error:
             lines.append(command("error", [("file", rel), ("title", "volfix internal error")],
                                  f"{result.error} (this is a volfix bug; please report it)"))
     return "".join(line + "\n" for line in lines)
 
 
-def _annotation(diagnostic: Diagnostic, rel: str) -> str:
+def _annotation(diagnostic: Diagnostic, rel: str, ctx: ReportContext) -> str:
     start, end = diagnostic.location, diagnostic.end_location
     props: List[Tuple[str, object]] = [("file", rel)]
-    message = diagnostic.text
+    message = message_with_note(diagnostic, ctx)
     if diagnostic.cell is not None:
         message = f"cell {diagnostic.cell}, line {start.row}: {message}"
     else:
