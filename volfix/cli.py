@@ -211,7 +211,7 @@ def run(opts: Options) -> int:
 
     ctx = _report_context(opts, config, root, opts.output_file)
     if opts.report:
-        _write_report(opts.report, results, ctx)
+        _write_report(opts, config, results, stdin_bytes, ctx)
     if opts.write_baseline:
         return _write_baseline(opts, results, root)
     if opts.baseline:
@@ -444,11 +444,22 @@ def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
         handle.write(github.step_summary(results, ctx))
 
 
-def _write_report(path: str, results: List[FileResult], ctx: ReportContext) -> None:
+def _write_report(opts: Options, config: Config, results: List[FileResult],
+                  stdin_bytes: Optional[bytes], ctx: ReportContext) -> None:
+    """--report. After `check` it says what `volfix fix` would change: that needs the fixes
+    computed, so a diff pass (nothing written) runs for it."""
+    from . import api
     from .reporters.migration import render_report
 
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(render_report(results, dataclasses.replace(ctx, color=False, width=None)))
+    if opts.mode == "check" and stdin_bytes is not None:
+        if results[0].source is not None:  # else excluded (--force-exclude) or unreadable
+            results = [api.fix_source(stdin_bytes, path=results[0].path, config=config)]
+    elif opts.mode == "check":
+        results = _run_paths(dataclasses.replace(opts, diff=True, quiet=True), config)
+    text = render_report(results, dataclasses.replace(ctx, color=False, width=None),
+                         link_base=os.path.dirname(os.path.abspath(opts.report)))
+    with open(opts.report, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
 
 
 def _write_baseline(opts: Options, results: List[FileResult], root: str) -> int:

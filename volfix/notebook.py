@@ -578,7 +578,8 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
     changed = new_bytes != data
     result = FileResult(path=path, diagnostics=diagnostics, source=source, fixed_source=new_text,
                         fixed_count=run.fixed_count if changed else 0, changed=changed,
-                        error=run.error(), applied_codes=tuple(run.applied_codes) if changed else ())
+                        error=run.error(), applied_codes=tuple(run.applied_codes) if changed else (),
+                        applied=tuple(run.applied) if changed else ())
     return result, (new_bytes if changed else None)
 
 
@@ -592,6 +593,7 @@ class _NotebookRun:
         self.errors: List[str] = []
         self.fixed_count = 0
         self.applied_codes: List[str] = []
+        self.applied: List[Diagnostic] = []  # located in their cell's text before the fix
         self.original_texts = {cell.number: cell.text for cell in self.cells}
 
     def error(self) -> Optional[str]:
@@ -665,6 +667,7 @@ class _NotebookRun:
             cell.text = fixed
             self.fixed_count += result.fixed_count
             self.applied_codes.extend(result.applied_codes)
+            self.applied.extend(dataclasses.replace(d, cell=cell.number) for d in result.applied)
         if held or fixed is None:
             result = self.check(cell.text, context)
         cell.diagnostics = self.with_escapes(cell.text, result.diagnostics, cell, later)
