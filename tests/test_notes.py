@@ -112,3 +112,13 @@ def test_no_legacy_semantics_overrides_the_config_file(vf110_project):
     assert "[*]" in invoke("check", "--no-cache", "--format", "concise").stdout
     overridden = invoke("check", "--no-cache", "--format", "concise", "--no-legacy-semantics")
     assert overridden.exit_code == 1 and "[*]" not in overridden.stdout
+
+
+def test_github_step_summary_names_the_flag_too():
+    from volfix.reporters import github
+
+    results = [api.check_source(VF110_PARAMETER, path="a.py"), api.check_source(VF201_READ, path="c.py")]
+    assert ("2 fixable with `volfix fix --unsafe-fixes` (1 of them safe with `--legacy-semantics` "
+            "for genuine 0.3 code).") in github.step_summary(results, CTX)
+    legacy_ctx = ReportContext(root="/repo", legacy_semantics=True)
+    assert "--legacy-semantics" not in github.step_summary(results, legacy_ctx)  # already on

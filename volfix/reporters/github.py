@@ -16,7 +16,7 @@ from typing import Dict, List, Sequence, Tuple
 from ..baseline import relative_path
 from ..model import Applicability, Diagnostic, FileResult
 from .base import ReportContext
-from .notes import message_with_note
+from .notes import is_safe_with_legacy_semantics, message_with_note
 from .sarif import level
 
 
@@ -79,6 +79,7 @@ class _Tally:
     per_file: Dict[str, Counter] = field(default_factory=dict)
     fixable: int = 0
     unsafe: int = 0
+    unsafe_legacy: int = 0  # unsafe fixes that --legacy-semantics would make safe
     fixed: int = 0
     errors: List[Tuple[str, str]] = field(default_factory=list)
 
@@ -101,6 +102,7 @@ class _Tally:
             self.fixable += 1
         elif diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.UNSAFE:
             self.unsafe += 1
+            self.unsafe_legacy += is_safe_with_legacy_semantics(diagnostic)
 
     def headline(self, checked: int, ctx: ReportContext) -> List[str]:
         total = sum(self.per_code.values())
@@ -111,11 +113,14 @@ class _Tally:
                    f"({checked} checked)."]
         if ctx.mode == "fix" or self.fixed:
             out.append(f"Fixed: {self.fixed}.")
+        legacy = ""
+        if self.unsafe_legacy and not ctx.legacy_semantics:
+            legacy = f" ({self.unsafe_legacy} of them safe with `--legacy-semantics` for genuine 0.3 code)"
         if self.fixable:
-            more = f", {self.unsafe} more with `--unsafe-fixes`." if self.unsafe else "."
+            more = f", {self.unsafe} more with `--unsafe-fixes`{legacy}." if self.unsafe else "."
             out.append(f"{self.fixable} fixable with `volfix fix`{more}")
         elif self.unsafe:
-            out.append(f"{self.unsafe} fixable with `volfix fix --unsafe-fixes`.")
+            out.append(f"{self.unsafe} fixable with `volfix fix --unsafe-fixes`{legacy}.")
         return out
 
 

@@ -117,8 +117,8 @@ def _file_section(rel: str, result: FileResult, ctx: ReportContext, base: str) -
     href = _href(result.path, base)
     out = [f"## [{_code(rel)}]({href})" if href else f"## {_code(rel)}", ""]
     if result.error:
-        out += [f"volfix failed on this file (a volfix bug; it was left untouched): "
-                f"{_cell(result.error.strip().splitlines()[0] if result.error.strip() else 'internal error')}", ""]
+        first = result.error.strip().splitlines()[0] if result.error.strip() else "internal error"
+        out += [f"volfix failed on this file (a volfix bug; it was left untouched): {_cell(first)}", ""]
     if result.applied:
         # Applied fixes are located in the text they were applied to (the original).
         rows = [(d, lines.forward(d.location.row, d.cell) if done else d.location.row)
