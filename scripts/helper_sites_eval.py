@@ -335,7 +335,9 @@ def named_by(diags: List[dict], path: str, cell: Optional[int], line: int) -> Op
     for d in diags:
         same = d["_rel"] == path and (cell is None or d.get("cell") == cell)
         here = f"{d['code']} at {d['_rel']}{'#cell' + str(d['cell']) if d.get('cell') else ''}:{d['location']['row']}"
-        for negative, lines, refs in named_lines(d.get("message", "")):
+        # `--format json` gives the note (where the lines are named) a field of its own.
+        text = "; ".join(part for part in (d.get("message", ""), d.get("note")) if part)
+        for negative, lines, refs in named_lines(text):
             hit = (same and line in lines) or any(
                 ln == line and (ref == path or ref.endswith("/" + path) or os.path.basename(ref) == base)
                 for ref, ln in refs)

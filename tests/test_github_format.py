@@ -73,7 +73,7 @@ def test_escaping_round_trips():
     (line,) = lines_of([result(path, diag("VF201", 2, 1, snippet="x.volatile", message=tricky, note=note))])
     assert "\n" not in line and "\r" not in line
     name, props, message = parse_command(line)
-    assert message == f"{tricky} ({note})"
+    assert message == f"{tricky}\nnote: {note}"
     assert props["file"] == "dir,with:odd %name/f.py"
     head = line.split("::")[1]
     assert "dir%2Cwith%3Aodd %25name" in head

@@ -44,10 +44,13 @@ def test_a_failure_per_finding():
     assert [f.get("type") for f in failures] == ["VF101", "VF201"]
     assert failures[0].get("message") == f"4:17 VF101 {diag('VF101').message}"
     assert failures[0].text == f"src/eval.py:4:17: VF101 {diag('VF101').message}\n    {CALL}"
-    assert failures[1].get("message").endswith("(branch flips)")
+    assert failures[1].get("message") == f"9:8 VF201 {diag('VF201').message}"
+    assert failures[1].text == (f"src/eval.py:9:8: VF201 {diag('VF201').message}\n    out.volatile\n"
+                                "    = note: branch flips")
     out = eval_case.find("system-out").text.splitlines()
     assert out == [f"src/eval.py:4:17: VF101 {diag('VF101').message}",
-                   f"src/eval.py:9:8: VF201 {diag('VF201').message} (branch flips)"]
+                   f"src/eval.py:9:8: VF201 {diag('VF201').message}",
+                   "    = note: branch flips"]
 
 
 def test_passing_file_is_a_passing_testcase():

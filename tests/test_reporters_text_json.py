@@ -50,10 +50,32 @@ def test_full_shows_header_marker_frame_and_help():
     )
 
 
-def test_full_includes_the_note_in_the_message():
+def test_full_shows_the_note_on_its_own_line_under_the_frame():
     result = legacy_result(vf101(note="not wrapped: the region trains"))
-    first_line = text.render_full([result], CTX).splitlines()[0]
-    assert first_line.endswith(f"{MESSAGE} (not wrapped: the region trains)")
+    assert text.render_full([result], CTX) == (
+        f"legacy.py:2:13: VF101 [*] {MESSAGE}\n"
+        "  |\n"
+        "1 | from torch.autograd import Variable\n"
+        "2 | out = model(Variable(x, volatile=True))\n"
+        "  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^ VF101\n"
+        "  |\n"
+        "  = note: not wrapped: the region trains\n"
+        "  = help: Wrap the uses in `torch.no_grad()`\n"
+        "\n"
+    )
+
+
+def test_concise_leaves_the_note_out():
+    result = legacy_result(vf101(note="not wrapped: the region trains"))
+    assert text.render_concise([result], CTX) == f"legacy.py:2:13: VF101 [*] {MESSAGE}\n"
+
+
+def test_full_after_fixes_frames_the_fixed_text_the_findings_are_located_in():
+    fixed = "import torch\nwith torch.no_grad():\n    out = model(x)\nflag = out.volatile\n"
+    d = Diagnostic("VF201", "`.volatile` is always False", Location(4, 8), Location(4, 20))
+    result = FileResult("f.py", (d,), source=LEGACY, fixed_source=fixed, fixed_count=1, changed=True)
+    lines = text.render_full([result], ReportContext(root="/repo", mode="fix")).splitlines()
+    assert lines[4:6] == ["4 | flag = out.volatile", "  |        ^^^^^^^^^^^^ VF201"]
 
 
 def test_unsafe_fix_is_marked_only_under_unsafe_fixes():
@@ -342,6 +364,7 @@ def test_json_mirrors_ruffs_shape():
             "location": {"row": 2, "column": 1},
             "end_location": {"row": 2, "column": 4},
             "fix": None,
+            "note": None,
             "cell": None,
             "noqa_row": 2,
             "url": rules()["VF203"].url(),
@@ -358,6 +381,7 @@ def test_json_mirrors_ruffs_shape():
                 "edits": [{"content": "x", "location": {"row": 2, "column": 13},
                            "end_location": {"row": 2, "column": 39}}],
             },
+            "note": None,
             "cell": None,
             "noqa_row": 2,
             "url": rules()["VF101"].url(),
@@ -365,11 +389,12 @@ def test_json_mirrors_ruffs_shape():
     ]
 
 
-def test_json_message_carries_the_note_and_notebook_cell():
+def test_json_note_is_a_field_of_its_own_and_notebook_cell():
     d = vf101(applicability=Applicability.UNSAFE, note="volatility escapes through `self.x`",
               cell=4)
     [item] = json.loads(json_.render([FileResult("nb.ipynb", (d,))], CTX))
-    assert item["message"] == f"{MESSAGE} (volatility escapes through `self.x`)"
+    assert item["message"] == MESSAGE
+    assert item["note"] == "volatility escapes through `self.x`"
     assert item["cell"] == 4
     assert item["fix"]["applicability"] == "unsafe"
 

@@ -109,10 +109,12 @@ def test_results_locations_are_relative_one_based(root):
     assert (multi_line["startLine"], multi_line["endLine"], multi_line["endColumn"]) == (9, 11, 3)
 
 
-def test_note_is_part_of_the_message(root):
+def test_note_follows_the_message_on_its_own_line_and_is_a_property(root):
     second = render(sample(root), root)["runs"][0]["results"][1]
-    assert second["message"]["text"].endswith("(volatility escapes through `self.priors`)")
-    assert second["properties"] == {"fixApplicability": "unsafe"}
+    assert second["message"]["text"] == (f"{diag('VF201').message}\n"
+                                         "note: volatility escapes through `self.priors`")
+    assert second["properties"] == {"fixApplicability": "unsafe",
+                                    "note": "volatility escapes through `self.priors`"}
     assert "fixes" not in second  # no edits, nothing to replace
 
 

@@ -62,6 +62,7 @@ class Options:
     force_exclude: bool
     debug: bool
     unsafe_fixes: Optional[bool]
+    legacy_semantics: Optional[bool] = None
     exit_non_zero_on_fix: bool = False
 
     @property
@@ -122,6 +123,10 @@ _COMMON_OPTIONS = [
                  help="Apply exclusions to paths named on the command line too."),
     click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
                  help="Treat unsafe fixes as applicable (overrides `unsafe-fixes`)."),
+    click.option("--legacy-semantics/--no-legacy-semantics", default=None,
+                 help="Treat every `Variable(x)` argument as a plain tensor, as genuine 0.3 code "
+                      "guarantees, which makes VF110/VF111 fixes safe (overrides "
+                      "`legacy-semantics`)."),
     click.option("--debug", is_flag=True, help="Show tracebacks for internal errors."),
 ]
 
@@ -206,7 +211,7 @@ def run(opts: Options) -> int:
 
     ctx = _report_context(opts, config, root, opts.output_file)
     if opts.report:
-        _write_report(opts.report, results, ctx)
+        _write_report(opts, config, results, stdin_bytes, ctx)
     if opts.write_baseline:
         return _write_baseline(opts, results, root)
     if opts.baseline:
@@ -248,6 +253,7 @@ def _report_context(opts: Options, config: Config, root: str,
                     output_file: Optional[str]) -> ReportContext:
     stream = None if output_file else sys.stdout
     return ReportContext(root=root, mode=opts.mode, unsafe_fixes=config.unsafe_fixes,
+                         legacy_semantics=config.legacy_semantics,
                          show_fixes=opts.show_fixes, color=use_color(opts.color, stream),
                          width=_terminal_width(stream))
 
@@ -281,7 +287,9 @@ def build_config(opts: Options) -> Config:
     config = merge_cli(base, select=opts.select or None, ignore=opts.ignore or None,
                        extend_select=opts.extend_select or None,
                        unsafe_fixes=True if opts.unsafe_fixes else None,
-                       no_unsafe_fixes=True if opts.unsafe_fixes is False else None)
+                       no_unsafe_fixes=True if opts.unsafe_fixes is False else None,
+                       legacy_semantics=True if opts.legacy_semantics else None,
+                       no_legacy_semantics=True if opts.legacy_semantics is False else None)
     config.enabled_codes()  # an unknown selector raises VolfixConfigError here, before any work
     if opts.verbose and not opts.quiet:
         origin = config.source or "defaults (no configuration file found)"
@@ -436,11 +444,22 @@ def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
         handle.write(github.step_summary(results, ctx))
 
 
-def _write_report(path: str, results: List[FileResult], ctx: ReportContext) -> None:
+def _write_report(opts: Options, config: Config, results: List[FileResult],
+                  stdin_bytes: Optional[bytes], ctx: ReportContext) -> None:
+    """--report. After `check` it says what `volfix fix` would change: that needs the fixes
+    computed, so a diff pass (nothing written) runs for it."""
+    from . import api
     from .reporters.migration import render_report
 
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(render_report(results, dataclasses.replace(ctx, color=False, width=None)))
+    if opts.mode == "check" and stdin_bytes is not None:
+        if results[0].source is not None:  # else excluded (--force-exclude) or unreadable
+            results = [api.fix_source(stdin_bytes, path=results[0].path, config=config)]
+    elif opts.mode == "check":
+        results = _run_paths(dataclasses.replace(opts, diff=True, quiet=True), config)
+    text = render_report(results, dataclasses.replace(ctx, color=False, width=None),
+                         link_base=os.path.dirname(os.path.abspath(opts.report)))
+    with open(opts.report, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
 
 
 def _write_baseline(opts: Options, results: List[FileResult], root: str) -> int:

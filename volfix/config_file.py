@@ -83,7 +83,7 @@ def merge_cli(config: Config, **cli_overrides: Any) -> Config:
       extend_per_file_ignores  same shape; added to the config's
       unsafe_fixes    True turns unsafe fixes on (False/None leave the config's value);
       no_unsafe_fixes True turns them off
-      legacy_semantics  True turns it on
+      legacy_semantics  True turns it on; no_legacy_semantics True turns it off
       respect_gitignore True/False sets it
       no_grad_style   "auto", "with" or "decorator"
     Unknown rule codes raise VolfixConfigError naming the option.
@@ -102,6 +102,7 @@ def merge_cli(config: Config, **cli_overrides: Any) -> Config:
 _CLI_OPTIONS = frozenset({
     "select", "extend_select", "ignore", "exclude", "extend_exclude", "per_file_ignores",
     "extend_per_file_ignores", "unsafe_fixes", "no_unsafe_fixes", "legacy_semantics",
+    "no_legacy_semantics",
     "respect_gitignore", "no_grad_style",
 })
 
@@ -149,6 +150,8 @@ def _merged_flags(given: Dict[str, Any]) -> Dict[str, Any]:
         changes["unsafe_fixes"] = False
     if given.get("legacy_semantics") is True:
         changes["legacy_semantics"] = True
+    if given.get("no_legacy_semantics") is True:
+        changes["legacy_semantics"] = False
     if "respect_gitignore" in given:
         changes["respect_gitignore"] = bool(given["respect_gitignore"])
     if "no_grad_style" in given:

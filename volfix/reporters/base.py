@@ -14,6 +14,8 @@ class ReportContext:
     mode: str = "check"
     # Whether unsafe fixes count as applicable (--unsafe-fixes / unsafe-fixes = true).
     unsafe_fixes: bool = False
+    # Whether `legacy-semantics` is on (--legacy-semantics): notes then need no hint about it.
+    legacy_semantics: bool = False
     show_fixes: bool = False
     color: bool = False
     # Terminal width for code frames, None = unlimited.

@@ -4,7 +4,8 @@ Escaping follows GitHub's toolkit: in the message `%`, CR and LF become `%25`, `
 in properties (`file=`, `title=`...) also `:` -> `%3A` and `,` -> `%2C`. Columns are sent only
 for findings on one line (GitHub ignores or misplaces them otherwise). Notebook findings are
 annotated on the file without a line (their lines are cell-relative) and the message names
-the cell and line.
+the cell and line. The finding's note follows the message on its own `note: ...` line (an
+escaped newline: GitHub shows annotations on several lines).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Dict, List, Sequence, Tuple
 from ..baseline import relative_path
 from ..model import Applicability, Diagnostic, FileResult
 from .base import ReportContext
+from .notes import is_safe_with_legacy_semantics, message_with_note
 from .sarif import level
 
 
@@ -36,17 +38,17 @@ def render(results: Sequence[FileResult], ctx: ReportContext) -> str:
     for result in results:
         rel = relative_path(result.path, ctx.root)
         for diagnostic in result.diagnostics:
-            lines.append(_annotation(diagnostic, rel))
+            lines.append(_annotation(diagnostic, rel, ctx))
         if result.error:
             lines.append(command("error", [("file", rel), ("title", "volfix internal error")],
                                  f"{result.error} (this is a volfix bug; please report it)"))
     return "".join(line + "\n" for line in lines)
 
 
-def _annotation(diagnostic: Diagnostic, rel: str) -> str:
+def _annotation(diagnostic: Diagnostic, rel: str, ctx: ReportContext) -> str:
     start, end = diagnostic.location, diagnostic.end_location
     props: List[Tuple[str, object]] = [("file", rel)]
-    message = diagnostic.text
+    message = message_with_note(diagnostic, ctx)
     if diagnostic.cell is not None:
         message = f"cell {diagnostic.cell}, line {start.row}: {message}"
     else:
@@ -77,6 +79,7 @@ class _Tally:
     per_file: Dict[str, Counter] = field(default_factory=dict)
     fixable: int = 0
     unsafe: int = 0
+    unsafe_legacy: int = 0  # unsafe fixes that --legacy-semantics would make safe
     fixed: int = 0
     errors: List[Tuple[str, str]] = field(default_factory=list)
 
@@ -99,6 +102,7 @@ class _Tally:
             self.fixable += 1
         elif diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.UNSAFE:
             self.unsafe += 1
+            self.unsafe_legacy += is_safe_with_legacy_semantics(diagnostic)
 
     def headline(self, checked: int, ctx: ReportContext) -> List[str]:
         total = sum(self.per_code.values())
@@ -109,11 +113,14 @@ class _Tally:
                    f"({checked} checked)."]
         if ctx.mode == "fix" or self.fixed:
             out.append(f"Fixed: {self.fixed}.")
+        legacy = ""
+        if self.unsafe_legacy and not ctx.legacy_semantics:
+            legacy = f" ({self.unsafe_legacy} of them safe with `--legacy-semantics` for genuine 0.3 code)"
         if self.fixable:
-            more = f", {self.unsafe} more with `--unsafe-fixes`." if self.unsafe else "."
+            more = f", {self.unsafe} more with `--unsafe-fixes`{legacy}." if self.unsafe else "."
             out.append(f"{self.fixable} fixable with `volfix fix`{more}")
         elif self.unsafe:
-            out.append(f"{self.unsafe} fixable with `volfix fix --unsafe-fixes`.")
+            out.append(f"{self.unsafe} fixable with `volfix fix --unsafe-fixes`{legacy}.")
         return out
 
 

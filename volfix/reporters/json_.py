@@ -4,10 +4,12 @@
      "location": {"row": 2, "column": 13}, "end_location": {"row": 2, "column": 39},
      "fix": {"applicability": "safe", "message": "...",
              "edits": [{"content": "...", "location": {...}, "end_location": {...}}]} | null,
+     "note": "unsafe fix: ..." | null,
      "cell": null, "noqa_row": 2, "url": "https://..."}
 
-Rows and columns are 1-based; columns count characters. `message` is the full text a
-person would see (the message plus the note on why a fix was declined or limited).
+Rows and columns are 1-based; columns count characters. `message` is the finding's message
+and `note`, a field of its own, says why a fix was declined, limited or marked unsafe (as the
+analysis wrote it, without the hints the human formats add).
 """
 from __future__ import annotations
 
@@ -48,11 +50,12 @@ def diagnostic_to_dict(result: FileResult, d: Diagnostic) -> dict:
                "edits": [_edit(e) for e in d.fix.edits]}
     return {
         "code": d.code,
-        "message": d.text,
+        "message": d.message,
         "filename": _filename(result.path),
         "location": _location(d.location),
         "end_location": _location(d.end_location),
         "fix": fix,
+        "note": d.note,
         "cell": d.cell,
         "noqa_row": d.location.row,
         "url": _url(d.code),

@@ -4,7 +4,9 @@ One `<testsuite name="volfix">`; one `<testcase>` per checked file (name = path 
 the root, classname "volfix"); a file with findings gets one `<failure>` per finding
 (type = code, message = "line:col code message"), and the whole list in `<system-out>` for
 dashboards that show only a test case's first failure. A volfix bug on a file becomes an
-`<error>`. The suite's `tests`/`failures`/`errors` count test cases, as JUnit does.
+`<error>`. A finding's note (why a fix is unsafe or absent) is the line `    = note: ...`
+under it in the failure's text and in `<system-out>`. The suite's `tests`/`failures`/`errors`
+count test cases, as JUnit does.
 Characters XML 1.0 cannot carry (NUL, most C0 controls) are replaced by U+FFFD.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import List, Sequence
 from ..baseline import relative_path
 from ..model import Diagnostic, FileResult
 from .base import ReportContext
+from .notes import display_note
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -30,7 +33,12 @@ def _position(diagnostic: Diagnostic) -> str:
 
 
 def _line(rel: str, diagnostic: Diagnostic) -> str:
-    return f"{rel}:{_position(diagnostic)}: {diagnostic.code} {diagnostic.text}"
+    return f"{rel}:{_position(diagnostic)}: {diagnostic.code} {diagnostic.message}"
+
+
+def _note_line(diagnostic: Diagnostic, ctx: ReportContext) -> str:
+    note = display_note(diagnostic, ctx)
+    return f"\n    = note: {note}" if note else ""
 
 
 def render(results: Sequence[FileResult], ctx: ReportContext) -> str:
@@ -44,12 +52,12 @@ def render(results: Sequence[FileResult], ctx: ReportContext) -> str:
         for diagnostic in result.diagnostics:
             failure = ET.SubElement(case, "failure", type=diagnostic.code,
                                     message=_clean(f"{_position(diagnostic)} {diagnostic.code} "
-                                                   f"{diagnostic.text}"))
+                                                   f"{diagnostic.message}"))
             body = _line(rel, diagnostic)
             if diagnostic.snippet:
                 body += f"\n    {diagnostic.snippet}"
-            failure.text = _clean(body)
-            lines.append(_line(rel, diagnostic))
+            failure.text = _clean(body + _note_line(diagnostic, ctx))
+            lines.append(_line(rel, diagnostic) + _note_line(diagnostic, ctx))
         if result.error:
             error = ET.SubElement(case, "error", type="volfix-internal-error",
                                   message=_clean(f"{result.error} (this is a volfix bug)"))

@@ -1,175 +1,220 @@
-"""The Markdown migration report (`--report FILE`): a reviewer's checklist for the PR.
+"""The Markdown migration report (`--report FILE`): a reviewer's guide to the PR.
 
-Counts come first (findings = fixed + remaining; remaining findings that need a person),
-then a table per rule, then one section per file that changed or still has findings:
-what was changed (applied fixes per code), what `volfix fix` would change (check mode), and
-a checklist of what needs manual review and why. Links are relative to the root
-(`path/to/file.py#L12`, `#L12-L14` for several lines), so the report reads correctly when
-written at the repository root and viewed on GitHub. Notebook findings link to the
-notebook and name the cell.
+    # volfix migration report
+    <what this is: after `volfix fix`, or what `volfix fix` would do>
+    - counts: files changed, fixes applied (safe / unsafe), findings remaining (fixable with
+      `--unsafe-fixes` / to fix by hand)
+    ## [`path`](path)                   one section per file that changed or has findings
+    **Changed** (**Would change**)     | Line | Rule | Fix | Change | Reviewer note |
+    **Remaining** (**Would remain**)   | Line | Rule | Fix | Finding | Reviewer note |
 
-A remaining finding needs manual review when volfix will not apply a fix for it (none
-offered, a display-only suggestion, or an unsafe fix withheld without `--unsafe-fixes`),
-when it reads `.volatile` (VF201: the right replacement depends on intent), or when its note
-qualifies the fix (an escape, "not wrapped: the region trains").
+After `fix` the results are the fix run's: each FileResult's `applied` (the findings whose
+fixes were applied) and `diagnostics` (what remains). After `check` the CLI passes the
+results of a diff pass (fixes computed, nothing written), so the report can say what
+`volfix fix` would change and what would be left. The reviewer note is the finding's note
+(why a fix is unsafe, limited or absent), with the `--legacy-semantics` hint where it applies.
+
+Links point to the line in the file as it is on disk, relative to the folder the report is
+written to (`link_base`, default the root): applied fixes, located in the text they were
+applied to, are mapped to the fixed text after `fix`; what would remain, located in the
+text `fix` would write, is mapped back to the original after `check` (`linemap`). Notebook
+rows link the notebook and name the cell; their rows are cell-relative.
 """
 from __future__ import annotations
 
-from collections import Counter
-from typing import List, Optional, Sequence
+import os
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from ..baseline import relative_path
 from ..model import Applicability, Diagnostic, FileResult
 from .base import ReportContext
+from .linemap import FileLineMap
+from .notes import display_note, is_safe_with_legacy_semantics
 
-_NOT_ANALYSED = frozenset({"VF001", "VF002"})
+
+@dataclass
+class _Counts:
+    files_changed: int = 0
+    safe: int = 0
+    unsafe: int = 0
+    remaining: int = 0
+    withheld: int = 0  # unsafe fixes not applied for want of --unsafe-fixes
+    withheld_legacy: int = 0  # ... of which `--legacy-semantics` would make safe
+    failed: int = 0
+
+    @classmethod
+    def of(cls, results: Sequence[FileResult], ctx: ReportContext) -> "_Counts":
+        counts = cls()
+        for result in results:
+            counts.files_changed += result.changed
+            counts.failed += bool(result.error)
+            for d in result.applied:
+                if d.fix is not None and d.fix.applicability is Applicability.UNSAFE:
+                    counts.unsafe += 1
+                else:
+                    counts.safe += 1
+            for d in result.diagnostics:
+                counts.remaining += 1
+                if _is_withheld(d, ctx):
+                    counts.withheld += 1
+                    counts.withheld_legacy += (not ctx.legacy_semantics
+                                               and is_safe_with_legacy_semantics(d))
+        return counts
 
 
-def render_report(results: Sequence[FileResult], ctx: ReportContext) -> str:
-    rows = sorted(((relative_path(r.path, ctx.root), r) for r in results), key=lambda item: item[0])
-    fixed = sum(r.fixed_count for r in results)
-    remaining = sum(len(r.diagnostics) for r in results)
-    review = sum(1 for r in results for d in r.diagnostics if review_reason(d, ctx) is not None)
-    review += sum(1 for r in results if r.error)
-
-    out = ["# volfix migration report", ""]
-    out += [
-        "| | |", "|---|---:|",
-        f"| Findings | {fixed + remaining} |",
-        f"| Fixed | {fixed} |",
-        f"| Remaining | {remaining} |",
-        f"| Needing manual review | {review} |",
-        "",
-    ]
-    if ctx.mode == "check" and remaining:
-        out += ["Nothing was changed yet: this is what `volfix check` found.", ""]
-    out += _rule_table(results)
-    sections = [_file_section(rel, result, ctx) for rel, result in rows]
-    sections = [s for s in sections if s]
+def render_report(results: Sequence[FileResult], ctx: ReportContext, *,
+                  link_base: Optional[str] = None) -> str:
+    """The report for `results` of a fix run (`ctx.mode == "fix"`) or of a diff pass
+    (`"check"`/`"diff"`: nothing written). Links are relative to `link_base` (a folder)."""
+    done = ctx.mode == "fix"
+    base = link_base or ctx.root
+    out = ["# volfix migration report", ""] + _headline(_Counts.of(results, ctx), done, ctx)
+    files = sorted(((relative_path(r.path, ctx.root), r) for r in results), key=lambda item: item[0])
+    sections = [_file_section(rel, result, ctx, base) for rel, result in files]
+    sections = [section for section in sections if section]
     if not sections:
-        out.append(f"Nothing to migrate in {len(results)} checked file"
-                   + ("" if len(results) == 1 else "s") + ".")
-        return "\n".join(out) + "\n"
+        out.append(f"Nothing to migrate in {_plural(len(results), 'checked file')}.")
     for section in sections:
         out += section
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def review_reason(diagnostic: Diagnostic, ctx: ReportContext) -> Optional[str]:
-    """Why a remaining finding needs a person, or None when `volfix fix` handles it fully."""
-    fix, note = diagnostic.fix, diagnostic.note
-    suffix = f": {note}" if note else ""
-    if diagnostic.code in _NOT_ANALYSED:
-        return f"volfix could not analyse this file{suffix}"
-    if diagnostic.code == "VF201":
-        why = ("reading `.volatile` (always False today): choose `not torch.is_grad_enabled()` "
-               "or `x.requires_grad` by intent")
-        return why + suffix
-    if fix is None:
-        return f"no automatic fix{suffix}"
-    if fix.applicability is Applicability.DISPLAY_ONLY:
-        return f"suggestion only, not applied: {fix.message}" + suffix
-    if fix.applicability is Applicability.UNSAFE and not ctx.unsafe_fixes:
-        return f"unsafe fix withheld (`--unsafe-fixes` applies it; review the result): {fix.message}" + suffix
-    if note:
-        return f"the fix is qualified: {note}"
-    if ctx.mode != "check":
-        # Fix mode and the applicable fix was still not applied (e.g. an overlapping edit).
-        return f"fix not applied in this run: {fix.message}"
-    return None
-
-
-def _rule_table(results: Sequence[FileResult]) -> List[str]:
-    from ..registry import rules
-
-    fixed: Counter = Counter()
-    left: Counter = Counter()
-    for result in results:
-        fixed.update(result.applied_codes)
-        left.update(d.code for d in result.diagnostics)
-    codes = sorted(set(fixed) | set(left))
-    if not codes:
-        return []
-    classes = rules()
-    out = ["| Rule | Fixed | Remaining |", "|---|---:|---:|"]
-    for code in codes:
-        cls = classes.get(code)
-        label = f"[{code}]({cls.url()}) {cls.name()}" if cls else code
-        out.append(f"| {label} | {fixed[code]} | {left[code]} |")
+def _headline(c: _Counts, done: bool, ctx: ReportContext) -> List[str]:
+    command = "volfix fix --unsafe-fixes" if ctx.unsafe_fixes else "volfix fix"
+    if done:
+        out = [f"What `{command}` changed, and what is left.", ""]
+        verbs = ("changed", "applied", "remain" if c.remaining != 1 else "remains")
+    else:
+        out = [f"Nothing was changed yet: this is what `{command}` would do.", ""]
+        verbs = ("would change", "would be applied", "would remain")
+    out.append(f"- **{c.files_changed}** {_noun(c.files_changed, 'file')} {verbs[0]}")
+    out.append(f"- **{c.safe + c.unsafe}** {_noun(c.safe + c.unsafe, 'fix', 'fixes')} {verbs[1]}: "
+               f"{c.safe} safe, {c.unsafe} unsafe")
+    left = f"- **{c.remaining}** {_noun(c.remaining, 'finding')} {verbs[2]}"
+    if c.remaining and not ctx.unsafe_fixes:
+        left += f": {c.withheld} fixable with `volfix fix --unsafe-fixes`"
+        if c.withheld_legacy:
+            which = ("" if c.withheld == 1 else "all ") if c.withheld_legacy == c.withheld \
+                else f"{c.withheld_legacy} of them "
+            left += f" ({which}safe with `--legacy-semantics` for genuine 0.3 code)"
+        left += f", {c.remaining - c.withheld} to fix by hand"
+    elif c.remaining:
+        left += ": to fix by hand"
+    out.append(left)
+    if c.failed:
+        out.append(f"- **{c.failed}** {_noun(c.failed, 'file')} volfix failed on "
+                   "(a volfix bug: left untouched)")
     return out + [""]
 
 
-def _file_section(rel: str, result: FileResult, ctx: ReportContext) -> List[str]:
-    changed = _changed_lines(result)
-    fixable: List[str] = []
-    review: List[str] = []
-    if result.error:
-        review.append(f"- [ ] volfix failed on this file (a volfix bug; it was left untouched): "
-                      f"{_one_line(result.error)}")
-    ordered = sorted(result.diagnostics, key=lambda d: (d.cell or 0, d.location, d.code))
-    for diagnostic in ordered:
-        reason = review_reason(diagnostic, ctx)
-        item = " ".join(part for part in (_link(rel, diagnostic), f"**{diagnostic.code}**",
-                                          _snippet(diagnostic)) if part)
-        if reason is None and diagnostic.fix is not None:
-            fixable.append(f"- {item} — {_one_line(diagnostic.fix.message or diagnostic.message)}")
-        else:
-            review.append(f"- [ ] {item} — {_one_line(diagnostic.message)} — "
-                          f"{_one_line(reason or '')}".rstrip(" —"))
-    if not (changed or fixable or review):
+def _file_section(rel: str, result: FileResult, ctx: ReportContext, base: str) -> List[str]:
+    if not (result.applied or result.diagnostics or result.error):
         return []
-    out = [f"## [{_code(rel)}]({_href(rel)})", ""]
-    if changed:
-        out += ["**Changed**", ""] + changed + [""]
-    if fixable:
-        out += ["**Will change with `volfix fix`**", ""] + fixable + [""]
-    if review:
-        out += ["**Needs manual review**", ""] + review + [""]
+    done = ctx.mode == "fix"
+    lines = FileLineMap(result.source, result.fixed_source, notebook=rel.endswith(".ipynb"))
+    href = _href(result.path, base)
+    out = [f"## [{_code(rel)}]({href})" if href else f"## {_code(rel)}", ""]
+    if result.error:
+        first = result.error.strip().splitlines()[0] if result.error.strip() else "internal error"
+        out += [f"volfix failed on this file (a volfix bug; it was left untouched): {_cell(first)}", ""]
+    if result.applied:
+        # Applied fixes are located in the text they were applied to (the original).
+        rows = [(d, lines.forward(d.location.row, d.cell) if done else d.location.row)
+                for d in result.applied]
+        out += ["**Changed**" if done else "**Would change**", "",
+                "| Line | Rule | Fix | Change | Reviewer note |", "|---|---|---|---|---|"]
+        out += [_applied_row(rel, href, d, row, ctx) for d, row in _ordered(rows)] + [""]
+    if result.diagnostics:
+        # What remains is located in the fixed text (written after `fix`, not after `check`).
+        rows = [(d, d.location.row if done else lines.backward(d.location.row, d.cell))
+                for d in result.diagnostics]
+        out += ["**Remaining**" if done else "**Would remain**", "",
+                "| Line | Rule | Fix | Finding | Reviewer note |", "|---|---|---|---|---|"]
+        out += [_remaining_row(rel, href, d, row, ctx) for d, row in _ordered(rows)] + [""]
     return out
 
 
-def _changed_lines(result: FileResult) -> List[str]:
+def _ordered(rows: List[Tuple[Diagnostic, int]]) -> List[Tuple[Diagnostic, int]]:
+    return sorted(rows, key=lambda item: (item[0].cell or 0, item[1], item[0].location.column,
+                                          item[0].code))
+
+
+def _applied_row(rel: str, href: str, d: Diagnostic, row: int, ctx: ReportContext) -> str:
+    unsafe = d.fix is not None and d.fix.applicability is Applicability.UNSAFE
+    note = display_note(d, ctx) or ("unsafe fix: review the change" if unsafe else "")
+    change = d.fix.message if d.fix is not None and d.fix.message else d.message
+    return _row(_link(rel, href, d, row), _rule(d.code), "unsafe" if unsafe else "safe",
+                change, note)
+
+
+def _remaining_row(rel: str, href: str, d: Diagnostic, row: int, ctx: ReportContext) -> str:
+    return _row(_link(rel, href, d, row), _rule(d.code), _remaining_fix(d, ctx), d.message,
+                display_note(d, ctx) or "")
+
+
+def _remaining_fix(d: Diagnostic, ctx: ReportContext) -> str:
+    fix = d.fix
+    if fix is None:
+        return "no fix"
+    if fix.applicability is Applicability.DISPLAY_ONLY:
+        return f"suggestion only: {fix.message}"
+    if _is_withheld(d, ctx):
+        return f"unsafe, needs `--unsafe-fixes`: {fix.message}"
+    # An applicable fix that was not applied (blocked by another edit in this run).
+    return f"{fix.applicability.value}, not applied: {fix.message}"
+
+
+def _is_withheld(d: Diagnostic, ctx: ReportContext) -> bool:
+    return (d.fix is not None and d.fix.applicability is Applicability.UNSAFE
+            and not ctx.unsafe_fixes)
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+
+
+def _rule(code: str) -> str:
     from ..registry import rules
 
-    classes = rules()
-    counts = Counter(result.applied_codes)
-    lines = []
-    for code, n in sorted(counts.items()):
-        cls = classes.get(code)
-        what = cls.MESSAGE if cls else ""
-        lines.append(f"- **{code}** ×{n}" + (f": {_one_line(what)}" if what else ""))
-    unnamed = result.fixed_count - sum(counts.values())
-    if unnamed > 0:
-        lines.append(f"- {unnamed} more fix" + ("" if unnamed == 1 else "es") + " applied")
-    return lines
+    cls = rules().get(code)
+    return f"[{code}]({cls.url()})" if cls else code
 
 
-def _link(rel: str, diagnostic: Diagnostic) -> str:
-    start, end = diagnostic.location.row, max(diagnostic.end_location.row, diagnostic.location.row)
-    if diagnostic.cell is not None:
-        return f"[cell {diagnostic.cell}, line {start}]({_href(rel)})"
-    anchor, label = (f"L{start}", f"L{start}") if end == start else (f"L{start}-L{end}", f"L{start}-{end}")
-    return f"[{_code(rel + '#' + label)}]({_href(rel)}#{anchor})"
+def _link(rel: str, href: str, d: Diagnostic, row: int) -> str:
+    if rel.startswith("<"):  # stdin: nothing to link to
+        return _code(f"{rel}:{row}")
+    if d.cell is not None:
+        return f"[{_code(f'{rel}, cell {d.cell}, line {row}')}]({href})"
+    return f"[{_code(f'{rel}:{row}')}]({href}#L{row})"
 
 
-def _href(rel: str) -> str:
-    return quote(rel, safe="/:")
+def _href(path: str, base: str) -> str:
+    """The link to the file `path` (as the results name it) from a report in folder `base`."""
+    if path.startswith("<"):
+        return ""
+    try:
+        link = os.path.relpath(os.path.abspath(path), os.path.abspath(base))
+    except ValueError:  # another drive on Windows
+        link = os.path.abspath(path)
+    return quote(link.replace(os.sep, "/"), safe="/:")
 
 
-def _snippet(diagnostic: Diagnostic) -> str:
-    return _code(diagnostic.snippet)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _cell(text: str) -> str:
+    """Text safe in a Markdown table cell: one line, `|` escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
 
 
 def _code(text: str) -> str:
-    """`text` as an inline code span (longer fences when it contains backticks)."""
-    text = _one_line(text)
-    if not text:
-        return ""
-    if "`" not in text:
-        return f"`{text}`"
-    return f"`` {text} ``"
+    """`text` as an inline code span (a longer fence when it contains backticks)."""
+    text = " ".join(text.split())
+    return f"`{text}`" if "`" not in text else f"`` {text} ``"
+
+
+def _noun(count: int, word: str, plural: Optional[str] = None) -> str:
+    return word if count == 1 else (plural or word + "s")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {_noun(count, word)}"

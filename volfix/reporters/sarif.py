@@ -10,6 +10,8 @@ Choices worth knowing:
   Jupyter shows them), a logical location `{"name": "cell N", "kind": "module"}` and a
   `cell N: ` prefix to the message text (the part every viewer shows). Their fixes are not
   exported (SARIF replacements address the .ipynb file, not the cell).
+- The note (why a fix is unsafe, limited or absent) follows the message text on its own
+  `note: ...` line, and is also `result.properties.note`.
 - `partialFingerprints["volfix/v1"]` hashes (code, path, normalized snippet, occurrence index
   among identical findings in the file): it survives lines inserted above a finding.
 - A volfix bug on a file (`FileResult.error`) becomes a `toolExecutionNotification` and
@@ -29,6 +31,7 @@ from .._version import __version__
 from ..baseline import normalize_snippet, relative_path
 from ..model import Diagnostic, Edit, FileResult, Fix
 from .base import ReportContext
+from .notes import message_with_note
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/volfix/volfix"
@@ -63,7 +66,7 @@ def sarif_log(results: Sequence[FileResult], ctx: ReportContext) -> Dict[str, An
             key = (diagnostic.code, normalize_snippet(diagnostic.snippet))
             occurrence = seen[key]
             seen[key] += 1
-            sarif_results.append(_result(diagnostic, rel, index, occurrence))
+            sarif_results.append(_result(diagnostic, rel, index, occurrence, ctx))
         if result.error:
             notifications.append(_notification(result, rel))
     run: Dict[str, Any] = {
@@ -135,8 +138,9 @@ def _sections(doc: str) -> Dict[str, str]:
 
 # --- results ------------------------------------------------------------------------------
 
-def _result(diagnostic: Diagnostic, rel: str, index: Dict[str, int], occurrence: int) -> Dict[str, Any]:
-    text = diagnostic.text
+def _result(diagnostic: Diagnostic, rel: str, index: Dict[str, int], occurrence: int,
+            ctx: ReportContext) -> Dict[str, Any]:
+    text = message_with_note(diagnostic, ctx)
     if diagnostic.cell is not None:
         text = f"cell {diagnostic.cell}: {text}"
     region = _region(diagnostic.location.row, diagnostic.location.column,
@@ -162,8 +166,14 @@ def _result(diagnostic: Diagnostic, rel: str, index: Dict[str, int], occurrence:
     }
     if diagnostic.code in index:
         out["ruleIndex"] = index[diagnostic.code]
+    properties: Dict[str, Any] = {}
     if diagnostic.fix is not None:
-        out["properties"] = {"fixApplicability": diagnostic.fix.applicability.value}
+        properties["fixApplicability"] = diagnostic.fix.applicability.value
+    if diagnostic.note:
+        properties["note"] = diagnostic.note
+    if properties:
+        out["properties"] = properties
+    if diagnostic.fix is not None:
         if diagnostic.fix.edits and diagnostic.cell is None:
             out["fixes"] = [_fix(diagnostic.fix, diagnostic.message, rel)]
     return out

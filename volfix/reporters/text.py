@@ -1,6 +1,10 @@
 """Human-readable output: `full` (with code frames), `concise`, the summary, --statistics,
 --show-fixes, --diff and the "volfix bug" lines.
 
+`full` shows the finding's note (why a fix is unsafe, limited or absent) on its own
+`= note:` line under the code frame, then the fix as `= help:`, as rustc does; `concise`
+is one line per finding and leaves the note out, as ruff's concise format does.
+
 Every function returns text; the CLI decides which stream it goes to. Colour is plain ANSI
 SGR codes, used only when `ctx.color` is set.
 """
@@ -15,6 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ..model import Applicability, Diagnostic, FileResult
 from . import iter_findings
 from .base import ReportContext
+from .notes import display_note, is_safe_with_legacy_semantics
 
 CONTEXT_LINES = 2  # source lines shown above and below a finding
 MAX_SPAN_LINES = 8  # longer findings show their first and last lines only
@@ -29,6 +34,7 @@ _SGR = {
     "punct": "36",
     "gutter": "1;34",
     "caret": "1;31",
+    "note": "1;34",
     "help": "1;36",
     "added": "32",
     "removed": "31",
@@ -69,7 +75,7 @@ def _header(result: FileResult, d: Diagnostic, ctx: ReportContext, paint: _Paint
         where = f"{paint(result.path, 'bold')}{colon}"
     where += f"{d.location.row}{colon}{d.location.column}{colon}"
     marker = paint("[*]", "marker") + " " if d.is_applicable(ctx.unsafe_fixes) else ""
-    return f"{where} {paint(d.code, 'code')} {marker}{d.text}"
+    return f"{where} {paint(d.code, 'code')} {marker}{d.message}"
 
 
 def render_concise(results: List[FileResult], ctx: ReportContext) -> str:
@@ -89,6 +95,9 @@ def render_full(results: List[FileResult], ctx: ReportContext) -> str:
         lines = cache[key]
         if lines is not None:
             out.append(_code_frame(lines, d, ctx, paint))
+        note = display_note(d, ctx)
+        if note:
+            out.append(f"  {paint('=', 'gutter')} {paint('note', 'note')}: {note}\n")
         help_line = _help_line(d, ctx)
         if help_line:
             out.append(f"  {paint('=', 'gutter')} {paint('help', 'help')}: {help_line}\n")
@@ -107,12 +116,14 @@ def _help_line(d: Diagnostic, ctx: ReportContext) -> str:
 
 
 def _source_lines(result: FileResult, cell: Optional[int]) -> Optional[List[str]]:
-    """The lines the finding's rows refer to: the file, or one notebook cell."""
-    if result.source is None:
+    """The lines the finding's rows refer to: the file, or one notebook cell. After fixes
+    (fix, --diff) the findings are located in the fixed text."""
+    text = result.fixed_source if result.fixed_source is not None else result.source
+    if text is None:
         return None
     if cell is None:
-        return _NEWLINE.split(result.source)
-    return _notebook_cell_lines(result.source, cell)
+        return _NEWLINE.split(text)
+    return _notebook_cell_lines(text, cell)
 
 
 def _notebook_cell_lines(source: str, cell: int) -> Optional[List[str]]:
@@ -239,13 +250,27 @@ def render_summary(results: List[FileResult], ctx: ReportContext) -> str:
     if hidden and ctx.mode != "diff":
         more = "more " if applicable or ctx.mode == "fix" else ""
         fixes = "fix" if hidden == 1 else "fixes"
-        lines.append(f"{hidden} {more}{fixes} available with `volfix fix --unsafe-fixes`.")
+        line = f"{hidden} {more}{fixes} available with `volfix fix --unsafe-fixes`"
+        lines.append(line + _legacy_semantics_clause(results, hidden, ctx) + ".")
     failed = sum(1 for r in results if r.error)
     if failed:
         lines.append(f"volfix failed on {_plural(failed, 'file')} (a volfix bug): see the errors above.")
     if not lines:
         lines.append("All checks passed!")
     return "".join(line + "\n" for line in lines)
+
+
+def _legacy_semantics_clause(results: List[FileResult], hidden: int, ctx: ReportContext) -> str:
+    """"; 2 of them are safe with `--legacy-semantics` ...": the withheld unsafe fixes that
+    the setting would make safe (VF110/VF111 and unwraps), when it is off."""
+    if ctx.legacy_semantics:
+        return ""
+    count = sum(1 for r in results for d in r.diagnostics
+                if not d.is_applicable(ctx.unsafe_fixes) and is_safe_with_legacy_semantics(d))
+    if not count:
+        return ""
+    which = "it is" if hidden == 1 else ("all of them are" if count == hidden else f"{count} of them are")
+    return f"; {which} safe with `--legacy-semantics` (for genuine 0.3 code)"
 
 
 def render_errors(results: List[FileResult], debug: bool = False) -> str:
