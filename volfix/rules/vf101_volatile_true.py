@@ -73,7 +73,7 @@ class VolatileInVariableCall(Rule):
     CODE = "VF101"
     MESSAGE = "`volatile=True` is ignored since PyTorch 0.4; use `torch.no_grad()`"
     FIX = Applicability.SAFE
-    FIX_TITLE = "Unwrap the `Variable` and run what computes with it under `torch.no_grad()`"
+    FIX_TITLE = "Unwrap the `Variable`"
     NEEDS = prefilter.TORCH_VARIABLE
 
     @on(VARIABLE_CALL)

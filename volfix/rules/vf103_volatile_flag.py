@@ -73,7 +73,7 @@ class VolatileFlagInVariableCall(Rule):
     CODE = "VF103"
     MESSAGE = "`volatile=<flag>` is ignored since PyTorch 0.4; use `torch.set_grad_enabled(not <flag>)`"
     FIX = Applicability.SAFE
-    FIX_TITLE = "Unwrap the `Variable` and run what computes with it under a grad-mode `with` block"
+    FIX_TITLE = "Unwrap the `Variable`"
     NEEDS = prefilter.TORCH_VARIABLE
 
     @on(VARIABLE_CALL)
