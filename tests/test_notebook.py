@@ -421,10 +421,11 @@ class FakeEngine:
 
         return FileResult(path=path, diagnostics=tuple(self.diagnostics(source, context)), source=source)
 
-    def fix_text(self, source, *, path, config, unsafe_fixes=False, context=None):
+    def fix_text(self, source, *, path, config, unsafe_fixes=False, context=None, review=None):
         from volfix.model import FileResult
 
         assert context.may_add_imports is False and context.may_remove_imports is False
+        assert review is None  # these tests never review; the real engine's review is tested
         bindings = self.module_imports(source, context)
         torch_name = next(k for k, v in bindings.items() if v == "torch")
         held = {d.location.row for d in self.diagnostics(source, context)

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Tuple, Union
 
 from .config import Config
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
+from .review import ReviewCallback
 
 MAX_FIX_PASSES = 20
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
@@ -67,13 +68,15 @@ def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fix
 
 
 def fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fixes: bool = False,
-             context: Optional[ModuleContext] = None) -> FileResult:
+             context: Optional[ModuleContext] = None,
+             review: Optional[ReviewCallback] = None) -> FileResult:
+    """`review`: asked about each fix before it is applied (`volfix.review`)."""
     text, error = _decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
     config = _per_file_config(config, path)
     fixed, applied, problems = _fix_loop(text, path=path, config=config, unsafe=unsafe_fixes,
-                                         context=context)
+                                         context=context, review=review)
     codes = tuple(d.code for d in applied)
     final = _analyse(fixed, path=path, config=config, context=context)
     diagnostics = list(final.diagnostics) + problems
@@ -105,13 +108,16 @@ def module_imports(text: str, context: Optional[ModuleContext] = None) -> dict:
 
 
 def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
-                 display_path: Optional[str] = None, context: Optional[ModuleContext] = None) -> FileResult:
+                 display_path: Optional[str] = None, context: Optional[ModuleContext] = None,
+                 review: Optional[ReviewCallback] = None) -> FileResult:
     """Read one file (.py/.pyi/.ipynb), check or fix it, write it back in fix mode.
-    `context`: the file's links to the other files of the run (`volfix.project`)."""
+    `context`: the file's links to the other files of the run (`volfix.project`).
+    `review` (fix/diff mode): asked about each fix before it is applied; the file is written
+    once every fix has been answered (a KeyboardInterrupt from it writes nothing)."""
     shown = display_path or path
     try:
         return _process_file(path, shown, config=config, mode=mode, unsafe_fixes=unsafe_fixes,
-                             context=context)
+                             context=context, review=review)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the one per-file boundary: a crash is a volfix bug, the run goes on
@@ -126,7 +132,8 @@ def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes
 
 
 def _process_file(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool,
-                  context: Optional[ModuleContext] = None) -> FileResult:
+                  context: Optional[ModuleContext] = None,
+                  review: Optional[ReviewCallback] = None) -> FileResult:
     from . import sourcefile
 
     try:
@@ -138,7 +145,7 @@ def _process_file(path: str, shown: str, *, config: Config, mode: str, unsafe_fi
         from . import notebook
 
         result, new_bytes = notebook.process_notebook(data, path=shown, config=file_config, mode=mode,
-                                                      unsafe_fixes=unsafe_fixes)
+                                                      unsafe_fixes=unsafe_fixes, review=review)
         if mode == "fix" and new_bytes is not None and new_bytes != data:
             problem = _write(path, new_bytes, data)
             if problem is not None:
@@ -151,7 +158,7 @@ def _process_file(path: str, shown: str, *, config: Config, mode: str, unsafe_fi
     if mode == "check":
         return check_text(decoded.text, path=shown, config=file_config, context=context)
     result = fix_text(decoded.text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes,
-                      context=context)
+                      context=context, review=review)
     if not result.changed:
         return result
     try:
@@ -500,13 +507,18 @@ def _import_position(analysis) -> Tuple[int, str, str]:
 # fixing
 
 
-def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
-              context: Optional[ModuleContext]) -> Tuple[str, List[Diagnostic], List[Diagnostic]]:
+def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool, context: Optional[ModuleContext],
+              review: Optional[ReviewCallback] = None) -> Tuple[str, List[Diagnostic], List[Diagnostic]]:
     from .analysis.edits import apply_edits, select_compatible
 
     applied: List[Diagnostic] = []
     problems: List[Diagnostic] = []
     banned: set = set()
+    reviewer = None
+    if review is not None:
+        from .review import FixReviewer
+
+        reviewer = FixReviewer(review, path)
     current = text
     if not _compiles(text):
         # Not Python 3 even with `async=` masked (VF001): nothing is fixed, so nothing can break.
@@ -525,6 +537,10 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
             break
         # VF104's fix contains its helper's VF103 fix: it goes first, or it would never apply.
         candidates.sort(key=lambda c: not any(d.code == "VF104" for d in c[0][1]))
+        if reviewer is not None:
+            candidates = reviewer.select(current, candidates)  # asks; declined ones never return
+            if not candidates:
+                break
         chosen, edits = select_compatible(candidates)
         new = apply_edits(current, edits)
         if not _compiles(new):
@@ -553,6 +569,8 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool,
             applied.extend(diags)
         if new == current:
             break
+        if reviewer is not None:
+            reviewer.follow(edits)
         current = new
     if applied:
         current = _remove_created_self_assignments(text, current)

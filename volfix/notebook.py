@@ -39,6 +39,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from . import engine
 from .config import Config
 from .model import Applicability, Diagnostic, FileResult, Location
+from .review import FixProposal, ReviewCallback
 
 # ---------------------------------------------------------------------------------------
 # Reading the raw JSON: where is each cell's "source" value?
@@ -541,8 +542,12 @@ def unreadable_diagnostic(exc: NotebookError) -> Diagnostic:
 
 
 def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "check",
-                     unsafe_fixes: bool = False, with_fixes: bool = True) -> Tuple[FileResult, Optional[bytes]]:
+                     unsafe_fixes: bool = False, with_fixes: bool = True,
+                     review: Optional[ReviewCallback] = None) -> Tuple[FileResult, Optional[bytes]]:
     """Check (mode "check") or fix ("fix", "diff") the code cells of a notebook.
+
+    `review` (fix/diff mode) is asked about each fix before it is applied; its proposals
+    carry the cell number and show the cell's source (magics restored).
 
     Returns the result and, in fix/diff mode when something changed, the new file bytes
     (the caller writes them in fix mode). Diagnostics carry `cell`; in fix/diff mode they
@@ -563,7 +568,7 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
     if not is_python_notebook(nb.metadata):
         return FileResult(path=path, source=source, fixed_source=None if mode == "check" else source), None
     run = _NotebookRun(nb, path=path, config=config, fixing=mode != "check", unsafe_fixes=unsafe_fixes,
-                       with_fixes=with_fixes)
+                       with_fixes=with_fixes, review=review)
     run.process()
     diagnostics = tuple(d for cell in run.cells for d in cell.diagnostics)
     if mode == "check":
@@ -584,9 +589,10 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
 
 class _NotebookRun:
     def __init__(self, nb: RawNotebook, *, path: str, config: Config, fixing: bool, unsafe_fixes: bool,
-                 with_fixes: bool):
+                 with_fixes: bool, review: Optional[ReviewCallback] = None):
         self.nb, self.path, self.config = nb, path, config
         self.fixing, self.unsafe_fixes, self.with_fixes = fixing, unsafe_fixes, with_fixes
+        self.review = review
         self.cells = [_Cell(raw, masked, masked.text) for raw in nb.cells if raw.cell_type == "code"
                       for masked in [mask_magics(raw.source)]]
         self.errors: List[str] = []
@@ -656,7 +662,7 @@ class _NotebookRun:
             cell.diagnostics = self.with_escapes(cell.text, result.diagnostics, cell, later)
             return
         result = engine.fix_text(text, path=self.path, config=self.config, unsafe_fixes=self.unsafe_fixes,
-                                 context=context)
+                                 context=context, review=self.cell_review(cell, len(held), later))
         if result.error:
             self.errors.append(f"cell {cell.number}: {result.error}")
         fixed = result.fixed_source if result.fixed_source is not None else text
@@ -668,6 +674,29 @@ class _NotebookRun:
         if held or fixed is None:
             result = self.check(cell.text, context)
         cell.diagnostics = self.with_escapes(cell.text, result.diagnostics, cell, later)
+
+    def cell_review(self, cell: _Cell, held: int, later: Sequence[_Cell]) -> Optional[ReviewCallback]:
+        """The review callback for one cell: proposals numbered, escapes named, and the
+        cell's own source shown (hold-back directives removed, magics restored)."""
+        if self.review is None:
+            return None
+        review = self.review
+
+        def shown(text: str) -> str:
+            released = release(text, held)
+            try:
+                return unmask_magics(released, cell.masked) if released is not None else text
+            except MaskError:
+                return released
+
+        def ask(proposal: FixProposal) -> bool:
+            diagnostics = self.with_escapes(proposal.before, proposal.diagnostics, cell, later)
+            unsafe = any(d.fix is not None and d.fix.applicability is Applicability.UNSAFE for d in diagnostics)
+            return review(dataclasses.replace(
+                proposal, cell=cell.number, diagnostics=diagnostics, before=shown(proposal.before),
+                after=shown(proposal.after), applicability=Applicability.UNSAFE if unsafe else proposal.applicability))
+
+        return ask
 
     def check(self, text: str, context: "engine.ModuleContext") -> FileResult:
         return engine.check_text(text, path=self.path, config=self.config, with_fixes=self.with_fixes,
