@@ -24,8 +24,9 @@ Consequences, all deliberate:
   execution counts, key order and the trailing newline are untouched, and the result is
   verified with `json.loads` before it is returned.
 
-`FileResult.source` / `fixed_source` hold the raw notebook JSON before / after (so `--diff`
-shows a JSON diff); use `cell_sources()` to show a code frame for a diagnostic's cell.
+`FileResult.source` / `fixed_source` hold the raw notebook JSON before / after (the `--diff`
+reporter splits them into per-cell diffs); use `cell_sources()` to show a code frame for a
+diagnostic's cell.
 """
 from __future__ import annotations
 
