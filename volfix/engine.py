@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple, Union
 
 from .config import Config
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
-from .review import ReviewCallback
+from .review import FixReviewer, ReviewCallback
 
 MAX_FIX_PASSES = 20
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
@@ -514,11 +514,7 @@ def _fix_loop(text: str, *, path: str, config: Config, unsafe: bool, context: Op
     applied: List[Diagnostic] = []
     problems: List[Diagnostic] = []
     banned: set = set()
-    reviewer = None
-    if review is not None:
-        from .review import FixReviewer
-
-        reviewer = FixReviewer(review, path)
+    reviewer = FixReviewer(review, path) if review is not None else None
     current = text
     if not _compiles(text):
         # Not Python 3 even with `async=` masked (VF001): nothing is fixed, so nothing can break.
