@@ -183,6 +183,20 @@ def test_a_declined_fix_whose_text_another_fix_rewrote_is_declined_everywhere():
     assert len(review.proposals) == 1
 
 
+def test_a_later_group_holding_a_declined_finding_is_not_proposed():
+    review = Answers(False, True)
+    reviewer = FixReviewer(review, "r.py")
+    (key, first), edits = _candidate(1, 5, [TextEdit(4, 15, "x")])
+    (_, second), _ = _candidate(2, 5, [])
+    both = ((key, first + second), [TextEdit(0, 31, "h = x\ng = x")])
+    assert reviewer.select(TEXT, [both]) == []
+    alone = _candidate(2, 5, [TextEdit(20, 31, "x")])  # regrouped: one of the declined two
+    assert reviewer.select(TEXT, [alone]) == []
+    other = _candidate(1, 5, [TextEdit(4, 15, "x")], snippet="Variable(y)")  # not declined
+    assert reviewer.select(TEXT, [other]) == [other]
+    assert [len(p.diagnostics) for p in review.proposals] == [2, 1]
+
+
 def test_a_fix_conflicting_with_an_accepted_one_waits_for_the_next_pass():
     review = Answers(True)
     reviewer = FixReviewer(review, "r.py")

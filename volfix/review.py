@@ -7,8 +7,9 @@ the fix loop, once per candidate fix group, before the group is applied:
 
     def review(proposal: FixProposal) -> bool: ...   # True: apply it; False: leave it
 
-A declined group is never proposed again in that run of the loop, even though its finding
-stays in the text and comes back in every later pass. The clean-up the engine runs after
+A declined group is never proposed again in that run of the loop, even though its findings
+stay in the text and come back in every later pass; nor is any later group that would fix
+one of them (a region planned again around fewer findings). The clean-up the engine runs after
 the accepted fixes (no-op self-assignments they created, a `Variable` import they made
 unused) belongs to those fixes and is not proposed separately.
 
@@ -61,18 +62,21 @@ ReviewCallback = Callable[[FixProposal], bool]
 class FixReviewer:
     """Asks a ReviewCallback about the candidate fix groups of one text's fix loop.
 
-    Answers are remembered per group identity (its findings' codes and source snippets) *and*
-    position, so that declining one `Variable(x)` does not decline an identical one three
-    lines below. Positions are followed through the edits each pass applies (`follow`).
-    A declined group whose text another accepted fix rewrote cannot be told apart from its
-    twins any more: from then on that identity is declined everywhere in the text (the
-    conservative choice: it is never applied without a "yes").
+    Answers are remembered per *finding* (code and source snippet) and position: a group is
+    not proposed when one of its findings was in a declined proposal (even if later fixes
+    regroup it, e.g. a region planned again around fewer findings), and is applied without
+    asking when all of its findings were accepted already. Positions are followed through
+    the edits each pass applies (`follow`), so declining one `Variable(x)` does not decline an
+    identical one three lines below. A declined finding whose text another accepted fix
+    rewrote cannot be told apart from its twins any more: from then on its code and snippet
+    are declined everywhere in the text (the conservative choice: never applied without a
+    "yes").
     """
 
     def __init__(self, review: ReviewCallback, path: str):
         self.review = review
         self.path = path
-        self._answers: Dict[tuple, List[Tuple[int, bool]]] = {}  # identity -> [(offset, answer)]
+        self._answers: Dict[tuple, List[Tuple[int, bool]]] = {}  # (code, snippet) -> [(offset, answer)]
         self._declined_everywhere: set = set()
 
     def select(self, text: str, candidates: Sequence[tuple]) -> list:
@@ -89,41 +93,42 @@ class FixReviewer:
         accepted: list = []
         for candidate in candidates:
             (_, diagnostics), edits = candidate
-            ident = tuple((d.code, d.snippet) for d in diagnostics)
-            offset = _offset(starts, min(d.location for d in diagnostics))
-            known = self._answer(ident, offset)
-            if known is False:
+            findings = [((d.code, d.snippet), _offset(starts, d.location)) for d in diagnostics]
+            known = [self._answer(finding, offset) for finding, offset in findings]
+            if False in known:
                 continue
             if len(select_compatible(accepted + [candidate])[0]) != len(accepted) + 1:
                 continue
-            if known is None:
+            if None in known:
                 proposal = FixProposal(path=self.path, diagnostics=tuple(diagnostics),
                                        applicability=_worst(diagnostics), before=text,
                                        after=apply_edits(text, edits))
-                known = bool(self.review(proposal))
-                self._answers.setdefault(ident, []).append((offset, known))
-            if known:
-                accepted.append(candidate)
+                answer = bool(self.review(proposal))
+                for finding, offset in findings:
+                    self._answers.setdefault(finding, []).append((offset, answer))
+                if not answer:
+                    continue
+            accepted.append(candidate)
         return accepted
 
     def follow(self, edits: Iterable) -> None:
         """Move the remembered positions through `edits` (TextEdits just applied)."""
         ordered = sorted(edits, key=lambda e: (e.start, e.end))
-        for ident, answers in self._answers.items():
+        for finding, answers in self._answers.items():
             moved = []
             for offset, answer in answers:
                 new = _moved(offset, ordered)
                 if new is not None:
                     moved.append((new, answer))
                 elif not answer:
-                    self._declined_everywhere.add(ident)
+                    self._declined_everywhere.add(finding)
                 # a "yes" whose text was rewritten is forgotten: asked again if it comes back
             answers[:] = moved
 
-    def _answer(self, ident, offset: int) -> Optional[bool]:
-        if ident in self._declined_everywhere:
+    def _answer(self, finding: tuple, offset: int) -> Optional[bool]:
+        if finding in self._declined_everywhere:
             return False
-        for known_offset, answer in self._answers.get(ident, ()):
+        for known_offset, answer in self._answers.get(finding, ()):
             if known_offset == offset:
                 return answer
         return None
