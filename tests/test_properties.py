@@ -118,6 +118,32 @@ def test_fix_compiles_converges_and_keeps_every_other_byte(program):
 
 
 @PROPERTIES
+@given(legacy_programs(), st.data())
+def test_reviewed_fixes_apply_exactly_the_accepted_ones_and_never_break_the_file(program, data):
+    accepted, declined = [], []
+
+    def review(proposal):
+        answer = data.draw(st.booleans(), label=f"apply {[d.code for d in proposal.diagnostics]}")
+        (accepted if answer else declined).append(proposal)
+        return answer
+
+    result = volfix.fix_source(program.source, path=PATH, unsafe_fixes=True, review=review)
+    fixed = result.fixed_source
+    assert result.error is None
+    assert not [d.text for d in result.diagnostics if "volfix bug" in d.text]
+    assert compiles(masked(fixed)), fixed
+    assert result.fixed_count == sum(len(p.diagnostics) for p in accepted)
+    if not accepted:
+        assert fixed == program.source
+    for proposal in accepted + declined:
+        assert proposal.before != proposal.after
+    # What was declined is still there to fix, and fixing it converges as usual.
+    final = fix(fixed).fixed_source
+    assert compiles(final), final
+    assert fix(final).fixed_source == final
+
+
+@PROPERTIES
 @given(legacy_programs(), st.sampled_from(["utf-8", "utf-8-bom", "latin-1", "cp1252"]))
 def test_fix_in_place_keeps_encoding_and_never_touches_unchanged_files(program, encoding):
     cookie = {"latin-1": "# -*- coding: latin-1 -*-", "cp1252": "# vim: fileencoding=cp1252"}

@@ -349,6 +349,46 @@ def test_diff_marks_a_missing_final_newline_and_keeps_crlf():
     assert " a = 1\r\n" in out
 
 
+def _notebook(*sources, cell_type="code"):
+    return json.dumps({"cells": [{"cell_type": cell_type, "metadata": {}, "source": src.splitlines(True)}
+                                 for src in sources], "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+def test_notebook_diff_is_per_changed_cell_headed_like_ruff():
+    before = _notebook("from torch.autograd import Variable\ny = Variable(x)", "print(1)", "z = Variable(w)\nq = 2")
+    after = _notebook("y = x", "print(1)", "z = w\nq = 2")
+    out = text.render_diff([FileResult("nb.ipynb", source=before, fixed_source=after, changed=True)], CTX)
+    assert out == (
+        "--- nb.ipynb:cell 1\n"
+        "+++ nb.ipynb:cell 1\n"
+        "@@ -1,2 +1 @@\n"
+        "-from torch.autograd import Variable\n"
+        "-y = Variable(x)\n"
+        "+y = x\n"
+        "--- nb.ipynb:cell 3\n"
+        "+++ nb.ipynb:cell 3\n"
+        "@@ -1,2 +1,2 @@\n"
+        "-z = Variable(w)\n"
+        "+z = w\n"
+        " q = 2\n"
+    )
+
+
+def test_a_notebook_diff_falls_back_to_the_text_when_it_is_not_notebook_json():
+    out = text.render_diff([FileResult("nb.ipynb", source="not json\n", fixed_source="still not\n")], CTX)
+    assert out == "--- nb.ipynb\n+++ nb.ipynb\n@@ -1 +1 @@\n-not json\n+still not\n"
+
+
+def test_frames_after_fixing_show_the_fixed_text_the_findings_are_located_in():
+    source = "import torch\nh = x.cuda(async=True)\nif x.volatile:\n    pass\n"
+    fixed = "import torch\nh = x.cuda(non_blocking=True)\nif x.volatile:\n    pass\n"
+    d = Diagnostic("VF201", "`x.volatile` is always False", Location(3, 4), Location(3, 14))
+    out = text.render_full([FileResult("f.py", (d,), source=source, fixed_source=fixed, changed=True)],
+                           ReportContext(root="/repo", mode="fix"))
+    assert "2 | h = x.cuda(non_blocking=True)\n" in out
+    assert "3 | if x.volatile:\n  |    ^^^^^^^^^^ VF201\n" in out
+
+
 # ---------------------------------------------------------------------------- json
 
 

@@ -3,6 +3,10 @@
     check_source(source, path=..., config=...)            -> FileResult
     fix_source(source, path=..., config=..., unsafe_fixes) -> FileResult (fixed_source set)
     check_paths(paths, config=..., mode=...)               -> list[FileResult]
+
+`fix_source` and `check_paths` take `review=`: a callback asked about each fix before it
+is applied (`volfix.review.FixProposal` in, True to apply it), as `volfix fix --interactive`
+does.
 """
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Callable, Iterable, List, Optional, Union
 
 from .config import DEFAULT_CONFIG, Config
 from .model import FileResult
+from .review import ReviewCallback
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
@@ -22,28 +27,36 @@ def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
 
 
 def fix_source(source: Union[str, bytes], *, path: str = "<stdin>",
-               config: Optional[Config] = None, unsafe_fixes: Optional[bool] = None) -> FileResult:
+               config: Optional[Config] = None, unsafe_fixes: Optional[bool] = None,
+               review: Optional[ReviewCallback] = None) -> FileResult:
     """Apply the applicable fixes to one file's text.
 
     The result's `fixed_source` is the new text (equal to the input when nothing applied)
-    and its diagnostics are the findings that remain, located in the fixed text.
+    and its diagnostics are the findings that remain, located in the fixed text. With
+    `review`, each applicable fix is applied only if `review(proposal)` returns True.
     """
     from . import engine
 
     cfg = config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
-    return engine.fix_text(source, path=path, config=cfg, unsafe_fixes=unsafe)
+    return engine.fix_text(source, path=path, config=cfg, unsafe_fixes=unsafe, review=review)
 
 
 def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: str = "check",
                 unsafe_fixes: Optional[bool] = None, jobs: Optional[int] = None,
                 use_cache: bool = True, force_exclude: bool = False,
-                progress: Optional[Callable[[int, int], None]] = None) -> List[FileResult]:
+                progress: Optional[Callable[[int, int], None]] = None,
+                review: Optional[ReviewCallback] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
-    without writing (mode="diff") every Python file and notebook found."""
+    without writing (mode="diff") every Python file and notebook found.
+
+    With `review` (fix/diff mode), files are fixed one at a time in this process, in path
+    order, and each fix is applied only if `review(proposal)` returns True; a file is
+    written once all its fixes are answered."""
     from . import runner
 
     cfg = config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
-                      use_cache=use_cache, force_exclude=force_exclude, progress=progress)
+                      use_cache=use_cache, force_exclude=force_exclude, progress=progress,
+                      review=review)

@@ -64,6 +64,7 @@ class Options:
     unsafe_fixes: Optional[bool]
     legacy_semantics: Optional[bool] = None
     exit_non_zero_on_fix: bool = False
+    interactive: bool = False
 
     @property
     def mode(self) -> str:
@@ -159,6 +160,8 @@ def check(**kwargs) -> None:
 @_common_options
 @click.option("--exit-non-zero-on-fix", is_flag=True,
               help="Exit 1 when a file was changed, even if no finding remains.")
+@click.option("--interactive", "-i", is_flag=True,
+              help="Show each fix with its diff and ask before applying it.")
 def fix(**kwargs) -> None:
     """Apply the safe fixes in place (and the unsafe ones with --unsafe-fixes).
 
@@ -205,6 +208,12 @@ def run(opts: Options) -> int:
     root = repo_root(os.getcwd())
     if opts.reads_stdin:
         results, stdin_bytes = _run_stdin(opts, config)
+    elif opts.interactive:
+        from .interactive import review_paths
+
+        results = review_paths(opts.paths, config, color=use_color(opts.color, sys.stdout),
+                               use_cache=not opts.no_cache, force_exclude=opts.force_exclude)
+        stdin_bytes = None
     else:
         results, stdin_bytes = _run_paths(opts, config), None
     elapsed = time.perf_counter() - started
@@ -235,6 +244,10 @@ def _validate(opts: Options) -> None:
         raise click.UsageError("--write-baseline needs files, not stdin")
     if opts.quiet and opts.verbose:
         raise click.UsageError("--quiet and --verbose cannot be used together")
+    if opts.interactive:
+        from .interactive import check_usage
+
+        check_usage(diff=opts.diff, reads_stdin=opts.reads_stdin, output_format=opts.output_format)
 
 
 def repo_root(start: str) -> str:

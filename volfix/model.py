@@ -94,15 +94,3 @@ class FileResult:
     # name what a reviewer should still check: escapes, unsafe choices).
     applied: Tuple[Diagnostic, ...] = field(default_factory=tuple)
 
-
-@dataclass(frozen=True)
-class FixProposal:
-    """One fix offered for review before it is applied (`volfix fix --interactive`): the
-    findings it fixes, and the text before and after applying it alone."""
-
-    path: str
-    cell: Optional[int]
-    diagnostics: Tuple[Diagnostic, ...]
-    applicability: Applicability
-    before: str
-    after: str

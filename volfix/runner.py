@@ -36,6 +36,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 from .config import Config
 from .model import FileResult
 from .prefilter import HELPER_HINT
+from .review import ReviewCallback
 
 MODES = ("check", "fix", "diff")
 # A process pool costs a fork per worker and a pickle per result: use one only when the
@@ -94,29 +95,34 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 
 def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
         jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
-        progress: Optional[Progress] = None, _process: Optional[ProcessFn] = None
-        ) -> List[FileResult]:
+        progress: Optional[Progress] = None, _process: Optional[ProcessFn] = None,
+        review: Optional[ReviewCallback] = None) -> List[FileResult]:
     """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
     (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
     by path; files the prefilter rules out have none.
 
     `progress(done, total)` is called from this thread as files are done. `_process`
     replaces `engine.process_file` (tests); it must be picklable for the process pool.
+    `review` (fix/diff mode, `volfix.review`): files are analysed in this process one at a
+    time, in path order, each fix applied only when `review` accepts it.
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                          _process=_process)[0]
+                          _process=_process, review=review)[0]
 
 
 def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
                    unsafe_fixes: bool = False, jobs: Optional[int] = None, use_cache: bool = True,
                    force_exclude: bool = False, progress: Optional[Progress] = None,
-                   _process: Optional[ProcessFn] = None) -> Tuple[List[FileResult], RunStats]:
+                   _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None
+                   ) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
     from . import discovery
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if review is not None and mode == "check":
+        raise ValueError("review needs mode 'fix' or 'diff'")
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be a positive number (0 or None: every core)")
     workers = jobs or default_jobs()
@@ -157,6 +163,11 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
     stats.lines_analysed = sum(t.lines for t in tasks)
     options = {"config": config, "mode": mode, "unsafe_fixes": unsafe_fixes}
     workers = min(workers, len(tasks))
+    if review is not None:
+        # The callback talks to this process (a terminal, a test): no pool, one file at a time.
+        options["review"] = review
+        workers = 1
+        tasks.sort(key=lambda t: t.display)
     if workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or stats.lines_analysed > PARALLEL_MIN_LINES):
         stats.workers = workers
         _run_pool(tasks, options, workers, _process, finished)

@@ -12,7 +12,8 @@ import ast
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..edits import TextEdit, apply_edits, select_compatible
-from ..model import Applicability, Diagnostic, FixProposal
+from ..model import Applicability, Diagnostic
+from ..review import FixReviewer, ReviewCallback
 from ..syntax.document import PARSE_ERRORS, Document, mask_async, parse_document
 from .analyse import Analysis, FixGroup, Options, analyse
 
@@ -21,7 +22,7 @@ MAX_CLEANUP_PASSES = 8
 
 # The document analysed: a function from the current text to (document or None, parse errors).
 Parse = Callable[[str], Tuple[Optional[Document], tuple]]
-Review = Callable[[FixProposal], bool]
+Review = ReviewCallback
 
 
 def compiles(text: str) -> bool:
@@ -43,6 +44,7 @@ def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse
     problems: List[Diagnostic] = []
     banned: set = set()
     current = text
+    reviewer = FixReviewer(review, path) if review is not None else None
     if not verify(text):
         return text, applied, problems  # not Python 3 even with `async=` masked: nothing to fix
     for _ in range(MAX_FIX_PASSES):
@@ -59,24 +61,27 @@ def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse
                 banned.add(ident)
                 problems.extend(_bug(d, "its fix could not be rendered") for d in group.diagnostics)
                 continue
-            if review is not None and not review(_proposal(path, group, current, edits)):
-                banned.add(ident)
-                continue
             candidates.append(((ident, group.diagnostics), edits))
         if not candidates:
             break
         # VF104's fix contains its helper's VF103 fix: it goes first, or it would never apply.
         candidates.sort(key=lambda c: not any(d.code == "VF104" for d in c[0][1]))
+        if reviewer is not None:
+            candidates = reviewer.select(current, candidates)  # asks; declined ones never return
+            if not candidates:
+                break
         chosen, edits = select_compatible(candidates)
         new = apply_edits(current, edits)
         if not verify(new):
-            chosen, new = _without_breaking(current, candidates, banned, problems, verify)
+            chosen, edits, new = _without_breaking(current, candidates, banned, problems, verify)
             if not chosen:
                 continue
         for _ident, diags in chosen:
             applied.extend(diags)
         if new == current:
             break
+        if reviewer is not None:
+            reviewer.follow(edits)
         current = new
     if applied:
         current = cleanup(text, current, options, parse, verify, may_remove_imports, keep_variable_import,
@@ -107,12 +112,6 @@ def _edits(analysis: Analysis, group: FixGroup) -> Optional[List[TextEdit]]:
     return plan_edits(analysis.doc, group.plan)
 
 
-def _proposal(path: str, group: FixGroup, text: str, edits: List[TextEdit]) -> FixProposal:
-    first = group.diagnostics[0]
-    return FixProposal(path=path, cell=first.cell, diagnostics=tuple(group.diagnostics),
-                       applicability=group.applicability, before=text, after=apply_edits(text, edits))
-
-
 def _without_breaking(current: str, candidates: list, banned: set, problems: list, verify):
     """Find the fixes that break the text, drop and report them, keep the others."""
     good = []
@@ -129,9 +128,9 @@ def _without_breaking(current: str, candidates: list, banned: set, problems: lis
         if len(trial_chosen) == len(kept) + 1 and verify(apply_edits(current, trial_edits)):
             kept.append(candidate)
     if not kept:
-        return [], current
+        return [], [], current
     chosen, edits = select_compatible(kept)
-    return chosen, apply_edits(current, edits)
+    return chosen, edits, apply_edits(current, edits)
 
 
 def _bug(diag: Optional[Diagnostic], why: str) -> Diagnostic:

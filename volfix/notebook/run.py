@@ -23,7 +23,8 @@ from ..config import Config
 from ..engine import options_for
 from ..engine.analyse import analyse
 from ..engine.fixing import Review, compiles, fix_loop
-from ..model import Diagnostic, Edit, FileResult, Fix, Location
+from ..model import Diagnostic, Edit, FileResult, Location
+from ..review import FixProposal
 from ..syntax.document import Document, join_cells, parse_joined, split_cells
 from .jsonfile import NotebookError, RawNotebook, changes_only_sources, parse_notebook, splice_sources
 from .magics import MaskedCell, MaskError, mask_magics, unmask_magics
@@ -83,6 +84,42 @@ class Cells:
                     words.update(_WORD.findall(line))
         return words
 
+    def restored(self, position: int, text: str) -> str:
+        """A cell's text as the notebook holds it (magics back, no added newline)."""
+        raw, masked = self.analysed[position]
+        if not masked.text.endswith(("\n", "\r")) and text.endswith("\n"):
+            text = text[:-1]
+        try:
+            return unmask_magics(text, masked)
+        except MaskError:
+            return text
+
+    def reviewed(self, review: Optional[Review]) -> Optional[Review]:
+        """A review callback shown cells, not the joined text: a proposal changing one cell
+        carries that cell's number and source; one changing several shows each, headed."""
+        if review is None:
+            return None
+
+        def ask(proposal: FixProposal) -> bool:
+            before, after = split_cells(proposal.before), split_cells(proposal.after)
+            changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+            doc = self.parse(proposal.before)[0]
+            diagnostics = tuple(map_diagnostic(d, doc) for d in proposal.diagnostics)
+            if len(changed) == 1:
+                i = changed[0]
+                return review(dataclasses.replace(proposal, cell=self.numbers[i], diagnostics=diagnostics,
+                                                  before=self.restored(i, before[i]),
+                                                  after=self.restored(i, after[i])))
+
+            def view(cells: List[str]) -> str:
+                return "".join(f"# cell {self.numbers[i]}\n{self.restored(i, cells[i])}".rstrip("\n") + "\n"
+                               for i in changed)
+
+            return review(dataclasses.replace(proposal, diagnostics=diagnostics, before=view(before),
+                                              after=view(after)))
+
+        return ask
+
     def new_sources(self, fixed: str, errors: List[str]) -> Dict[int, str]:
         """0-based cell index -> new source text, for the cells that changed."""
         out: Dict[int, str] = {}
@@ -132,7 +169,7 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
     errors: List[str] = []
     fixed, applied, problems = fix_loop(cells.text, options, unsafe=unsafe_fixes, parse=cells.parse,
                                         verify=cells.verify(cells.text), extra_used=cells.extra_uses(),
-                                        review=review, path=path)
+                                        review=cells.reviewed(review), path=path)
     new_sources = cells.new_sources(fixed, errors)
     new_bytes = splice_sources(nb, new_sources) if new_sources else data
     new_text = new_bytes.decode("utf-8")

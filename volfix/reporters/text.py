@@ -40,10 +40,14 @@ _SGR = {
     "removed": "31",
     "hunk": "36",
     "error": "1;31",
+    "safe": "1;32",
+    "unsafe": "1;33",
 }
 
 
-class _Paint:
+class Paint:
+    """`paint(text, style)`: the text in a style of `_SGR` when colour is on, else as is."""
+
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
 
@@ -67,7 +71,7 @@ def location_label(path: str, d: Diagnostic) -> str:
     return f"{path}:{d.location.row}:{d.location.column}"
 
 
-def _header(result: FileResult, d: Diagnostic, ctx: ReportContext, paint: _Paint) -> str:
+def _header(result: FileResult, d: Diagnostic, ctx: ReportContext, paint: Paint) -> str:
     colon = paint(":", "punct")
     if d.cell is not None:
         where = f"{paint(result.path, 'bold')}{colon}cell {d.cell}{colon}"
@@ -79,12 +83,12 @@ def _header(result: FileResult, d: Diagnostic, ctx: ReportContext, paint: _Paint
 
 
 def render_concise(results: List[FileResult], ctx: ReportContext) -> str:
-    paint = _Paint(ctx.color)
+    paint = Paint(ctx.color)
     return "".join(_header(r, d, ctx, paint) + "\n" for r, d in iter_findings(results))
 
 
 def render_full(results: List[FileResult], ctx: ReportContext) -> str:
-    paint = _Paint(ctx.color)
+    paint = Paint(ctx.color)
     out: List[str] = []
     cache: Dict[Tuple[str, Optional[int]], Optional[List[str]]] = {}
     for result, d in iter_findings(results):
@@ -116,8 +120,8 @@ def _help_line(d: Diagnostic, ctx: ReportContext) -> str:
 
 
 def _source_lines(result: FileResult, cell: Optional[int]) -> Optional[List[str]]:
-    """The lines the finding's rows refer to: the file, or one notebook cell. After fixes
-    (fix, --diff) the findings are located in the fixed text."""
+    """The lines the finding's rows refer to: the file (as fixed, when fixes were computed:
+    the findings that remain are located there), or one notebook cell."""
     text = result.fixed_source if result.fixed_source is not None else result.source
     if text is None:
         return None
@@ -127,14 +131,27 @@ def _source_lines(result: FileResult, cell: Optional[int]) -> Optional[List[str]
 
 
 def _notebook_cell_lines(source: str, cell: int) -> Optional[List[str]]:
-    try:
-        notebook = json.loads(source)
-        text = notebook["cells"][cell - 1]["source"]
-    except (ValueError, KeyError, IndexError, TypeError):
+    cells = notebook_cell_sources(source)
+    if cells is None or cell not in cells:
         return None  # not notebook JSON: show the finding without a frame
-    if isinstance(text, list):
-        text = "".join(text)
-    return _NEWLINE.split(text) if isinstance(text, str) else None
+    return _NEWLINE.split(cells[cell])
+
+
+def notebook_cell_sources(source: str) -> Optional[Dict[int, str]]:
+    """1-based cell number -> source text of a notebook's JSON, None if it is not one."""
+    try:
+        cells = json.loads(source.lstrip("\ufeff"))["cells"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(cells, list):
+        return None
+    out: Dict[int, str] = {}
+    for number, cell in enumerate(cells, start=1):
+        text = cell.get("source", "") if isinstance(cell, dict) else ""
+        if isinstance(text, list):
+            text = "".join(part for part in text if isinstance(part, str))
+        out[number] = text if isinstance(text, str) else ""
+    return out
 
 
 def _display_col(line: str, column: int) -> int:
@@ -173,7 +190,7 @@ def _frame_rows(first: int, last: int, total: int) -> List[Optional[int]]:
     return rows
 
 
-def _code_frame(lines: List[str], d: Diagnostic, ctx: ReportContext, paint: _Paint) -> str:
+def _code_frame(lines: List[str], d: Diagnostic, ctx: ReportContext, paint: Paint) -> str:
     first = d.location.row
     last = max(d.end_location.row, first)
     if not 1 <= first <= len(lines):
@@ -315,7 +332,7 @@ def render_statistics(results: List[FileResult], ctx: ReportContext) -> str:
     rows = statistics(results, ctx)
     if not rows:
         return ""
-    paint = _Paint(ctx.color)
+    paint = Paint(ctx.color)
     count_width = max(len(str(row["count"])) for row in rows)
     code_width = max(len(row["code"]) for row in rows)
     out = []
@@ -366,27 +383,49 @@ def render_fixes(results: List[FileResult], ctx: ReportContext) -> str:
 
 
 def render_diff(results: List[FileResult], ctx: ReportContext) -> str:
-    """A unified diff of every file whose fixes would change it."""
-    paint = _Paint(ctx.color)
+    """A unified diff of every file whose fixes would change it (per cell for notebooks)."""
+    paint = Paint(ctx.color)
     out: List[str] = []
     for result in sorted(results, key=lambda r: r.path):
         if result.source is None or result.fixed_source is None:
             continue
         if result.fixed_source == result.source:
             continue
-        out.append(unified_diff(result.source, result.fixed_source, result.path, paint))
+        out.append(file_diff(result.path, result.source, result.fixed_source, paint))
     return "".join(out)
 
 
-def unified_diff(before: str, after: str, path: str, paint: Optional[_Paint] = None) -> str:
-    paint = paint or _Paint(False)
+def file_diff(path: str, before: str, after: str, paint: Optional[Paint] = None) -> str:
+    """The diff of one file; for a notebook (its JSON text), one diff per changed cell,
+    headed `--- path:cell N` as ruff does, never the diff of the JSON."""
+    if path.endswith(".ipynb"):
+        old, new = notebook_cell_sources(before), notebook_cell_sources(after)
+        if old is not None and new is not None:
+            cells = "".join(cell_diff(path, number, old.get(number, ""), new.get(number, ""), paint)
+                            for number in sorted(set(old) | set(new)))
+            if cells:
+                return cells
+    return unified_diff(before, after, path, paint)
+
+
+def cell_diff(path: str, cell: int, before: str, after: str, paint: Optional[Paint] = None) -> str:
+    """The diff of one notebook cell's source ("" when unchanged). A cell's last line has
+    no newline as a rule, so that is not marked."""
+    if before == after:
+        return ""
+    return unified_diff(before, after, f"{path}:cell {cell}", paint, missing_newline_hint=False)
+
+
+def unified_diff(before: str, after: str, path: str, paint: Optional[Paint] = None, *,
+                 missing_newline_hint: bool = True) -> str:
+    paint = paint or Paint(False)
     lines = difflib.unified_diff(_split_keepends(before), _split_keepends(after),
                                  fromfile=path, tofile=path)
     out = []
     for line in lines:
         body = line
         if not body.endswith(("\n", "\r")):
-            body += "\n\\ No newline at end of file\n"
+            body += "\n\\ No newline at end of file\n" if missing_newline_hint else "\n"
         if line.startswith(("---", "+++")):
             out.append(paint(body.rstrip("\n"), "bold") + "\n")
         elif line.startswith("@@"):
@@ -404,7 +443,7 @@ def _split_keepends(text: str) -> List[str]:
     return _LINE_WITH_END.findall(text)
 
 
-def _paint_lines(body: str, style: str, paint: _Paint) -> str:
+def _paint_lines(body: str, style: str, paint: Paint) -> str:
     if not paint.enabled:
         return body
     return "".join(paint(part.rstrip("\r\n"), style) + part[len(part.rstrip("\r\n")):]

@@ -1,0 +1,207 @@
+"""The review hook of the fix loop (`fix_source(..., review=...)`, `volfix.review`): what a
+proposal holds, that declined fixes are never applied nor proposed twice, and that twins
+of a declined fix are still asked about."""
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+
+from volfix import api, fix_source
+from volfix.edits import TextEdit
+from volfix.config import DEFAULT_CONFIG
+from volfix.fileproc import process_file
+from volfix.model import Applicability, Diagnostic, Fix, Location
+from volfix.review import FixProposal, FixReviewer
+
+# A region that adds a line above two identical `async=` keywords.
+SHIFTING = """import torch
+from torch.autograd import Variable
+
+out = model(Variable(x, volatile=True))
+h = x.cuda(async=True)
+g = y.cuda(async=True)
+"""
+
+
+class Answers:
+    """A review callback answering from a list, recording every proposal."""
+
+    def __init__(self, *answers: bool):
+        self.answers = list(answers)
+        self.proposals: list = []
+
+    def __call__(self, proposal: FixProposal) -> bool:
+        self.proposals.append(proposal)
+        return self.answers.pop(0)
+
+
+def test_a_proposal_shows_one_fix_alone_on_the_current_text():
+    review = Answers(True, False, True)
+    result = fix_source(SHIFTING, path="m.py", review=review)
+    first, second, third = review.proposals
+    assert [d.code for d in first.diagnostics] == ["VF101"]
+    assert first.path == "m.py" and first.cell is None
+    assert first.applicability is Applicability.SAFE
+    assert first.message == "Unwrap and run the dependent statements under a grad-mode `with` block"
+    assert first.note is None
+    assert first.before == SHIFTING
+    assert first.after == SHIFTING.replace("out = model(Variable(x, volatile=True))\n",
+                                           "with torch.no_grad():\n    out = model(x)\n")
+    # The two renames are proposed on the same text as the region (one pass), each alone.
+    assert second.before == SHIFTING and third.before == SHIFTING
+    assert second.after == SHIFTING.replace("h = x.cuda(async=True)", "h = x.cuda(non_blocking=True)")
+    assert third.after == SHIFTING.replace("g = y.cuda(async=True)", "g = y.cuda(non_blocking=True)")
+    assert [d.location for d in second.diagnostics] == [Location(5, 12)]
+    assert [d.location for d in third.diagnostics] == [Location(6, 12)]
+    # The declined rename moved down a line when the region was applied: not asked again.
+    assert len(review.proposals) == 3
+    # The import the region made unused goes, though a declined `async=` stays in the file.
+    assert result.fixed_source == ("import torch\n\n"
+                                   "with torch.no_grad():\n    out = model(x)\n"
+                                   "h = x.cuda(async=True)\ng = y.cuda(non_blocking=True)\n")
+    assert result.applied_codes == ("VF101", "VF301") and result.fixed_count == 2
+    assert [(d.code, d.location, d.fixable) for d in result.diagnostics] == [("VF301", Location(5, 12), True)]
+
+
+def test_declining_everything_changes_nothing():
+    review = Answers(False, False, False)
+    result = fix_source(SHIFTING, path="m.py", review=review)
+    assert len(review.proposals) == 3
+    assert result.fixed_source == SHIFTING and not result.changed and result.fixed_count == 0
+    assert [d.code for d in result.diagnostics] == ["VF101", "VF301", "VF301"]
+
+
+def test_accepting_everything_equals_fixing_without_review():
+    review = Answers(True, True, True)
+    assert fix_source(SHIFTING, path="m.py", review=review).fixed_source == \
+        fix_source(SHIFTING, path="m.py").fixed_source
+
+
+def test_a_twin_of_a_declined_fix_is_still_asked_about():
+    source = "import torch\na = x.cuda(async=True)\nb = x.cuda(async=True)\n"
+    review = Answers(False, True)
+    result = fix_source(source, path="t.py", review=review)
+    assert [p.diagnostics[0].snippet for p in review.proposals] == ["async=", "async="]
+    assert result.fixed_source == "import torch\na = x.cuda(async=True)\nb = x.cuda(non_blocking=True)\n"
+
+
+def test_clean_up_after_accepted_fixes_is_not_a_question():
+    source = "import torch\nfrom torch.autograd import Variable\n\nh = Variable(torch.zeros(3))\n"
+    review = Answers(True)
+    result = fix_source(source, path="c.py", review=review)
+    assert [[d.code for d in p.diagnostics] for p in review.proposals] == [["VF110"]]
+    assert "from torch.autograd import Variable" in review.proposals[0].after  # the fix alone
+    assert result.fixed_source == "import torch\n\nh = torch.zeros(3)\n"  # then the clean-up
+
+
+def test_unsafe_fixes_are_proposed_only_with_unsafe_fixes():
+    source = "import torch\nif x.volatile:\n    y = 1\n"
+    quiet = Answers()
+    assert fix_source(source, path="u.py", review=quiet).fixed_source == source
+    assert quiet.proposals == []
+    review = Answers(True)
+    result = fix_source(source, path="u.py", review=review, unsafe_fixes=True)
+    (proposal,) = review.proposals
+    assert proposal.applicability is Applicability.UNSAFE
+    assert proposal.note == ("unsafe fix: the read asked whether `x` records a graph, "
+                             "which `.requires_grad` answers today")
+    assert result.fixed_source == "import torch\nif not x.requires_grad:\n    y = 1\n"
+
+
+def test_a_notebook_proposal_names_its_cell_and_shows_the_cell_source(tmp_path):
+    cells = [("code", "import torch\nfrom torch.autograd import Variable"),
+             ("markdown", "# eval"),
+             ("code", "for x in loader:\n    out = model(Variable(x, volatile=True))\n    %time out.sum()"),
+             ("code", "h = x.cuda(async=True)")]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps({"cells": [{"cell_type": kind, "metadata": {}, "source": src.splitlines(True)}
+                                          for kind, src in cells],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
+    review = Answers(True, False)
+    result = process_file(str(path), config=DEFAULT_CONFIG, mode="fix", display_path="nb.ipynb",
+                          review=review)
+    first, second = review.proposals
+    assert (first.path, first.cell, [d.cell for d in first.diagnostics]) == ("nb.ipynb", 3, [3])
+    assert first.before == cells[2][1]  # magics restored, not the masked text
+    assert first.after == "for x in loader:\n    with torch.no_grad():\n        out = model(x)\n    %time out.sum()"
+    assert (second.cell, second.before, second.after) == (4, "h = x.cuda(async=True)", "h = x.cuda(non_blocking=True)")
+    written = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    assert written == ["import torch", "# eval", first.after, "h = x.cuda(async=True)"]
+    assert [(d.code, d.cell) for d in result.diagnostics] == [("VF301", 4)]
+
+
+def test_check_paths_fixes_one_file_at_a_time_in_path_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("b.py", "a.py", "sub/c.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("import torch\nh = x.cuda(async=True)\n")
+    review = Answers(True, False, True)
+    results = api.check_paths(["."], mode="fix", jobs=4, use_cache=False, review=review)
+    assert [p.path for p in review.proposals] == ["a.py", "b.py", "sub/c.py"]
+    assert [(r.path, r.changed) for r in results] == [("a.py", True), ("b.py", False), ("sub/c.py", True)]
+    assert "non_blocking" not in (tmp_path / "b.py").read_text()
+    for name in ("a.py", "sub/c.py"):
+        ast.parse((tmp_path / name).read_text())
+
+
+def test_review_is_refused_in_check_mode():
+    with pytest.raises(ValueError, match="review needs mode"):
+        api.check_paths(["."], mode="check", review=Answers())
+
+
+# ---------------------------------------------------------------------------- FixReviewer
+
+
+def _candidate(row: int, col: int, edits, snippet: str = "Variable(x)"):
+    diagnostic = Diagnostic("VF110", "message", Location(row, col), Location(row, col + 11),
+                            fix=Fix(Applicability.SAFE, "Remove the wrapper", ()), snippet=snippet)
+    return ((("VF110", snippet),), [diagnostic]), edits
+
+
+TEXT = "h = Variable(x)\ng = Variable(x)\n"  # the twins start at offsets 4 and 20
+
+
+def test_answers_follow_their_fix_through_the_edits_of_a_pass():
+    review = Answers(False, True)
+    reviewer = FixReviewer(review, "r.py")
+    first, second = _candidate(1, 5, [TextEdit(4, 15, "x")]), _candidate(2, 5, [TextEdit(20, 31, "x")])
+    assert reviewer.select(TEXT, [first, second]) == [second]
+    reviewer.follow([TextEdit(0, 0, "# added\n"), TextEdit(20, 31, "x")])
+    moved = _candidate(2, 5, [TextEdit(12, 23, "x")])  # the declined one, a line lower now
+    assert reviewer.select("# added\n" + TEXT.replace("g = Variable(x)", "g = x"), [moved]) == []
+    assert len(review.proposals) == 2
+
+
+def test_a_declined_fix_whose_text_another_fix_rewrote_is_declined_everywhere():
+    review = Answers(False)
+    reviewer = FixReviewer(review, "r.py")
+    assert reviewer.select(TEXT, [_candidate(1, 5, [TextEdit(4, 15, "x")])]) == []
+    reviewer.follow([TextEdit(0, 16, "h = Variable(x)  # rewritten\n")])
+    twin = _candidate(2, 5, [TextEdit(33, 44, "x")])
+    assert reviewer.select("h = Variable(x)  # rewritten\ng = Variable(x)\n", [twin]) == []
+    assert len(review.proposals) == 1
+
+
+def test_a_later_group_holding_a_declined_finding_is_not_proposed():
+    review = Answers(False, True)
+    reviewer = FixReviewer(review, "r.py")
+    (key, first), edits = _candidate(1, 5, [TextEdit(4, 15, "x")])
+    (_, second), _ = _candidate(2, 5, [])
+    both = ((key, first + second), [TextEdit(0, 31, "h = x\ng = x")])
+    assert reviewer.select(TEXT, [both]) == []
+    alone = _candidate(2, 5, [TextEdit(20, 31, "x")])  # regrouped: one of the declined two
+    assert reviewer.select(TEXT, [alone]) == []
+    other = _candidate(1, 5, [TextEdit(4, 15, "x")], snippet="Variable(y)")  # not declined
+    assert reviewer.select(TEXT, [other]) == [other]
+    assert [len(p.diagnostics) for p in review.proposals] == [2, 1]
+
+
+def test_a_fix_conflicting_with_an_accepted_one_waits_for_the_next_pass():
+    review = Answers(True)
+    reviewer = FixReviewer(review, "r.py")
+    accepted = _candidate(1, 5, [TextEdit(4, 15, "x")])
+    overlapping = _candidate(1, 5, [TextEdit(0, 15, "h = x")], snippet="h = Variable(x)")
+    assert reviewer.select(TEXT, [accepted, overlapping]) == [accepted]
+    assert len(review.proposals) == 1  # the other one is asked about when it comes back
