@@ -212,6 +212,21 @@ def test_change_save_and_close(start, tmp_path):
     assert client.diagnostics(uri, since=mark) == []
 
 
+def test_fixes_keep_crlf_and_a_missing_final_newline(start, tmp_path):
+    client, _ = start(BASIC)
+    text = SOURCE.replace("\n", "\r\n")[:-2]
+    uri = (tmp_path / "windows.py").as_uri()
+    open_document(client, uri, text)
+    assert [(d["code"], d["range"]) for d in client.diagnostics(uri, version=1)] == [
+        ("VF101", span(1, 22, 48)), ("VF112", span(2, 3, 22)), ("VF110", span(4, 4, 15))]
+    # The cursor on the last line, which has no newline: the VF110 quick fix and both fix-alls.
+    quickfix, fix_all, fix_all_unsafe = code_actions(client, uri, span(4, 15, 15))
+    assert quickfix["title"].startswith("volfix (VF110): ")
+    assert applied(text, quickfix, uri) == text.replace("Variable(w)", "w")
+    assert applied(text, fix_all, uri) == SAFE_FIXED.replace("\n", "\r\n")[:-2]
+    assert applied(text, fix_all_unsafe, uri) == UNSAFE_FIXED.replace("\n", "\r\n")[:-2]
+
+
 def test_fast_changes_never_publish_stale_results(start, tmp_path):
     client, _ = start(BASIC)
     uri = (tmp_path / "typing.py").as_uri()
@@ -264,6 +279,12 @@ def test_nearest_config_is_used_and_reloaded_when_it_changes(start, tmp_path):
     mark = client.mark()
     client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": config.as_uri(), "type": 2}]})
     assert [d["code"] for d in client.diagnostics(uri, version=1, since=mark)] == ["VF112", "VF110"]
+
+    # Saving a config file open in the editor does the same.
+    config.write_text('[tool.volfix]\nignore = ["VF110"]\n')
+    mark = client.mark()
+    client.notify("textDocument/didSave", {"textDocument": {"uri": config.as_uri()}})
+    assert [d["code"] for d in client.diagnostics(uri, version=1, since=mark)] == ["VF101", "VF112"]
 
     # A broken config is shown to the user (one `volfix: ...` message), not silently replaced.
     config.write_text('[tool.volfix]\nselekt = ["VF1"]\n')

@@ -25,6 +25,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from .. import api
@@ -405,7 +406,10 @@ class VolfixLanguageServer(LanguageServer):
         registration = types.Registration(id="volfix-config-files",
                                           method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                                           register_options=options)
-        await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+        try:
+            await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+        except JsonRpcException as error:  # refused: a config file created later needs a restart
+            log.warning("could not watch the configuration files: %s", error)
 
     async def config_changed(self) -> None:
         self.configs.clear()
