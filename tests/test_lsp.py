@@ -8,15 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from lsp_client import LspClient, apply_text_edits, document_edits, utf16_len
 
-pytest.importorskip("pygls")
-
-from volfix import api  # noqa: E402
-from volfix.config import DEFAULT_CONFIG  # noqa: E402
-from volfix.notebook import process_notebook  # noqa: E402
-from volfix.registry import get  # noqa: E402
-
-from lsp_client import LspClient, apply_text_edits, document_edits, utf16_len  # noqa: E402
+from volfix import api
+from volfix.config import DEFAULT_CONFIG
+from volfix.notebook import process_notebook
+from volfix.registry import get
 
 # Line 2 puts an emoji (one code point, two UTF-16 units) before the VF101 finding.
 SOURCE = ("from torch.autograd import Variable\n"
