@@ -16,7 +16,7 @@ from typing import List
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import EXACT, FREE, KEEP, Program, legacy_programs, legacy_soup, mutated_programs
+from strategies import EXACT, FREE, Program, legacy_programs, legacy_soup, mutated_programs
 
 import volfix
 from volfix import sourcefile

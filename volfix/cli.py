@@ -580,6 +580,26 @@ def _print_markdown(text: str) -> None:
     Console().print(Markdown(text))
 
 
+# ---------------------------------------------------------------------------- volfix server
+
+
+@main.command("server")
+def server_command() -> None:
+    """Run the language server: LSP over stdin/stdout, for editors.
+
+    Needs the `lsp` extra: pip install "volfix[lsp]".
+    """
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError as error:
+        raise ConfigError(f'`volfix server` needs {error.name or "pygls"}; '
+                          'install it with: pip install "volfix[lsp]"') from error
+    from .lsp.server import serve
+
+    serve()
+
+
 # ---------------------------------------------------------------------------- progress
 
 

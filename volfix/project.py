@@ -35,14 +35,14 @@ import ast
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from .flow.grad_mode import covered as grad_covered
 from .prefilter import HELPER_HINT
 from .syntax import names as nm
-from .syntax.document import Document, ParseError, parse_document
+from .syntax.document import Document, parse_document
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", ".git")

@@ -11,7 +11,7 @@ import ast
 from typing import Callable, List, Optional, Set
 
 from ..edits import TextEdit
-from ..syntax.index import FUNCTIONS, ModuleIndex
+from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
 from .expressions import Expressions
 

@@ -23,7 +23,7 @@ from ..flow.follow import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
-from ..findings import Finding, Flag, Outcome, Source
+from ..findings import Flag, Outcome, Source
 from ..findings import FixPlan, worst
 from .regions import Placement, RegionPlacer, Run
 

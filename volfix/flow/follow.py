@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 from ..findings import Flag, Source
 from ..model import Applicability
 from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
-from .grad_mode import literal_truth
 from .taint import TaintAnalysis
 
 W_INFO, W_UNSAFE, W_NONE = 1, 2, 3

@@ -7,7 +7,7 @@ ran (`volfix.fixes.regions`).
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional
 
 from ..edits import TextEdit
 from ..fixes.expressions import Expressions
