@@ -107,12 +107,14 @@ def _help_line(d: Diagnostic, ctx: ReportContext) -> str:
 
 
 def _source_lines(result: FileResult, cell: Optional[int]) -> Optional[List[str]]:
-    """The lines the finding's rows refer to: the file, or one notebook cell."""
-    if result.source is None:
+    """The lines the finding's rows refer to: the file, or one notebook cell. After fixes
+    (`fix`, `--diff`) the findings are those that remain in the fixed text: show that."""
+    text = result.fixed_source if result.fixed_source is not None else result.source
+    if text is None:
         return None
     if cell is None:
-        return _NEWLINE.split(result.source)
-    return _notebook_cell_lines(result.source, cell)
+        return _NEWLINE.split(text)
+    return _notebook_cell_lines(text, cell)
 
 
 def _notebook_cell_lines(source: str, cell: int) -> Optional[List[str]]:
