@@ -51,6 +51,22 @@ def test_version():
     assert result.stdout == f"volfix {__version__}\n"
 
 
+def test_python_dash_m_volfix_runs_the_cli(tmp_path):
+    (tmp_path / "legacy.py").write_text(LEGACY)
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    version = subprocess.run([sys.executable, "-m", "volfix", "--version"], cwd=tmp_path,
+                             capture_output=True, text=True, env=env)
+    assert (version.returncode, version.stdout) == (0, f"volfix {__version__}\n")
+    check = subprocess.run([sys.executable, "-m", "volfix", "check", "--format", "concise",
+                            "legacy.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert check.returncode == 1, check.stderr
+    assert check.stdout.startswith("legacy.py:2:13: VF101 [*] ")
+    usage = subprocess.run([sys.executable, "-m", "volfix", "check", "--no-such-option"],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert usage.returncode == 2
+    assert usage.stderr.startswith("Usage: volfix check ")
+
+
 def test_version_imports_neither_libcst_nor_rich():
     code = ("import sys\nfrom volfix.cli import main\n"
             "try:\n    main(['--version'])\nexcept SystemExit as e:\n    code = e.code\n"
