@@ -23,6 +23,7 @@ from .reporters.base import ReportContext
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
 
 STDIN = "-"
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears (short runs show none)
@@ -174,7 +175,14 @@ def _guarded(opts: Options) -> int:
         return run(opts)
     except VolfixConfigError as error:
         raise ConfigError(str(error)) from error
-    except (click.ClickException, click.exceptions.Exit, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        # Ctrl-C (or a CI cancel): the run stopped; writes under way were completed, no
+        # other file was touched. 128 + SIGINT, as a shell reports it.
+        sys.stdout.flush()
+        click.echo("Interrupted: volfix stopped; every file it wrote is complete, "
+                   "the others are unchanged.", err=True)
+        return EXIT_INTERRUPTED
+    except (click.ClickException, click.exceptions.Exit):
         raise
     except Exception as error:  # noqa: BLE001 - the CLI boundary: anything else is our bug
         # Without this, Python would exit 1 with a traceback, which reads as "findings remain".

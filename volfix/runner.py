@@ -19,6 +19,9 @@ handed to `engine.process_file` (which decodes, parses, analyses and, in fix mod
   boundary for what the engine cannot catch: an exception escaping `process_file`, or a
   worker process that dies (segfault, out of memory) -- its files are retried one by one in
   a fresh worker, and the one that kills it again gets a FileResult with `error` set.
+- **Ctrl-C.** SIGINT stops a run within moments: the pools are `workers.StoppablePool`s,
+  whose workers finish the atomic writes under way and start no other; the
+  KeyboardInterrupt then reaches the caller (the CLI exits 130).
 - **Laziness.** This module imports neither libcst, rich nor the engine; the engine is
   imported only when a candidate must be analysed (not on a cache hit).
 
@@ -101,6 +104,9 @@ def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fix
 
     `progress(done, total)` is called from this thread as files are done. `_process`
     replaces `engine.process_file` (tests); it must be picklable for the process pool.
+
+    KeyboardInterrupt (Ctrl-C) stops the run: the workers finish the writes under way and
+    start no other (`volfix.workers`), and the exception propagates.
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
@@ -196,7 +202,7 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
                   ) -> Optional[List[str]]:
     """Candidate paths found by `workers` processes, in `files` order; None when no pool
     can be started (then the caller scans here)."""
-    from concurrent.futures import ProcessPoolExecutor
+    from .workers import StoppablePool
 
     context = _pool_context()
     if context is None:
@@ -206,9 +212,10 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
     n_chunks = workers * 4
     chunks = [files[i::n_chunks] for i in range(n_chunks)]
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            found = [path for part in pool.map(_scan_chunk, chunks, [enabled] * n_chunks)
-                     for path in part]
+        with StoppablePool(workers, context) as pool:
+            with pool.starting():
+                parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks)
+            found = [path for part in parts for path in part]
     except (OSError, RuntimeError):  # fork refused, or a worker died (BrokenProcessPool)
         return None
     order = {path: i for i, path in enumerate(files)}
@@ -313,8 +320,12 @@ def _pool_context():
 
 def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional[ProcessFn],
               finished: Callable[[_Task, FileResult], None]) -> None:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    """Analyse `tasks` in `workers` processes. An exception here (KeyboardInterrupt from
+    Ctrl-C, or one raised by `finished`) stops the pool: see `volfix.workers`."""
+    from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
+
+    from .workers import StoppablePool
 
     context = _pool_context()
     if context is not None and process is None:
@@ -322,30 +333,29 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
     # Largest first, so that one big file does not finish last on an otherwise idle pool.
     ordered = sorted(tasks, key=lambda t: -t.lines)
     crashed: List[_Task] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(_analyse, process, t.path, t.display, _task_options(options, t)): t
-                   for t in ordered}
-        try:
-            for future in as_completed(futures):
-                task = futures[future]
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    crashed.append(task)
-                    continue
-                except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                    result = _crash_result(task.display, f"{type(exc).__name__}: {exc}")
-                finished(task, result)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    with StoppablePool(workers, context) as pool:
+        with pool.starting():
+            futures = {pool.executor.submit(_analyse, process, t.path, t.display,
+                                            _task_options(options, t)): t for t in ordered}
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                crashed.append(task)
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                result = _crash_result(task.display, f"{type(exc).__name__}: {exc}")
+            finished(task, result)
     # A worker died: every unfinished file of that pool fails with it. Retry them one at a
     # time in a fresh worker to find the file that kills it, and keep the others' results.
     for task in sorted(crashed, key=lambda t: t.path):
-        with ProcessPoolExecutor(max_workers=1, mp_context=context) as lone:
+        with StoppablePool(1, context) as lone:
+            with lone.starting():
+                future = lone.executor.submit(_analyse, process, task.path, task.display,
+                                              _task_options(options, task))
             try:
-                result = lone.submit(_analyse, process, task.path, task.display,
-                                     _task_options(options, task)).result()
+                result = future.result()
             except BrokenProcessPool:
                 result = _crash_result(task.display, "the worker process analysing this file died")
         finished(task, result)
