@@ -15,7 +15,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import CLEAN, LEGACY, invoke
-from volfix import __version__, cli
+from volfix import __version__
+from volfix import progress as progress_bar
 from volfix.cli import Options, exit_code
 from volfix.model import Diagnostic, FileResult, Location
 from volfix.registry import rules
@@ -541,7 +542,7 @@ class _FakeTerminal(io.StringIO):
 def test_progress_bar_appears_on_a_terminal_for_slow_runs(monkeypatch):
     terminal = _FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.05)
+    monkeypatch.setattr(progress_bar, "PROGRESS_DELAY", 0.05)
 
     def slow(progress):
         progress(0, 4)
@@ -550,7 +551,7 @@ def test_progress_bar_appears_on_a_terminal_for_slow_runs(monkeypatch):
         time.sleep(0.3)
         return ["done"]
 
-    assert cli.run_with_progress(slow, label="volfix check") == ["done"]
+    assert progress_bar.run_with_progress(slow, label="volfix check") == ["done"]
     shown = terminal.getvalue()
     assert "volfix check" in shown
     assert "3/4" in shown
@@ -559,18 +560,18 @@ def test_progress_bar_appears_on_a_terminal_for_slow_runs(monkeypatch):
 def test_no_progress_bar_for_fast_runs_or_without_a_terminal(monkeypatch):
     terminal = _FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    assert cli.run_with_progress(lambda progress: ["fast"], label="volfix check") == ["fast"]
-    time.sleep(cli.PROGRESS_DELAY + 0.2)  # the cancelled timer must not fire later
+    assert progress_bar.run_with_progress(lambda progress: ["fast"], label="volfix check") == ["fast"]
+    time.sleep(progress_bar.PROGRESS_DELAY + 0.2)  # the cancelled timer must not fire later
     assert terminal.getvalue() == ""
 
     pipe = io.StringIO()
     monkeypatch.setattr(sys, "stderr", pipe)
-    monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(progress_bar, "PROGRESS_DELAY", 0.0)
 
     def slow(progress):
         progress(1, 2)
         time.sleep(0.2)
         return ["slow"]
 
-    assert cli.run_with_progress(slow, label="volfix check") == ["slow"]
+    assert progress_bar.run_with_progress(slow, label="volfix check") == ["slow"]
     assert pipe.getvalue() == ""

@@ -1,7 +1,9 @@
 """The `volfix` command line: options -> Config -> api -> reporter -> exit code.
 
-Only this module (and the reporters it calls) prints. Heavy modules (libcst through the
-engine, rich) are imported inside functions so `volfix --version` stays fast.
+Only this module and `output` (with the reporters it calls) print; `stdin_source` handles
+`-`, `progress` the progress bar.
+Heavy modules (libcst through the engine, rich) are imported inside functions so
+`volfix --version` stays fast.
 """
 from __future__ import annotations
 
@@ -17,8 +19,7 @@ import click
 from ._version import __version__
 from .config import Config, VolfixConfigError
 from .model import FileResult
-from .reporters import FORMATS, get_renderer, is_human_format
-from .reporters.base import ReportContext
+from .reporters import FORMATS
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -26,7 +27,6 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 
 STDIN = "-"
-PROGRESS_DELAY = 1.0  # seconds before a progress bar appears (short runs show none)
 
 
 class ConfigError(click.ClickException):
@@ -202,29 +202,35 @@ def _guarded(opts: Options) -> int:
 
 def run(opts: Options) -> int:
     """Check or fix what `opts` names, print the results and return the exit code."""
+    from . import output
+
     _validate(opts)
     started = time.perf_counter()
     config = build_config(opts)
     root = repo_root(os.getcwd())
+    stdin_out = None
     if opts.reads_stdin:
-        results, stdin_bytes = _run_stdin(opts, config)
+        results, stdin_out = _run_stdin(opts, config)
     else:
-        results, stdin_bytes = _run_paths(opts, config), None
+        results = _run_paths(opts, config)
     elapsed = time.perf_counter() - started
 
-    ctx = _report_context(opts, config, root, opts.output_file)
+    ctx = output.report_context(opts, root, config.unsafe_fixes)
     if opts.report:
-        _write_report(opts.report, results, ctx)
+        output.write_report(opts.report, results, ctx)
     if opts.write_baseline:
-        return _write_baseline(opts, results, root)
+        return EXIT_OK if output.write_baseline(opts, results, root) else EXIT_ERROR
     if opts.baseline:
         from .baseline import load_baseline
 
         results = load_baseline(opts.baseline).filter(results)
 
-    if opts.reads_stdin and opts.mode == "fix":
-        _emit_fixed_stdin(results[0], stdin_bytes)
-    _emit(opts, results, ctx, stdin_fix=opts.reads_stdin and opts.mode == "fix")
+    stdin_fix = opts.reads_stdin and opts.mode == "fix"
+    if stdin_fix:
+        from .stdin_source import write_stdout
+
+        write_stdout(stdin_out)
+    output.emit(opts, results, ctx, stdin_fix=stdin_fix)
     if opts.verbose and not opts.quiet:
         click.echo(f"Analysed {len(results)} candidate file{'s' if len(results) != 1 else ''} "
                    f"in {elapsed:.2f}s.", err=True)
@@ -250,32 +256,6 @@ def repo_root(start: str) -> str:
         if parent == current:
             return os.path.abspath(start)
         current = parent
-
-
-def _report_context(opts: Options, config: Config, root: str,
-                    output_file: Optional[str]) -> ReportContext:
-    stream = None if output_file else sys.stdout
-    return ReportContext(root=root, mode=opts.mode, unsafe_fixes=config.unsafe_fixes,
-                         show_fixes=opts.show_fixes, color=use_color(opts.color, stream),
-                         width=_terminal_width(stream))
-
-
-def use_color(choice: str, stream) -> bool:
-    """--color always/never win; `auto` colours a terminal unless NO_COLOR is set."""
-    if choice == "always":
-        return True
-    if choice == "never" or stream is None or os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def _terminal_width(stream) -> Optional[int]:
-    if stream is None or not getattr(stream, "isatty", lambda: False)():
-        return None
-    import shutil
-
-    return shutil.get_terminal_size().columns
 
 
 # ---------------------------------------------------------------------------- config
@@ -321,8 +301,9 @@ def _config_start_dir(opts: Options) -> str:
 
 def _run_paths(opts: Options, config: Config) -> List[FileResult]:
     from . import api
+    from .progress import run_with_progress
 
-    def work(progress: ProgressCallback) -> List[FileResult]:
+    def work(progress) -> List[FileResult]:
         return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
                                unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
@@ -334,20 +315,18 @@ def _run_paths(opts: Options, config: Config) -> List[FileResult]:
 
 
 def _run_stdin(opts: Options, config: Config) -> Tuple[List[FileResult], bytes]:
-    from . import api
+    """The one result of stdin, and the bytes `volfix fix -` writes to stdout."""
+    from .stdin_source import DEFAULT_NAME, process_stdin, read_stdin
 
-    data = click.get_binary_stream("stdin").read()
-    path = opts.stdin_filename or "<stdin>"
-    if opts.force_exclude and opts.stdin_filename and _is_excluded(opts.stdin_filename, config):
+    data = read_stdin()
+    name = opts.stdin_filename
+    if opts.force_exclude and name and _is_excluded(name, config):
         # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.
-        return [FileResult(path)], data
-    if opts.mode == "check":
-        with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
-        result = api.check_source(data, path=path, config=config, with_fixes=with_fixes)
-    else:
-        result = api.fix_source(data, path=path, config=config,
-                                unsafe_fixes=config.unsafe_fixes)
-    return [result], data
+        return [FileResult(name)], data
+    with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
+    result, out = process_stdin(data, name=name, config=config, mode=opts.mode,
+                                with_fixes=with_fixes)
+    return [result if name else dataclasses.replace(result, path=DEFAULT_NAME)], out
 
 
 def _is_excluded(path: str, config: Config) -> bool:
@@ -359,111 +338,7 @@ def _is_excluded(path: str, config: Config) -> bool:
     return not found
 
 
-def _emit_fixed_stdin(result: FileResult, original: bytes) -> None:
-    """`volfix fix -`: the fixed source on stdout, byte for byte (the input if nothing changed
-    or the text could not be fixed: a filter must never swallow its input)."""
-    out = click.get_binary_stream("stdout")
-    if result.fixed_source is None or result.fixed_source == result.source:
-        payload = original
-    else:
-        payload = encode_like(result.fixed_source, original, result.path)
-    sys.stdout.flush()
-    out.write(payload)
-    out.flush()
-
-
-def encode_like(text: str, original: bytes, path: str) -> bytes:
-    """Encode `text` the way `original` was encoded (PEP 263 cookie or BOM; UTF-8 default)."""
-    import io
-    import tokenize
-
-    encoding = "utf-8"
-    if not path.endswith(".ipynb"):
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
-        except SyntaxError:
-            encoding = "utf-8"
-    if encoding == "utf-8-sig" and text.startswith("\ufeff"):
-        encoding = "utf-8"  # the BOM is already part of the text
-    return text.encode(encoding)
-
-
-# ---------------------------------------------------------------------------- output
-
-
-def _emit(opts: Options, results: List[FileResult], ctx: ReportContext, *, stdin_fix: bool) -> None:
-    """Findings to stdout (stderr when stdout carries fixed source), the rest to stderr."""
-    from .reporters import text
-
-    err_ctx = dataclasses.replace(ctx, color=use_color(opts.color, sys.stderr),
-                                  width=_terminal_width(sys.stderr))
-    body_ctx = err_ctx if stdin_fix and not opts.output_file else ctx
-    _write(_render_body(opts, results, body_ctx), opts.output_file, err=stdin_fix,
-           color=body_ctx.color)
-
-    errors = text.render_errors(results, debug=opts.debug)
-    if errors:
-        _write(errors, None, err=True, color=False)
-    if not opts.quiet and (is_human_format(opts.output_format) or opts.output_file):
-        _write(text.render_summary(results, err_ctx), None, err=True, color=err_ctx.color)
-    if opts.output_format == "github":
-        _append_step_summary(results, ctx)
-
-
-def _render_body(opts: Options, results: List[FileResult], ctx: ReportContext) -> str:
-    from .reporters import json_, text
-
-    if opts.mode == "diff":
-        return text.render_diff(results, ctx)
-    if opts.statistics:
-        if opts.output_format in ("json", "json-lines"):
-            return json_.render_statistics(results, ctx)
-        return text.render_statistics(results, ctx)
-    body = get_renderer(opts.output_format)(results, ctx)
-    if opts.show_fixes and is_human_format(opts.output_format):
-        body += text.render_fixes(results, ctx)
-    return body
-
-
-def _write(content: str, path: Optional[str], *, err: bool, color: bool) -> None:
-    if path is not None:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
-        return
-    if content:
-        click.echo(content, nl=False, err=err, color=color)
-
-
-def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return
-    from .reporters import github
-
-    with open(target, "a", encoding="utf-8") as handle:
-        handle.write(github.step_summary(results, ctx))
-
-
-def _write_report(path: str, results: List[FileResult], ctx: ReportContext) -> None:
-    from .reporters.migration import render_report
-
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(render_report(results, dataclasses.replace(ctx, color=False, width=None)))
-
-
-def _write_baseline(opts: Options, results: List[FileResult], root: str) -> int:
-    from .baseline import write_baseline
-    from .reporters.text import render_errors
-
-    write_baseline(opts.write_baseline, results, root)
-    errors = render_errors(results, debug=opts.debug)
-    if errors:
-        _write(errors, None, err=True, color=False)
-    if not opts.quiet:
-        count = sum(len(r.diagnostics) for r in results)
-        click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to the baseline "
-                   f"{opts.write_baseline}.", err=True)
-    return EXIT_ERROR if any(r.error for r in results) else EXIT_OK
+# ---------------------------------------------------------------------------- exit code
 
 
 def exit_code(results: List[FileResult], opts: Options) -> int:
@@ -506,7 +381,7 @@ def rule_command(code: Optional[str], output_format: str) -> None:
         raise ConfigError(f"unknown rule code `{code}`; `volfix rule` lists them")
     if output_format == "json":
         click.echo(_json_dumps(_rule_dict(rule)), nl=False)
-    elif use_color("auto", sys.stdout):
+    elif _stdout_is_coloured_terminal():
         _print_markdown(render_rule(rule))
     else:
         click.echo(render_rule(rule), nl=False)
@@ -549,62 +424,17 @@ def render_rule(rule) -> str:
     return f"# {rule.name()} ({rule.CODE})\n\n{availability}\n\n{rule.doc()}\n"
 
 
+def _stdout_is_coloured_terminal() -> bool:
+    from .output import use_color
+
+    return use_color("auto", sys.stdout)
+
+
 def _print_markdown(text: str) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
     Console().print(Markdown(text))
-
-
-# ---------------------------------------------------------------------------- progress
-
-
-ProgressCallback = Callable[[int, int], None]
-
-
-def run_with_progress(work: Callable[[ProgressCallback], List[FileResult]],
-                      label: str) -> List[FileResult]:
-    """Call `work(progress)`; if it takes over PROGRESS_DELAY seconds and stderr is a
-    terminal, show a progress bar fed by its `progress(done, total)` calls."""
-    stream = sys.stderr
-    if not getattr(stream, "isatty", lambda: False)():
-        return work(lambda done, total: None)
-    import threading
-
-    lock = threading.Lock()
-    state: dict = {"finished": False, "bar": None, "task": None, "done": 0, "total": None}
-
-    def show() -> None:
-        from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn)
-
-        with lock:
-            if state["finished"]:
-                return
-            bar = Progress(SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                           TimeElapsedColumn(), console=Console(file=stream), transient=True)
-            state["task"] = bar.add_task(label, total=state["total"], completed=state["done"])
-            bar.start()
-            state["bar"] = bar
-
-    def progress(done: int, total: int) -> None:
-        with lock:
-            state["done"], state["total"] = done, total
-            if state["bar"] is not None:
-                state["bar"].update(state["task"], completed=done, total=total)
-
-    timer = threading.Timer(PROGRESS_DELAY, show)
-    timer.daemon = True
-    timer.start()
-    try:
-        return work(progress)
-    finally:
-        with lock:
-            state["finished"] = True
-            timer.cancel()
-            if state["bar"] is not None:
-                state["bar"].stop()
 
 
 if __name__ == "__main__":  # pragma: no cover
