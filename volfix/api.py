@@ -6,10 +6,13 @@
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Union
 
 from .config import DEFAULT_CONFIG, Config
 from .model import FileResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .nearest_config import ConfigResolver
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
@@ -38,12 +41,19 @@ def fix_source(source: Union[str, bytes], *, path: str = "<stdin>",
 def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: str = "check",
                 unsafe_fixes: Optional[bool] = None, jobs: Optional[int] = None,
                 use_cache: bool = True, force_exclude: bool = False,
-                progress: Optional[Callable[[int, int], None]] = None) -> List[FileResult]:
+                progress: Optional[Callable[[int, int], None]] = None,
+                configs: Optional["ConfigResolver"] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
-    without writing (mode="diff") every Python file and notebook found."""
+    without writing (mode="diff") every Python file and notebook found.
+
+    `config` applies to every file, unless `configs` gives each file its own:
+    `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
+    `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
+    and uses `config` where there is none."""
     from . import runner
 
-    cfg = config or DEFAULT_CONFIG
+    cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
-                      use_cache=use_cache, force_exclude=force_exclude, progress=progress)
+                      use_cache=use_cache, force_exclude=force_exclude, progress=progress,
+                      configs=configs)

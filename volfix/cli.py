@@ -1,7 +1,7 @@
 """The `volfix` command line: options -> Config -> api -> reporter -> exit code.
 
 Only this module and `output` (with the reporters it calls) print; `stdin_source` handles
-`-`, `progress` the progress bar.
+`-`, `progress` the progress bar, `nearest_config` which settings apply to which file.
 Heavy modules (libcst through the engine, rich) are imported inside functions so
 `volfix --version` stays fast.
 """
@@ -19,6 +19,7 @@ import click
 from ._version import __version__
 from .config import Config, VolfixConfigError
 from .model import FileResult
+from .nearest_config import ConfigResolver
 from .reporters import FORMATS
 
 EXIT_OK = 0
@@ -206,13 +207,14 @@ def run(opts: Options) -> int:
 
     _validate(opts)
     started = time.perf_counter()
-    config = build_config(opts)
+    configs = build_configs(opts)
+    config = configs.base
     root = repo_root(os.getcwd())
     stdin_out = None
     if opts.reads_stdin:
-        results, stdin_out = _run_stdin(opts, config)
+        results, stdin_out = _run_stdin(opts, configs)
     else:
-        results = _run_paths(opts, config)
+        results = _run_paths(opts, configs)
     elapsed = time.perf_counter() - started
 
     ctx = output.report_context(opts, root, config.unsafe_fixes)
@@ -261,25 +263,30 @@ def repo_root(start: str) -> str:
 # ---------------------------------------------------------------------------- config
 
 
-def build_config(opts: Options) -> Config:
-    """The configuration file's settings with the command-line flags laid over them."""
+def build_configs(opts: Options) -> ConfigResolver:
+    """The run's configuration and, unless `--config` names one for every file, each
+    directory's nearest one; the command-line flags are laid over each of them."""
     from .config_file import load_config, merge_cli
 
-    base = load_config(opts.config, _config_start_dir(opts))
-    config = merge_cli(base, select=opts.select or None, ignore=opts.ignore or None,
-                       extend_select=opts.extend_select or None,
-                       unsafe_fixes=True if opts.unsafe_fixes else None,
-                       no_unsafe_fixes=True if opts.unsafe_fixes is False else None)
+    def overlay(config: Config) -> Config:
+        return merge_cli(config, select=opts.select or None, ignore=opts.ignore or None,
+                         extend_select=opts.extend_select or None,
+                         unsafe_fixes=True if opts.unsafe_fixes else None,
+                         no_unsafe_fixes=True if opts.unsafe_fixes is False else None)
+
+    config = overlay(load_config(opts.config, _config_start_dir(opts)))
     config.enabled_codes()  # an unknown selector raises VolfixConfigError here, before any work
     if opts.verbose and not opts.quiet:
         origin = config.source or "defaults (no configuration file found)"
-        click.echo(f"volfix {__version__}: settings from {origin}; "
+        nested = "" if opts.config else " (nearer configuration files apply below it)"
+        click.echo(f"volfix {__version__}: settings from {origin}{nested}; "
                    f"{len(config.enabled_codes())} rules enabled", err=True)
-    return config
+    return ConfigResolver(config, overlay=overlay, fixed=opts.config is not None)
 
 
 def _config_start_dir(opts: Options) -> str:
-    """Where to look for pyproject.toml: the stdin file's or the named paths' common folder."""
+    """Where to look for the run's configuration: the stdin file's or the named paths'
+    common folder."""
     if opts.reads_stdin:
         named = [opts.stdin_filename] if opts.stdin_filename else []
     else:
@@ -299,42 +306,46 @@ def _config_start_dir(opts: Options) -> str:
 # ---------------------------------------------------------------------------- running
 
 
-def _run_paths(opts: Options, config: Config) -> List[FileResult]:
+def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
     from . import api
     from .progress import run_with_progress
 
     def work(progress) -> List[FileResult]:
+        config = configs.base
         return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
                                unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
-                               progress=progress)
+                               progress=progress, configs=configs)
 
     if opts.quiet:
         return work(lambda done, total: None)
     return run_with_progress(work, label=f"volfix {opts.command}")
 
 
-def _run_stdin(opts: Options, config: Config) -> Tuple[List[FileResult], bytes]:
+def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult], bytes]:
     """The one result of stdin, and the bytes `volfix fix -` writes to stdout."""
     from .stdin_source import DEFAULT_NAME, process_stdin, read_stdin
 
     data = read_stdin()
     name = opts.stdin_filename
-    if opts.force_exclude and name and _is_excluded(name, config):
+    if opts.force_exclude and name and _is_excluded(name, configs):
         # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.
         return [FileResult(name)], data
+    config = configs.for_file(name, name) if name else configs.base
     with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
     result, out = process_stdin(data, name=name, config=config, mode=opts.mode,
                                 with_fixes=with_fixes)
     return [result if name else dataclasses.replace(result, path=DEFAULT_NAME)], out
 
 
-def _is_excluded(path: str, config: Config) -> bool:
+def _is_excluded(path: str, configs: ConfigResolver) -> bool:
     from . import discovery
 
+    config = configs.base
     found = discovery.discover([path], exclude=config.exclude + config.extend_exclude,
                                respect_gitignore=config.respect_gitignore, force_exclude=True,
-                               root=discovery.project_root(config.source))
+                               root=discovery.project_root(config.source),
+                               excluders=None if configs.fixed else configs.excluder_for)
     return not found
 
 

@@ -38,6 +38,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .config import Config
 from .model import FileResult
+from .nearest_config import ConfigResolver
 
 MODES = ("check", "fix", "diff")
 # A process pool costs a fork per worker and a pickle per result: use one only when the
@@ -69,6 +70,7 @@ class _Task:
     path: str  # absolute
     display: str
     lines: int
+    config: Config  # the file's effective settings (nearest configuration, per-file ignores)
     cache_key: Optional[str] = None
     data: Optional[bytes] = None  # kept until the result is cached
     links: Optional[object] = None  # project.Links: this file's helpers in other files
@@ -96,26 +98,29 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 
 def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
         jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
-        progress: Optional[Progress] = None, _process: Optional[ProcessFn] = None
-        ) -> List[FileResult]:
+        progress: Optional[Progress] = None, configs: Optional[ConfigResolver] = None,
+        _process: Optional[ProcessFn] = None) -> List[FileResult]:
     """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
     (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
     by path; files the prefilter rules out have none.
 
-    `progress(done, total)` is called from this thread as files are done. `_process`
-    replaces `engine.process_file` (tests); it must be picklable for the process pool.
+    `progress(done, total)` is called from this thread as files are done. `configs` gives
+    each file its own settings (the nearest configuration file, `nearest_config`); without
+    it, `config` applies to every file. `_process` replaces `engine.process_file` (tests);
+    it must be picklable for the process pool.
 
     KeyboardInterrupt (Ctrl-C) stops the run: the workers finish the writes under way and
     start no other (`volfix.workers`), and the exception propagates.
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                          _process=_process)[0]
+                          configs=configs, _process=_process)[0]
 
 
 def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
                    unsafe_fixes: bool = False, jobs: Optional[int] = None, use_cache: bool = True,
                    force_exclude: bool = False, progress: Optional[Progress] = None,
+                   configs: Optional[ConfigResolver] = None,
                    _process: Optional[ProcessFn] = None) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
     from . import discovery
@@ -126,10 +131,12 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         raise ValueError("jobs must be a positive number (0 or None: every core)")
     workers = jobs or default_jobs()
     stats = RunStats()
+    configs = configs or ConfigResolver.single(config)
     root = discovery.project_root(config.source)
     files = discovery.discover(paths, exclude=config.exclude + config.extend_exclude,
                                respect_gitignore=config.respect_gitignore,
-                               force_exclude=force_exclude, root=root)
+                               force_exclude=force_exclude, root=root,
+                               excluders=None if configs.fixed else configs.excluder_for)
     total = stats.discovered = len(files)
     if progress is not None:
         progress(0, total)
@@ -139,10 +146,10 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         from .cache import ResultCache
 
         cache = ResultCache(root, config.cache_key())
-    candidates = _scan(files, config.enabled_codes(), workers)
+    candidates = _scan(files, _enabled_anywhere(files, configs), workers)
     links = _link(files, candidates)
     stats.candidates = len(candidates)
-    results, tasks = _lookup(candidates, cache, mode, links)
+    results, tasks = _lookup(candidates, cache, mode, links, configs)
     stats.cache_hits = len(results)
     done = total - len(tasks)
     if progress is not None:
@@ -160,7 +167,7 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
 
     stats.analysed = len(tasks)
     stats.lines_analysed = sum(t.lines for t in tasks)
-    options = {"config": config, "mode": mode, "unsafe_fixes": unsafe_fixes}
+    options = {"mode": mode, "unsafe_fixes": unsafe_fixes}
     workers = min(workers, len(tasks))
     if workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or stats.lines_analysed > PARALLEL_MIN_LINES):
         stats.workers = workers
@@ -170,6 +177,20 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
             finished(task, _analyse(_process, task.path, task.display, _task_options(options, task)))
     results.sort(key=lambda r: r.path)
     return results, stats
+
+
+def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[str]:
+    """The codes some file of the run may report (the prefilter's needs): the union over
+    the configurations in force in the files' directories."""
+    if configs.fixed:
+        return configs.base.enabled_codes()
+    seen: Dict[int, Config] = {}
+    for directory in {os.path.dirname(path) for path in files}:
+        config = configs.for_directory(directory)
+        seen.setdefault(id(config), config)
+    if not seen:
+        return configs.base.enabled_codes()
+    return frozenset().union(*(config.enabled_codes() for config in seen.values()))
 
 
 def _scan(files: List[str], enabled: FrozenSet[str], workers: int
@@ -244,18 +265,21 @@ def _link(files: List[str], candidates: List[Tuple[str, Optional[bytes]]]) -> Di
 
 def _task_options(options: Dict, task: _Task) -> Dict:
     if task.links is None:
-        return options
+        return dict(options, config=task.config)
     from .project import context_for
 
-    return dict(options, context=context_for(task.links))
+    return dict(options, config=task.config, context=context_for(task.links))
 
 
 def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
-            links: Optional[Dict[str, object]] = None) -> Tuple[List[FileResult], List[_Task]]:
-    """Cache hits as results; the other candidates as tasks for the engine."""
+            links: Optional[Dict[str, object]], configs: ConfigResolver
+            ) -> Tuple[List[FileResult], List[_Task]]:
+    """Cache hits as results; the other candidates as tasks for the engine. Each task
+    carries its file's effective configuration, whose key is part of the cache key."""
     cwd = os.getcwd()
     results: List[FileResult] = []
     tasks: List[_Task] = []
+    config_keys: Dict[int, str] = {}
     # This loop allocates many small acyclic objects (cached results) and no cycles: the
     # cyclic GC would only rescan them, which costs up to half of a warm-cache run.
     gc_was_enabled = gc.isenabled()
@@ -263,12 +287,16 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
     try:
         for path, data in candidates:
             shown = display_path(path, cwd)
-            task = _Task(path, shown, data.count(b"\n") + 1 if data is not None else 0)
+            task = _Task(path, shown, data.count(b"\n") + 1 if data is not None else 0,
+                         config=configs.for_file(path, shown))
             task.links = links.get(path) if links else None
             if cache is not None and data is not None:
                 # A linked file's result also depends on the files it is linked to.
                 keyed = data if task.links is None else data + b"\0volfix-links\0" + task.links.digest()
-                task.cache_key = cache.key(path, keyed, "check")
+                config_key = config_keys.get(id(task.config))
+                if config_key is None:
+                    config_key = config_keys[id(task.config)] = task.config.cache_key()
+                task.cache_key = cache.key(path, keyed, "check", config_key)
                 task.data = data
                 hit = cache.get(task.cache_key, shown, data)
                 if hit is not None and (mode == "check" or _nothing_to_fix(hit)):
