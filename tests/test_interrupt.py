@@ -140,8 +140,9 @@ def test_sigint_stops_a_parallel_fix(tree, target):
 def test_sigint_stops_a_single_file_fix(tmp_path):
     (tmp_path / ".git").mkdir()
     path = tmp_path / "big_eval.py"
-    # One large file: analysed in the volfix process itself (no pool).
-    source = HEAD + "".join(f"y{i} = out * {i} + x\n" for i in range(6000))
+    # One large file, analysed in the volfix process itself (no pool); large enough that
+    # parsing it alone outlasts the moment between the `--verbose` line and the signal.
+    source = HEAD + "".join(f"y{i} = out * {i} + x\n" for i in range(30_000))
     path.write_text(source)
     proc = _volfix("fix", "--unsafe-fixes", "--no-cache", "--verbose", "big_eval.py", cwd=tmp_path)
     # `--verbose` names the settings once the command line is parsed: the run has begun.
