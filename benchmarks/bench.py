@@ -1,12 +1,16 @@
 """Benchmark volfix against ruff and grep (SPEC §8). A benchmark, not a test.
 
     python benchmarks/bench.py [--runs 5] [--lines 120000] [--skip-torch] [--jobs N]
+                               [--big-lines 120000] [--skip-big]
 
 Builds its inputs, then times each command several times and prints medians and ratios:
 
   (a) the installed `torch` package (~2,300 Python files, ~1.2M lines, no legacy code);
   (b) a generated legacy tree (`gen_legacy_tree.py`, >= 100k lines, `volatile` sites in a
-      third of its files).
+      third of its files);
+  (c) one 120k-line module-level script with a single finding (`gen_big_module.py`, the
+      shape of exported notebooks and generated code): wall time and peak memory of
+      `volfix check` against the targets (BIG_TARGET_SECONDS, BIG_TARGET_MB on 2 cores).
 
 Commands: `volfix check --no-cache` (and, on (b), a warm-cache re-run), `ruff check
 --isolated --no-cache --select E9`, and `grep -rl volatile`. On (a) grep is also run on the
@@ -32,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+BIG_TARGET_SECONDS = 5.0
+BIG_TARGET_MB = 500
 
 
 @dataclass
@@ -138,6 +144,27 @@ def row(m: Measure, ref: Dict[str, Measure], extra: str = "") -> str:
             f"peak {m.peak_mb:5.1f} MB  exit {m.codes[-1]}  {ratios}{extra}")
 
 
+def big_module(work: str, volfix: List[str], lines: int, runs: int) -> Measure:
+    """(c): `volfix check` on one huge module-level script with one finding."""
+    import gen_big_module
+
+    module = gen_big_module.generate_module(lines)
+    folder = os.path.join(work, "big")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "notebook_export.py")
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(module.source)
+    print(f"(c) big module {path}: {module.lines:,} lines, one finding at "
+          f"{module.finding_row}:{module.finding_column}")
+    m = measure("volfix check --no-cache", volfix + ["check", "--no-cache", "--exit-zero", "-q",
+                                                      path], runs, cwd=folder, warmup=0)
+    verdict = ("within" if m.median <= BIG_TARGET_SECONDS and m.peak_mb <= BIG_TARGET_MB
+               else "OVER")
+    print(row(m, {}) + f"  {module.lines / m.median:9,.0f} lines/s")
+    print(f"    target <= {BIG_TARGET_SECONDS:.0f} s and <= {BIG_TARGET_MB} MB: {verdict}\n")
+    return m
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -145,6 +172,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--jobs", "-j", type=int, default=None, help="passed to volfix")
     parser.add_argument("--skip-torch", action="store_true")
     parser.add_argument("--skip-legacy", action="store_true")
+    parser.add_argument("--big-lines", type=int, default=120_000,
+                        help="lines of the big module-level script of (c)")
+    parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--keep", metavar="DIR", help="build the legacy tree here and keep it")
     args = parser.parse_args(argv)
     sys.path.insert(0, HERE)
@@ -196,6 +226,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     print(row(m, ref))
                 print()
 
+        if not args.skip_big:
+            big_module(work, volfix, args.big_lines, max(1, args.runs // 2))
         if args.skip_legacy:
             return 0
         legacy = os.path.join(work, "legacy")

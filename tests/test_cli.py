@@ -15,7 +15,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import CLEAN, LEGACY, invoke
-from volfix import __version__, cli
+from volfix import __version__
+from volfix import progress as progress_bar
 from volfix.cli import Options, exit_code
 from volfix.model import Diagnostic, FileResult, Location
 from volfix.registry import rules
@@ -49,6 +50,22 @@ def test_version():
     result = invoke("--version")
     assert result.exit_code == 0
     assert result.stdout == f"volfix {__version__}\n"
+
+
+def test_python_dash_m_volfix_runs_the_cli(tmp_path):
+    (tmp_path / "legacy.py").write_text(LEGACY)
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    version = subprocess.run([sys.executable, "-m", "volfix", "--version"], cwd=tmp_path,
+                             capture_output=True, text=True, env=env)
+    assert (version.returncode, version.stdout) == (0, f"volfix {__version__}\n")
+    check = subprocess.run([sys.executable, "-m", "volfix", "check", "--format", "concise",
+                            "legacy.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert check.returncode == 1, check.stderr
+    assert check.stdout.startswith("legacy.py:2:13: VF101 [*] ")
+    usage = subprocess.run([sys.executable, "-m", "volfix", "check", "--no-such-option"],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert usage.returncode == 2
+    assert usage.stderr.startswith("Usage: volfix check ")
 
 
 def test_version_imports_neither_libcst_nor_rich():
@@ -525,7 +542,7 @@ class _FakeTerminal(io.StringIO):
 def test_progress_bar_appears_on_a_terminal_for_slow_runs(monkeypatch):
     terminal = _FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.05)
+    monkeypatch.setattr(progress_bar, "PROGRESS_DELAY", 0.05)
 
     def slow(progress):
         progress(0, 4)
@@ -534,7 +551,7 @@ def test_progress_bar_appears_on_a_terminal_for_slow_runs(monkeypatch):
         time.sleep(0.3)
         return ["done"]
 
-    assert cli.run_with_progress(slow, label="volfix check") == ["done"]
+    assert progress_bar.run_with_progress(slow, label="volfix check") == ["done"]
     shown = terminal.getvalue()
     assert "volfix check" in shown
     assert "3/4" in shown
@@ -543,18 +560,18 @@ def test_progress_bar_appears_on_a_terminal_for_slow_runs(monkeypatch):
 def test_no_progress_bar_for_fast_runs_or_without_a_terminal(monkeypatch):
     terminal = _FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    assert cli.run_with_progress(lambda progress: ["fast"], label="volfix check") == ["fast"]
-    time.sleep(cli.PROGRESS_DELAY + 0.2)  # the cancelled timer must not fire later
+    assert progress_bar.run_with_progress(lambda progress: ["fast"], label="volfix check") == ["fast"]
+    time.sleep(progress_bar.PROGRESS_DELAY + 0.2)  # the cancelled timer must not fire later
     assert terminal.getvalue() == ""
 
     pipe = io.StringIO()
     monkeypatch.setattr(sys, "stderr", pipe)
-    monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(progress_bar, "PROGRESS_DELAY", 0.0)
 
     def slow(progress):
         progress(1, 2)
         time.sleep(0.2)
         return ["slow"]
 
-    assert cli.run_with_progress(slow, label="volfix check") == ["slow"]
+    assert progress_bar.run_with_progress(slow, label="volfix check") == ["slow"]
     assert pipe.getvalue() == ""

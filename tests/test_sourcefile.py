@@ -350,3 +350,35 @@ def test_sigint_at_random_moments_leaves_old_or_new(tmp_path):
         proc.wait(timeout=30)
         assert target.read_bytes() in (old, new)
         assert leftovers(work) == []
+
+
+def test_a_closed_write_gate_refuses_the_write_before_touching_anything(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"old\n")
+    before = os.stat(path)
+    sourcefile.set_write_gate(lambda: False)
+    try:
+        with pytest.raises(sourcefile.WritesCancelled):
+            write_file_atomic(str(path), b"new\n", original=b"old\n")
+    finally:
+        sourcefile.set_write_gate(None)
+    after = os.stat(path)
+    assert path.read_bytes() == b"old\n"
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert os.listdir(tmp_path) == ["m.py"]
+    # A KeyboardInterrupt: no per-file `except Exception` boundary turns it into a result.
+    assert issubclass(sourcefile.WritesCancelled, KeyboardInterrupt)
+
+
+def test_an_open_write_gate_is_asked_once_per_write(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"old\n")
+    asked = []
+    sourcefile.set_write_gate(lambda: asked.append(1) or True)
+    try:
+        write_file_atomic(str(path), b"new\n", original=b"old\n")
+        write_file_atomic(str(path), b"new\n", original=b"new\n")  # unchanged: no write
+    finally:
+        sourcefile.set_write_gate(None)
+    assert path.read_bytes() == b"new\n"
+    assert asked == [1]

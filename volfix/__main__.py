@@ -1,5 +1,5 @@
-"""`python -m volfix ...` runs the command line."""
+"""`python -m volfix`: the same command line as the `volfix` console script."""
 from .cli import main
 
-if __name__ == "__main__":  # pragma: no cover - exercised through subprocesses
+if __name__ == "__main__":
     main(prog_name="volfix")

@@ -10,11 +10,14 @@ does.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Union
 
 from .config import DEFAULT_CONFIG, Config
 from .model import FileResult
 from .review import ReviewCallback
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .nearest_config import ConfigResolver
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
@@ -46,17 +49,23 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
                 unsafe_fixes: Optional[bool] = None, jobs: Optional[int] = None,
                 use_cache: bool = True, force_exclude: bool = False,
                 progress: Optional[Callable[[int, int], None]] = None,
-                review: Optional[ReviewCallback] = None) -> List[FileResult]:
+                review: Optional[ReviewCallback] = None,
+                configs: Optional["ConfigResolver"] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found.
 
     With `review` (fix/diff mode), files are fixed one at a time in this process, in path
     order, and each fix is applied only if `review(proposal)` returns True; a file is
-    written once all its fixes are answered."""
+    written once all its fixes are answered.
+
+    `config` applies to every file, unless `configs` gives each file its own:
+    `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
+    `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
+    and uses `config` where there is none."""
     from . import runner
 
-    cfg = config or DEFAULT_CONFIG
+    cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
                       use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                      review=review)
+                      review=review, configs=configs)

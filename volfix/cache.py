@@ -3,7 +3,7 @@
 One JSON file per entry, named by a key that covers everything a result depends on:
 
     sha256(volfix version, Config.cache_key(), mode, path relative to the project root,
-           sha256 of the file's bytes)
+           the file's own Config.cache_key(), sha256 of the file's bytes)
 
 (The path is part of the key because `per-file-ignores` and the file type depend on it.)
 Only results of `check` are stored; `fix` and `--diff` read `check` entries to skip files
@@ -49,11 +49,14 @@ class ResultCache:
         self._prefix = json.dumps([FORMAT, version, config_key]).encode()
         self._ready = False
 
-    def key(self, path: str, data: bytes, mode: str) -> str:
-        """The entry name for `path` (any form) holding `data`, checked in `mode`."""
+    def key(self, path: str, data: bytes, mode: str, config_key: str = "") -> str:
+        """The entry name for `path` (any form) holding `data`, checked in `mode` with the
+        file's own configuration (`config_key`: its `Config.cache_key()`, when the run's
+        files do not all share the one this cache was made with)."""
         rel = os.path.relpath(os.path.abspath(path), self.root)
         h = hashlib.sha256(self._prefix)
         h.update(b"\0" + mode.encode() + b"\0" + rel.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(config_key.encode("utf-8", "surrogateescape") + b"\0")
         h.update(hashlib.sha256(data).digest())
         return h.hexdigest()
 

@@ -1,7 +1,9 @@
 """The `volfix` command line: options -> Config -> api -> reporter -> exit code.
 
-Only this module (and the reporters it calls) prints. Heavy modules (libcst through the
-engine, rich) are imported inside functions so `volfix --version` stays fast.
+Only this module and `output` (with the reporters it calls) print; `stdin_source` handles
+`-`, `progress` the progress bar, `nearest_config` which settings apply to which file.
+Heavy modules (libcst through the engine, rich) are imported inside functions so
+`volfix --version` stays fast.
 """
 from __future__ import annotations
 
@@ -17,15 +19,15 @@ import click
 from ._version import __version__
 from .config import Config, VolfixConfigError
 from .model import FileResult
-from .reporters import FORMATS, get_renderer, is_human_format
-from .reporters.base import ReportContext
+from .nearest_config import ConfigResolver
+from .reporters import FORMATS
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
 
 STDIN = "-"
-PROGRESS_DELAY = 1.0  # seconds before a progress bar appears (short runs show none)
 
 
 class ConfigError(click.ClickException):
@@ -182,7 +184,14 @@ def _guarded(opts: Options) -> int:
         return run(opts)
     except VolfixConfigError as error:
         raise ConfigError(str(error)) from error
-    except (click.ClickException, click.exceptions.Exit, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        # Ctrl-C (or a CI cancel): the run stopped; writes under way were completed, no
+        # other file was touched. 128 + SIGINT, as a shell reports it.
+        sys.stdout.flush()
+        click.echo("Interrupted: volfix stopped; every file it wrote is complete, "
+                   "the others are unchanged.", err=True)
+        return EXIT_INTERRUPTED
+    except (click.ClickException, click.exceptions.Exit):
         raise
     except Exception as error:  # noqa: BLE001 - the CLI boundary: anything else is our bug
         # Without this, Python would exit 1 with a traceback, which reads as "findings remain".
@@ -202,35 +211,41 @@ def _guarded(opts: Options) -> int:
 
 def run(opts: Options) -> int:
     """Check or fix what `opts` names, print the results and return the exit code."""
+    from . import output
+
     _validate(opts)
     started = time.perf_counter()
-    config = build_config(opts)
+    configs = build_configs(opts)
+    config = configs.base
     root = repo_root(os.getcwd())
+    stdin_out = None
     if opts.reads_stdin:
-        results, stdin_bytes = _run_stdin(opts, config)
+        results, stdin_out = _run_stdin(opts, configs)
     elif opts.interactive:
         from .interactive import review_paths
 
-        results = review_paths(opts.paths, config, color=use_color(opts.color, sys.stdout),
+        results = review_paths(opts.paths, config, color=output.use_color(opts.color, sys.stdout),
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude)
-        stdin_bytes = None
     else:
-        results, stdin_bytes = _run_paths(opts, config), None
+        results = _run_paths(opts, configs)
     elapsed = time.perf_counter() - started
 
-    ctx = _report_context(opts, config, root, opts.output_file)
+    ctx = output.report_context(opts, root, config.unsafe_fixes, config.legacy_semantics)
     if opts.report:
-        _write_report(opts, config, results, stdin_bytes, ctx)
+        output.write_report(opts.report, report_results(opts, configs, results, stdin_out), ctx)
     if opts.write_baseline:
-        return _write_baseline(opts, results, root)
+        return EXIT_OK if output.write_baseline(opts, results, root) else EXIT_ERROR
     if opts.baseline:
         from .baseline import load_baseline
 
         results = load_baseline(opts.baseline).filter(results)
 
-    if opts.reads_stdin and opts.mode == "fix":
-        _emit_fixed_stdin(results[0], stdin_bytes)
-    _emit(opts, results, ctx, stdin_fix=opts.reads_stdin and opts.mode == "fix")
+    stdin_fix = opts.reads_stdin and opts.mode == "fix"
+    if stdin_fix:
+        from .stdin_source import write_stdout
+
+        write_stdout(stdin_out)
+    output.emit(opts, results, ctx, stdin_fix=stdin_fix)
     if opts.verbose and not opts.quiet:
         click.echo(f"Analysed {len(results)} candidate file{'s' if len(results) != 1 else ''} "
                    f"in {elapsed:.2f}s.", err=True)
@@ -250,6 +265,24 @@ def _validate(opts: Options) -> None:
         check_usage(diff=opts.diff, reads_stdin=opts.reads_stdin, output_format=opts.output_format)
 
 
+def report_results(opts: Options, configs: ConfigResolver, results: List[FileResult],
+                   stdin_data: Optional[bytes]) -> List[FileResult]:
+    """--report after `check` says what `volfix fix` would change: that needs the fixes
+    computed, so a diff pass (nothing written) runs for it."""
+    if opts.mode != "check":
+        return results
+    if opts.reads_stdin:
+        if stdin_data is None or results[0].source is None:
+            return results  # excluded (--force-exclude) or unreadable
+        from .stdin_source import process_stdin
+
+        name = opts.stdin_filename
+        config = configs.for_file(name, name) if name else configs.base
+        result, _ = process_stdin(stdin_data, name=name, config=config, mode="diff", with_fixes=True)
+        return [dataclasses.replace(result, path=results[0].path)]
+    return _run_paths(dataclasses.replace(opts, diff=True, quiet=True), configs)
+
+
 def repo_root(start: str) -> str:
     """The nearest directory at or above `start` that holds `.git`, else `start`."""
     current = os.path.abspath(start)
@@ -262,57 +295,35 @@ def repo_root(start: str) -> str:
         current = parent
 
 
-def _report_context(opts: Options, config: Config, root: str,
-                    output_file: Optional[str]) -> ReportContext:
-    stream = None if output_file else sys.stdout
-    return ReportContext(root=root, mode=opts.mode, unsafe_fixes=config.unsafe_fixes,
-                         legacy_semantics=config.legacy_semantics,
-                         show_fixes=opts.show_fixes, color=use_color(opts.color, stream),
-                         width=_terminal_width(stream))
-
-
-def use_color(choice: str, stream) -> bool:
-    """--color always/never win; `auto` colours a terminal unless NO_COLOR is set."""
-    if choice == "always":
-        return True
-    if choice == "never" or stream is None or os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def _terminal_width(stream) -> Optional[int]:
-    if stream is None or not getattr(stream, "isatty", lambda: False)():
-        return None
-    import shutil
-
-    return shutil.get_terminal_size().columns
-
-
 # ---------------------------------------------------------------------------- config
 
 
-def build_config(opts: Options) -> Config:
-    """The configuration file's settings with the command-line flags laid over them."""
+def build_configs(opts: Options) -> ConfigResolver:
+    """The run's configuration and, unless `--config` names one for every file, each
+    directory's nearest one; the command-line flags are laid over each of them."""
     from .config_file import load_config, merge_cli
 
-    base = load_config(opts.config, _config_start_dir(opts))
-    config = merge_cli(base, select=opts.select or None, ignore=opts.ignore or None,
-                       extend_select=opts.extend_select or None,
-                       unsafe_fixes=True if opts.unsafe_fixes else None,
-                       no_unsafe_fixes=True if opts.unsafe_fixes is False else None,
-                       legacy_semantics=True if opts.legacy_semantics else None,
-                       no_legacy_semantics=True if opts.legacy_semantics is False else None)
+    def overlay(config: Config) -> Config:
+        return merge_cli(config, select=opts.select or None, ignore=opts.ignore or None,
+                         extend_select=opts.extend_select or None,
+                         unsafe_fixes=True if opts.unsafe_fixes else None,
+                         no_unsafe_fixes=True if opts.unsafe_fixes is False else None,
+                         legacy_semantics=True if opts.legacy_semantics else None,
+                         no_legacy_semantics=True if opts.legacy_semantics is False else None)
+
+    config = overlay(load_config(opts.config, _config_start_dir(opts)))
     config.enabled_codes()  # an unknown selector raises VolfixConfigError here, before any work
     if opts.verbose and not opts.quiet:
         origin = config.source or "defaults (no configuration file found)"
-        click.echo(f"volfix {__version__}: settings from {origin}; "
+        nested = "" if opts.config else " (nearer configuration files apply below it)"
+        click.echo(f"volfix {__version__}: settings from {origin}{nested}; "
                    f"{len(config.enabled_codes())} rules enabled", err=True)
-    return config
+    return ConfigResolver(config, overlay=overlay, fixed=opts.config is not None)
 
 
 def _config_start_dir(opts: Options) -> str:
-    """Where to look for pyproject.toml: the stdin file's or the named paths' common folder."""
+    """Where to look for the run's configuration: the stdin file's or the named paths'
+    common folder."""
     if opts.reads_stdin:
         named = [opts.stdin_filename] if opts.stdin_filename else []
     else:
@@ -332,162 +343,50 @@ def _config_start_dir(opts: Options) -> str:
 # ---------------------------------------------------------------------------- running
 
 
-def _run_paths(opts: Options, config: Config) -> List[FileResult]:
+def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
     from . import api
+    from .progress import run_with_progress
 
-    def work(progress: ProgressCallback) -> List[FileResult]:
+    def work(progress) -> List[FileResult]:
+        config = configs.base
         return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
                                unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
-                               progress=progress)
+                               progress=progress, configs=configs)
 
     if opts.quiet:
         return work(lambda done, total: None)
     return run_with_progress(work, label=f"volfix {opts.command}")
 
 
-def _run_stdin(opts: Options, config: Config) -> Tuple[List[FileResult], bytes]:
-    from . import api
+def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult], bytes]:
+    """The one result of stdin, and the bytes `volfix fix -` writes to stdout."""
+    from .stdin_source import DEFAULT_NAME, process_stdin, read_stdin
 
-    data = click.get_binary_stream("stdin").read()
-    path = opts.stdin_filename or "<stdin>"
-    if opts.force_exclude and opts.stdin_filename and _is_excluded(opts.stdin_filename, config):
+    data = read_stdin()
+    name = opts.stdin_filename
+    if opts.force_exclude and name and _is_excluded(name, configs):
         # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.
-        return [FileResult(path)], data
-    if opts.mode == "check":
-        with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
-        result = api.check_source(data, path=path, config=config, with_fixes=with_fixes)
-    else:
-        result = api.fix_source(data, path=path, config=config,
-                                unsafe_fixes=config.unsafe_fixes)
-    return [result], data
+        return [FileResult(name)], data
+    config = configs.for_file(name, name) if name else configs.base
+    with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
+    result, out = process_stdin(data, name=name, config=config, mode=opts.mode,
+                                with_fixes=with_fixes)
+    return [result if name else dataclasses.replace(result, path=DEFAULT_NAME)], out
 
 
-def _is_excluded(path: str, config: Config) -> bool:
+def _is_excluded(path: str, configs: ConfigResolver) -> bool:
     from . import discovery
 
+    config = configs.base
     found = discovery.discover([path], exclude=config.exclude + config.extend_exclude,
                                respect_gitignore=config.respect_gitignore, force_exclude=True,
-                               root=discovery.project_root(config.source))
+                               root=discovery.project_root(config.source),
+                               excluders=None if configs.fixed else configs.excluder_for)
     return not found
 
 
-def _emit_fixed_stdin(result: FileResult, original: bytes) -> None:
-    """`volfix fix -`: the fixed source on stdout, byte for byte (the input if nothing changed
-    or the text could not be fixed: a filter must never swallow its input)."""
-    out = click.get_binary_stream("stdout")
-    if result.fixed_source is None or result.fixed_source == result.source:
-        payload = original
-    else:
-        payload = encode_like(result.fixed_source, original, result.path)
-    sys.stdout.flush()
-    out.write(payload)
-    out.flush()
-
-
-def encode_like(text: str, original: bytes, path: str) -> bytes:
-    """Encode `text` the way `original` was encoded (PEP 263 cookie or BOM; UTF-8 default)."""
-    import io
-    import tokenize
-
-    encoding = "utf-8"
-    if not path.endswith(".ipynb"):
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
-        except SyntaxError:
-            encoding = "utf-8"
-    if encoding == "utf-8-sig" and text.startswith("\ufeff"):
-        encoding = "utf-8"  # the BOM is already part of the text
-    return text.encode(encoding)
-
-
-# ---------------------------------------------------------------------------- output
-
-
-def _emit(opts: Options, results: List[FileResult], ctx: ReportContext, *, stdin_fix: bool) -> None:
-    """Findings to stdout (stderr when stdout carries fixed source), the rest to stderr."""
-    from .reporters import text
-
-    err_ctx = dataclasses.replace(ctx, color=use_color(opts.color, sys.stderr),
-                                  width=_terminal_width(sys.stderr))
-    body_ctx = err_ctx if stdin_fix and not opts.output_file else ctx
-    _write(_render_body(opts, results, body_ctx), opts.output_file, err=stdin_fix,
-           color=body_ctx.color)
-
-    errors = text.render_errors(results, debug=opts.debug)
-    if errors:
-        _write(errors, None, err=True, color=False)
-    if not opts.quiet and (is_human_format(opts.output_format) or opts.output_file):
-        _write(text.render_summary(results, err_ctx), None, err=True, color=err_ctx.color)
-    if opts.output_format == "github":
-        _append_step_summary(results, ctx)
-
-
-def _render_body(opts: Options, results: List[FileResult], ctx: ReportContext) -> str:
-    from .reporters import json_, text
-
-    if opts.mode == "diff":
-        return text.render_diff(results, ctx)
-    if opts.statistics:
-        if opts.output_format in ("json", "json-lines"):
-            return json_.render_statistics(results, ctx)
-        return text.render_statistics(results, ctx)
-    body = get_renderer(opts.output_format)(results, ctx)
-    if opts.show_fixes and is_human_format(opts.output_format):
-        body += text.render_fixes(results, ctx)
-    return body
-
-
-def _write(content: str, path: Optional[str], *, err: bool, color: bool) -> None:
-    if path is not None:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
-        return
-    if content:
-        click.echo(content, nl=False, err=err, color=color)
-
-
-def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return
-    from .reporters import github
-
-    with open(target, "a", encoding="utf-8") as handle:
-        handle.write(github.step_summary(results, ctx))
-
-
-def _write_report(opts: Options, config: Config, results: List[FileResult],
-                  stdin_bytes: Optional[bytes], ctx: ReportContext) -> None:
-    """--report. After `check` it says what `volfix fix` would change: that needs the fixes
-    computed, so a diff pass (nothing written) runs for it."""
-    from . import api
-    from .reporters.migration import render_report
-
-    if opts.mode == "check" and stdin_bytes is not None:
-        if results[0].source is not None:  # else excluded (--force-exclude) or unreadable
-            results = [api.fix_source(stdin_bytes, path=results[0].path, config=config)]
-    elif opts.mode == "check":
-        results = _run_paths(dataclasses.replace(opts, diff=True, quiet=True), config)
-    text = render_report(results, dataclasses.replace(ctx, color=False, width=None),
-                         link_base=os.path.dirname(os.path.abspath(opts.report)))
-    with open(opts.report, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-
-
-def _write_baseline(opts: Options, results: List[FileResult], root: str) -> int:
-    from .baseline import write_baseline
-    from .reporters.text import render_errors
-
-    write_baseline(opts.write_baseline, results, root)
-    errors = render_errors(results, debug=opts.debug)
-    if errors:
-        _write(errors, None, err=True, color=False)
-    if not opts.quiet:
-        count = sum(len(r.diagnostics) for r in results)
-        click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to the baseline "
-                   f"{opts.write_baseline}.", err=True)
-    return EXIT_ERROR if any(r.error for r in results) else EXIT_OK
+# ---------------------------------------------------------------------------- exit code
 
 
 def exit_code(results: List[FileResult], opts: Options) -> int:
@@ -530,7 +429,7 @@ def rule_command(code: Optional[str], output_format: str) -> None:
         raise ConfigError(f"unknown rule code `{code}`; `volfix rule` lists them")
     if output_format == "json":
         click.echo(_json_dumps(_rule_dict(rule)), nl=False)
-    elif use_color("auto", sys.stdout):
+    elif _stdout_is_coloured_terminal():
         _print_markdown(render_rule(rule))
     else:
         click.echo(render_rule(rule), nl=False)
@@ -573,11 +472,21 @@ def render_rule(rule) -> str:
     return f"# {rule.name()} ({rule.CODE})\n\n{availability}\n\n{rule.doc()}\n"
 
 
+def _stdout_is_coloured_terminal() -> bool:
+    from .output import use_color
+
+    return use_color("auto", sys.stdout)
+
+
 def _print_markdown(text: str) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
     Console().print(Markdown(text))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
 
 
 # ---------------------------------------------------------------------------- volfix server
@@ -589,67 +498,11 @@ def server_command() -> None:
 
     Needs the `lsp` extra: pip install "volfix[lsp]".
     """
-    try:
-        import lsprotocol  # noqa: F401
-        import pygls  # noqa: F401
-    except ImportError as error:
-        raise ConfigError(f'`volfix server` needs {error.name or "pygls"}; '
-                          'install it with: pip install "volfix[lsp]"') from error
+    import importlib.util
+
+    missing = next((m for m in ("pygls", "lsprotocol") if importlib.util.find_spec(m) is None), None)
+    if missing is not None:
+        raise ConfigError(f'`volfix server` needs {missing}; install it with: pip install "volfix[lsp]"')
     from .lsp.server import serve
 
     serve()
-
-
-# ---------------------------------------------------------------------------- progress
-
-
-ProgressCallback = Callable[[int, int], None]
-
-
-def run_with_progress(work: Callable[[ProgressCallback], List[FileResult]],
-                      label: str) -> List[FileResult]:
-    """Call `work(progress)`; if it takes over PROGRESS_DELAY seconds and stderr is a
-    terminal, show a progress bar fed by its `progress(done, total)` calls."""
-    stream = sys.stderr
-    if not getattr(stream, "isatty", lambda: False)():
-        return work(lambda done, total: None)
-    import threading
-
-    lock = threading.Lock()
-    state: dict = {"finished": False, "bar": None, "task": None, "done": 0, "total": None}
-
-    def show() -> None:
-        from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn)
-
-        with lock:
-            if state["finished"]:
-                return
-            bar = Progress(SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                           TimeElapsedColumn(), console=Console(file=stream), transient=True)
-            state["task"] = bar.add_task(label, total=state["total"], completed=state["done"])
-            bar.start()
-            state["bar"] = bar
-
-    def progress(done: int, total: int) -> None:
-        with lock:
-            state["done"], state["total"] = done, total
-            if state["bar"] is not None:
-                state["bar"].update(state["task"], completed=done, total=total)
-
-    timer = threading.Timer(PROGRESS_DELAY, show)
-    timer.daemon = True
-    timer.start()
-    try:
-        return work(progress)
-    finally:
-        with lock:
-            state["finished"] = True
-            timer.cancel()
-            if state["bar"] is not None:
-                state["bar"].stop()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -34,16 +34,25 @@ def find_config(start_dir: str) -> Optional[str]:
     `pyproject.toml` that has a `[tool.volfix]` table. None when there is none."""
     current = os.path.abspath(start_dir)
     while True:
-        candidate = os.path.join(current, VOLFIX_TOML)
-        if os.path.isfile(candidate):
-            return candidate
-        candidate = os.path.join(current, PYPROJECT)
-        if os.path.isfile(candidate) and "volfix" in _read_toml(candidate).get("tool", {}):
-            return candidate
+        found = config_in_directory(current)
+        if found is not None:
+            return found
         parent = os.path.dirname(current)
         if parent == current:
             return None
         current = parent
+
+
+def config_in_directory(directory: str) -> Optional[str]:
+    """The config file of `directory` itself (`volfix.toml`, else a `pyproject.toml` with a
+    `[tool.volfix]` table), or None."""
+    candidate = os.path.join(directory, VOLFIX_TOML)
+    if os.path.isfile(candidate):
+        return candidate
+    candidate = os.path.join(directory, PYPROJECT)
+    if os.path.isfile(candidate) and "volfix" in _read_toml(candidate).get("tool", {}):
+        return candidate
+    return None
 
 
 def load_config(config_path: Optional[str], start_dir: str) -> Config:

@@ -11,7 +11,9 @@ What is walked (SPEC §4):
   count too, up to the repository root (the first ancestor holding `.git`);
 - `config.exclude` / `config.extend_exclude` globs, as in ruff: a pattern matches the path
   relative to the project root (`tests/data/*`, `**/legacy`) or the basename (`*_pb2.py`,
-  `migrations`); a matching directory is pruned.
+  `migrations`); a matching directory is pruned. With nested configurations
+  (`nearest_config`), the globs in force in a directory are those of the nearest
+  configuration above it, relative to that configuration's directory.
 
 Files named on the command line are always checked, whatever their extension and whatever
 the excludes say, unless `force_exclude` (pre-commit passes every staged file explicitly):
@@ -33,7 +35,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -152,6 +154,7 @@ class ExcludeMatcher:
     the basename."""
 
     def __init__(self, patterns: Iterable[str], root: str) -> None:
+        self.root = os.path.abspath(root)
         full, base = [], []
         for raw in patterns:
             pat = raw.strip().replace("\\", "/")
@@ -192,15 +195,23 @@ def project_root(config_source: Optional[str]) -> str:
     return os.getcwd()
 
 
+Excluders = Callable[[str], "ExcludeMatcher"]
+
+
 def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitignore: bool = True,
-             force_exclude: bool = False, root: Optional[str] = None) -> List[str]:
+             force_exclude: bool = False, root: Optional[str] = None,
+             excluders: Optional[Excluders] = None) -> List[str]:
     """Every file to check under `paths`, as absolute normalised paths, sorted and unique.
 
     A path that does not exist is returned as given (made absolute): reading it fails
     later and becomes a VF002 diagnostic, so a typo on the command line is not silent.
+    `excluders(directory)`, when given, is the matcher in force inside `directory` (the
+    nearest configuration's globs, `nearest_config`); otherwise `exclude`, relative to `root`,
+    applies everywhere.
     """
     root = os.path.abspath(root or os.getcwd())
-    excluder = ExcludeMatcher(exclude, root)
+    single = ExcludeMatcher(exclude, root)
+    excluder_in: Excluders = excluders or (lambda directory: single)
     gitignores = _GitIgnores()
     found: Set[str] = set()
     visited_dirs: Set[Tuple[int, int]] = set()
@@ -208,6 +219,7 @@ def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitig
     for given in paths:
         path = os.path.abspath(given)
         name = os.path.basename(path)
+        excluder = excluder_in(os.path.dirname(path))
         if os.path.isdir(path):
             if force_exclude and _excluded(path, name, True, excluder):
                 continue
@@ -218,10 +230,10 @@ def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitig
                 # the .gitignore files above it then say nothing about its contents.
                 if specs and _is_ignored(path, True, specs):
                     specs = []
-            _walk(path, specs, excluder, gitignores if respect_gitignore else None, found,
+            _walk(path, specs, excluder_in, gitignores if respect_gitignore else None, found,
                   visited_dirs)
         elif not (force_exclude and (_excluded(path, name, False, excluder)
-                                     or _under_excluded_dir(path, root, excluder))):
+                                     or _under_excluded_dir(path, excluder))):
             found.add(path)
     return sorted(found)
 
@@ -232,9 +244,10 @@ def _excluded(path: str, name: str, is_dir: bool, excluder: ExcludeMatcher) -> b
     return bool(excluder) and excluder.matches(path, name)
 
 
-def _under_excluded_dir(path: str, root: str, excluder: ExcludeMatcher) -> bool:
+def _under_excluded_dir(path: str, excluder: ExcludeMatcher) -> bool:
     """--force-exclude on a file: an excluded or built-in-skipped ancestor directory (below
-    the project root) excludes it too, as walking would have."""
+    the configuration's root) excludes it too, as walking would have."""
+    root = excluder.root
     current = os.path.dirname(path)
     while current.startswith(root) and len(current) > len(root):
         name = os.path.basename(current)
@@ -244,7 +257,7 @@ def _under_excluded_dir(path: str, root: str, excluder: ExcludeMatcher) -> bool:
     return False
 
 
-def _walk(top: str, specs: List[_Ignore], excluder: ExcludeMatcher,
+def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
           gitignores: Optional[_GitIgnores], found: Set[str],
           visited_dirs: Set[Tuple[int, int]]) -> None:
     """Iterative depth-first walk; `specs` are the .gitignore specs in force above `top`."""
@@ -266,6 +279,7 @@ def _walk(top: str, specs: List[_Ignore], excluder: ExcludeMatcher,
             continue
         if directory != top and any(e.name == "pyvenv.cfg" for e in entries):
             continue  # a virtualenv: found inside the directory, so checked on entry
+        excluder = excluder_in(directory)
         current = inherited
         if gitignores is not None and any(e.name == ".gitignore" for e in entries):
             own = gitignores.load(directory, has_file=True)

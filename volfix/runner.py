@@ -3,7 +3,7 @@
 Most files of a modern tree never mention `volatile`, `Variable` or `async=`, so a run costs
 about as much as reading the bytes: files are read once as bytes and tested by
 `prefilter.may_need_analysis`; only candidates are hashed, looked up in the cache and
-handed to `engine.process_file` (which decodes, parses, analyses and, in fix mode, writes).
+handed to `fileproc.process_file` (which decodes, parses, analyses and, in fix mode, writes).
 
 - **Skipped files produce no FileResult.** A file that fails the prefilter cannot have a
   finding (SPEC §8; VF001 is reported only for candidates, see `prefilter`), so the result
@@ -19,6 +19,9 @@ handed to `engine.process_file` (which decodes, parses, analyses and, in fix mod
   boundary for what the engine cannot catch: an exception escaping `process_file`, or a
   worker process that dies (segfault, out of memory) -- its files are retried one by one in
   a fresh worker, and the one that kills it again gets a FileResult with `error` set.
+- **Ctrl-C.** SIGINT stops a run within moments: the pools are `workers.StoppablePool`s,
+  whose workers finish the atomic writes under way and start no other; the
+  KeyboardInterrupt then reaches the caller (the CLI exits 130).
 - **Laziness.** This module imports neither libcst, rich nor the engine; the engine is
   imported only when a candidate must be analysed (not on a cache hit).
 
@@ -37,6 +40,7 @@ from .config import Config
 from .model import FileResult
 from .prefilter import HELPER_HINT
 from .review import ReviewCallback
+from .nearest_config import ConfigResolver
 
 MODES = ("check", "fix", "diff")
 # A process pool costs a fork per worker and a pickle per result: use one only when the
@@ -68,6 +72,7 @@ class _Task:
     path: str  # absolute
     display: str
     lines: int
+    config: Config  # the file's effective settings (nearest configuration, per-file ignores)
     cache_key: Optional[str] = None
     data: Optional[bytes] = None  # kept until the result is cached
     links: Optional[object] = None  # project.Links: this file's helpers in other files
@@ -95,25 +100,31 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 
 def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
         jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
-        progress: Optional[Progress] = None, _process: Optional[ProcessFn] = None,
-        review: Optional[ReviewCallback] = None) -> List[FileResult]:
+        progress: Optional[Progress] = None, configs: Optional[ConfigResolver] = None,
+        _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None) -> List[FileResult]:
     """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
     (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
     by path; files the prefilter rules out have none.
 
-    `progress(done, total)` is called from this thread as files are done. `_process`
-    replaces `engine.process_file` (tests); it must be picklable for the process pool.
-    `review` (fix/diff mode, `volfix.review`): files are analysed in this process one at a
-    time, in path order, each fix applied only when `review` accepts it.
+    `progress(done, total)` is called from this thread as files are done. `configs` gives
+    each file its own settings (the nearest configuration file, `nearest_config`); without
+    it, `config` applies to every file. `_process` replaces `fileproc.process_file` (tests);
+    it must be picklable for the process pool. `review` (fix/diff mode, `volfix.review`):
+    files are analysed in this process one at a time, in path order, each fix applied only
+    when `review` accepts it.
+
+    KeyboardInterrupt (Ctrl-C) stops the run: the workers finish the writes under way and
+    start no other (`volfix.workers`), and the exception propagates.
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                          _process=_process, review=review)[0]
+                          configs=configs, _process=_process, review=review)[0]
 
 
 def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
                    unsafe_fixes: bool = False, jobs: Optional[int] = None, use_cache: bool = True,
                    force_exclude: bool = False, progress: Optional[Progress] = None,
+                   configs: Optional[ConfigResolver] = None,
                    _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None
                    ) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
@@ -127,10 +138,12 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         raise ValueError("jobs must be a positive number (0 or None: every core)")
     workers = jobs or default_jobs()
     stats = RunStats()
+    configs = configs or ConfigResolver.single(config)
     root = discovery.project_root(config.source)
     files = discovery.discover(paths, exclude=config.exclude + config.extend_exclude,
                                respect_gitignore=config.respect_gitignore,
-                               force_exclude=force_exclude, root=root)
+                               force_exclude=force_exclude, root=root,
+                               excluders=None if configs.fixed else configs.excluder_for)
     total = stats.discovered = len(files)
     if progress is not None:
         progress(0, total)
@@ -140,10 +153,10 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         from .cache import ResultCache
 
         cache = ResultCache(root, config.cache_key())
-    candidates = _scan(files, config.enabled_codes(), workers)
+    candidates = _scan(files, _enabled_anywhere(files, configs), workers)
     links = _link(paths, files, candidates, config)
     stats.candidates = len(candidates)
-    results, tasks = _lookup(candidates, cache, mode, links)
+    results, tasks = _lookup(candidates, cache, mode, links, configs)
     stats.cache_hits = len(results)
     done = total - len(tasks)
     if progress is not None:
@@ -161,7 +174,7 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
 
     stats.analysed = len(tasks)
     stats.lines_analysed = sum(t.lines for t in tasks)
-    options = {"config": config, "mode": mode, "unsafe_fixes": unsafe_fixes}
+    options = {"mode": mode, "unsafe_fixes": unsafe_fixes}
     workers = min(workers, len(tasks))
     if review is not None:
         # The callback talks to this process (a terminal, a test): no pool, one file at a time.
@@ -176,6 +189,20 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
             finished(task, _analyse(_process, task.path, task.display, _task_options(options, task)))
     results.sort(key=lambda r: r.path)
     return results, stats
+
+
+def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[str]:
+    """The codes some file of the run may report (the prefilter's needs): the union over
+    the configurations in force in the files' directories."""
+    if configs.fixed:
+        return configs.base.enabled_codes()
+    seen: Dict[int, Config] = {}
+    for directory in {os.path.dirname(path) for path in files}:
+        config = configs.for_directory(directory)
+        seen.setdefault(id(config), config)
+    if not seen:
+        return configs.base.enabled_codes()
+    return frozenset().union(*(config.enabled_codes() for config in seen.values()))
 
 
 def _scan(files: List[str], enabled: FrozenSet[str], workers: int
@@ -208,7 +235,7 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
                   ) -> Optional[List[str]]:
     """Candidate paths found by `workers` processes, in `files` order; None when no pool
     can be started (then the caller scans here)."""
-    from concurrent.futures import ProcessPoolExecutor
+    from .workers import StoppablePool
 
     context = _pool_context()
     if context is None:
@@ -218,9 +245,10 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
     n_chunks = workers * 4
     chunks = [files[i::n_chunks] for i in range(n_chunks)]
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            found = [path for part in pool.map(_scan_chunk, chunks, [enabled] * n_chunks)
-                     for path in part]
+        with StoppablePool(workers, context) as pool:
+            with pool.starting():
+                parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks)
+            found = [path for part in parts for path in part]
     except (OSError, RuntimeError):  # fork refused, or a worker died (BrokenProcessPool)
         return None
     order = {path: i for i, path in enumerate(files)}
@@ -263,16 +291,19 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
 
 def _task_options(options: Dict, task: _Task) -> Dict:
     if task.links is None:
-        return options
-    return dict(options, links=task.links)
+        return dict(options, config=task.config)
+    return dict(options, config=task.config, links=task.links)
 
 
 def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
-            links: Optional[Dict[str, object]] = None) -> Tuple[List[FileResult], List[_Task]]:
-    """Cache hits as results; the other candidates as tasks for the engine."""
+            links: Optional[Dict[str, object]], configs: ConfigResolver
+            ) -> Tuple[List[FileResult], List[_Task]]:
+    """Cache hits as results; the other candidates as tasks for the engine. Each task
+    carries its file's effective configuration, whose key is part of the cache key."""
     cwd = os.getcwd()
     results: List[FileResult] = []
     tasks: List[_Task] = []
+    config_keys: Dict[int, str] = {}
     # This loop allocates many small acyclic objects (cached results) and no cycles: the
     # cyclic GC would only rescan them, which costs up to half of a warm-cache run.
     gc_was_enabled = gc.isenabled()
@@ -280,12 +311,16 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
     try:
         for path, data in candidates:
             shown = display_path(path, cwd)
-            task = _Task(path, shown, data.count(b"\n") + 1 if data is not None else 0)
+            task = _Task(path, shown, data.count(b"\n") + 1 if data is not None else 0,
+                         config=configs.for_file(path, shown))
             task.links = links.get(path) if links else None
             if cache is not None and data is not None:
                 # A linked file's result also depends on the files it is linked to.
                 keyed = data if task.links is None else data + b"\0volfix-links\0" + task.links.digest()
-                task.cache_key = cache.key(path, keyed, "check")
+                config_key = config_keys.get(id(task.config))
+                if config_key is None:
+                    config_key = config_keys[id(task.config)] = task.config.cache_key()
+                task.cache_key = cache.key(path, keyed, "check", config_key)
                 task.data = data
                 hit = cache.get(task.cache_key, shown, data)
                 if hit is not None and (mode == "check" or _nothing_to_fix(hit)):
@@ -337,8 +372,12 @@ def _pool_context():
 
 def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional[ProcessFn],
               finished: Callable[[_Task, FileResult], None]) -> None:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    """Analyse `tasks` in `workers` processes. An exception here (KeyboardInterrupt from
+    Ctrl-C, or one raised by `finished`) stops the pool: see `volfix.workers`."""
+    from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
+
+    from .workers import StoppablePool
 
     context = _pool_context()
     if context is not None and process is None:
@@ -346,30 +385,29 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
     # Largest first, so that one big file does not finish last on an otherwise idle pool.
     ordered = sorted(tasks, key=lambda t: -t.lines)
     crashed: List[_Task] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(_analyse, process, t.path, t.display, _task_options(options, t)): t
-                   for t in ordered}
-        try:
-            for future in as_completed(futures):
-                task = futures[future]
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    crashed.append(task)
-                    continue
-                except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                    result = _crash_result(task.display, f"{type(exc).__name__}: {exc}")
-                finished(task, result)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    with StoppablePool(workers, context) as pool:
+        with pool.starting():
+            futures = {pool.executor.submit(_analyse, process, t.path, t.display,
+                                            _task_options(options, t)): t for t in ordered}
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                crashed.append(task)
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                result = _crash_result(task.display, f"{type(exc).__name__}: {exc}")
+            finished(task, result)
     # A worker died: every unfinished file of that pool fails with it. Retry them one at a
     # time in a fresh worker to find the file that kills it, and keep the others' results.
     for task in sorted(crashed, key=lambda t: t.path):
-        with ProcessPoolExecutor(max_workers=1, mp_context=context) as lone:
+        with StoppablePool(1, context) as lone:
+            with lone.starting():
+                future = lone.executor.submit(_analyse, process, task.path, task.display,
+                                              _task_options(options, task))
             try:
-                result = lone.submit(_analyse, process, task.path, task.display,
-                                     _task_options(options, task)).result()
+                result = future.result()
             except BrokenProcessPool:
                 result = _crash_result(task.display, "the worker process analysing this file died")
         finished(task, result)

@@ -38,7 +38,7 @@ import stat
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
 
@@ -59,6 +59,23 @@ class SourceDecodeError(Exception):
 
 class FileChangedError(Exception):
     """The file on disk is no longer the content volfix read; it was not overwritten."""
+
+
+class WritesCancelled(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C): no new write may start. A KeyboardInterrupt, so
+    that no per-file boundary turns it into a result and the CLI treats it as one."""
+
+
+# Asked before every write starts; False: the write is refused (see `set_write_gate`).
+_write_gate: Optional[Callable[[], bool]] = None
+
+
+def set_write_gate(allowed: Optional[Callable[[], bool]]) -> None:
+    """From now on, `write_file_atomic` asks `allowed()` before it starts a write (with
+    signals already deferred) and raises WritesCancelled when it answers False. A process
+    pool worker closes its gate on SIGINT (`volfix.workers`). None: every write is allowed."""
+    global _write_gate
+    _write_gate = allowed
 
 
 @dataclass(frozen=True)
@@ -258,11 +275,15 @@ def write_file_atomic(path: str, data: bytes, *, original: bytes) -> str:
       the owner, so the file is rewritten in place instead (same inode). That write is
       protected from signals and restored to `original` if it fails, but it is not atomic
       against a power cut: the price of keeping the link.
+    * A closed write gate (`set_write_gate`: the run was interrupted) raises WritesCancelled
+      before anything is touched.
     """
     real = os.path.realpath(path)
     if data == original:
         return real
     with _signals_deferred():
+        if _write_gate is not None and not _write_gate():
+            raise WritesCancelled(f"{real}: not written, the run was interrupted")
         st = os.stat(real)
         current = _read_exactly(real)
         if current != original:

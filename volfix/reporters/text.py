@@ -120,8 +120,8 @@ def _help_line(d: Diagnostic, ctx: ReportContext) -> str:
 
 
 def _source_lines(result: FileResult, cell: Optional[int]) -> Optional[List[str]]:
-    """The lines the finding's rows refer to: the file (as fixed, when fixes were computed:
-    the findings that remain are located there), or one notebook cell."""
+    """The lines the finding's rows refer to: the file, or one notebook cell. After fixes
+    (`fix`, `--diff`) the findings are those that remain in the fixed text: show that."""
     text = result.fixed_source if result.fixed_source is not None else result.source
     if text is None:
         return None

@@ -1,0 +1,126 @@
+"""Where the CLI's text goes: findings to stdout (or `--output-file`; stderr when stdout
+carries the fixed source of `volfix fix -`), errors and the summary to stderr, the Markdown
+report and the GitHub step summary to their files. The reporters format; this module only
+chooses streams, colour and width.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import TYPE_CHECKING, List, Optional
+
+import click
+
+from .model import FileResult
+from .reporters import get_renderer, is_human_format
+from .reporters.base import ReportContext
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cli import Options
+
+
+def use_color(choice: str, stream) -> bool:
+    """--color always/never win; `auto` colours a terminal unless NO_COLOR is set."""
+    if choice == "always":
+        return True
+    if choice == "never" or stream is None or os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def terminal_width(stream) -> Optional[int]:
+    if stream is None or not getattr(stream, "isatty", lambda: False)():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+def report_context(opts: "Options", root: str, unsafe_fixes: bool, legacy_semantics: bool = False) -> ReportContext:
+    """What the reporters need to format for the findings' stream."""
+    stream = None if opts.output_file else sys.stdout
+    return ReportContext(root=root, mode=opts.mode, unsafe_fixes=unsafe_fixes, legacy_semantics=legacy_semantics,
+                         show_fixes=opts.show_fixes, color=use_color(opts.color, stream),
+                         width=terminal_width(stream))
+
+
+def emit(opts: "Options", results: List[FileResult], ctx: ReportContext, *, stdin_fix: bool) -> None:
+    """Findings to stdout (stderr when stdout carries fixed source), the rest to stderr."""
+    from .reporters import text
+
+    err_ctx = dataclasses.replace(ctx, color=use_color(opts.color, sys.stderr),
+                                  width=terminal_width(sys.stderr))
+    body_ctx = err_ctx if stdin_fix and not opts.output_file else ctx
+    write(_render_body(opts, results, body_ctx), opts.output_file, err=stdin_fix,
+          color=body_ctx.color)
+
+    errors = text.render_errors(results, debug=opts.debug)
+    if errors:
+        write(errors, None, err=True, color=False)
+    if not opts.quiet and (is_human_format(opts.output_format) or opts.output_file):
+        write(text.render_summary(results, err_ctx), None, err=True, color=err_ctx.color)
+    if opts.output_format == "github":
+        _append_step_summary(results, ctx)
+
+
+def _render_body(opts: "Options", results: List[FileResult], ctx: ReportContext) -> str:
+    from .reporters import json_, text
+
+    if opts.mode == "diff":
+        return text.render_diff(results, ctx)
+    if opts.statistics:
+        if opts.output_format in ("json", "json-lines"):
+            return json_.render_statistics(results, ctx)
+        return text.render_statistics(results, ctx)
+    body = get_renderer(opts.output_format)(results, ctx)
+    if opts.show_fixes and is_human_format(opts.output_format):
+        body += text.render_fixes(results, ctx)
+    return body
+
+
+def write(content: str, path: Optional[str], *, err: bool, color: bool) -> None:
+    """`content` to the file `path`, else to stderr (`err`) or stdout."""
+    if path is not None:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        return
+    if content:
+        click.echo(content, nl=False, err=err, color=color)
+
+
+def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from .reporters import github
+
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(github.step_summary(results, ctx))
+
+
+def write_report(path: str, results: List[FileResult], ctx: ReportContext) -> None:
+    """`--report FILE`: the Markdown migration report."""
+    from .reporters.migration import render_report
+
+    text = render_report(results, dataclasses.replace(ctx, color=False, width=None),
+                         link_base=os.path.dirname(os.path.abspath(path)))
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+
+
+def write_baseline(opts: "Options", results: List[FileResult], root: str) -> bool:
+    """`--write-baseline FILE`; False when volfix failed on a file (exit 2)."""
+    from .baseline import write_baseline as write_entries
+    from .reporters.text import render_errors
+
+    write_entries(opts.write_baseline, results, root)
+    errors = render_errors(results, debug=opts.debug)
+    if errors:
+        write(errors, None, err=True, color=False)
+    if not opts.quiet:
+        count = sum(len(r.diagnostics) for r in results)
+        click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to the baseline "
+                   f"{opts.write_baseline}.", err=True)
+    return not any(r.error for r in results)

@@ -1,0 +1,121 @@
+"""Process pools that stop cleanly on Ctrl-C, for the runner.
+
+After SIGINT -- sent to volfix alone, or to its whole process group as a terminal or a CI
+cancel does -- a run stops at once and writes nothing but the files whose atomic write was
+already under way:
+
+* **Workers never start a write after the signal.** Every write asks the write gate of
+  `sourcefile` first; in a worker the gate closes as soon as the worker sees SIGINT itself
+  (its handler only records it: no KeyboardInterrupt can cut a worker short) or the parent
+  raises the shared flag. A closed gate raises `sourcefile.WritesCancelled`.
+* **The parent stops the pool.** On any exception leaving the `with` block
+  (KeyboardInterrupt included) it raises the shared flag, cancels the work not yet started
+  and terminates the workers (SIGTERM). A worker inside `write_file_atomic` holds SIGTERM
+  until its write is complete and then exits; the others exit at once. The parent waits
+  for them at most `STOP_TIMEOUT` seconds.
+* Workers are started with SIGINT blocked, so a signal that arrives while the pool starts
+  reaches the worker only once its handler is in place (and the parent right after).
+
+`ProcessPoolExecutor` has no public way to terminate its workers before Python 3.14
+(`terminate_workers`); `_processes` is the attribute CPython has kept them in since 3.2.
+"""
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+from concurrent.futures import ProcessPoolExecutor
+from typing import Iterator, Optional
+
+STOP_TIMEOUT = 2.0  # seconds to wait for the workers' in-flight writes after an interrupt
+
+_SIGINT = getattr(signal, "SIGINT", None)
+_CAN_MASK = hasattr(signal, "pthread_sigmask") and _SIGINT is not None
+
+# Worker side: the parent's flag, and whether this worker saw SIGINT itself.
+_shared_flag = None
+_interrupted = False
+
+
+def _on_sigint(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+    global _interrupted
+    _interrupted = True
+    if _shared_flag is not None:
+        _shared_flag.value = 1  # a plain store in shared memory: safe in a signal handler
+
+
+def _writes_allowed() -> bool:
+    return not _interrupted and not (_shared_flag is not None and _shared_flag.value)
+
+
+def _init_worker(flag) -> None:
+    """Runs first in every worker: record SIGINT instead of raising, close the write gate
+    on it, then accept signals."""
+    global _shared_flag, _interrupted
+    from . import sourcefile
+
+    _shared_flag, _interrupted = flag, False
+    sourcefile.set_write_gate(_writes_allowed)
+    if _SIGINT is not None:
+        signal.signal(_SIGINT, _on_sigint)
+    if _CAN_MASK:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {_SIGINT})
+
+
+class StoppablePool:
+    """A `ProcessPoolExecutor` whose workers stop writing on SIGINT and are terminated
+    when the block it manages is left by an exception."""
+
+    def __init__(self, workers: int, context=None) -> None:
+        self._flag = (context or multiprocessing.get_context()).RawValue("b", 0)
+        self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                            initializer=_init_worker, initargs=(self._flag,))
+
+    def __enter__(self) -> "StoppablePool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            self.executor.shutdown(wait=True)
+        else:
+            self.stop()
+        return False
+
+    @contextlib.contextmanager
+    def starting(self) -> Iterator[None]:
+        """Wrap the first submits (which start the workers): SIGINT stays pending meanwhile,
+        and is delivered here right after."""
+        if not _CAN_MASK:
+            yield
+            return
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {_SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+    def stop(self, timeout: Optional[float] = STOP_TIMEOUT) -> None:
+        """No new write anywhere, no new work; terminate the workers and wait for them."""
+        self._flag.value = 1
+        processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        for process in processes:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                process.terminate()
+        if not processes and hasattr(self.executor, "terminate_workers"):  # pragma: no cover
+            self.executor.terminate_workers()  # a Python without `_processes`
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for process in processes:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+                process.join(remaining)
+        # Let the executor's manager thread see its workers gone and finish now: left running
+        # into interpreter exit, it races `concurrent.futures`' exit hook, which then writes to
+        # a closed wake-up pipe and prints a traceback ("Bad file descriptor").
+        manager = getattr(self.executor, "_executor_manager_thread", None)
+        if manager is not None:
+            remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
+            with contextlib.suppress(RuntimeError):
+                manager.join(remaining)
