@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from ..flow.taint import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, TaintResult, describe, header_nodes, walk_expr
+from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import iter_statements, target_names
 from ..findings import RegionPlan
@@ -189,6 +190,8 @@ class RegionPlacer:
                    ) -> Optional[Tuple[str, int, int]]:
         """(name, line, line of the use) when `stmt` binds a value that may carry autograd
         history and is read after the run (or earlier in a loop around it)."""
+        if is_opaque(stmt):  # a chunk of a big file volfix did not read: keep regions off it
+            return "<code volfix did not read>", stmt.lineno, stmt.end_lineno  # type: ignore[return-value]
         names = set()
         for target, value in _bindings(stmt):
             if value is not None and autograd_free(value):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..syntax.index import SCOPES, ModuleIndex
 
@@ -121,7 +121,6 @@ class TaintAnalysis:
         self.plain = plain or (lambda node: False)
         self.result = TaintResult()
         self._uses: Dict[int, ast.stmt] = {}
-        self._names: Dict[int, FrozenSet[str]] = {}
         self._hot: Set[int] = set()  # statements holding a source or a seed (with ancestors)
         for node_id, node in self._source_nodes(sources):
             self._mark_hot(node)
@@ -157,21 +156,12 @@ class TaintAnalysis:
             state = self.statement(stmt, state)
         return state
 
-    def _mentions(self, stmt: ast.stmt) -> FrozenSet[str]:
-        """Every identifier in the statement's own expressions (not nested statements)."""
-        key = id(stmt)
-        found = self._names.get(key)
-        if found is None:
-            out = set()
-            for head in _header_nodes(stmt):
-                for node in _walk_expr(head):
-                    if isinstance(node, ast.Name):
-                        out.add(node.id)
-            if isinstance(stmt, (ast.Global, ast.Nonlocal)):
-                out.update(stmt.names)
-            found = frozenset(out)
-            self._names[key] = found
-        return found
+    def _mentions_any(self, stmt: ast.stmt, state: State) -> bool:
+        """Does the statement's own code read any tainted key's root name (`volfix.syntax.index`
+        recorded, for every name, the statements that mention it)?"""
+        sid = id(stmt)
+        mentions = self.index.mentions
+        return any(sid in mentions.get(_root(key), ()) for key in state)
 
     def statement(self, stmt: ast.stmt, state: State) -> State:
         sid = id(stmt)
@@ -212,7 +202,7 @@ class TaintAnalysis:
             state = dict(state)
             _kill(state, stmt.name)
             return state
-        if sid not in self._hot and not (self._mentions(stmt) & {_root(k) for k in state}):
+        if sid not in self._hot and not self._mentions_any(stmt, state):
             return state  # mentions nothing tainted: no effect
         state = dict(state)
         self.simple(stmt, state)

@@ -108,13 +108,16 @@ class Rule:
 
     @classmethod
     def handlers(cls) -> List[Tuple[Handler, str]]:
-        """(what, method name) for every handler of the rule."""
-        out = []
-        for name, member in inspect.getmembers(cls, predicate=inspect.isfunction):
-            handler = getattr(member, "_volfix_handler", None)
-            if handler is not None:
-                out.append((handler, name))
-        return out
+        """(what, method name) for every handler of the rule (found once per class)."""
+        found = cls.__dict__.get("_handlers")
+        if found is None:
+            found = []
+            for name, member in inspect.getmembers(cls, predicate=inspect.isfunction):
+                handler = getattr(member, "_volfix_handler", None)
+                if handler is not None:
+                    found.append((handler, name))
+            cls._handlers = found  # type: ignore[attr-defined]
+        return list(found)
 
     def after_planning(self, ctx) -> None:
         """Called once the regions are planned (for rules that read the whole analysis)."""

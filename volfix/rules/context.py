@@ -116,7 +116,7 @@ class RuleContext:
         Variable (`Variable = lambda *a, **k: autograd.Variable(*a, **k).cuda()`): name -> line."""
         if self._wrappers is None:
             out: Dict[str, int] = {}
-            for stmt in nm.iter_statements(self.index.tree.body):
+            for stmt in self.index.module_statements:
                 if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda) and len(stmt.targets) == 1 \
                         and isinstance(stmt.targets[0], ast.Name) and self.forwards_to_variable(stmt.value):
                     out[stmt.targets[0].id] = stmt.lineno

@@ -18,8 +18,7 @@ def is_tensor_attribute(node: ast.Attribute, ctx) -> bool:
     if qual is not None and qual.rpartition(".")[2][:1].isupper() and qual.startswith("torch."):
         return False  # torch.FloatTensor.volatile and the like
     if isinstance(obj, ast.Name):
-        bindings = ctx.index.module_names.every(obj.id)
-        defines_class = any(isinstance(s, ast.ClassDef) and s.name == obj.id for s in ctx.index.tree.body)
-        if defines_class and not ctx.index.shadowed(obj.id, ctx.index.scope_of(node)) and bindings:
+        defines_class = any(isinstance(s, ast.ClassDef) and s.name == obj.id for s in ctx.index.module_statements)
+        if defines_class and not ctx.index.shadowed(obj.id, ctx.index.scope_of(node)):
             return False
     return True

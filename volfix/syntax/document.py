@@ -13,7 +13,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
 
-from .async_keywords import PLACEHOLDER, AsyncKeyword, find_async_keywords, replace_keywords
+from . import big_files
+from . import async_keywords
+from .async_keywords import AsyncKeyword
 from .positions import SourceText
 
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -71,9 +73,9 @@ class Document:
         return None
 
 
-def mask_async(text: str, tokens=None) -> Tuple[str, List[AsyncKeyword]]:
-    sites = find_async_keywords(text, tokens=tokens)
-    return replace_keywords(text, sites, PLACEHOLDER), sites
+def mask_async(text: str) -> Tuple[str, List[AsyncKeyword]]:
+    masked, sites, _ = async_keywords.mask_async(text)
+    return masked, sites
 
 
 def parse_tree(text: str) -> Union[ast.Module, ParseError]:
@@ -90,18 +92,24 @@ def parse_tree(text: str) -> Union[ast.Module, ParseError]:
         return ParseError("VF002", str(exc))
 
 
-def parse_document(text: str, src: Optional[SourceText] = None) -> Union[Document, ParseError]:
+def parse_document(text: str, src: Optional[SourceText] = None, extra_words: Sequence[str] = ()
+                   ) -> Union[Document, ParseError]:
     """Parse one file's text (already decoded). `async=` parameters of a def cannot be
     renamed without changing an API: such a file stays unparsable (VF001)."""
     src = src if src is not None and src.text == text else SourceText(text)
-    masked, sites = mask_async(text, tokens=src.tokens if "async" in text else None)
+    big = text.count("\n") >= big_files.BIG_FILE_LINES
+    masked, sites, parsed = async_keywords.mask_async(text, guess_first=not big)
     in_def = [s for s in sites if s.in_def]
     if in_def:
         first = in_def[0]
         return ParseError("VF001", f"`async` is a reserved keyword since Python 3.7 and names a parameter at "
                                    f"line {first.row}; renaming it would change an API, so do it by hand",
                           first.row, first.col + 1)
-    tree = parse_tree(masked)
+    tree = parsed
+    if tree is None and big:
+        tree = big_files.parse_big(masked, masked.splitlines(True), extra_words)
+    if tree is None:
+        tree = parse_tree(masked)
     if isinstance(tree, ParseError):
         return tree
     # The masked text differs from `text` only where `async` became a same-length name:

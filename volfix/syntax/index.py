@@ -7,7 +7,6 @@ hands each rule its nodes in source order.
 from __future__ import annotations
 
 import ast
-import collections
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from . import names as nm
@@ -28,6 +27,18 @@ def callee_key(call: ast.Call) -> str:
     return ""
 
 
+# Fields that never hold a node volfix asks about: names and numbers, and the shared
+# singletons of contexts and operators (`ast.Load()`, `ast.Add()`), whose parent is meaningless.
+_SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "type_comment", "kind",
+                            "level", "module", "conversion", "is_async", "simple", "value_is_str"})
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+_STATEMENTS = frozenset(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.stmt))
+
+
+def _child_fields(kind: type) -> Tuple[str, ...]:
+    return tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
+
+
 class ModuleIndex:
     """Parents, buckets of nodes, scopes and name resolution for one parsed module."""
 
@@ -41,35 +52,44 @@ class ModuleIndex:
         self.by_type: Dict[type, List[ast.AST]] = {}
         self.functions: List[ast.AST] = []
         self.multiline_strings: List[ast.AST] = []
+        self.mentions: Dict[str, Set[int]] = {}  # name -> ids of statements whose own expressions read it
+        self.module_statements: List[ast.stmt] = []  # every statement not inside a def or class, in order
         self._walk(tree)
-        self.module_names = nm.ModuleNames(tree.body, inherited)
+        self.module_names = nm.ModuleNames(self.module_statements, inherited)
         self._function_bindings: Dict[int, nm.Bindings] = {}
         self._steps: Dict[Optional[Tuple[int, int]], str] = {}
 
     def _walk(self, tree: ast.Module) -> None:
+        """One depth-first walk in source order: parents, buckets, and for every name the
+        statements that mention it in their own expressions (`mentions`)."""
         parents, names, attributes, calls, by_type = (self.parents, self.names, self.attributes,
                                                        self.calls, self.by_type)
+        mentions = self.mentions
+        module_statements = self.module_statements
         AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
         collected = (ast.Compare, ast.Dict, ast.Subscript)
-        queue = collections.deque([tree])
-        while queue:  # ast.walk's order, without its per-node generators and the ctx singletons
-            node = queue.popleft()
-            for name in node._fields:
-                if name == "ctx":
-                    continue
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    for item in value:
-                        if isinstance(item, AST):
-                            parents[item] = node
-                            queue.append(item)
-                elif isinstance(value, AST):
-                    parents[value] = node
-                    queue.append(value)
+        scopes = SCOPES
+        fields_of = _CHILD_FIELDS
+        stack = [(tree, None, True)]
+        while stack:
+            node, owner, at_module = stack.pop()
             kind = type(node)
             if kind is Name:
                 names.setdefault(node.id, []).append(node)
-            elif kind is Attribute:
+                found = mentions.get(node.id)
+                if found is None:
+                    mentions[node.id] = {id(owner)}
+                else:
+                    found.add(id(owner))
+                continue
+            fields = fields_of.get(kind)
+            if fields is None:
+                fields = fields_of[kind] = _child_fields(kind)
+            if kind in _STATEMENTS:
+                owner = node
+                if at_module:
+                    module_statements.append(node)
+            if kind is Attribute:
                 attributes.setdefault(node.attr, []).append(node)
             elif kind is Call:
                 calls.setdefault(callee_key(node), []).append(node)
@@ -77,8 +97,28 @@ class ModuleIndex:
                 by_type.setdefault(kind, []).append(node)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self.functions.append(node)
-            elif (kind is ast.Constant or kind is ast.JoinedStr) and node.end_lineno != node.lineno:
-                self.multiline_strings.append(node)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                for name in node.names:
+                    mentions.setdefault(name, set()).add(id(node))
+            elif kind is ast.Constant or kind is ast.JoinedStr:
+                if node.end_lineno != node.lineno:
+                    self.multiline_strings.append(node)
+                if kind is ast.Constant:
+                    continue
+            inner = at_module and not isinstance(node, scopes)
+            children = []
+            for name in fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            parents[item] = node
+                            children.append(item)
+                elif isinstance(value, AST):
+                    parents[value] = node
+                    children.append(value)
+            for child in reversed(children):
+                stack.append((child, owner, inner))
 
     # ------------------------------------------------------------------ structure
     def scope_of(self, node: ast.AST) -> ast.AST:

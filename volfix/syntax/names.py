@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 VARIABLE = "torch.autograd.Variable"
 _VARIABLE_ALIASES = frozenset({VARIABLE, "torch.autograd.variable.Variable"})
@@ -122,18 +122,44 @@ def scope_bindings(body: Iterable[ast.stmt], inherited: Optional[Bindings] = Non
 
 
 class ModuleNames:
-    """The module-level bindings of a file, by position."""
+    """The module-level bindings of a file, by position.
 
-    def __init__(self, body: List[ast.stmt], inherited: Optional[Bindings] = None):
+    Only names that can mean something to volfix are followed in detail: names bound by an
+    import, aliases of those (`V = torch.autograd.Variable`), `Variable`, and module-level
+    functions or lambdas that forward `*args`/`**kwargs` (possible wrappers of `Variable`).
+    Every other module-level name is only known to be bound (`bound`): in a 100k-line script
+    that keeps the cost to the few names that matter.
+    """
+
+    def __init__(self, statements: Iterable[ast.stmt], inherited: Optional[Bindings] = None):
         self._rows: Dict[str, List[int]] = {}
         self._quals: Dict[str, List[str]] = {}
+        self._bound: Set[str] = set()
         for name, qual in (inherited or {}).items():
             self._add(name, 0, qual)
+        statements = list(statements)
+        interesting = {"Variable"} | set(inherited or ())
+        for stmt in statements:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                interesting.update(name for name, _ in import_bindings(stmt))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if stmt.args.vararg is not None or stmt.args.kwarg is not None:
+                    interesting.add(stmt.name)
+            elif isinstance(stmt, ast.Assign):
+                value = stmt.value
+                root = value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(value, ast.Lambda) or (isinstance(root, ast.Name) and root.id in interesting):
+                    for target in stmt.targets:
+                        interesting.update(target_names(target))
         final: Bindings = dict(inherited or {})
-        for stmt in iter_statements(body):
+        for stmt in statements:
             for name, qual in statement_bindings(stmt, final.get):
-                self._add(name, stmt.lineno, qual)
-                final[name] = qual
+                self._bound.add(name)
+                if name in interesting:
+                    self._add(name, stmt.lineno, qual)
+                    final[name] = qual
         self.final: Bindings = final
         self.star_modules: List[str] = [q for n, q in final.items() if n.startswith("*")]
 
@@ -154,7 +180,7 @@ class ModuleNames:
         return list(self._quals.get(name, ()))
 
     def bound(self, name: str) -> bool:
-        return name in self._quals
+        return name in self._quals or name in self._bound
 
     def set(self, name: str, row: int, qual: str) -> None:
         """Record a binding found by other means (a wrapper, a project star import)."""

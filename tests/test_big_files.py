@@ -1,0 +1,37 @@
+"""Big scripts are parsed in chunks, with irrelevant statements stubbed (`volfix.syntax.big_files`):
+that path must give the same findings and fixes as parsing the whole file."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import test_fixtures as fixtures  # noqa: E402
+from volfix.syntax import big_files  # noqa: E402
+
+CASES = [c for c in fixtures.CASES if c.code not in ("VF001", "VF002")]
+
+
+@pytest.fixture
+def chunked(monkeypatch):
+    """Every file takes the big-file path, in chunks of a few lines."""
+    monkeypatch.setattr(big_files, "BIG_FILE_LINES", 1)
+    monkeypatch.setattr(big_files, "CHUNK_LINES", 3)
+
+
+def results(case):
+    raw = case.input.read_bytes()
+    path = str(case.input)
+    return (fixtures.diagnostics_of(raw, path, case.config),
+            fixtures.fixed_bytes(raw, path, case.config, case.unsafe_fixes))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_chunked_parsing_finds_and_fixes_the_same(case, monkeypatch):
+    whole = results(case)
+    monkeypatch.setattr(big_files, "BIG_FILE_LINES", 1)
+    monkeypatch.setattr(big_files, "CHUNK_LINES", 3)
+    assert results(case) == whole

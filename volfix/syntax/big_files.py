@@ -1,0 +1,267 @@
+"""Big module-level scripts (exported notebooks, generated code) in bounded time and memory.
+
+A 120k-line script holds about a million AST nodes: half a gigabyte, and seconds to walk,
+though volfix only cares about the few statements that mention legacy autograd and what
+they flow into. Such a file is parsed in chunks of top-level statements; a chunk's statements
+are kept whole when they matter, and the others become *stubs*: a node on the same lines that
+binds the same names and reads the names that matter. Every layer after parsing (rules, data
+flow, regions, fixes) works on the resulting module as on any other.
+
+A top-level statement matters when its text holds a word of the legacy API or an import
+(`TRIGGERS`), when it reads a name that a statement that matters binds or whose attribute
+it sets (`x.volatile = True`), or an alias a legacy import binds (`Variable as V`): the
+data flow may reach it, followed in source order; or when it calls a function that matters. The stubs
+keep what the rest needs: line ranges (a region never swallows a stub it cannot see), the
+names bound (a later rebinding ends the taint) and the names read (a value used after a
+region is noticed).
+
+Chunks are cut at lines that may start a top-level statement and grown until they parse, so
+a chunk never ends inside a string or a bracket. A file that does not parse as a whole is
+left to the ordinary parser, which reports the error.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterable, List, Optional, Set
+
+from .names import iter_statements, target_names
+
+BIG_FILE_LINES = 10_000  # from this many lines on, a module is parsed in chunks
+CHUNK_LINES = 4_000
+# Words whose presence makes a statement matter (rules' triggers, grad-mode regions, imports).
+TRIGGERS = ("Variable", "volatile", "async", "autograd", "no_grad", "grad_enabled", "inference_mode",
+            "import", ".data[", "noqa", "volfix")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_A_START = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]|$|\s|#")
+
+
+# The name an opaque chunk binds: code volfix did not parse (`volfix.fixes.regions` never
+# lets a region cover it, as it cannot know what the code binds).
+OPAQUE = "__volfix_opaque__"
+
+
+def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> Optional[ast.Module]:
+    """The module with irrelevant top-level statements stubbed, or None when the chunks that
+    matter do not parse (the caller then parses the whole text and reports the error)."""
+    triggers = tuple(TRIGGERS) + tuple(extra_words)
+    starts = _line_offsets(lines)
+    in_string = _string_rows(lines)
+    body: List[ast.stmt] = []
+    # Functions and classes whose text holds a trigger: their callers matter, wherever they are.
+    relevant_names: Set[str] = _triggered_definitions(lines, triggers)
+    row = 0  # 0-based line where the next chunk starts
+    total = len(lines)
+    while row < total:
+        end = _next_start(lines, min(total, row + CHUNK_LINES), in_string)
+        source = text[starts[row]:starts[end] if end < total else len(text)]
+        if not any(t in source for t in triggers) and not (set(_IDENTIFIER.findall(source)) & relevant_names):
+            body.append(_opaque(row, end, lines))
+            row = end
+            continue
+        chunk = None
+        while chunk is None:
+            try:
+                chunk = ast.parse(text[starts[row]:starts[end] if end < total else len(text)])
+            except (SyntaxError, ValueError):
+                if end >= total:
+                    return None
+                end = _next_start(lines, end + 1, in_string)
+            except (RecursionError, MemoryError):
+                return None
+        for stmt in chunk.body:
+            body.append(_decide(stmt, row, text, starts, triggers, relevant_names))
+        del chunk
+        row = end
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _opaque(row: int, end: int, lines: List[str]) -> ast.stmt:
+    """A chunk nothing in which matters: one statement over its lines."""
+    last = end - 1
+    while last > row and not lines[last].strip():
+        last -= 1
+    where = dict(lineno=row + 1, col_offset=0, end_lineno=last + 1, end_col_offset=len(lines[last].rstrip("\r\n")))
+    return ast.Assign(targets=[ast.Name(id=OPAQUE, ctx=ast.Store(), **where)],
+                      value=ast.Constant(value=None, **where), **where)
+
+
+def is_opaque(stmt: ast.stmt) -> bool:
+    """A chunk of a big file that volfix did not parse."""
+    return isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == OPAQUE
+
+
+_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
+    """Names of top-level defs and classes whose lines hold a trigger (from the text alone:
+    the nearest `def`/`class` at column 0 above each trigger)."""
+    out: Set[str] = set()
+    current: Optional[str] = None
+    for line in lines:
+        match = _DEFINITION.match(line)
+        if match:
+            current = match.group(1)
+        elif line[:1] not in (" ", "\t", "\r", "\n", "#", "", ")", "]", "}", "@"):
+            current = None
+        if current is not None and any(t in line for t in triggers):
+            out.add(current)
+    return out
+
+
+def _line_offsets(lines: List[str]) -> List[int]:
+    out = [0]
+    for line in lines:
+        out.append(out[-1] + len(line))
+    return out
+
+
+def _next_start(lines: List[str], row: int, in_string: Optional[List[bool]] = None) -> int:
+    """The first line at or after `row` that may start a top-level statement (not inside a
+    triple-quoted string)."""
+    while row < len(lines):
+        line = lines[row]
+        if (line[:1] not in (" ", "\t", "\f", "\r", "\n", "#", "") and not _NOT_A_START.match(line)
+                and not (in_string and in_string[row])):
+            return row
+        row += 1
+    return len(lines)
+
+
+def _string_rows(lines: List[str]) -> List[bool]:
+    """For each line: does it start inside a triple-quoted string? (A scan of the quotes
+    alone: good enough to keep chunk boundaries out of docstrings; a wrong guess only makes
+    a chunk fail to parse, and the whole file is then parsed at once.)"""
+    out = []
+    open_quote: Optional[str] = None
+    for line in lines:
+        out.append(open_quote is not None)
+        position = 0
+        while True:
+            if open_quote is not None:
+                found = line.find(open_quote, position)
+                if found < 0:
+                    break
+                open_quote, position = None, found + 3
+                continue
+            hits = [(line.find(q, position), q) for q in ('"""', "'''")]
+            hits = [(i, q) for i, q in hits if i >= 0]
+            if not hits:
+                break
+            found, quote = min(hits)
+            if "#" in line[position:found] and line[position:found].count('"') % 2 == 0 \
+                    and line[position:found].count("'") % 2 == 0:
+                break  # a comment: the rest of the line is no code
+            open_quote, position = quote, found + 3
+    return out
+
+
+def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, relevant: Set[str]) -> ast.stmt:
+    """The statement itself (moved to its lines in the file) when it matters, else its stub."""
+    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())]) - 1 + row
+    last = stmt.end_lineno + row  # type: ignore[attr-defined]
+    source = text[starts[first]:starts[last] if last < len(starts) else len(text)]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        # For name resolution. An alias of a legacy name (`from torch.autograd import
+        # Variable as V`) makes its readers matter, as the name itself would.
+        relevant.update(alias.asname for alias in stmt.names
+                        if alias.asname and any(t in alias.name for t in triggers))
+        return _moved(stmt, row)
+    triggered = any(t in source for t in triggers)
+    reads = set(_IDENTIFIER.findall(source)) & relevant if relevant else set()
+    if not triggered and isinstance(stmt, ast.Assign) and reads and all(isinstance(t, ast.Name) for t in stmt.targets):
+        # `x = 5` rebinds a name that mattered: it no longer does (unless the value reads one).
+        value = set(_IDENTIFIER.findall(source[_column_offset(source, stmt, stmt.value):]))
+        if not value & relevant:
+            relevant.difference_update(t.id for t in stmt.targets)
+            return _stub(stmt, set(), row)
+    if reads or triggered:
+        relevant.update(_top_level_stores(stmt))
+        if triggered:  # `x.volatile = True` makes `x` matter from here on
+            relevant.update(_attribute_roots(stmt))
+        return _moved(stmt, row)
+    return _stub(stmt, reads, row)
+
+
+def _attribute_roots(stmt: ast.stmt) -> Set[str]:
+    """Names whose attributes or items a statement assigns (`x.volatile = True` -> x)."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        targets = [stmt.target]
+    else:
+        return set()
+    out = set()
+    for target in targets:
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+            if isinstance(target, ast.Name):
+                out.add(target.id)
+    return out
+
+
+def _moved(stmt: ast.stmt, row: int) -> ast.stmt:
+    if row:
+        ast.increment_lineno(stmt, row)
+    return stmt
+
+
+def _column_offset(source: str, stmt: ast.stmt, node: ast.AST) -> int:
+    """Offset in `source` (the statement's lines) where `node` starts."""
+    lines = source.splitlines(True)
+    row = node.lineno - stmt.lineno  # type: ignore[attr-defined]
+    if row >= len(lines):
+        return len(source)
+    prefix = sum(len(line) for line in lines[:row])
+    return prefix + len(lines[row].encode("utf-8")[:node.col_offset].decode("utf-8", "replace"))  # type: ignore[attr-defined]
+
+
+def _stub(stmt: ast.stmt, reads: Set[str], row: int) -> ast.stmt:
+    """A statement on the same lines that binds what `stmt` binds at module level and reads
+    `reads`: enough for the data flow, the regions and their safety checks."""
+    stores = sorted(_top_level_stores(stmt))
+    where = dict(lineno=stmt.lineno + row, col_offset=stmt.col_offset, end_lineno=stmt.end_lineno + row,  # type: ignore[attr-defined]
+                 end_col_offset=stmt.end_col_offset)  # type: ignore[attr-defined]
+    value = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load(), **where) for n in sorted(reads)], ctx=ast.Load(), **where)
+    if stores:
+        target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store(), **where) for n in stores], ctx=ast.Store(), **where)
+        return ast.Assign(targets=[target], value=value, **where)
+    if reads:
+        return ast.Expr(value=value, **where)
+    return ast.Pass(**where)
+
+
+_SIMPLE_STATEMENTS = (ast.Expr, ast.Pass, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Break, ast.Continue,
+                      ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom)
+
+
+def _top_level_stores(stmt: ast.stmt) -> Set[str]:
+    """The names a module-level statement binds (its nested statements' too, not inside
+    defs): a walk over statements only, never over expressions."""
+    kind = type(stmt)
+    if kind in _SIMPLE_STATEMENTS:
+        return set()
+    if kind is ast.Assign:
+        out: Set[str] = set()
+        for target in stmt.targets:  # type: ignore[attr-defined]
+            out.update(target_names(target))
+        return out
+    if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        return {stmt.name}  # type: ignore[attr-defined]
+    out = set()
+    for node in iter_statements([stmt]):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                out.update(target_names(target))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            out.update(target_names(node.target))
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            out.update(target_names(node.target))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    out.update(target_names(item.optional_vars))
+    return out
