@@ -208,3 +208,79 @@ def test_module_names():
     assert "..sub.utils" in module_names("/r/pkg/sub/utils.py", "/r/pkg/other/train.py")
     # A module in a directory that does not hold the importer is not importable by a bare name.
     assert "utils" not in module_names("/r/lib/utils.py", "/r/scripts/train.py")
+
+
+def project_with_cache(tmp_path: Path, monkeypatch, evaluation: str = "True") -> None:
+    """The project of HELPER and CALLER as its own repository, the run's working directory
+    (the cache lives in the project root)."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"data.py": HELPER,
+                     "main.py": CALLER.format(imports="from data import get_batch", call="get_batch")
+                     .replace("evaluation=True", f"evaluation={evaluation}")})
+    (tmp_path / ".git").mkdir(exist_ok=True)
+
+
+def summary(results):
+    return sorted((Path(r.path).name, d.code, d.location.row, d.note or "") for r in results for d in r.diagnostics)
+
+
+def refuse(*_args, **_kwargs):
+    raise AssertionError("recomputed a fact the cache holds")
+
+
+def test_warm_run_takes_the_project_facts_from_the_cache(tmp_path, monkeypatch):
+    """Linking analyses every helper file and parses every caller: a warm run must not."""
+    import volfix.project as project
+
+    project_with_cache(tmp_path, monkeypatch)
+    cold = summary(run([str(tmp_path)], config=Config(), mode="check"))
+    assert ("main.py", "VF101", 7) in [entry[:3] for entry in cold]
+    monkeypatch.setattr(project, "file_helpers", refuse)
+    monkeypatch.setattr(project, "file_calls", refuse)
+    assert summary(run([str(tmp_path)], config=Config(), mode="check", jobs=1)) == cold
+
+
+def test_an_edited_caller_is_parsed_again_and_the_helper_file_is_not(tmp_path, monkeypatch):
+    import volfix.project as project
+
+    project_with_cache(tmp_path, monkeypatch)
+    run([str(tmp_path)], config=Config(), mode="check")
+    parsed = []
+    real_calls = project.file_calls
+    monkeypatch.setattr(project, "file_helpers", refuse)
+    monkeypatch.setattr(project, "file_calls", lambda item: parsed.append(Path(item[0]).name) or real_calls(item))
+    (tmp_path / "main.py").write_text(
+        (tmp_path / "main.py").read_text().replace("evaluation=True", "evaluation=False"))
+    warm = summary(run([str(tmp_path)], config=Config(), mode="check", jobs=1))
+    assert parsed == ["main.py"]
+    monkeypatch.undo()
+    # The same answer as a run without any cache.
+    assert warm == summary(run([str(tmp_path)], config=Config(), mode="check", use_cache=False))
+    assert not any(name == "main.py" for name, *_ in warm)
+
+
+def test_damaged_fact_entries_are_recomputed(tmp_path, monkeypatch):
+    project_with_cache(tmp_path, monkeypatch)
+    cold = summary(run([str(tmp_path)], config=Config(), mode="check"))
+    damaged = 0
+    for entry in (tmp_path / ".volfix_cache").rglob("*.json"):
+        if entry.read_bytes().startswith(b"["):  # facts are lists; results are objects
+            entry.write_bytes(b'[["get_batch", "five"]]')
+            damaged += 1
+    assert damaged >= 2  # the helper file's helpers, the caller's calls
+    assert summary(run([str(tmp_path)], config=Config(), mode="check")) == cold
+
+
+def test_a_file_that_cannot_name_the_helpers_module_is_not_parsed(tmp_path, monkeypatch):
+    """Calling another file's helper needs an import that spells its module: a file that
+    only shares the helper's name is skipped without parsing."""
+    import volfix.project as project
+
+    write(tmp_path, {"data.py": HELPER,
+                     "main.py": CALLER.format(imports="from data import get_batch", call="get_batch"),
+                     "notes.py": "# get_batch is defined in another project\nget_batch = None\n"})
+    parsed = []
+    real_calls = project.file_calls
+    monkeypatch.setattr(project, "file_calls", lambda item: parsed.append(Path(item[0]).name) or real_calls(item))
+    check(tmp_path)
+    assert sorted(parsed) == ["data.py", "main.py"]

@@ -91,6 +91,21 @@ class ResultCache:
         if data is not None and result.source is not None and _is_utf8_of(result.source, data):
             entry["source"] = None
             entry["source_is_utf8"] = True
+        return self._write(key, entry)
+
+    def get_json(self, key: str) -> Any:
+        """A plain JSON entry (`put_json`), or None on a miss or an unreadable entry."""
+        try:
+            with open(os.path.join(self.directory, key + ".json"), "rb") as fh:
+                return json.loads(fh.read())
+        except (OSError, ValueError):
+            return None
+
+    def put_json(self, key: str, value: Any) -> bool:
+        """Store a plain JSON value (the project index's facts about one file, `volfix.project`)."""
+        return self._write(key, value)
+
+    def _write(self, key: str, entry: Any) -> bool:
         try:
             self._prepare()
             # ASCII output: lone surrogates (from undecodable bytes) survive the round trip.

@@ -41,6 +41,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from .flow.grad_mode import covered as grad_covered
 from .prefilter import HELPER_HINT
+from .project_facts import FactStore, calls_key
 from .syntax import names as nm
 from .syntax.document import Document, parse_document
 
@@ -50,6 +51,7 @@ _STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
 MAX_ROUNDS = 4
 
 Reader = Callable[[str], Optional[bytes]]
+Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
 
 
 @dataclass(frozen=True)
@@ -124,10 +126,14 @@ def project_root(paths: Sequence[str]) -> Optional[str]:
 
 
 class ProjectIndex:
-    """Helpers and callers across the files of a project."""
+    """Helpers and callers across the files of a project.
+
+    `cache` (a `volfix.cache.ResultCache`) keeps each file's facts between runs
+    (`volfix.project_facts`); `mapper(fn, items)` runs `fn` over the items, in worker
+    processes when the runner has them (the facts of each file are independent)."""
 
     def __init__(self, run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
-                 read: Reader, project_files: Sequence[str] = ()):
+                 read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None):
         self.run = {os.path.abspath(p) for p in run_files}
         self.files = sorted(set(os.path.abspath(p) for p in list(run_files) + list(project_files))
                             - {p for p in project_files if not p.endswith((".py", ".pyi"))})
@@ -135,6 +141,8 @@ class ProjectIndex:
         self.display = display
         self.read = read
         self.project_wide = bool(project_files)
+        self.facts = FactStore(cache)
+        self.map: Mapper = mapper or (lambda fn, items: [fn(item) for item in items])
         self._docs: Dict[str, Optional[Document]] = {}
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
@@ -152,27 +160,18 @@ class ProjectIndex:
     def document(self, path: str) -> Optional[Document]:
         if path not in self._docs:
             raw = self.bytes_of(path)
-            doc = None
-            if raw is not None:
-                from . import sourcefile
-
-                try:
-                    parsed = parse_document(sourcefile.decode_source(raw).text)
-                except sourcefile.SourceDecodeError:
-                    parsed = None
-                doc = parsed if isinstance(parsed, Document) else None
-            self._docs[path] = doc
+            self._docs[path] = _document(raw) if raw is not None else None
         return self._docs[path]
 
     # ------------------------------------------------------------------ building
     def build(self) -> Dict[str, Links]:
         py_files = [p for p in self.files if p.endswith((".py", ".pyi"))]
+        hinted = []
         for path in py_files:
             raw = self.bytes_of(path) if path in self.run or self.project_wide else self.data.get(path)
             if raw is not None and HELPER_HINT.search(raw):
-                found = self.helpers_of(path)
-                if found:
-                    self.helpers[path] = found
+                hinted.append((path, raw))
+        self.find_helpers(hinted)
         stars = self.star_links(py_files)
         if not self.helpers and not stars:
             return {}
@@ -183,132 +182,74 @@ class ProjectIndex:
                 break
         return self.links(stars)
 
-    def helpers_of(self, path: str) -> List[HelperSignature]:
-        """The file's helpers, from its own analysis by the engine."""
-        doc = self.document(path)
-        if doc is None:
-            return []
-        from .engine.analyse import Options, detect
-
-        try:
-            ctx = detect(doc, Options(frozenset()))
-        except RecursionError:
-            return []
-        out: Dict[str, HelperSignature] = {}
-        shown = self.shown(path)
-        index = ctx.index
-        for record in ctx.helpers:
-            fn = record.fn
-            owner = index.parents.get(fn)
-            method = isinstance(owner, ast.ClassDef) and isinstance(index.parents.get(owner), ast.Module)
-            if not (isinstance(owner, ast.Module) or method):
-                continue
-            key = (nm.METHOD_PREFIX if method else "") + fn.name
-            if method and fn.name in FRAMEWORK_METHODS:
-                continue
-            out.setdefault(key, signature(fn, key, shown, record.flag.param, record.flag.negated, method,
-                                          computes=bool(getattr(record.source, "computing", False))))
-        for name, line in ctx.wrappers().items():
-            out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
-        return list(out.values())
+    def find_helpers(self, hinted: List[Tuple[str, bytes]]) -> None:
+        """The helpers of every file that may define one: from the cache, else from the
+        file's own analysis by the engine (`file_helpers`, in the workers)."""
+        missing = []
+        for path, raw in hinted:
+            found = self.facts.helpers(path, raw, self.shown(path))
+            if found is None:
+                missing.append((path, raw))
+            elif found:
+                self.helpers[path] = found
+        computed = self.map(file_helpers, [(raw, self.shown(path)) for path, raw in missing])
+        for (path, raw), found in zip(missing, computed):
+            self.facts.put_helpers(path, raw, found)
+            if found:
+                self.helpers[path] = found
 
     def link_callers(self, py_files: List[str], seen: Set[Tuple[str, str]]) -> bool:
         """Record the calls of every known helper; callers passing their own parameter become
         helpers too. Returns whether new helpers appeared."""
-        names = {_short(sig.name).encode() for sigs in self.helpers.values() for sig in sigs}
         methods: Dict[str, List[Tuple[str, HelperSignature]]] = {}
+        by_module: Dict[bytes, Set[bytes]] = {}  # a helper module's last name -> its helpers' names
         for helper_path, sigs in self.helpers.items():
             for sig in sigs:
                 if sig.name.startswith(nm.METHOD_PREFIX):
                     methods.setdefault(sig.name, []).append((helper_path, sig))
+                else:
+                    by_module.setdefault(_module_word(helper_path), set()).add(sig.name.encode())
+        method_names = [_short(name).encode() for name in methods]
+        helpers_key = calls_key(self.helpers, methods)
         new = False
+        work = []
         for path in py_files:
             raw = self.bytes_of(path)
-            if raw is None or not any(n in raw for n in names):
+            if raw is None or not _may_call(raw, by_module, method_names):
                 continue
-            quals = self.reachable(path)
-            family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
-            if not quals and not family:
-                continue
-            for qual, helper_path, sig, call, through in self.calls_in(path, quals, family):
-                key = (path, f"{call.line}:{call.col}:{helper_path}:{sig.name}")
-                self.imported.setdefault(path, {})[qual] = sig
-                if key in seen:
-                    continue
-                seen.add(key)
-                self.calls.setdefault(helper_path, {}).setdefault(sig.name, []).append(call)
-                if through is not None and through not in self.helpers.setdefault(path, []):
-                    self.helpers[path].append(through)
-                    new = True
+            # What a file can reach follows from the helpers and the file's directory.
+            key = f"{helpers_key}:{os.path.dirname(path)}"
+            found = self.facts.calls(path, raw, key, self.shown(path), path in self.run)
+            resolved = None if found is None else [(q, h, self.signature_of(h, n), c, t) for q, h, n, c, t in found]
+            if resolved is None or any(sig is None for _, _, sig, _, _ in resolved):
+                work.append((path, raw, key))  # a miss (or an entry that does not fit: recompute)
+            else:
+                new = self.record(path, resolved, seen) or new
+        # The helper tables are the same objects in every item: pickled once a chunk.
+        items = [(path, raw, self.shown(path), path in self.run, self.helpers, methods, helpers_key)
+                 for path, raw, _ in work]
+        for (path, raw, key), found in zip(work, self.map(file_calls, items)):
+            self.facts.put_calls(path, raw, key, found)
+            new = self.record(path, found, seen) or new
         return new
 
-    def reachable(self, path: str) -> Dict[str, Tuple[str, HelperSignature]]:
-        """Qualified names under which `path` may call a helper of another file."""
-        out: Dict[str, Tuple[str, HelperSignature]] = {}
-        for helper_path, sigs in self.helpers.items():
-            if helper_path == path:
+    def signature_of(self, helper_path: str, name: str) -> Optional[HelperSignature]:
+        return next((s for s in self.helpers.get(helper_path, ()) if s.name == name), None)
+
+    def record(self, path: str, found, seen: Set[Tuple[str, str]]) -> bool:
+        """Add one file's calls of helpers; whether it made a new (derived) helper."""
+        new = False
+        for qual, helper_path, sig, call, through in found:
+            key = (path, f"{call.line}:{call.col}:{helper_path}:{sig.name}")
+            self.imported.setdefault(path, {})[qual] = sig
+            if key in seen:
                 continue
-            for module in module_names(helper_path, path):
-                for sig in sigs:
-                    if sig.name.startswith(nm.METHOD_PREFIX):
-                        continue
-                    qual = module + sig.name if not module.strip(".") else f"{module}.{sig.name}"
-                    out.setdefault(qual, (helper_path, sig))
-                    out.setdefault(f"*{module}:{sig.name}", (helper_path, sig))
-        return out
-
-    def calls_in(self, path: str, quals, family):
-        doc = self.document(path)
-        if doc is None:
-            return
-        index = doc.index()
-        defined = {node.name for node in index.functions}
-        stars = set(index.module_names.star_modules)
-        shown = self.shown(path)
-        for calls in index.calls.values():
-            for call in calls:
-                func = call.func
-                qual = index.qual(func)
-                target = quals.get(qual) if qual is not None else None
-                if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
-                    for module in stars:  # `from helpers import *`
-                        target = quals.get(f"*{module}:{func.id}")
-                        if target is not None:
-                            qual = f"{module}.{func.id}" if not module.endswith(".") else f"{module}{func.id}"
-                            break
-                if target is None and isinstance(func, ast.Attribute):
-                    key = nm.METHOD_PREFIX + func.attr
-                    if key in family and func.attr not in defined and not nm.is_torch(qual):
-                        qual, target = key, family[key][0]
-                if target is None:
-                    continue
-                helper_path, sig = target
-                yield (qual, helper_path, sig) + self.describe_call(index, call, sig, shown, path)
-
-    def describe_call(self, index, call: ast.Call, sig: HelperSignature, shown: str, path: str):
-        """(ExternalCall, a derived helper signature when the call passes its caller's own
-        parameter on, else None)."""
-        if sig.wrapper:
-            kw = next((k for k in call.keywords if k.arg == "volatile"), None)
-            arg, known = (kw.value if kw is not None else None), True
-        elif sig.param is None:
-            arg, known = ast.Constant(value=True), True
-        else:
-            arg, known = signature_argument(call, sig)
-        kind = flag_kind(arg, known)
-        if sig.negated:
-            kind = {"true": "false", "false": "true", "none": "true"}.get(kind, kind)
-        through = None
-        scope = index.function_of(call)
-        if kind == "expr" and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and arg.id in nm.function_params(scope):
-            owner = index.parents.get(scope)
-            method = isinstance(owner, ast.ClassDef)
-            key = (nm.METHOD_PREFIX if method else "") + scope.name
-            if not (method and scope.name in FRAMEWORK_METHODS):
-                through = signature(scope, key, shown, arg.id, sig.negated, method, computes=True)
-        covered = grad_covered(index, call, any_grad_mode=kind == "expr")
-        return ExternalCall(shown, call.lineno, kind, covered, path in self.run, call.col_offset), through
+            seen.add(key)
+            self.calls.setdefault(helper_path, {}).setdefault(sig.name, []).append(call)
+            if through is not None and through not in self.helpers.setdefault(path, []):
+                self.helpers[path].append(through)
+                new = True
+        return new
 
     def star_links(self, py_files: List[str]) -> Dict[str, Tuple[str, ...]]:
         """Project modules other files star-import: importer -> modules (paths)."""
@@ -363,6 +304,142 @@ class ProjectIndex:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
 
 
+def _document(raw: bytes) -> Optional[Document]:
+    from . import sourcefile
+
+    try:
+        parsed = parse_document(sourcefile.decode_source(raw).text)
+    except sourcefile.SourceDecodeError:
+        return None
+    return parsed if isinstance(parsed, Document) else None
+
+
+def file_helpers(item: Tuple[bytes, str]) -> List[HelperSignature]:
+    """Runs here or in a worker: the helpers a file defines, from its own analysis by the
+    engine (functions and methods whose flag or raw value goes to their callers, and
+    wrappers of `Variable`)."""
+    raw, shown = item
+    doc = _document(raw)
+    if doc is None:
+        return []
+    from .engine.analyse import Options, detect
+
+    try:
+        ctx = detect(doc, Options(frozenset()))
+    except RecursionError:
+        return []
+    out: Dict[str, HelperSignature] = {}
+    index = ctx.index
+    for record in ctx.helpers:
+        fn = record.fn
+        owner = index.parents.get(fn)
+        method = isinstance(owner, ast.ClassDef) and isinstance(index.parents.get(owner), ast.Module)
+        if not (isinstance(owner, ast.Module) or method):
+            continue
+        key = (nm.METHOD_PREFIX if method else "") + fn.name
+        if method and fn.name in FRAMEWORK_METHODS:
+            continue
+        out.setdefault(key, signature(fn, key, shown, record.flag.param, record.flag.negated, method,
+                                      computes=bool(getattr(record.source, "computing", False))))
+    for name, line in ctx.wrappers().items():
+        out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
+    return list(out.values())
+
+
+_REACH: Dict[Tuple[str, str], Dict[str, Tuple[str, HelperSignature]]] = {}  # (helpers key, directory) -> table
+
+
+def reachable(helpers: Dict[str, List[HelperSignature]], path: str, helpers_key: str
+              ) -> Dict[str, Tuple[str, HelperSignature]]:
+    """Qualified names under which a file in `path`'s directory may call a helper (how a
+    module is named depends only on the importer's directory: one table per directory and
+    set of helpers, kept for the next file)."""
+    directory = os.path.dirname(path)
+    out = _REACH.get((helpers_key, directory))
+    if out is not None:
+        return out
+    if any(key != helpers_key for key, _ in _REACH):
+        _REACH.clear()  # another round or another run
+    out = {}
+    for helper_path, sigs in helpers.items():
+        for module in module_names(helper_path, path):
+            for sig in sigs:
+                if sig.name.startswith(nm.METHOD_PREFIX):
+                    continue
+                qual = module + sig.name if not module.strip(".") else f"{module}.{sig.name}"
+                out.setdefault(qual, (helper_path, sig))
+                out.setdefault(f"*{module}:{sig.name}", (helper_path, sig))
+    _REACH[(helpers_key, directory)] = out
+    return out
+
+
+def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
+    """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
+    (`helpers`: path -> signatures; `methods`: method families by name), each as
+    (qual, helper path, signature, ExternalCall, the derived signature when the call passes
+    its caller's own parameter on)."""
+    path, raw, shown, in_run, helpers, methods, helpers_key = item
+    reach = reachable(helpers, path, helpers_key)
+    if not reach and not methods:
+        return []
+    doc = _document(raw)
+    if doc is None:
+        return []
+    family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
+    index = doc.index()
+    defined = {node.name for node in index.functions}
+    stars = set(index.module_names.star_modules)
+    out = []
+    for calls in index.calls.values():
+        for call in calls:
+            func = call.func
+            qual = index.qual(func)
+            target = reach.get(qual) if qual is not None else None
+            if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
+                for module in stars:  # `from helpers import *`
+                    target = reach.get(f"*{module}:{func.id}")
+                    if target is not None:
+                        qual = f"{module}.{func.id}" if not module.endswith(".") else f"{module}{func.id}"
+                        break
+            if target is not None and target[0] == path:
+                target = None  # the file's own helper: its calls are its own analysis's business
+            if target is None and isinstance(func, ast.Attribute):
+                key = nm.METHOD_PREFIX + func.attr
+                if key in family and func.attr not in defined and not nm.is_torch(qual):
+                    qual, target = key, family[key][0]
+            if target is None:
+                continue
+            helper_path, sig = target
+            out.append((qual, helper_path, sig) + describe_call(index, call, sig, shown, in_run))
+    return out
+
+
+def describe_call(index, call: ast.Call, sig: HelperSignature, shown: str, in_run: bool):
+    """(ExternalCall, a derived helper signature when the call passes its caller's own
+    parameter on, else None)."""
+    if sig.wrapper:
+        kw = next((k for k in call.keywords if k.arg == "volatile"), None)
+        arg, known = (kw.value if kw is not None else None), True
+    elif sig.param is None:
+        arg, known = ast.Constant(value=True), True
+    else:
+        arg, known = signature_argument(call, sig)
+    kind = flag_kind(arg, known)
+    if sig.negated:
+        kind = {"true": "false", "false": "true", "none": "true"}.get(kind, kind)
+    through = None
+    scope = index.function_of(call)
+    if kind == "expr" and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            and arg.id in nm.function_params(scope):
+        owner = index.parents.get(scope)
+        method = isinstance(owner, ast.ClassDef)
+        key = (nm.METHOD_PREFIX if method else "") + scope.name
+        if not (method and scope.name in FRAMEWORK_METHODS):
+            through = signature(scope, key, shown, arg.id, sig.negated, method, computes=True)
+    covered = grad_covered(index, call, any_grad_mode=kind == "expr")
+    return ExternalCall(shown, call.lineno, kind, covered, in_run, call.col_offset), through
+
+
 def signature(fn: ast.AST, key: str, shown: str, param: Optional[str], negated: bool, method: bool,
               computes: bool = False) -> HelperSignature:
     defaults = {name: flag_kind(node) for name, node in parameter_defaults(fn).items()}
@@ -380,6 +457,22 @@ def signature_argument(call: ast.Call, sig: HelperSignature) -> Tuple[Optional[a
     if default in ("true", "false", "none"):
         return ast.Constant(value={"true": True, "false": False, "none": None}[default]), True
     return None, default is None
+
+
+def _module_word(path: str) -> bytes:
+    """The word an import of the module in `path` must spell (`utils` for `pkg/utils.py`);
+    empty for a package's `__init__.py` (`from . import to_var` spells none)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return b"" if stem == "__init__" else stem.encode("utf-8", "surrogateescape")
+
+
+def _may_call(raw: bytes, by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) -> bool:
+    """Can a file with these bytes call a helper of another file? It must spell a helper's
+    name and, for a function, the name of the helper's module (in its import); any file
+    that spells a helper method's name may call it."""
+    if any(name in raw for name in method_names):
+        return True
+    return any((not word or word in raw) and any(name in raw for name in names) for word, names in by_module.items())
 
 
 def _short(name: str) -> str:
@@ -426,7 +519,9 @@ def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional
 
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
-         read: Reader, project_files: Sequence[str] = ()) -> Dict[str, Links]:
+         read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None
+         ) -> Dict[str, Links]:
     """The links of every file of the run that has any. `data` holds the bytes already read
-    (read bytes are added to it); `project_files`: the other files of the project, read only."""
-    return ProjectIndex(run_files, data, display, read, project_files).build()
+    (read bytes are added to it); `project_files`: the other files of the project, read only;
+    `cache` and `mapper`: see `ProjectIndex`."""
+    return ProjectIndex(run_files, data, display, read, project_files, cache, mapper).build()

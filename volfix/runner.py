@@ -154,7 +154,7 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
 
         cache = ResultCache(root, config.cache_key())
     candidates = _scan(files, _enabled_anywhere(files, configs), workers)
-    links = _link(paths, files, candidates, config)
+    links = _link(paths, files, candidates, config, cache, workers)
     stats.candidates = len(candidates)
     results, tasks = _lookup(candidates, cache, mode, links, configs)
     stats.cache_hits = len(results)
@@ -256,7 +256,7 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
 
 
 def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
-          config: Config) -> Dict[str, object]:
+          config: Config, cache=None, workers: int = 1) -> Dict[str, object]:
     """Links between the files of the project (`volfix.project`): helpers threading the
     volatile flag and their callers in other files, star imports of project modules. A caller
     that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
@@ -281,12 +281,33 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
     known = dict(candidates)
     cwd = os.getcwd()
     shown = {p: display_path(p, cwd) for p in list(files) + others}
-    links = project.link(files, known, shown, read=_read_bytes, project_files=others)
+    links = project.link(files, known, shown, read=_read_bytes, project_files=others, cache=cache,
+                         mapper=lambda fn, items: _map(fn, items, workers))
     candidate_paths = {path for path, _ in candidates}
     for path in links:
         if path not in candidate_paths:
             candidates.append((path, known[path]))  # the caller's bytes, read by project.link
     return links
+
+
+def _map(fn: Callable, items: list, workers: int) -> list:
+    """`[fn(item) for item in items]`, by `workers` processes when there are enough items
+    (the project index's per-file facts). Chunks go to the workers as one pickle each, so
+    tables that items share are sent once a chunk."""
+    if workers > 1 and len(items) >= PARALLEL_MIN_FILES:
+        context = _pool_context()
+        if context is not None:
+            from .workers import StoppablePool
+
+            chunksize = max(1, len(items) // (workers * 4))
+            try:
+                with StoppablePool(workers, context) as pool:
+                    with pool.starting():
+                        parts = pool.executor.map(fn, items, chunksize=chunksize)
+                    return list(parts)
+            except (OSError, RuntimeError):  # fork refused, or a worker died: do it here
+                pass
+    return [fn(item) for item in items]
 
 
 def _task_options(options: Dict, task: _Task) -> Dict:

@@ -1,0 +1,106 @@
+"""What the project index learns about one file, cached by the file's content (`volfix.project`).
+
+Linking a project costs a full analysis of every file that may define a helper and a parse of
+every file that may call one: on a 700-file legacy tree, more than the per-file analyses
+themselves. Both are facts about one file's bytes, so both are stored in the result cache
+(`volfix.cache`) next to the results, and a warm run, or a pre-commit run that changed two
+files, recomputes only what changed:
+
+- a file's **helpers** depend on its bytes alone;
+- a file's **calls of helpers** depend on its bytes and on the helpers it can reach (their
+  names, modules and signatures): `calls_key` digests those.
+
+Display paths and "is the file part of this run" are never stored: they depend on the run,
+and are filled in when an entry is read.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+FACTS_FORMAT = 1  # bump when an entry's layout changes
+
+# A file's call of a helper: (qualified name as called, helper file, helper signature name,
+# line, column, flag kind, covered by a grad-mode region, the caller's own derived helper).
+CallFact = Tuple[str, str, str, int, int, str, bool, Optional[Any]]
+
+
+def signature_to_json(sig) -> list:
+    return [sig.name, sig.line, sig.param, sig.negated, sig.wrapper, sig.computes,
+            list(sig.positional), [list(d) for d in sig.defaults]]
+
+
+def signature_from_json(raw: Any, shown: str):
+    from .project import HelperSignature
+
+    name, line, param, negated, wrapper, computes, positional, defaults = raw
+    if not (isinstance(name, str) and isinstance(line, int) and (param is None or isinstance(param, str))):
+        raise TypeError("not a helper signature")
+    return HelperSignature(name, shown, line, param, bool(negated), bool(wrapper), bool(computes),
+                           tuple(str(p) for p in positional), tuple((str(k), str(v)) for k, v in defaults))
+
+
+class FactStore:
+    """The index's per-file facts in a `ResultCache` (or nowhere: `cache=None`)."""
+
+    def __init__(self, cache) -> None:
+        self.cache = cache
+
+    def _key(self, kind: str, path: str, data: bytes, extra: str = "") -> str:
+        return self.cache.key(path, data, f"facts-{FACTS_FORMAT}-{kind}", extra)
+
+    # ------------------------------------------------------------------ helpers
+    def helpers(self, path: str, data: bytes, shown: str) -> Optional[list]:
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("helpers", path, data))
+        if not isinstance(raw, list):
+            return None
+        try:
+            return [signature_from_json(item, shown) for item in raw]
+        except (TypeError, ValueError):
+            return None
+
+    def put_helpers(self, path: str, data: bytes, sigs: Sequence) -> None:
+        if self.cache is not None:
+            self.cache.put_json(self._key("helpers", path, data), [signature_to_json(s) for s in sigs])
+
+    # ------------------------------------------------------------------ calls
+    def calls(self, path: str, data: bytes, reach: str, shown: str, in_run: bool
+              ) -> Optional[List[Tuple[str, str, str, Any, Any]]]:
+        """(qual, helper path, signature name, ExternalCall, derived signature or None) for
+        every call of a reachable helper in the file, or None on a miss."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("calls", path, data, reach))
+        if not isinstance(raw, list):
+            return None
+        from .project import ExternalCall
+
+        out = []
+        try:
+            for qual, helper_path, sig_name, line, col, flag, covered, through in raw:
+                call = ExternalCall(shown, int(line), str(flag), bool(covered), in_run, int(col))
+                derived = signature_from_json(through, shown) if through is not None else None
+                out.append((str(qual), str(helper_path), str(sig_name), call, derived))
+        except (TypeError, ValueError):
+            return None
+        return out
+
+    def put_calls(self, path: str, data: bytes, reach: str, found: Sequence[Tuple[str, str, Any, Any, Any]]) -> None:
+        if self.cache is None:
+            return
+        entry = [[qual, helper_path, sig.name, call.line, call.col, call.flag, call.covered,
+                  signature_to_json(through) if through is not None else None]
+                 for qual, helper_path, sig, call, through in found]
+        self.cache.put_json(self._key("calls", path, data, reach), entry)
+
+
+def calls_key(helpers: Dict[str, List[Any]], methods: Dict[str, List[Tuple[str, Any]]]) -> str:
+    """A digest of the project's helpers (path -> signatures): with a file's directory, it
+    decides what the file can reach, so it is part of its calls' cache key."""
+    h = hashlib.sha256()
+    for path in sorted(helpers):
+        h.update(repr((path, [signature_to_json(s) for s in helpers[path]])).encode("utf-8", "surrogateescape"))
+    h.update(repr(sorted(methods)).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
