@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """List import cycles between the modules of the `volfix` package (function-level imports
-count too). `from . import x` counts as an import of the submodule `x` when there is one.
+count too; imports under `if TYPE_CHECKING:` do not, they never run). `from . import x`
+counts as an import of the submodule `x` when there is one.
 
     python scripts/import_cycles.py     # exit 1 and list the cycles, if any
 """
@@ -29,7 +30,12 @@ def graph(mods: Dict[str, str]) -> Dict[str, Set[str]]:
     edges: Dict[str, Set[str]] = {m: set() for m in mods}
     for module, path in mods.items():
         package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
-        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        typing_only = {id(n) for block in ast.walk(tree) if _type_checking(block)
+                       for stmt in block.body for n in ast.walk(stmt)}  # type: ignore[attr-defined]
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     parts = package.split(".")
@@ -44,6 +50,13 @@ def graph(mods: Dict[str, str]) -> Dict[str, Set[str]]:
             elif isinstance(node, ast.Import):
                 edges[module].update(a.name for a in node.names if a.name in mods and a.name != module)
     return edges
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
 def cycles(edges: Dict[str, Set[str]]) -> List[List[str]]:

@@ -41,8 +41,6 @@ UPDATE = os.environ.get("VOLFIX_UPDATE_FIXTURES") == "1"
 CONFIG = Config()
 
 
-
-
 def ids(paths):
     return [p.name for p in paths]
 

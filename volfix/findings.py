@@ -76,8 +76,6 @@ def span_of(edits: List[TextEdit]) -> Tuple[int, int]:
     return min(e.start for e in edits), max(e.end for e in edits)
 
 
-
-
 @dataclass
 class Finding:
     """One finding of one rule, located by offsets in the analysed text."""

@@ -93,4 +93,3 @@ class FileResult:
     # The findings whose fixes were applied, as located when they were fixed (their notes
     # name what a reviewer should still check: escapes, unsafe choices).
     applied: Tuple[Diagnostic, ...] = field(default_factory=tuple)
-

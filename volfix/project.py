@@ -41,7 +41,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from .flow.grad_mode import covered as grad_covered
 from .prefilter import HELPER_HINT
-from .project_facts import FactStore, calls_key
+from .project_facts import ExternalCall, FactStore, HelperSignature, calls_key
 from .syntax import names as nm
 from .syntax.document import Document, parse_document
 
@@ -52,33 +52,6 @@ MAX_ROUNDS = 4
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
-
-
-@dataclass(frozen=True)
-class HelperSignature:
-    """A function (or wrapper) of another file whose callers decide about volatility."""
-
-    name: str  # function name, or METHOD_PREFIX + method name
-    path: str  # as shown to the user
-    line: int
-    param: Optional[str]  # the flag parameter; None: always volatile (or a wrapper)
-    negated: bool = False  # volatile when the parameter is false (`volatile=not for_training`)
-    wrapper: bool = False  # forwards *args/**kwargs to Variable: callers' `volatile=` keywords count
-    computes: bool = False  # computes with the value itself: a call passing a true flag records
-    positional: Tuple[str, ...] = ()
-    defaults: Tuple[Tuple[str, str], ...] = ()  # param -> "true" | "false" | "none" | "expr"
-
-
-@dataclass(frozen=True)
-class ExternalCall:
-    """A call of a file's helper in another file of the project."""
-
-    path: str
-    line: int
-    flag: str  # "true" | "false" | "none" | "expr" | "unknown" (already negated for the helper)
-    covered: bool  # already inside a grad-mode region there
-    in_run: bool  # the file is part of this run (its region will be placed)
-    col: int = 0
 
 
 @dataclass(frozen=True)

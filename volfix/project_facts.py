@@ -16,9 +16,37 @@ and are filled in when an entry is read.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 FACTS_FORMAT = 1  # bump when an entry's layout changes
+
+
+@dataclass(frozen=True)
+class HelperSignature:
+    """A function (or wrapper) of another file whose callers decide about volatility."""
+
+    name: str  # function name, or METHOD_PREFIX + method name
+    path: str  # as shown to the user
+    line: int
+    param: Optional[str]  # the flag parameter; None: always volatile (or a wrapper)
+    negated: bool = False  # volatile when the parameter is false (`volatile=not for_training`)
+    wrapper: bool = False  # forwards *args/**kwargs to Variable: callers' `volatile=` keywords count
+    computes: bool = False  # computes with the value itself: a call passing a true flag records
+    positional: Tuple[str, ...] = ()
+    defaults: Tuple[Tuple[str, str], ...] = ()  # param -> "true" | "false" | "none" | "expr"
+
+
+@dataclass(frozen=True)
+class ExternalCall:
+    """A call of a file's helper in another file of the project."""
+
+    path: str
+    line: int
+    flag: str  # "true" | "false" | "none" | "expr" | "unknown" (already negated for the helper)
+    covered: bool  # already inside a grad-mode region there
+    in_run: bool  # the file is part of this run (its region will be placed)
+    col: int = 0
 
 # A file's call of a helper: (qualified name as called, helper file, helper signature name,
 # line, column, flag kind, covered by a grad-mode region, the caller's own derived helper).
@@ -31,8 +59,6 @@ def signature_to_json(sig) -> list:
 
 
 def signature_from_json(raw: Any, shown: str):
-    from .project import HelperSignature
-
     name, line, param, negated, wrapper, computes, positional, defaults = raw
     if not (isinstance(name, str) and isinstance(line, int) and (param is None or isinstance(param, str))):
         raise TypeError("not a helper signature")
@@ -75,8 +101,6 @@ class FactStore:
         raw = self.cache.get_json(self._key("calls", path, data, reach))
         if not isinstance(raw, list):
             return None
-        from .project import ExternalCall
-
         out = []
         try:
             for qual, helper_path, sig_name, line, col, flag, covered, through in raw:

@@ -64,7 +64,6 @@ def _default_enabled(code: str) -> bool:
     return rule is None or rule.DEFAULT_ENABLED
 
 
-
 @functools.lru_cache(maxsize=32)
 def prefilter(enabled_codes: FrozenSet[str]) -> Predicate:
     """`bytes -> bool`: may a file with these bytes hold a finding of these rules?"""

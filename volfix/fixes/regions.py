@@ -14,7 +14,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
-from ..flow.taint import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, TaintResult, describe, header_nodes, walk_expr
+from ..flow.taint import TaintResult
+from ..flow.values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, describe, header_nodes, walk_expr
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import iter_statements, target_names

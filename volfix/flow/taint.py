@@ -27,48 +27,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from ..syntax.index import SCOPES, ModuleIndex
-
-# Results that leave autograd: reading them is inspection, not computation.
-KILL_ATTRS = frozenset({"data", "shape", "volatile", "requires_grad", "is_cuda", "dtype", "device",
-                        "grad_fn", "ndim", "is_leaf", "grad"})
-KILL_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement",
-                          "data_ptr", "get_device", "element_size", "type", "is_contiguous",
-                          "register_hook", "detach", "detach_", "is_floating_point", "stride"})
-KILL_FUNCS = frozenset({"int", "float", "bool", "len", "str", "repr", "print", "isinstance",
-                        "type", "id", "format", "hasattr", "getattr", "round", "abs_", "hash"})
-# Methods that only move or re-view a tensor: the raw value stays raw (no graph on a plain tensor).
-MOVE_METHODS = frozenset({"cuda", "cpu", "to", "float", "double", "half", "long", "int", "byte",
-                          "bool", "view", "view_as", "unsqueeze", "squeeze", "contiguous",
-                          "expand", "expand_as", "permute", "transpose", "t", "reshape",
-                          "pin_memory", "clone", "narrow", "select", "chunk", "split", "flatten",
-                          "type_as", "repeat", "index_select", "unbind"})
-# Container methods that store their argument: the container now holds the value.
-MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "put",
-                      "setdefault"})
-# Callables that never hold parameters: passing a graph-free value to them records nothing.
-PURE_CALLS = KILL_FUNCS | frozenset({"list", "tuple", "dict", "set", "zip", "enumerate", "sorted",
-                                     "reversed", "range", "min", "max", "sum", "map", "filter",
-                                     "iter", "next", "any", "all", "open", "setattr", "vars"})
-LOOPS = (ast.For, ast.AsyncFor, ast.While)
-MAX_LOOP_ROUNDS = 8
-
-Key = str  # "x" or "self.priors"
-State = Dict[Key, bool]  # key -> raw
-
-
-def key_of(expr: ast.AST) -> Optional[Key]:
-    """`x` -> 'x'; `self.priors` -> 'self.priors'; anything else -> None."""
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        base = key_of(expr.value)
-        return f"{base}.{expr.attr}" if base else None
-    return None
-
-
-def _root(key: Key) -> str:
-    return key.split(".", 1)[0]
+from ..syntax.index import ModuleIndex
+from .values import (KILL_ATTRS, KILL_FUNCS, KILL_METHODS, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
+                     PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
+                     kill, root, target_keys, volatile_false_target)
 
 
 @dataclass
@@ -161,7 +123,7 @@ class TaintAnalysis:
         recorded, for every name, the statements that mention it)?"""
         sid = id(stmt)
         mentions = self.index.mentions
-        return any(sid in mentions.get(_root(key), ()) for key in state)
+        return any(sid in mentions.get(root(key), ()) for key in state)
 
     def statement(self, stmt: ast.stmt, state: State) -> State:
         sid = id(stmt)
@@ -171,7 +133,7 @@ class TaintAnalysis:
             return self.loop(stmt, state)
         if isinstance(stmt, ast.If):
             self.expressions(stmt, [stmt.test], state)
-            return _join(self.block(stmt.body, dict(state)), self.block(stmt.orelse, dict(state)))
+            return join(self.block(stmt.body, dict(state)), self.block(stmt.orelse, dict(state)))
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             state = dict(state)
             self.begin(stmt)
@@ -181,26 +143,26 @@ class TaintAnalysis:
                     self.bind(item.optional_vars, tainted, raw, state, stmt)
             self.end(stmt)
             return self.block(stmt.body, state)
-        if _is_try(stmt):
+        if is_try(stmt):
             after_body = self.block(stmt.body, dict(state))
-            seen = _join(state, after_body)
+            seen = join(state, after_body)
             outs = [self.block(stmt.orelse, dict(after_body))]
             for handler in stmt.handlers:
                 outs.append(self.block(handler.body, dict(seen)))
             merged = outs[0]
             for other in outs[1:]:
-                merged = _join(merged, other)
+                merged = join(merged, other)
             return self.block(stmt.finalbody, merged) if stmt.finalbody else merged
         if hasattr(ast, "Match") and isinstance(stmt, getattr(ast, "Match")):
             self.expressions(stmt, [stmt.subject], state)
             merged = dict(state)
             for case in stmt.cases:
-                merged = _join(merged, self.block(case.body, dict(state)))
+                merged = join(merged, self.block(case.body, dict(state)))
             return merged
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.nested_scope(stmt, state)
             state = dict(state)
-            _kill(state, stmt.name)
+            kill(state, stmt.name)
             return state
         if sid not in self._hot and not self._mentions_any(stmt, state):
             return state  # mentions nothing tainted: no effect
@@ -220,7 +182,7 @@ class TaintAnalysis:
             else:
                 self.expressions(stmt, [stmt.test], current)  # type: ignore[attr-defined]
             out = self.block(stmt.body, current)  # type: ignore[attr-defined]
-            merged = _join(entry, out)
+            merged = join(entry, out)
             if merged == entry:
                 break
             entry = merged
@@ -251,7 +213,7 @@ class TaintAnalysis:
         self.begin(stmt)
         unvolatiled = volatile_false_target(stmt)
         if unvolatiled is not None:
-            _kill(state, unvolatiled)  # 0.3: `x.volatile = False` made x plain data again
+            kill(state, unvolatiled)  # 0.3: `x.volatile = False` made x plain data again
         elif isinstance(stmt, ast.Assign):
             tainted, raw = self.eval(stmt.value, state)
             for target in stmt.targets:
@@ -278,7 +240,7 @@ class TaintAnalysis:
             for target in stmt.targets:
                 key = key_of(target)
                 if key:
-                    _kill(state, key)
+                    kill(state, key)
         elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
             for name in stmt.names:
                 if name in state:
@@ -286,7 +248,7 @@ class TaintAnalysis:
         elif isinstance(stmt, ast.Expr):
             self.eval(stmt.value, state, moved=True)
         else:
-            for node in _header_nodes(stmt):
+            for node in header_nodes(stmt):
                 self.eval(node, state)
         seeded = self.seeds.get(id(stmt))
         if seeded:
@@ -318,26 +280,26 @@ class TaintAnalysis:
             if isinstance(target, ast.Attribute):
                 self.eval(target.value, state)
                 if tainted:
-                    self.escape("attribute", f"`{_describe(target)}`", stmt, raw, target)
+                    self.escape("attribute", f"`{describe(target)}`", stmt, raw, target)
             return
         if "volatile" == key.rpartition(".")[2]:
             return  # `x.volatile = ...`: handled as a seed or a kill by the caller
         if tainted:
-            _kill(state, key)
+            kill(state, key)
             state[key] = raw
             self.result.tainted_keys.add(key)
             self.result.defs.add(id(stmt))
             if isinstance(target, ast.Attribute):
                 self.escape("attribute", f"`{key}`", stmt, raw, target)
         else:
-            _kill(state, key)
+            kill(state, key)
 
     def bind_weak(self, target: ast.AST, state: State, stmt: ast.stmt, raw: bool) -> None:
         """`x[i] = v`, `x += v`, `x.append(v)`: x now (also) holds the value."""
         holder = target.value if isinstance(target, ast.Subscript) else target
         key = key_of(holder)
         if key is None:
-            self.escape("container", f"`{_describe(holder)}`", stmt, raw)
+            self.escape("container", f"`{describe(holder)}`", stmt, raw)
             return
         state[key] = state.get(key, raw) and raw
         self.result.tainted_keys.add(key)
@@ -356,7 +318,7 @@ class TaintAnalysis:
         """A def or class reading a tainted name: the value escapes into a closure."""
         if not state or isinstance(stmt, ast.ClassDef):
             return
-        roots = {_root(k) for k in state}
+        roots = {root(k) for k in state}
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in roots \
                     and node.id in state:
@@ -419,7 +381,7 @@ class TaintAnalysis:
             return False, False  # a comparison is graph-free (SPEC §2.4)
         if kind in (ast.Tuple, ast.List, ast.Set):
             values = [self.eval(e, state, moved=moved) for e in node.elts]
-            return _combine(values)
+            return combine(values)
         if kind is ast.Starred:
             return self.eval(node.value, state, moved=moved)
         if kind is ast.Dict:
@@ -427,12 +389,12 @@ class TaintAnalysis:
             for k in node.keys:
                 if k is not None:
                     self.eval(k, state)
-            return _combine(values)
+            return combine(values)
         if kind in (ast.BoolOp,):
-            return _combine([self.eval(v, state, moved=moved) for v in node.values])
+            return combine([self.eval(v, state, moved=moved) for v in node.values])
         if kind is ast.IfExp:
             self.eval(node.test, state)
-            return _combine([self.eval(node.body, state, moved=moved), self.eval(node.orelse, state, moved=moved)])
+            return combine([self.eval(node.body, state, moved=moved), self.eval(node.orelse, state, moved=moved)])
         if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             return self.eval_comprehension(node, state)
         if kind is ast.NamedExpr:
@@ -489,7 +451,7 @@ class TaintAnalysis:
             if method == "backward" and receiver[0]:
                 self.training(node)
             if method in MUTATORS:
-                moved_in = _combine(values)
+                moved_in = combine(values)
                 if moved_in[0]:
                     self.bind_weak(func.value, state, self._stmt, moved_in[1]) if self._stmt is not None else None
                 return receiver if receiver[0] else (False, False)
@@ -527,7 +489,7 @@ class TaintAnalysis:
         values evidently free of autograd do not: numbers, strings, `.data`/`.item()` results,
         tensors fresh from a factory or `torch.from_numpy` (`volfix.rules.context.is_plain`).
         A parameter of the function may be a weight: it may."""
-        if _graph_free(node) or self.plain(node):
+        if graph_free(node) or self.plain(node):
             return False
         if isinstance(node, (ast.BinOp,)):
             return self.may_need_grad(node.left) or self.may_need_grad(node.right)
@@ -550,13 +512,13 @@ class TaintAnalysis:
 
     def training(self, call: ast.Call) -> None:
         if self._stmt is not None:
-            self.result.training.append((self._stmt, f"{_describe(call.func)}()"))
+            self.result.training.append((self._stmt, f"{describe(call.func)}()"))
 
     def eval_comprehension(self, node: ast.AST, state: State) -> Tuple[bool, bool]:
         local = dict(state)
         for gen in node.generators:  # type: ignore[attr-defined]
             tainted, raw = self.eval(gen.iter, local)
-            for name in _target_keys(gen.target):
+            for name in target_keys(gen.target):
                 if tainted:
                     local[name] = raw
                 else:
@@ -567,7 +529,7 @@ class TaintAnalysis:
             values = [self.eval(node.key, local), self.eval(node.value, local)]
         else:
             values = [self.eval(node.elt, local, moved=True)]  # type: ignore[attr-defined]
-        return _combine(values)
+        return combine(values)
 
     def nested_lambda(self, node: ast.Lambda, state: State) -> None:
         if not state:
@@ -577,120 +539,3 @@ class TaintAnalysis:
                 self._computes = True
                 self._records = True
                 return
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-def volatile_false_target(stmt: ast.stmt) -> Optional[Key]:
-    """`x.volatile = False` -> 'x'."""
-    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == "volatile"
-            and isinstance(stmt.value, ast.Constant) and stmt.value.value in (False, 0)):
-        return key_of(stmt.targets[0].value)
-    return None
-
-
-def _join(a: State, b: State) -> State:
-    out = dict(a)
-    for key, raw in b.items():
-        out[key] = out.get(key, raw) and raw
-    return out
-
-
-def _kill(state: State, key: Key) -> None:
-    state.pop(key, None)
-    prefix = key + "."
-    for other in [k for k in state if k.startswith(prefix)]:
-        del state[other]
-
-
-def _combine(values: List[Tuple[bool, bool]]) -> Tuple[bool, bool]:
-    tainted = [raw for t, raw in values if t]
-    if not tainted:
-        return False, False
-    return True, all(tainted)
-
-
-def _target_keys(target: ast.AST) -> List[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [k for elt in target.elts for k in _target_keys(elt)]
-    if isinstance(target, ast.Starred):
-        return _target_keys(target.value)
-    return []
-
-
-def _graph_free(node: ast.AST) -> bool:
-    """A value that certainly cannot require grad: constants, numbers from `.item()`/`len()`,
-    strings, arithmetic of those."""
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.UnaryOp):
-        return _graph_free(node.operand)
-    if isinstance(node, ast.BinOp):
-        return _graph_free(node.left) and _graph_free(node.right)
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return all(_graph_free(e) for e in node.elts)
-    if isinstance(node, ast.Attribute):
-        return node.attr in KILL_ATTRS
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute):
-            return func.attr in KILL_METHODS
-        return isinstance(func, ast.Name) and func.id in KILL_FUNCS
-    if isinstance(node, (ast.JoinedStr, ast.Compare)):
-        return True
-    return False
-
-
-def _is_try(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, getattr(ast, "TryStar")))
-
-
-def _header_nodes(stmt: ast.stmt) -> List[ast.AST]:
-    """The expressions a statement evaluates itself (not those of its nested statements)."""
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        return [stmt.target, stmt.iter]
-    if isinstance(stmt, (ast.While, ast.If)):
-        return [stmt.test]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return list(stmt.items)
-    if _is_try(stmt):
-        return [h.type for h in stmt.handlers if h.type is not None]  # type: ignore[attr-defined]
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return list(stmt.decorator_list)
-    if hasattr(ast, "Match") and isinstance(stmt, getattr(ast, "Match")):
-        return [stmt.subject]
-    return [stmt]
-
-
-def _walk_expr(node: ast.AST):
-    """ast.walk restricted to one statement's own expressions (no nested statements/defs)."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        for child in ast.iter_child_nodes(cur):
-            if not isinstance(child, (ast.stmt,) + SCOPES[:3]):
-                stack.append(child)
-
-
-def header_nodes(stmt: ast.stmt) -> List[ast.AST]:
-    return _header_nodes(stmt)
-
-
-def walk_expr(node: ast.AST):
-    return _walk_expr(node)
-
-
-def _describe(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # pragma: no cover - unparse of exotic nodes
-        return "?"
-
-
-def describe(node: ast.AST) -> str:
-    return _describe(node)

@@ -1,0 +1,152 @@
+"""The values the taint engine tracks (`volfix.flow.taint`): keys, states, and what
+expressions and statements mean for autograd (which calls end a graph, which only move a
+tensor, which hold parameters), shared with the region placer (`volfix.fixes.regions`)."""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from ..syntax.index import SCOPES
+
+# Results that leave autograd: reading them is inspection, not computation.
+KILL_ATTRS = frozenset({"data", "shape", "volatile", "requires_grad", "is_cuda", "dtype", "device",
+                        "grad_fn", "ndim", "is_leaf", "grad"})
+KILL_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement",
+                          "data_ptr", "get_device", "element_size", "type", "is_contiguous",
+                          "register_hook", "detach", "detach_", "is_floating_point", "stride"})
+KILL_FUNCS = frozenset({"int", "float", "bool", "len", "str", "repr", "print", "isinstance",
+                        "type", "id", "format", "hasattr", "getattr", "round", "abs_", "hash"})
+# Methods that only move or re-view a tensor: the raw value stays raw (no graph on a plain tensor).
+MOVE_METHODS = frozenset({"cuda", "cpu", "to", "float", "double", "half", "long", "int", "byte",
+                          "bool", "view", "view_as", "unsqueeze", "squeeze", "contiguous",
+                          "expand", "expand_as", "permute", "transpose", "t", "reshape",
+                          "pin_memory", "clone", "narrow", "select", "chunk", "split", "flatten",
+                          "type_as", "repeat", "index_select", "unbind"})
+# Container methods that store their argument: the container now holds the value.
+MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "put",
+                      "setdefault"})
+# Callables that never hold parameters: passing a graph-free value to them records nothing.
+PURE_CALLS = KILL_FUNCS | frozenset({"list", "tuple", "dict", "set", "zip", "enumerate", "sorted",
+                                     "reversed", "range", "min", "max", "sum", "map", "filter",
+                                     "iter", "next", "any", "all", "open", "setattr", "vars"})
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+MAX_LOOP_ROUNDS = 8
+
+Key = str  # "x" or "self.priors"
+State = Dict[Key, bool]  # key -> raw
+
+
+def key_of(expr: ast.AST) -> Optional[Key]:
+    """`x` -> 'x'; `self.priors` -> 'self.priors'; anything else -> None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = key_of(expr.value)
+        return f"{base}.{expr.attr}" if base else None
+    return None
+
+
+def root(key: Key) -> str:
+    return key.split(".", 1)[0]
+
+
+def volatile_false_target(stmt: ast.stmt) -> Optional[Key]:
+    """`x.volatile = False` -> 'x'."""
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == "volatile"
+            and isinstance(stmt.value, ast.Constant) and stmt.value.value in (False, 0)):
+        return key_of(stmt.targets[0].value)
+    return None
+
+
+def join(a: State, b: State) -> State:
+    out = dict(a)
+    for key, raw in b.items():
+        out[key] = out.get(key, raw) and raw
+    return out
+
+
+def kill(state: State, key: Key) -> None:
+    state.pop(key, None)
+    prefix = key + "."
+    for other in [k for k in state if k.startswith(prefix)]:
+        del state[other]
+
+
+def combine(values: List[Tuple[bool, bool]]) -> Tuple[bool, bool]:
+    tainted = [raw for t, raw in values if t]
+    if not tainted:
+        return False, False
+    return True, all(tainted)
+
+
+def target_keys(target: ast.AST) -> List[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [k for elt in target.elts for k in target_keys(elt)]
+    if isinstance(target, ast.Starred):
+        return target_keys(target.value)
+    return []
+
+
+def graph_free(node: ast.AST) -> bool:
+    """A value that certainly cannot require grad: constants, numbers from `.item()`/`len()`,
+    strings, arithmetic of those."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return graph_free(node.operand)
+    if isinstance(node, ast.BinOp):
+        return graph_free(node.left) and graph_free(node.right)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(graph_free(e) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        return node.attr in KILL_ATTRS
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return func.attr in KILL_METHODS
+        return isinstance(func, ast.Name) and func.id in KILL_FUNCS
+    if isinstance(node, (ast.JoinedStr, ast.Compare)):
+        return True
+    return False
+
+
+def is_try(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, getattr(ast, "TryStar")))
+
+
+def header_nodes(stmt: ast.stmt) -> List[ast.AST]:
+    """The expressions a statement evaluates itself (not those of its nested statements)."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.target, stmt.iter]
+    if isinstance(stmt, (ast.While, ast.If)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if is_try(stmt):
+        return [h.type for h in stmt.handlers if h.type is not None]  # type: ignore[attr-defined]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return list(stmt.decorator_list)
+    if hasattr(ast, "Match") and isinstance(stmt, getattr(ast, "Match")):
+        return [stmt.subject]
+    return [stmt]
+
+
+def walk_expr(node: ast.AST):
+    """ast.walk restricted to one statement's own expressions (no nested statements/defs)."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        for child in ast.iter_child_nodes(cur):
+            if not isinstance(child, (ast.stmt,) + SCOPES[:3]):
+                stack.append(child)
+
+
+def describe(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # pragma: no cover - unparse of exotic nodes
+        return "?"
