@@ -217,3 +217,39 @@ def test_a_check_run_never_imports_libcst(tmp_path):
     proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "legacy.py")], capture_output=True,
                           text=True, timeout=300)
     assert proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr
+
+
+DOCSTRING_ONLY = '''\
+"""Variable trackers for torch.autograd: how a `Variable` is built, volatile or not."""
+import torch
+
+
+def track(value):
+    """Wraps `value` (see torch.autograd.Variable)."""
+    return torch.as_tensor(value)  # noqa: VF101
+'''
+
+
+def test_a_file_whose_legacy_words_are_all_prose_is_not_analysed(monkeypatch):
+    """The prefilter keeps it (the words are in code-looking bytes); the tree shows no
+    name any rule starts from, so no index is built and nothing is reported, except an
+    unused suppression."""
+    from volfix.syntax import index
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the file was indexed")
+
+    monkeypatch.setattr(index.ModuleIndex, "__init__", refuse)
+    config = Config(extend_select=("VF010",))  # VF010 is opt-in
+    [unused] = check_source(DOCSTRING_ONLY, config=config).diagnostics
+    assert unused.code == "VF010"
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\nfrom torch.autograd import Variable as V\nx = V(torch.ones(1), volatile=True)\n",
+    "import torch\nif getattr(x, 'volatile'):\n    pass\n",
+    "import torch\nimport torch.autograd as ag\ny = ag.Variable(x)\n",
+    "import torch\nx = t.cuda(async=True)\n",
+])
+def test_every_way_code_spells_a_legacy_name_is_analysed(code):
+    assert check_source(code, config=Config(select=("VF",))).diagnostics
