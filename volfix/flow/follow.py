@@ -269,7 +269,8 @@ class Follower:
             return
         if report.elsewhere:
             planner.unwrap_only(source, f"unsafe fix: the calls in other files ({', '.join(report.elsewhere[:3])}) "
-                                        "get their regions there: fix them in the same run", W_UNSAFE,
+                                        "get their regions from their own files: run volfix again once "
+                                        "they have them", W_UNSAFE,
                                 applicability=_unsafe())
             return
         if report.covered:
@@ -406,7 +407,8 @@ class Follower:
                             f"({', '.join(dict.fromkeys(report.unresolved))})", W_UNSAFE, Applicability.UNSAFE)
                 if report.elsewhere:
                     return (f"unsafe fix: the callers in other files ({', '.join(report.elsewhere[:3])}) get their "
-                            "regions there: fix them in the same run", W_UNSAFE, Applicability.UNSAFE)
+                            "regions from their own files: run volfix again once they have them",
+                            W_UNSAFE, Applicability.UNSAFE)
                 if not report.true_calls:
                     return ("no fix: the value is returned and nothing calls the function here: its callers decide",
                             W_NONE, None)
