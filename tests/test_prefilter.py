@@ -110,9 +110,28 @@ def test_a_rule_without_a_prefilter_decision_makes_every_file_a_candidate():
 
 
 def test_every_registered_rule_declares_what_it_needs():
-    # The prefilter is built from the rules: a new rule names its bytes in `NEEDS`.
+    # The prefilter is built from the rules: a new rule names its bytes in `NEEDS`, and the
+    # names its findings start from in `NAMES` (a parsed file spelling none is not analysed).
+    from volfix.registry import get, tree_words
+
     for code in all_codes():
         assert requirements_for(code), code
+        assert get(code).NAMES is not None, code
+    names, strings = tree_words(all_codes())
+    assert {"Variable", "volatile"} <= names and strings == {"volatile"}
+
+
+def test_a_rule_without_names_makes_every_parsed_file_analysed(monkeypatch):
+    from volfix import registry
+
+    rule = registry.get("VF112")
+    monkeypatch.setattr(rule, "NAMES", None)
+    registry.tree_words.cache_clear()
+    try:
+        assert registry.tree_words(frozenset({"VF112", "VF201"})) is None
+    finally:
+        monkeypatch.undo()
+        registry.tree_words.cache_clear()
 
 
 @pytest.mark.parametrize("data, expected", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from typing import Dict, FrozenSet, Iterable, Optional, Type
+from typing import Dict, FrozenSet, Iterable, Optional, Tuple, Type
 
 from .errors import VolfixConfigError
 from .prefilter import Predicate, compile_prefilter
@@ -69,6 +69,18 @@ def prefilter(enabled_codes: FrozenSet[str]) -> Predicate:
     """`bytes -> bool`: may a file with these bytes hold a finding of these rules?"""
     known = rules()
     return compile_prefilter(known[code].NEEDS for code in sorted(enabled_codes) if code in known)
+
+
+@functools.lru_cache(maxsize=32)
+def tree_words(enabled_codes: FrozenSet[str]) -> Optional[Tuple[FrozenSet[str], FrozenSet[str]]]:
+    """(names, strings) a parsed file must spell for one of these rules to fire (`Rule.NAMES`,
+    `Rule.STRINGS`); None when some rule does not say (then every file is analysed)."""
+    known = rules()
+    chosen = [known[code] for code in enabled_codes if code in known]
+    if any(rule.NAMES is None for rule in chosen):
+        return None
+    return (frozenset().union(*(rule.NAMES for rule in chosen)),  # type: ignore[arg-type]
+            frozenset().union(*(rule.STRINGS for rule in chosen)))
 
 
 def requirements_for(code: str) -> Optional[str]:

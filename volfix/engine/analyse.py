@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from .. import registry
 from ..findings import Finding, FixPlan
@@ -63,9 +63,10 @@ def analyse(text: str, options: Options, doc: Optional[Document] = None,
             return finish(text, [parse_diagnostic(text, parsed)], [], options, None)
         doc = parsed
     diagnostics = [parse_diagnostic(text, e) for e in parse_errors]
-    if options.links is None and not doc.async_sites and not mentions_legacy_names(doc.tree):
-        # Nothing any rule reads is in the code (the prefilter's words were in docstrings
-        # or prose): no index, no analysis. Suppression comments are still checked.
+    words = registry.tree_words(frozenset(options.enabled)) if options.links is None else None
+    if words is not None and not spells_any(doc.tree, *words):
+        # Nothing any enabled rule starts from is in the code (the prefilter's words were in
+        # docstrings or prose): no index, no analysis. Suppressions are still checked.
         return finish(doc.text, diagnostics, [], options, doc)
     ctx = detect(doc, options)
     groups: Dict[object, FixGroup] = {}
@@ -91,18 +92,10 @@ def analyse(text: str, options: Options, doc: Optional[Document] = None,
     return analysis
 
 
-# The names every rule's findings start from, as code spells them (an identifier, an
-# attribute, a keyword argument, an imported name; `volatile` also as a string:
-# `getattr(x, "volatile")`).
-# Only calls of helpers in other files (`Options.links`) and `async=` keywords start
-# elsewhere.
-LEGACY_NAMES = frozenset({"Variable", "volatile"})
-
-
-def mentions_legacy_names(tree: ast.AST) -> bool:
-    """Does the tree spell a name of `LEGACY_NAMES` anywhere? (One walk without the index:
-    a tenth of the cost of analysing a file whose words were all in its docstrings.)"""
-    names = LEGACY_NAMES
+def spells_any(tree: ast.AST, names: FrozenSet[str], strings: FrozenSet[str]) -> bool:
+    """Does the tree spell one of `names` (an identifier, attribute, keyword argument or
+    imported name) or `strings` (a string constant)? One walk without the index: a tenth of
+    the cost of analysing a file whose words were all in its docstrings."""
     AST, Name, Constant, Attribute, keyword, alias = ast.AST, ast.Name, ast.Constant, ast.Attribute, ast.keyword, ast.alias
     stack = [tree]
     while stack:
@@ -113,7 +106,7 @@ def mentions_legacy_names(tree: ast.AST) -> bool:
                 return True
             continue
         if kind is Constant:
-            if node.value == "volatile":  # getattr(x, "volatile"), {"volatile": True}
+            if node.value in strings and type(node.value) is str:
                 return True
             continue
         if (kind is Attribute and node.attr in names) or (kind is keyword and node.arg in names) \

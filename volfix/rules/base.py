@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from typing import Callable, ClassVar, List, Optional, Tuple
+from typing import Callable, ClassVar, FrozenSet, List, Optional, Tuple
 
 from ..model import Applicability
 
@@ -67,6 +67,12 @@ class Rule:
     # What a file's bytes must contain for the rule to fire (`volfix.prefilter`); None: any
     # file may need it (then no file is skipped).
     NEEDS: ClassVar[Optional[object]] = None
+    # What a parsed file must spell for the rule to fire: NAMES as an identifier, attribute,
+    # keyword argument or imported name, STRINGS as a string constant. A file that spells
+    # none of any enabled rule's is not analysed (`engine.analyse`; a docstring that says
+    # "Variable" is no code). None: every parsed file is analysed.
+    NAMES: ClassVar[Optional[FrozenSet[str]]] = None
+    STRINGS: ClassVar[FrozenSet[str]] = frozenset()
     URL_BASE: ClassVar[str] = "https://github.com/volfix/volfix/blob/main/docs/rules.md#"
 
     @classmethod

@@ -35,3 +35,4 @@ class UnparsableFile(Rule):
     CODE = "VF001"
     MESSAGE = "File cannot be parsed"
     NEEDS = prefilter.TOKENLESS
+    NAMES: frozenset = frozenset()  # reported before or after the analysis, not by it

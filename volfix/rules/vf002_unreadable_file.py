@@ -26,3 +26,4 @@ class UnreadableFile(Rule):
     CODE = "VF002"
     MESSAGE = "File cannot be read"
     NEEDS = prefilter.TOKENLESS
+    NAMES: frozenset = frozenset()  # reported before or after the analysis, not by it

@@ -43,3 +43,4 @@ class UnusedSuppression(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Remove the unused suppression"
     NEEDS = prefilter.SUPPRESSION
+    NAMES: frozenset = frozenset()  # reported before or after the analysis, not by it

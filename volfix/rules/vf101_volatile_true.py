@@ -75,6 +75,7 @@ class VolatileInVariableCall(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Unwrap the `Variable`"
     NEEDS = prefilter.TORCH_VARIABLE
+    NAMES = frozenset({"Variable"})
 
     @on(VARIABLE_CALL)
     def call(self, call, ctx):

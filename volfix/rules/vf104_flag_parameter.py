@@ -69,6 +69,7 @@ class VolatileFlagParameter(Rule):
     FIX_TITLE = "Drop the parameter and its arguments, and apply the helper's fix"
     DEFAULT_ENABLED = False
     NEEDS = prefilter.TORCH_VARIABLE
+    NAMES = frozenset({"Variable"})
 
     def after_planning(self, ctx) -> None:
         groups: Dict[Tuple[int, str], list] = {}

@@ -46,6 +46,7 @@ class NoOpVariableWrapper(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Remove the `Variable` wrapper"
     NEEDS = prefilter.TORCH_VARIABLE
+    NAMES = frozenset({"Variable"})
 
     @on(VARIABLE_CALL)
     def call(self, call, ctx):

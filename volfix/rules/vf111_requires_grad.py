@@ -54,6 +54,7 @@ class RequiresGradVariable(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Ask for gradients without `Variable`"
     NEEDS = prefilter.TORCH_VARIABLE
+    NAMES = frozenset({"Variable"})
 
     @on(VARIABLE_CALL)
     def call(self, call, ctx):

@@ -51,6 +51,7 @@ class VariableTypeComparison(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Use `isinstance(x, torch.Tensor)`"
     NEEDS = prefilter.TORCH_VARIABLE
+    NAMES = frozenset({"Variable"})
 
     @on(ast.Compare)
     def compare(self, node, ctx):

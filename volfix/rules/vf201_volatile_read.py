@@ -63,6 +63,7 @@ class VolatileAttributeRead(Rule):
     FIX = Applicability.UNSAFE
     FIX_TITLE = "Replace the `.volatile` read"
     NEEDS = prefilter.TORCH_VOLATILE
+    NAMES = frozenset({"volatile"})
 
     @on(ast.Attribute, attr="volatile")
     def read(self, node, ctx):

@@ -52,6 +52,7 @@ class VolatileAttributeWrite(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Delete the `.volatile` assignment"
     NEEDS = prefilter.TORCH_VOLATILE
+    NAMES = frozenset({"volatile"})
 
     @on(ast.Attribute, attr="volatile")
     def write(self, node, ctx):

@@ -48,6 +48,8 @@ class DynamicVolatileAccess(Rule):
     CODE = "VF203"
     MESSAGE = "dynamic access to `volatile`, which has no effect since PyTorch 0.4"
     NEEDS = prefilter.TORCH_VOLATILE
+    NAMES = frozenset({"volatile"})
+    STRINGS = frozenset({"volatile"})
 
     @on(ast.Call, callee=("getattr", "setattr", "hasattr"))
     def dynamic(self, call, ctx):

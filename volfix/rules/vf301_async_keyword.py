@@ -1,7 +1,8 @@
-"""VF301: `async=` keyword arguments (found by the tokenizer before parsing)."""
+"""VF301: `async=` keyword arguments (found before parsing, `volfix.syntax.async_keywords`)."""
 from .. import prefilter
 from ..edits import TextEdit
 from ..model import Applicability
+from ..syntax.async_keywords import PLACEHOLDER
 from .base import MODULE, Rule, on
 
 
@@ -39,6 +40,7 @@ class AsyncKeywordArgument(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Rename `async=` to `non_blocking=`"
     NEEDS = prefilter.ASYNC_KEYWORD
+    NAMES = frozenset({PLACEHOLDER})  # the masked keyword, as the parsed file spells it
 
     @on(MODULE)
     def keywords(self, module, ctx):
