@@ -17,6 +17,7 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
         `.volatile` reads and writes count only in files that import torch;
         `getattr(x, "volatile")` and `{"volatile": True}` spell it as a string.
     VF301                      the word `async`, then optional whitespace, then `=` (not `==`)
+    VF401                      `torch`, and `.data[0]` in code
     VF010                      `volfix` or `VF<digit>`, case-insensitive: an unused
                                suppression needs a `# volfix: ignore` or `# noqa: VF...`
 
@@ -224,6 +225,10 @@ TORCH_VOLATILE = Needs(
     "`torch`, and `volatile` as a word in code: an attribute, a string or a keyword",
     _family((b"torch", b"volatile"), (_code_word(b"volatile", _attribute_key_or_keyword),)))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
+TORCH_DATA_INDEX = Needs(
+    "`torch`, and `.data[0]` in code",
+    _family((b"torch", b".data[0]"), (_code_word(b"data", lambda data, start, end: data.startswith(b"[0]", end)
+                                                 and start > 0 and data[start - 1] == 46),)))
 # VF001/VF002: no token of their own; reported for files another rule needs (module docstring).
 TOKENLESS = Needs("nothing of its own: reported for files another rule needs", lambda data: False)
 

@@ -59,6 +59,13 @@ class Repair:
     error: type
     match: str
     at_compile: bool = False
+    more: Tuple[Tuple[str, str], ...] = ()  # further (old, new) edits of the same kind
+
+    def apply(self, source: str) -> str:
+        for old, new in ((self.old, self.new),) + self.more:
+            assert old in source, old
+            source = source.replace(old, new)
+        return source
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,14 @@ CASES = [
     Case("requires_grad_wrapper", frozenset({"VF101", "VF111"}),
          grads=("conv_grad", "fc_grad", "input_grad_0", "input_grad_1"),
          graph_before="T{4}", graph_after="T{3}F"),
+    # `.data[0]` on losses and reductions (0-dim since 0.4) next to a row read `outputs.data[0]`.
+    # The repair reads each scalar as 0.3 did, a Python number (`.tolist()` of a 0-dim tensor),
+    # and leaves the row alone.
+    Case("scalar_logging", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("fc1_grad", "fc2_grad"),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=((").data[0]", ").data.tolist()"),))),
 ]
 CASE_IDS = [case.name for case in CASES]
 LEGACY_NAMES = {"volatile", "Variable", "async"}
@@ -275,8 +290,7 @@ def runs_for(case: Case, workdir: Path) -> Runs:
         fixed = fixed_result.fixed_source
         runnable = original
         if case.repair is not None:
-            assert case.repair.old in original
-            runnable = original.replace(case.repair.old, case.repair.new)
+            runnable = case.repair.apply(original)
         before = run_program(runnable, workdir, f"{case.name}_original")
         after = run_program(fixed, workdir, f"{case.name}_fixed")
         _runs[case.name] = Runs(original, fixed, before, after)
@@ -414,6 +428,17 @@ def test_training_step_is_not_wrapped(case, workdir):
     wrapping that step in a no-grad region would stop it training (SPEC.md §2.4)."""
     fixed = runs_for(case, workdir).fixed_source
     assert "no_grad" not in fixed and "set_grad_enabled" not in fixed, fixed
+
+
+def test_scalar_reads_become_item_and_the_row_read_stays(workdir):
+    case = next(c for c in CASES if c.name == "scalar_logging")
+    before, after = both_results(case, workdir)
+    fixed = runs_for(case, workdir).fixed_source.split('"""', 2)[2]  # the code after the docstring
+    assert fixed.count(".data[0]") == 1 and "first_scores = outputs.data[0]" in fixed, fixed
+    assert fixed.count(".item()") == 4, fixed
+    # 0.3 read Python numbers; so does the fixed program (the original cannot run today).
+    assert isinstance(after["mean_loss"], float) and isinstance(after["correct"], int)
+    assert after["first_scores"].shape == (4,)
 
 
 # ------------------------------------------------- volfix check / fix on the examples

@@ -32,7 +32,7 @@ BIG_FILE_LINES = 10_000  # from this many lines on, a module is parsed in chunks
 CHUNK_LINES = 4_000
 # Words whose presence makes a statement matter (rules' triggers, grad-mode regions, imports).
 TRIGGERS = ("Variable", "volatile", "async", PLACEHOLDER, "autograd", "no_grad", "grad_enabled",
-            "inference_mode", "import", ".data[", "noqa", "volfix")
+            "inference_mode", "import", ".data[", "Loss", "noqa", "volfix")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_A_START = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]|$|\s|#")
 
