@@ -172,6 +172,17 @@ CASES = [
     Case("requires_grad_wrapper", frozenset({"VF101", "VF111"}),
          grads=("conv_grad", "fc_grad", "input_grad_0", "input_grad_1"),
          graph_before="T{4}", graph_after="T{3}F"),
+    # Training right next to the volatile value (issue 13): the policy network's forward pass
+    # trains while the target network's runs on volatile input. Only the target's pass (and
+    # what is computed from it) loses its graph.
+    Case("td_loss_target_net", frozenset({"VF101", "VF110"}),
+         grads=("fc_grad", "head_grad", "head_weight"),
+         graph_before="(TT){2}", graph_after="(TF){2}"),
+    # A module-level script whose volatile test batch, made above the training loop, is
+    # evaluated inside it every other step: the region is the evaluation block, not the loop.
+    Case("script_periodic_eval", frozenset({"VF101", "VF110"}),
+         inference=("last_test_output",), grads=("first_grad", "last_grad"),
+         graph_before="T{6}", graph_after="TFTTFT"),
     # `.data[0]` on losses and reductions (0-dim since 0.4) next to a row read `outputs.data[0]`.
     # The repair reads each scalar as 0.3 did, a Python number (`.tolist()` of a 0-dim tensor),
     # and leaves the row alone.

@@ -3,8 +3,12 @@
 The region is the smallest run of consecutive statements, in the innermost block holding
 them, that covers the source and every statement computing with the value. Statements in
 that run that do not compute with it but bind a value used after the run (the training
-step's `q_value` next to the target network's forward) are left outside: the run is split
-around them. Runs in which nothing could record a graph are dropped (no empty regions). A
+step's `q_value` next to the target network's forward), or by a statement left out, are left
+outside: the run is split around them. A training step (`loss.backward()`) never goes into a
+`no_grad` region: when the source's own statement would pull a training loop in (a script's
+volatile test batch above the loop that evaluates it every 50 steps), the uses alone place
+the region, and the run is split around training statements. Runs in which nothing could
+record a graph are dropped (no empty regions). A
 run that is a whole function body, apart from statements that cannot touch autograd, becomes
 a decorator.
 """
@@ -113,18 +117,32 @@ class RegionPlacer:
         even if they record nothing (a runtime flag's region)."""
         runs: List[Run] = []
         covers = None
+        training = None
         for cell in self.by_part(stmts):
             run = self.extend_to_lines(self.common_run(cell, scope))
+            if not flag and self.training_near([run]) is not None:
+                # The source's own statement would pull a training loop into the region (a
+                # script's `test_x = Variable(..., volatile=True)` above the loop that
+                # evaluates it every 50 steps): the uses alone decide where it goes.
+                uses = [s for s in cell if id(s) in keep]
+                if uses and len(uses) < len(cell):
+                    run, cell = self.extend_to_lines(self.common_run(uses, scope)), uses
             run = self.trim(run, deleted, taint, keep)
             if run is None:
                 continue
-            found, covered = self.split(run, scope, taint, cell)
+            found, covered = self.split(run, scope, taint, cell, avoid_training=not flag)
             runs.extend(found)
             covers = covers or covered
+            training = training or self.training_near(found)
         if not flag:
             runs = [r for r in runs if self.records(r, taint)]
         placement = Placement(runs=runs, covers_used=covers)
         if not runs:
+            return placement
+        if training is not None and not flag:
+            what, line = training
+            placement.problem = (f"a `no_grad` region here would also cover the training step (`{what}` at "
+                                 f"line {line})")
             return placement
         self.choose_form(placement, scope, deleted, flag)
         return placement
@@ -146,24 +164,39 @@ class RegionPlacer:
             return None
         return Run(run.owner, run.field, block, first, last)
 
-    def split(self, run: Run, scope: ast.AST, taint: TaintResult, stmts: List[ast.stmt]
-              ) -> Tuple[List[Run], Optional[Tuple[str, int, int]]]:
-        """Split the run around statements that bind untainted values used after it."""
-        inside_ids = {id(s) for top in run.statements for s in iter_statements([top])}
+    def split(self, run: Run, scope: ast.AST, taint: TaintResult, stmts: List[ast.stmt],
+              avoid_training: bool = False) -> Tuple[List[Run], Optional[Tuple[str, int, int]]]:
+        """Split the run around statements that bind untainted values used after it (and,
+        with `avoid_training`, around training steps: `loss.backward()`). Leaving one out can
+        leave out the uses of another (`q_value = q_values.gather(...)` read `q_values`):
+        repeated until nothing more is left out."""
         wanted = {id(s) for s in stmts}
         excluded: Dict[int, Tuple[str, int, int]] = {}
-        covers = None
-        for position, top in enumerate(run.statements):
-            for stmt in iter_statements([top]):
-                if id(stmt) in taint.defs or id(stmt) in wanted or id(stmt) in taint.recording:
+        spanned = {id(s) for top in run.statements for s in iter_statements([top])}
+        while True:
+            inside_ids = {id(s) for position, top in enumerate(run.statements) if position not in excluded
+                          for s in iter_statements([top])}
+            covers = None
+            more: Dict[int, Tuple[str, int, int]] = {}
+            for position, top in enumerate(run.statements):
+                if position in excluded:
                     continue
-                used = self.used_after(stmt, scope, inside_ids, run)
-                if used is None:
+                if avoid_training and not _holds_any(top, wanted) and self.training_call([top]) is not None:
+                    more[position] = ("<training step>", top.lineno, top.lineno)  # `loss.backward()`
                     continue
-                if stmt is top and not _holds_any(top, wanted):
-                    excluded[position] = used
-                elif covers is None:
-                    covers = used
+                for stmt in iter_statements([top]):
+                    if id(stmt) in taint.defs or id(stmt) in wanted or id(stmt) in taint.recording:
+                        continue
+                    used = self.used_after(stmt, scope, inside_ids, run, spanned)
+                    if used is None:
+                        continue
+                    if stmt is top and not _holds_any(top, wanted):
+                        more[position] = used
+                    elif covers is None:
+                        covers = used
+            if not more:
+                break
+            excluded.update(more)
         cells = [self.part_of(s.lineno) for s in run.statements]
         if not excluded and len(set(cells)) == 1:
             return [run], covers
@@ -187,10 +220,11 @@ class RegionPlacer:
         return self.extend_to_lines(Run(run.owner, run.field, run.block,
                                         run.first + holding[0], run.first + holding[-1]))
 
-    def used_after(self, stmt: ast.stmt, scope: ast.AST, inside: Set[int], run: Run
-                   ) -> Optional[Tuple[str, int, int]]:
+    def used_after(self, stmt: ast.stmt, scope: ast.AST, inside: Set[int], run: Run,
+                   spanned: Set[int] = frozenset()) -> Optional[Tuple[str, int, int]]:
         """(name, line, line of the use) when `stmt` binds a value that may carry autograd
-        history and is read after the run (or earlier in a loop around it)."""
+        history and is read after the run, earlier in a loop around it, or by a statement
+        of the run's span left out of it (`spanned` minus `inside`)."""
         if is_opaque(stmt):  # a chunk of a big file volfix did not read: keep regions off it
             return "<code volfix did not read>", stmt.lineno, stmt.end_lineno  # type: ignore[return-value]
         names = set()
@@ -210,7 +244,7 @@ class RegionPlacer:
                 owner = self.index.statement_of(node)
                 if id(owner) in inside:
                     continue
-                after = (node.lineno, node.col_offset) > end_pos
+                after = (node.lineno, node.col_offset) > end_pos or id(owner) in spanned
                 in_loop = any(_within(node, loop) for loop in loops)
                 if after or in_loop:
                     return name, stmt.lineno, node.lineno
@@ -308,23 +342,26 @@ class RegionPlacer:
 
     def training_near(self, runs: List[Run]) -> Optional[Tuple[str, int]]:
         """A training call inside the runs (`loss.backward()`, `optimizer.step()`)."""
-        for run in runs:
-            for stmt in run.statements:
-                for inner in iter_statements([stmt]):
-                    if isinstance(inner, FUNCTIONS + (ast.ClassDef,)):
-                        continue
-                    for head in header_nodes(inner):
-                        for node in walk_expr(head):
-                            if not isinstance(node, ast.Call):
-                                continue
-                            func = node.func
-                            if isinstance(func, ast.Attribute) and func.attr == "backward":
-                                return f"{describe(func)}()", node.lineno
-                            if self.index.qual(func) == "torch.autograd.grad":
-                                return f"{describe(func)}()", node.lineno
-                            if (isinstance(func, ast.Attribute) and func.attr == "step" and not node.args
-                                    and not node.keywords):
-                                return f"{describe(func)}()", node.lineno
+        return self.training_call([stmt for run in runs for stmt in run.statements])
+
+    def training_call(self, stmts: List[ast.stmt]) -> Optional[Tuple[str, int]]:
+        """A training call in the statements (`loss.backward()`, `optimizer.step()`)."""
+        for stmt in stmts:
+            for inner in iter_statements([stmt]):
+                if isinstance(inner, FUNCTIONS + (ast.ClassDef,)):
+                    continue
+                for head in header_nodes(inner):
+                    for node in walk_expr(head):
+                        if not isinstance(node, ast.Call):
+                            continue
+                        func = node.func
+                        if isinstance(func, ast.Attribute) and func.attr == "backward":
+                            return f"{describe(func)}()", node.lineno
+                        if self.index.qual(func) == "torch.autograd.grad":
+                            return f"{describe(func)}()", node.lineno
+                        if (isinstance(func, ast.Attribute) and func.attr == "step" and not node.args
+                                and not node.keywords):
+                            return f"{describe(func)}()", node.lineno
         return None
 
 
