@@ -305,7 +305,7 @@ def test_files_split_over_two_processes_never_lose_a_fix(tmp_path, hook_repo, pr
     # One summary line per volfix process: there were two, and the helper's did not hold
     # its caller (pre-commit's file order is shuffled with a fixed seed).
     assert len(re.findall(r"^(?:Fixed \d+ finding|Found \d+ finding|All checks passed)", output, re.M)) == 2, output
-    assert "is called with a true flag outside this run (main.py:7)" in output, output
+    assert "is called with a true `evaluation` outside this run (main.py:7)" in output, output
     main = (project / "main.py").read_text()
     assert "with torch.no_grad():" in main, output
     assert (project / "data.py").read_text() == HELPER  # its caller was not in its run

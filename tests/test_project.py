@@ -104,7 +104,7 @@ def test_helper_without_a_true_caller_in_the_run_is_not_fixed(tmp_path):
     assert (tmp_path / "data.py").read_text() == HELPER
     [diag] = [d for r in results.values() for d in r.diagnostics if d.code == "VF103"]
     assert diag.fix is None
-    assert "no call in this run passes a true flag" in diag.note
+    assert "no call in this run passes a true `evaluation`" in diag.note
 
 
 def test_helper_diagnostic_names_the_call_sites_in_other_files(tmp_path):

@@ -247,21 +247,24 @@ class Follower:
         planner = self.planner
         name = f"`{fn.name}()`"  # type: ignore[attr-defined]
         param = f"`{flag.param}`" if flag.param else "the flag"
+        # The value that made the result volatile: `volatile=not for_training` -> a false one.
+        truth = "false" if flag.negated else "true"
+        flagged = f"a {truth} {param}" if flag.param else "a true flag"
         if report.outside:
             where = ", ".join(report.outside[:3])
-            planner.outcome(source, None, f"no fix: {name} is called with a true flag outside this run ({where}): "
+            planner.outcome(source, None, f"no fix: {name} is called with {flagged} outside this run ({where}): "
                                           "fix those files in the same run", [], weight=W_NONE)
             return
         if not report.any_call():
             if self.ctx.links is None or not self.ctx.links.project_wide:
                 where = "in this run" if self.ctx.links is not None else "in this file"
                 planner.outcome(source, None, f"no fix: {param} is a parameter of {name} and no call {where} "
-                                              "passes a true flag: its callers decide", [], weight=W_NONE)
+                                              f"passes {flagged}: its callers decide", [], weight=W_NONE)
                 return
-            planner.unwrap_only(source, f"no call in the project passes a true {param}", W_INFO)
+            planner.unwrap_only(source, f"no call in the project passes {flagged}", W_INFO)
             return
         regions = [f"line {n}" for n in sorted(set(report.covered))] + list(dict.fromkeys(report.elsewhere))
-        where = f"; the calls passing a true flag get their regions ({', '.join(regions[:4])})" if regions else ""
+        where = f"; the calls passing {flagged} get their regions ({', '.join(regions[:4])})" if regions else ""
         if report.unresolved:
             planner.unwrap_only(source, f"unsafe fix: {name} is also used where volfix cannot follow it "
                                         f"({', '.join(dict.fromkeys(report.unresolved))}){where}", W_UNSAFE,
@@ -275,10 +278,10 @@ class Follower:
             return
         if report.covered:
             lines = sorted(set(report.covered))
-            note = f"the calls passing a true {param} get the region (line{'s' if len(lines) > 1 else ''} " \
+            note = f"the calls passing {flagged} get the region (line{'s' if len(lines) > 1 else ''} " \
                    f"{', '.join(map(str, lines))})"
         else:
-            note = "every call passing a true flag already runs under a grad-mode region"
+            note = f"every call passing {flagged} already runs under a grad-mode region"
         planner.unwrap_only(source, note, W_INFO)
 
     # ------------------------------------------------------------------ escapes
