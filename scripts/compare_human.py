@@ -17,8 +17,12 @@ Evidence, per version (automatic):
 
 * `state`:
   - **restored**: the legacy flag is gone and the site's statement runs inside a grad-mode region
-    (`with torch.no_grad()`, `set_grad_enabled(...)`, `inference_mode()`, a decorator, or, for the
-    humans, a project shim whose name says no_grad), with no problem below;
+    (`with torch.no_grad()`, `set_grad_enabled(...)`, `inference_mode()`, a decorator, a project
+    shim whose name says no_grad, or every call of the enclosing function in the file running in
+    such a region: `with torch.no_grad(): self.visualize_results(epoch)`), with no problem below;
+    "the statement" is the first one that computes with the value (eval_common.probe_row: the site
+    itself, a later statement reading the name it assigned, or a read of the `self.<attr>` it
+    assigned in another method of the class);
   - **restored-with-issues**: restored, but the region contains a training step, computes nothing
     (empty), is nested in another region, or the leftover scanner reports something on the site's
     rows or at the region's header;
@@ -68,8 +72,9 @@ import tempfile
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import (UnitText, Volfix, copy_tree, enclosing_region, function_of, innermost_stmt_at,  # noqa: E402
-                         iter_sources, line_map, parents_of, parse, probe_row, read_unit, region_header)
+from eval_common import (UnitText, Volfix, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
+                         function_of, innermost_stmt_at, iter_sources, line_map, parents_of, parse, probe_row,
+                         read_unit, region_header)
 from eval_corpus import DEFAULT_MANIFEST, human_dir_name, load_manifest  # noqa: E402
 from legacy_sites import CTOR_CODES, Site, flag_helpers, sites_of  # noqa: E402
 from leftovers import scan_units  # noqa: E402
@@ -162,6 +167,12 @@ def outcome(version: Version, site: Site, probe: int, pre_fn: Optional[str], who
         span = (stmt.lineno, stmt.end_lineno or stmt.lineno) if stmt is not None else (row, row)
         out["region"] = _region_info(version, region, span)
         out["new_region"] = bool(version.changed and region is not None and _is_new(version, region))
+    elif stmt is not None and covered_through_callers(version.tree, version.par, function_of(stmt, version.par)):
+        fn = function_of(stmt, version.par)
+        region = fn
+        out["region"] = {"form": "callers", "header": f"every call of `{fn.name}` runs in a region", "row": fn.lineno,
+                         "rows": (fn.end_lineno or fn.lineno) - fn.lineno + 1, "statements": len(fn.body),
+                         "trains": False, "empty": False, "nested": False, "leftovers": []}
     site_leftovers = sorted({i.kind for i in version.leftovers
                              if abs(version.unit.row_of(i.cell, i.row) - row) <= 1 and not i.kind.startswith("region")})
     if site_leftovers:
@@ -251,7 +262,7 @@ def compare_migration(repo: str, mig: dict, base: str, volfix: Volfix, work: str
             outs = {who: outcome(versions[who], site, probe, fn.name if fn else None, who) for who in VERSIONS}
             note = [d["message"] for d in notes.get(rel, [])
                     if pre.row_of(d.get("cell"), d["location"]["row"]) == site.row and d["code"].startswith("VF")]
-            rows.append({"repo": repo, "migration": mig["post"][:8], "path": rel, "cell": cell, "row": row,
+            rows.append({"repo": repo, "migration": mig["post"][:8], "path": rel, "cell": cell, "row": row, "col": site.col,
                          "code": site.code, "kind": site.kind, "flag": site.flag, "volatile": site.volatile,
                          "pass_through": site.pass_through,
                          "snippet": site.snippet[:100], "function": fn.name if fn else "<module>",
@@ -265,7 +276,7 @@ def compare_migration(repo: str, mig: dict, base: str, volfix: Volfix, work: str
 
 
 def site_key(r: dict) -> Tuple:
-    return (r["repo"], r["migration"], r["path"], r.get("cell"), r["row"], r["code"])
+    return (r["repo"], r["migration"], r["path"], r.get("cell"), r["row"], r.get("col"), r["code"])
 
 
 def load_judgments(path: str) -> Dict[Tuple, dict]:
@@ -281,7 +292,7 @@ def write_judgments(path: str, rows: List[dict], old: Dict[Tuple, dict], engine:
     for r in rows:
         prev = old.get(site_key(r), {})
         item = {"repo": r["repo"], "migration": r["migration"], "path": r["path"], "cell": r.get("cell"),
-                "row": r["row"], "code": r["code"], "auto": r["auto"],
+                "row": r["row"], "col": r["col"], "code": r["code"], "auto": r["auto"],
                 "verdict": prev.get("verdict", r["auto"]), "reason": prev.get("reason", "")}
         if prev.get("human"):
             item["human"] = prev["human"]

@@ -294,34 +294,60 @@ def computes(nodes) -> bool:
     return False
 
 
-def _stored_names(stmt: ast.AST) -> set:
+def _stored_names(stmt: ast.AST) -> Tuple[set, set]:
+    """Plain names and `self.<attr>` attributes a statement assigns."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
         stmt, (ast.AnnAssign, ast.AugAssign)) else []
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    attrs = {n.attr for t in targets for n in ast.walk(t) if isinstance(n, ast.Attribute)
+             and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    return names, attrs
+
+
+_SIMPLE = (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int) -> int:
     """The row whose coverage says whether a volatile site at `row` is restored: the site's own
-    statement when it computes (`out = model(Variable(x, volatile=True))`), else the first later
-    statement of the same scope that reads a name it assigned and computes (`x = Variable(x,
-    volatile=True)` ... `out = model(x)`): a region may start after the tensor is created."""
+    statement when it computes (`out = model(Variable(x, volatile=True))`); else the first later
+    statement of the same function that reads a name it assigned and computes (`x = Variable(x,
+    volatile=True)` ... `out = model(x)`: a region may start after the tensor is created); for a
+    `self.<attr>` it assigned, the first statement of the class's other methods that reads it and
+    computes (`self.fixed_z = Variable(z, volatile=True)` in `__init__`, `self.G(self.fixed_z)`
+    in `sample()`)."""
     stmt = innermost_stmt_at(tree, row)
     if stmt is None or computes([stmt]) and not isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)):
         return row
-    names = _stored_names(stmt)
-    if not names:
-        return row
-    scope = function_of(stmt, par) or tree
+    names, attrs = _stored_names(stmt)
+    fn = function_of(stmt, par)
+    scope = fn or tree
     later = sorted((n for n in ast.walk(scope) if isinstance(n, ast.stmt) and n.lineno > (stmt.end_lineno or row)
-                    and not isinstance(n, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef,
-                                           ast.AsyncFunctionDef, ast.ClassDef))), key=lambda n: n.lineno)
+                    and not isinstance(n, _SIMPLE) and function_of(n, par) is fn), key=lambda n: n.lineno)
     for cand in later:
-        if function_of(cand, par) is not (function_of(stmt, par)):
-            continue
         if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(cand)) \
                 and computes([cand]):
             return cand.lineno
+    cls = par.get(fn) if fn is not None else None
+    if attrs and isinstance(cls, ast.ClassDef):
+        reads = sorted((n for n in ast.walk(cls) if isinstance(n, ast.stmt) and not isinstance(n, _SIMPLE)
+                        and function_of(n, par) is not fn), key=lambda n: n.lineno)
+        for cand in reads:
+            if any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and n.attr in attrs
+                   and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(cand)) and computes([cand]):
+                return cand.lineno
     return row
+
+
+def covered_through_callers(tree: ast.AST, par: Dict[ast.AST, ast.AST], fn: Optional[ast.AST],
+                            human: bool = True) -> bool:
+    """Every call of `fn` in the file (by its simple name: `self.visualize(...)`, `visualize(...)`)
+    runs inside a grad-mode region, and there is at least one: the function's body runs with
+    recording off although no region is written in it."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and callee_name(n) == fn.name
+             and function_of(n, par) is not fn]
+    return bool(calls) and all(enclosing_region(statement_of(c, par), par, human) is not None for c in calls)
 
 
 def region_span(region: ast.AST) -> Tuple[int, int]:
@@ -391,7 +417,9 @@ class Volfix:
     """The volfix command line of the checkout on PYTHONPATH (or the one installed)."""
 
     def __init__(self, python: str = sys.executable, jobs: Optional[int] = None):
-        self.cmd = [python, "-m", "volfix.cli"]
+        # -P: do not put the measured tree on sys.path (its `multiprocessing/` or `types.py`
+        # would shadow the standard library, which the `volfix` console script never does)
+        self.cmd = [python, "-P", "-m", "volfix.cli"] if sys.version_info >= (3, 11) else [python, "-m", "volfix.cli"]
         self.jobs = jobs
         self.env = dict(os.environ, NO_COLOR="1")
 

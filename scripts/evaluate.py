@@ -36,7 +36,8 @@ the independent ground truth of legacy_sites.py. Columns (per tree and in total)
   those whose statement is inside a grad-mode region after the unsafe run;
 * **no region U**: constructor sites with a true/run-time flag that the unsafe run unwrapped
   without any grad-mode region around their statement (or, when the statement only creates the
-  tensor, around the first later statement that computes with it: `eval_common.probe_row`) (right when the value only feeds
+  tensor, around the first later statement that computes with it, `eval_common.probe_row`; a
+  function whose every call in the file runs in a region counts as covered) (right when the value only feeds
   training or `.data`; otherwise graphs are recorded again: read them);
 * **broken**: files that compiled before and do not after (notebooks: a code cell that parsed
   and no longer does, or a notebook that is no longer JSON); **not idem.**: files a second
@@ -59,11 +60,13 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import (UnitText, Volfix, copy_tree, enclosing_region, innermost_stmt_at,  # noqa: E402
+from eval_common import (UnitText, Volfix, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
+                         function_of, innermost_stmt_at,
                          iter_sources, line_map, mask_async, parents_of, parse, probe_row,
                          read_unit, region_header, tree_digest)
 from eval_corpus import DEFAULT_MANIFEST, dir_name, human_dir_name, load_manifest  # noqa: E402
@@ -93,7 +96,9 @@ def _compiles(unit: Optional[UnitText], path: str) -> Tuple[bool, str]:
     if unit is None:
         return False, "not readable (notebook no longer JSON?)"
     try:
-        compile(mask_async(unit.text), path, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # legacy code is full of SyntaxWarnings (`x is not 1`)
+            warnings.simplefilter("ignore")
+            compile(mask_async(unit.text), path, "exec", dont_inherit=True)
         return True, ""
     except (SyntaxError, ValueError) as exc:
         return False, f"{getattr(exc, 'msg', exc)} (line {getattr(exc, 'lineno', '?')})"
@@ -111,6 +116,17 @@ def _broken(before: Optional[UnitText], after: Optional[UnitText], path: str) ->
     ok_before, _ = _compiles(before, path)
     ok_after, why = _compiles(after, path)
     return why if ok_before and not ok_after else None
+
+
+_RELEVANT: Dict[tuple, "re.Pattern"] = {}
+
+
+def _relevant(helpers: dict) -> "re.Pattern":
+    """Text a file must contain to hold a site: the words of the ground truth, or a helper's name."""
+    key = tuple(sorted(helpers))
+    if key not in _RELEVANT:
+        _RELEVANT[key] = re.compile(r"volatile|Variable|async" + "".join(r"|\b" + re.escape(n) + r"\b" for n in key))
+    return _RELEVANT[key]
 
 
 def _virtual_row(unit: UnitText, diag: dict) -> int:
@@ -134,7 +150,8 @@ def _covered(fixed: UnitText, row_map: Dict[int, int], row: int) -> Optional[boo
         return False
     # the site's own statement may be gone (`x = Variable(x, volatile=True)` is dropped): its row
     # then maps onto the header of the region that replaced it
-    return region_header(stmt, human=True) or enclosing_region(stmt, par, human=True) is not None
+    return (region_header(stmt, human=True) or enclosing_region(stmt, par, human=True) is not None
+            or covered_through_callers(tree, par, function_of(stmt, par)))
 
 
 def _remaining_rows(before: UnitText, after: Optional[UnitText], after_sites: FileSites) -> collections.Counter:
@@ -161,6 +178,9 @@ def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[
     if before is None:
         rec["parse_error"] = "not readable"
         return rec
+    untouched = all(rel not in changed[v] for v in copies) and not diags["before"].get(rel)
+    if untouched and not _relevant(helpers).search(before.text):
+        return rec  # nothing legacy can be in it, and volfix neither reported nor changed anything
     sites = sites_of(before, helpers)
     rec["parse_error"] = sites.parse_error
     rec["lookalikes"] = len(sites.lookalikes)

@@ -19,6 +19,9 @@ Kinds (`KINDS`):
 * partial-tuple-unwrap    `inputs, targets = inputs, Variable(targets)`: a tuple assignment that
                           rebinds some of its names to themselves;
 * redundant-conditional   `x if x is not None else None` (or `None if x is None else x`);
+* identical-branches      an `if`/`else` whose two branches became the same code (left by
+                          unwrapping `Variable(x)` in one branch and `Variable(x, volatile=True)`
+                          in the other: the test no longer decides anything);
 * alias                   `style_v = style`: a new plain-name alias (left by unwrapping
                           `style_v = Variable(style)`; the code should use `style`);
 * indent-unit             a new block indented with another unit than the file's (a 4-space block
@@ -61,6 +64,7 @@ KINDS = {
     "self-assignment": "an assignment of a name to itself (`x = x`)",
     "partial-tuple-unwrap": "a tuple assignment that rebinds some names to themselves",
     "redundant-conditional": "`x if x is not None else None`",
+    "identical-branches": "an `if`/`else` whose branches are the same code",
     "alias": "a new plain-name alias (`style_v = style`)",
     "indent-unit": "a new block indented with another unit than the file's",
     "nested-region": "a new grad-mode region inside another region",
@@ -95,48 +99,60 @@ def _same(a: ast.AST, b: ast.AST) -> bool:
     return ast.unparse(a) == ast.unparse(b)
 
 
+def _same_block(a: List[ast.stmt], b: List[ast.stmt]) -> bool:
+    return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+
+
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _expression_items(tree: ast.AST) -> List[Tuple[str, int, str]]:
-    """(kind, row, normalised source) of every expression-level pattern in `tree`."""
+def _expression_items(tree: ast.AST) -> List[Tuple[str, ast.AST, str]]:
+    """(kind, node, normalised source) of every expression-level pattern in `tree`."""
     out = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
             gen = node.generators[0]
             if not gen.ifs and not gen.is_async and isinstance(gen.target, ast.Name) \
                     and isinstance(node.elt, ast.Name) and node.elt.id == gen.target.id:
-                out.append(("identity-comprehension", node.lineno, ast.unparse(node)))
+                out.append(("identity-comprehension", node, ast.unparse(node)))
+        elif isinstance(node, ast.If) and node.orelse and _same_block(node.body, node.orelse):
+            out.append(("identical-branches", node, f"if {ast.unparse(node.test)}: ..."))
+        elif isinstance(node, ast.IfExp) and _same(node.body, node.orelse):
+            out.append(("identical-branches", node, ast.unparse(node)))
         elif isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
             op, left, right = node.test.ops[0], node.test.left, node.test.comparators[0]
             if _is_none(right) and ((isinstance(op, ast.IsNot) and _same(node.body, left) and _is_none(node.orelse))
                                     or (isinstance(op, ast.Is) and _is_none(node.body) and _same(node.orelse, left))):
-                out.append(("redundant-conditional", node.lineno, ast.unparse(node)))
+                out.append(("redundant-conditional", node, ast.unparse(node)))
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
             if _same(target, value) or (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
                                         and len(target.elts) == len(value.elts)
                                         and all(_same(a, b) for a, b in zip(target.elts, value.elts))):
-                out.append(("self-assignment", node.lineno, ast.unparse(node)))
+                out.append(("self-assignment", node, ast.unparse(node)))
             elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts) \
                     and any(_same(a, b) for a, b in zip(target.elts, value.elts)):
-                out.append(("partial-tuple-unwrap", node.lineno, ast.unparse(node)))
+                out.append(("partial-tuple-unwrap", node, ast.unparse(node)))
             elif isinstance(target, ast.Name) and isinstance(value, ast.Name) and target.id != value.id:
-                out.append(("alias", node.lineno, ast.unparse(node)))
+                out.append(("alias", node, ast.unparse(node)))
     return out
 
 
 def _new_expression_items(old_tree, new_tree, changed: Set[int]) -> List[Tuple[str, int, str]]:
-    before = collections.Counter((k, s) for k, _r, s in _expression_items(old_tree)) if old_tree else collections.Counter()
-    after = sorted(_expression_items(new_tree), key=lambda it: (it[1] not in changed, it[1]))
+    """The items of `new_tree` beyond those `old_tree` already had, on rows the fix changed."""
+    def touched(node: ast.AST) -> bool:
+        return any(r in changed for r in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+    before = collections.Counter((k, s) for k, _n, s in _expression_items(old_tree)) if old_tree else collections.Counter()
+    after = sorted(_expression_items(new_tree), key=lambda it: (not touched(it[1]), it[1].lineno))
     out = []
-    for kind, row, src in after:
+    for kind, node, src in after:
         if before[(kind, src)] > 0:
             before[(kind, src)] -= 1
             continue
-        if row in changed:
-            out.append((kind, row, src))
+        if touched(node):
+            out.append((kind, node.lineno, src))
     return out
 
 

@@ -10,6 +10,8 @@ of `torch.autograd.Variable` (resolved through the file's imports, wrappers forw
   `mod.Variable(...)` where `mod` is a project module (a wrapper defined elsewhere), in a file
   that does not use another framework's `Variable` (Chainer, TensorFlow, ...) nor defines its
   own; such calls are truth sites of kind `unresolved name`;
+* **not sites**: `Tensor.volatile.__get__` and other reads of `.volatile` on the class itself
+  (torch's own `overrides.py`): a descriptor, counted as a look-alike that must not be flagged;
 * **helper call sites**: a call that hands `volatile=<flag>` to a project function
   (`get_batch(data, i, volatile=True)`, `V(x, volatile=True)`): code `helper`, with the flag
   (`true`, `false`, or `expr`); 0.3 made the value volatile unless the flag was false. With
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
@@ -148,16 +151,20 @@ def _flag_use(value: ast.AST, params: Dict[str, int]) -> Optional[tuple]:
 def flag_helpers(units: Iterable[UnitText]) -> Dict[str, FlagHelper]:
     """Functions of the project whose parameter selects volatility, by simple name (names defined
     twice with different flags, and very common method names, are left out)."""
-    defs = []
-    for unit in units:
-        tree = ast.parse(mask_async(unit.text)) if sites_of_parse_ok(unit) else None
-        if tree is not None:
-            defs += [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    pending = list(units)
+    defs: list = []
     found: Dict[str, FlagHelper] = {}
     ambiguous = set()
     changed = True
     while changed:  # a helper passing its parameter on to another helper is a helper too
         changed = False
+        # only files that mention `volatile` or a helper found so far can define one: parse those
+        wanted = re.compile(r"volatile" + "".join(r"|\b" + re.escape(n) + r"\b" for n in found))
+        for unit in [u for u in pending if wanted.search(u.text)]:
+            pending.remove(unit)
+            if sites_of_parse_ok(unit):
+                tree = ast.parse(mask_async(unit.text))
+                defs += [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for fn in defs:
             if fn.name in found or fn.name in ambiguous or fn.name in COMMON_NAMES:
                 continue
@@ -254,8 +261,12 @@ def sites_of(unit: UnitText, helpers: Optional[Dict[str, FlagHelper]] = None) ->
         col = len(line[:s.col - 1].encode("utf-8"))  # ast columns are byte offsets
         return calls.get((s.row, col))
 
+    descriptors = _descriptor_rows(tree)
     for s in gt.sites:
         if s.code not in VOLATILE_CODES:
+            continue
+        if s.code in ("VF201", "VF202") and s.row in descriptors:
+            out.lookalikes.append(Site("descriptor", s.row, s.col, s.snippet, "the class attribute, not a tensor's"))
             continue
         call = node_at(s) if s.code in CTOR_CODES else None
         out.sites.append(Site(s.code, s.row, s.col, s.snippet, s.kind, _flag_of(call) if call is not None else ""))
@@ -283,6 +294,19 @@ def sites_of(unit: UnitText, helpers: Optional[Dict[str, FlagHelper]] = None) ->
         _mark_pass_through(tree, out.sites + out.helpers, helpers, node_at)
     out.splat_rows = [(s.row, s.col) for s in gt.splat_calls]
     return out
+
+
+CLASS_RECEIVERS = {"Tensor", "torch.Tensor", "Variable", "torch.autograd.Variable", "_TensorBase"}
+
+
+def _descriptor_rows(tree: ast.AST) -> set:
+    """Rows of `.volatile` reached on the class itself (`Tensor.volatile.__get__` in torch's own
+    overrides table): the descriptor, not a tensor's flag, so nothing legacy."""
+    rows = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "volatile" and dotted(node.value) in CLASS_RECEIVERS:
+            rows.add(node.lineno)
+    return rows
 
 
 def _mark_pass_through(tree: ast.AST, sites: List[Site], helpers: Dict[str, FlagHelper], node_at) -> None:

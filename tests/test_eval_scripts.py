@@ -16,7 +16,8 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 ROOT = SCRIPTS.parent
 sys.path.insert(0, str(SCRIPTS))
 
-from eval_common import UnitText, notebook_as_python, parents_of, parse, probe_row  # noqa: E402
+from eval_common import (UnitText, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
+                         notebook_as_python, parents_of, parse, probe_row)
 from legacy_sites import flag_helpers, sites_of  # noqa: E402
 
 
@@ -66,6 +67,18 @@ def test_names_that_do_not_resolve_are_sites():
     assert codes(unbound) == [("VF103", 3, "unresolved name")]
     assert codes(module) == [("VF101", 3, "unresolved name")]
     assert codes(subclass) == [("VF101", 5, "unresolved name")]
+
+
+def test_class_descriptor_is_not_a_volatile_read():
+    src = """
+    import torch
+    from torch import Tensor
+    table = {Tensor.volatile.__get__: lambda self: -1, torch.Tensor.volatile: 1}
+    flag = x.volatile
+    """
+    fs = sites_of(unit(src))
+    assert [(s.code, s.row) for s in fs.sites] == [("VF201", 5)]
+    assert [s.code for s in fs.lookalikes] == ["descriptor", "descriptor"]
 
 
 def test_other_frameworks_and_own_classes_are_lookalikes():
@@ -142,6 +155,30 @@ def test_probe_row_finds_the_first_computing_consumer():
     par = parents_of(tree)
     assert probe_row(tree, par, 4) == 6
     assert probe_row(tree, par, 8) == 8
+
+
+def test_probe_row_follows_an_attribute_and_callers_cover_a_method():
+    src = textwrap.dedent("""
+    class GAN:
+        def __init__(self, z):
+            self.fixed_z = Variable(z, volatile=True)
+        def train(self, epochs):
+            for e in range(epochs):
+                self.step()
+                with torch.no_grad():
+                    self.sample(e)
+        def sample(self, e):
+            self.G.eval()
+            out = self.G(self.fixed_z)
+            save(out, e)
+    """)
+    tree = parse(src)
+    par = parents_of(tree)
+    assert probe_row(tree, par, 4) == 12
+    sample = function_of(innermost_stmt_at(tree, 12), par)
+    train = function_of(innermost_stmt_at(tree, 7), par)
+    assert covered_through_callers(tree, par, sample)
+    assert not covered_through_callers(tree, par, train)  # never called in the file
 
 
 LEGACY_PROJECT = {

@@ -74,6 +74,32 @@ def test_redundant_conditionals_both_spellings():
     assert kinds(original, fixed) == [("redundant-conditional", 2), ("redundant-conditional", 3)]
 
 
+def test_branches_made_identical_by_unwrapping():
+    original = """
+    if is_training:
+        v = Variable(torch.from_numpy(x))
+    else:
+        v = Variable(torch.from_numpy(x), volatile=True)
+    w = Variable(a) if train else Variable(a, volatile=True)
+    if debug:
+        log(x)
+    else:
+        log(x)
+    """
+    fixed = """
+    if is_training:
+        v = torch.from_numpy(x)
+    else:
+        v = torch.from_numpy(x)
+    w = a if train else a
+    if debug:
+        log(x)
+    else:
+        log(x)
+    """
+    assert kinds(original, fixed) == [("identical-branches", 2), ("identical-branches", 6)]
+
+
 def test_useful_conditional_is_not_reported():
     original = "y = Variable(x, volatile=True) if x is not None else zeros\n"
     fixed = "y = x if x is not None else zeros\n"
