@@ -72,7 +72,7 @@ import tempfile
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import (UnitText, Volfix, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
+from eval_common import (UnitText, Volfix, call_at, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
                          function_of, innermost_stmt_at, iter_sources, line_map, parents_of, parse, probe_row,
                          read_unit, region_header)
 from eval_corpus import DEFAULT_MANIFEST, human_dir_name, load_manifest  # noqa: E402
@@ -258,7 +258,8 @@ def compare_migration(repo: str, mig: dict, base: str, volfix: Volfix, work: str
             stmt = innermost_stmt_at(pre_tree, site.row) if pre_tree is not None else None
             fn = function_of(stmt, pre_par) if stmt is not None else None
             cell, row = pre.where(site.row)
-            probe = probe_row(pre_tree, pre_par, site.row) if pre_tree is not None else site.row
+            node = call_at(pre_tree, pre.text, site.row, site.col) if pre_tree is not None else None
+            probe = probe_row(pre_tree, pre_par, site.row, node) if pre_tree is not None else site.row
             outs = {who: outcome(versions[who], site, probe, fn.name if fn else None, who) for who in VERSIONS}
             note = [d["message"] for d in notes.get(rel, [])
                     if pre.row_of(d.get("cell"), d["location"]["row"]) == site.row and d["code"].startswith("VF")]

@@ -307,16 +307,49 @@ def _stored_names(stmt: ast.AST) -> Tuple[set, set]:
 _SIMPLE = (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int) -> int:
-    """The row whose coverage says whether a volatile site at `row` is restored: the site's own
-    statement when it computes (`out = model(Variable(x, volatile=True))`); else the first later
-    statement of the same function that reads a name it assigned and computes (`x = Variable(x,
-    volatile=True)` ... `out = model(x)`: a region may start after the tensor is created); for a
-    `self.<attr>` it assigned, the first statement of the class's other methods that reads it and
-    computes (`self.fixed_z = Variable(z, volatile=True)` in `__init__`, `self.G(self.fixed_z)`
-    in `sample()`)."""
-    stmt = innermost_stmt_at(tree, row)
-    if stmt is None or computes([stmt]) and not isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)):
+def call_at(tree: ast.AST, text: str, row: int, col: int) -> Optional[ast.Call]:
+    """The call starting at 1-based `row` and character column `col` (None if there is none)."""
+    lines = text.splitlines()
+    line = lines[row - 1] if 0 < row <= len(lines) else ""
+    byte_col = len(line[:col - 1].encode("utf-8"))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and n.lineno == row and n.col_offset == byte_col:
+            return n
+    return None
+
+
+def consumed_in_statement(node: ast.AST, par: Dict[ast.AST, ast.AST]) -> bool:
+    """Does the statement holding `node` compute with its value (`model(Variable(x, ...))`,
+    `Variable(x, ...).mm(w)`), as opposed to only moving it (`.cuda()`, a list, an assignment)?
+    What happens inside `node`'s own arguments happened before the value existed."""
+    p = node
+    while not isinstance(p, ast.stmt):
+        q = par.get(p)
+        if q is None:
+            return False
+        if isinstance(q, ast.Call):
+            root = (dotted(q.func) or "").split(".")[0]
+            if callee_name(q) not in INERT_CALLS and root not in INERT_ROOTS:
+                return True
+        if isinstance(q, ast.BinOp) and _reads_parameters(q):
+            return True
+        p = q
+    return False
+
+
+def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int, node: Optional[ast.AST] = None) -> int:
+    """The row whose coverage says whether a volatile site at `row` (the call `node`, when known)
+    is restored: the site's own statement when it computes with the value (`out =
+    model(Variable(x, volatile=True))`); else the first later statement of the same function that
+    computes with a name the value flowed into through plain assignments (`x = Variable(x,
+    volatile=True)` ... `feats, _ = x` ... `out = model(feats)`: a region may start after the
+    tensor is created); for a `self.<attr>` it was stored in, the first statement of the class's
+    other methods that reads it and computes (`self.fixed_z = Variable(z, volatile=True)` in
+    `__init__`, `self.G(self.fixed_z)` in `sample()`)."""
+    stmt = innermost_stmt_at(tree, row) if node is None else statement_of(node, par)
+    if stmt is None or isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)):
+        return row
+    if (consumed_in_statement(node, par) if node is not None else computes([stmt])):
         return row
     names, attrs = _stored_names(stmt)
     fn = function_of(stmt, par)
@@ -324,9 +357,13 @@ def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int) -> int:
     later = sorted((n for n in ast.walk(scope) if isinstance(n, ast.stmt) and n.lineno > (stmt.end_lineno or row)
                     and not isinstance(n, _SIMPLE) and function_of(n, par) is fn), key=lambda n: n.lineno)
     for cand in later:
-        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(cand)) \
-                and computes([cand]):
+        if not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(cand)):
+            continue
+        if computes([cand]):
             return cand.lineno
+        more, more_attrs = _stored_names(cand)  # the value only moved on: follow it
+        names |= more
+        attrs |= more_attrs
     cls = par.get(fn) if fn is not None else None
     if attrs and isinstance(cls, ast.ClassDef):
         reads = sorted((n for n in ast.walk(cls) if isinstance(n, ast.stmt) and not isinstance(n, _SIMPLE)

@@ -65,7 +65,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import (UnitText, Volfix, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
+from eval_common import (UnitText, Volfix, call_at, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
                          function_of, innermost_stmt_at,
                          iter_sources, line_map, mask_async, parents_of, parse, probe_row,
                          read_unit, region_header, tree_digest)
@@ -195,8 +195,10 @@ def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[
     btree = parse(before.text)
     bpar = parents_of(btree) if btree is not None else {}
 
-    def probe(row: int) -> int:  # the statement whose coverage tells whether the site is restored
-        return probe_row(btree, bpar, row) if btree is not None else row
+    def probe(row: int, col: int) -> int:  # the statement whose coverage tells whether the site is restored
+        if btree is None:
+            return row
+        return probe_row(btree, bpar, row, call_at(btree, before.text, row, col))
     for s in sorted(sites.sites, key=lambda s: (s.row, s.col)):
         match = [p for p in pool if family(p[0]["code"]) == family(s.code) and p[1] == s.row]
         hit = None
@@ -216,7 +218,7 @@ def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[
                 remaining[v][key] -= 1
             site[f"resolved_{v}"] = gone
             if s.volatile and gone and after_units[v] is not None:
-                site[f"covered_{v}"] = _covered(after_units[v], maps[v], probe(s.row)) if rel in changed[v] else False
+                site[f"covered_{v}"] = _covered(after_units[v], maps[v], probe(s.row, s.col)) if rel in changed[v] else False
         rec["sites"].append(site)
     helper_found = set()
     for h in sites.helpers:  # volfix names a helper's volatile call site where the call is
@@ -236,7 +238,7 @@ def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[
                     found=(h.row, h.col) in helper_found)
         for v in copies:
             item[f"covered_{v}"] = bool(after_units[v] is not None and rel in changed[v]
-                                        and _covered(after_units[v], maps[v], probe(h.row)))
+                                        and _covered(after_units[v], maps[v], probe(h.row, h.col)))
         rec["helpers"].append(item)
     for v in copies:
         if rel not in changed[v]:

@@ -12,6 +12,10 @@ of `torch.autograd.Variable` (resolved through the file's imports, wrappers forw
   own; such calls are truth sites of kind `unresolved name`;
 * **not sites**: `Tensor.volatile.__get__` and other reads of `.volatile` on the class itself
   (torch's own `overrides.py`): a descriptor, counted as a look-alike that must not be flagged;
+  `self.volatile` inside a class that is not a tensor subclass (a data loader's own flag or
+  property); a `.volatile` read inside a `volatile=` argument belongs to that constructor's site;
+* **dynamic flags**: `{"volatile": flag}` and `dict(volatile=flag)` in files importing torch are
+  VF203 sites (they reach a constructor as `**kwargs`);
 * **helper call sites**: a call that hands `volatile=<flag>` to a project function
   (`get_batch(data, i, volatile=True)`, `V(x, volatile=True)`): code `helper`, with the flag
   (`true`, `false`, or `expr`); 0.3 made the value volatile unless the flag was false. With
@@ -262,15 +266,26 @@ def sites_of(unit: UnitText, helpers: Optional[Dict[str, FlagHelper]] = None) ->
         return calls.get((s.row, col))
 
     descriptors = _descriptor_rows(tree)
+    own = _own_attribute(tree)
+    in_flags = _reads_in_flags(tree)
     for s in gt.sites:
         if s.code not in VOLATILE_CODES:
             continue
         if s.code in ("VF201", "VF202") and s.row in descriptors:
             out.lookalikes.append(Site("descriptor", s.row, s.col, s.snippet, "the class attribute, not a tensor's"))
             continue
+        key = (s.row, len((lines[s.row - 1] if 0 < s.row <= len(lines) else "")[:s.col - 1].encode("utf-8")))
+        if s.code in ("VF201", "VF202") and key in own:
+            out.lookalikes.append(Site("own attribute", s.row, s.col, s.snippet, "`self.volatile` of a class, not a tensor"))
+            continue
+        if s.code == "VF201" and key in in_flags:
+            continue  # `volatile=x.volatile`: part of that constructor's site
         call = node_at(s) if s.code in CTOR_CODES else None
         out.sites.append(Site(s.code, s.row, s.col, s.snippet, s.kind, _flag_of(call) if call is not None else ""))
     for s in gt.lookalikes:
+        if s.code == "dict" and gt.imports_torch:  # `{"volatile": flag}` / `dict(volatile=flag)` for **kwargs
+            out.sites.append(Site("VF203", s.row, s.col, s.snippet, s.kind))
+            continue
         name = s.kind[len("non-torch `"):-1] if s.kind.startswith("non-torch `") else ""
         if s.code != "lookalike" or not (name == "Variable" or name.count(".") == 1 and name.endswith(".Variable")):
             out.lookalikes.append(Site(s.code, s.row, s.col, s.snippet, s.kind))
@@ -293,6 +308,29 @@ def sites_of(unit: UnitText, helpers: Optional[Dict[str, FlagHelper]] = None) ->
         out.helpers += _helper_call_sites(tree, helpers, text, seen)
         _mark_pass_through(tree, out.sites + out.helpers, helpers, node_at)
     out.splat_rows = [(s.row, s.col) for s in gt.splat_calls]
+    return out
+
+
+def _own_attribute(tree: ast.AST) -> set:
+    """(row, byte col) of `self.volatile` (read or written) inside a class that is not a tensor
+    (it does not subclass `Variable`/`Tensor`): the object's own flag, not autograd's."""
+    out = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        if any((dotted(b) or "").split(".")[-1] in ("Variable", "Tensor") for b in cls.bases):
+            continue
+        out |= {(n.lineno, n.col_offset) for n in ast.walk(cls) if isinstance(n, ast.Attribute)
+                and n.attr == "volatile" and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    return out
+
+
+def _reads_in_flags(tree: ast.AST) -> set:
+    """(row, byte col) of `.volatile` reads inside a `volatile=` argument (`volatile=x.volatile`)."""
+    out = set()
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        for kw in call.keywords:
+            if kw.arg == "volatile":
+                out |= {(n.lineno, n.col_offset) for n in ast.walk(kw.value)
+                        if isinstance(n, ast.Attribute) and n.attr == "volatile"}
     return out
 
 

@@ -16,7 +16,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 ROOT = SCRIPTS.parent
 sys.path.insert(0, str(SCRIPTS))
 
-from eval_common import (UnitText, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
+from eval_common import (UnitText, call_at, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
                          notebook_as_python, parents_of, parse, probe_row)
 from legacy_sites import flag_helpers, sites_of  # noqa: E402
 
@@ -79,6 +79,25 @@ def test_class_descriptor_is_not_a_volatile_read():
     fs = sites_of(unit(src))
     assert [(s.code, s.row) for s in fs.sites] == [("VF201", 5)]
     assert [s.code for s in fs.lookalikes] == ["descriptor", "descriptor"]
+
+
+def test_own_flag_attribute_flag_reads_and_kwargs_dicts():
+    src = """
+    import torch
+    from torch.autograd import Variable
+    class Blob:
+        def __init__(self, mode):
+            self.volatile = mode == "test"
+        def imgs(self, t):
+            return Variable(t, volatile=self.volatile)
+    def union(fmap, rects):
+        return Variable(rects, volatile=fmap.volatile)
+    params = {"volatile": not train}
+    x = Variable(t, **params)
+    """
+    fs = sites_of(unit(src))
+    assert sorted((s.code, s.row) for s in fs.sites) == [("VF103", 8), ("VF103", 10), ("VF203", 11)]
+    assert [s.code for s in fs.lookalikes] == ["own attribute", "own attribute"]
 
 
 def test_other_frameworks_and_own_classes_are_lookalikes():
@@ -145,16 +164,20 @@ def test_probe_row_finds_the_first_computing_consumer():
     src = textwrap.dedent("""
     def test(model, loader):
         for x, y in loader:
-            x = Variable(x, volatile=True)
+            x = Variable(preprocess(x), volatile=True)
             y = y.cuda()
             out = model(x)
             n = len(out)
         direct = model(Variable(z, volatile=True))
+        moved = [Variable(t, volatile=True).cuda() for t in ts]
+        a, b = moved
+        res = net(a, b)
     """)
     tree = parse(src)
     par = parents_of(tree)
-    assert probe_row(tree, par, 4) == 6
-    assert probe_row(tree, par, 8) == 8
+    assert probe_row(tree, par, 4, call_at(tree, src, 4, 13)) == 6
+    assert probe_row(tree, par, 8, call_at(tree, src, 8, 20)) == 8
+    assert probe_row(tree, par, 9, call_at(tree, src, 9, 14)) == 11
 
 
 def test_probe_row_follows_an_attribute_and_callers_cover_a_method():
