@@ -22,7 +22,9 @@ Evidence, per version (automatic):
     such a region: `with torch.no_grad(): self.visualize_results(epoch)`), with no problem below;
     "the statement" is the first one that computes with the value (eval_common.probe_row: the site
     itself, a later statement reading the name it assigned, or a read of the `self.<attr>` it
-    assigned in another method of the class);
+    assigned in another method of the class); when nothing computes with the value and it does not
+    leave the function (it is only moved, or read through `.data`), no region is needed and
+    unwrapping restores the site;
   - **restored-with-issues**: restored, but the region contains a training step, computes nothing
     (empty), is nested in another region, or the leftover scanner reports something on the site's
     rows or at the region's header;
@@ -56,8 +58,8 @@ The target of issue 13: volfix equal or better at >= 90% of the judged sites, i.
 (better + equal) / (better + equal + worse + both-unresolved).
 
 `--write-judgments` merges the automatic verdicts into the judgments file (metadata only: repo,
-migration, path, cell, row, code, automatic verdict, verdict, one-line reason), keeping every
-manual verdict and reason already recorded.
+migration, path, cell, row, column, code, automatic verdict, verdict, one-line reason), keeping
+every reviewed verdict (one with a reason) and refreshing the automatic ones.
 """
 from __future__ import annotations
 
@@ -146,7 +148,7 @@ def _region_info(version: Version, region: ast.AST, site_rows: Tuple[int, int]) 
             "nested": nested, "leftovers": sorted(kinds)}
 
 
-def outcome(version: Version, site: Site, probe: int, pre_fn: Optional[str], who: str) -> dict:
+def outcome(version: Version, site: Site, probe: Optional[int], pre_fn: Optional[str], who: str) -> dict:
     """What one version did with a site of `pre` (`probe`: the row of `pre` whose coverage tells
     whether the site is restored, see eval_common.probe_row)."""
     if version.unit is None:
@@ -156,7 +158,7 @@ def outcome(version: Version, site: Site, probe: int, pre_fn: Optional[str], who
     if who == "human" and pre_fn and pre_fn not in version.function_names():
         return {"state": "gone", "why": f"function `{pre_fn}` not in this version"}
     row = version.row(site.row)
-    stmt = innermost_stmt_at(version.tree, version.row(probe))
+    stmt = innermost_stmt_at(version.tree, version.row(probe if probe is not None else site.row))
     region = None
     if stmt is not None:
         region = stmt if region_header(stmt, human=True) else enclosing_region(stmt, version.par, human=True)
@@ -185,6 +187,10 @@ def outcome(version: Version, site: Site, probe: int, pre_fn: Optional[str], who
         return out
     if left:
         out["state"] = "left"
+    elif probe is None and region is None:  # nothing computes with the value: unwrapping is the fix
+        out["state"] = "restored"
+        out["region"] = {"form": "none needed", "header": "", "row": row, "rows": 0, "statements": 0,
+                         "trains": False, "empty": False, "nested": False, "leftovers": []}
     elif region is None:
         out["state"] = "unwrapped"
     else:
@@ -292,9 +298,10 @@ def write_judgments(path: str, rows: List[dict], old: Dict[Tuple, dict], engine:
     sites = []
     for r in rows:
         prev = old.get(site_key(r), {})
+        manual = bool(prev.get("reason"))  # a reviewed verdict always comes with its reason
         item = {"repo": r["repo"], "migration": r["migration"], "path": r["path"], "cell": r.get("cell"),
                 "row": r["row"], "col": r["col"], "code": r["code"], "auto": r["auto"],
-                "verdict": prev.get("verdict", r["auto"]), "reason": prev.get("reason", "")}
+                "verdict": prev["verdict"] if manual else r["auto"], "reason": prev.get("reason", "")}
         if prev.get("human"):
             item["human"] = prev["human"]
         sites.append(item)
@@ -311,9 +318,9 @@ def write_judgments(path: str, rows: List[dict], old: Dict[Tuple, dict], engine:
 def report(rows: List[dict], judgments: Dict[Tuple, dict]) -> str:
     per = collections.defaultdict(collections.Counter)
     for r in rows:
-        j = judgments.get(site_key(r))
-        r["verdict"] = j["verdict"] if j and j.get("verdict") else r["auto"]
-        r["reason"] = (j or {}).get("reason", "")
+        j = judgments.get(site_key(r)) or {}
+        r["verdict"] = j["verdict"] if j.get("reason") else r["auto"]  # reviewed verdicts carry a reason
+        r["reason"] = j.get("reason", "")
         per[f"{r['repo']}@{r['migration']}"][r["verdict"]] += 1
     cols = ["better", "equal", "worse", "both-unresolved", "undecided", "n/a"]
     out = ["| migration | sites | " + " | ".join(cols) + " | equal or better |", "|" + "---|" * (len(cols) + 3)]

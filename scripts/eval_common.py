@@ -337,7 +337,10 @@ def consumed_in_statement(node: ast.AST, par: Dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int, node: Optional[ast.AST] = None) -> int:
+LAUNDER = {"data", "detach", "item", "tolist", "numpy"}  # what 0.3 volatility did not survive
+
+
+def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int, node: Optional[ast.AST] = None) -> Optional[int]:
     """The row whose coverage says whether a volatile site at `row` (the call `node`, when known)
     is restored: the site's own statement when it computes with the value (`out =
     model(Variable(x, volatile=True))`); else the first later statement of the same function that
@@ -345,22 +348,33 @@ def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int, node: Option
     volatile=True)` ... `feats, _ = x` ... `out = model(feats)`: a region may start after the
     tensor is created); for a `self.<attr>` it was stored in, the first statement of the class's
     other methods that reads it and computes (`self.fixed_z = Variable(z, volatile=True)` in
-    `__init__`, `self.G(self.fixed_z)` in `sample()`)."""
+    `__init__`, `self.G(self.fixed_z)` in `sample()`).
+
+    None when nothing computes with the value and it does not leave the function (it is only
+    moved, or read through `.data`/`.item()`...): no region is needed, unwrapping is the fix. A
+    value that leaves through `return`/`yield` without a consumer in sight gives the site's row."""
     stmt = innermost_stmt_at(tree, row) if node is None else statement_of(node, par)
     if stmt is None or isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)):
         return row
     if (consumed_in_statement(node, par) if node is not None else computes([stmt])):
         return row
+    if isinstance(stmt, (ast.Return, ast.Expr)) or (isinstance(stmt, ast.Assign) and not _stored_names(stmt)[0]
+                                                    and not _stored_names(stmt)[1]):
+        return row  # returned, yielded, or stored somewhere we do not follow
     names, attrs = _stored_names(stmt)
     fn = function_of(stmt, par)
     scope = fn or tree
     later = sorted((n for n in ast.walk(scope) if isinstance(n, ast.stmt) and n.lineno > (stmt.end_lineno or row)
                     and not isinstance(n, _SIMPLE) and function_of(n, par) is fn), key=lambda n: n.lineno)
+    escapes = False
     for cand in later:
-        if not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(cand)):
+        reads = [n for n in ast.walk(cand) if _reads(n, names, attrs) and not _laundered(n, par)]
+        if not reads:
             continue
         if computes([cand]):
             return cand.lineno
+        if isinstance(cand, ast.Return) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(cand)):
+            escapes = True
         more, more_attrs = _stored_names(cand)  # the value only moved on: follow it
         names |= more
         attrs |= more_attrs
@@ -369,10 +383,24 @@ def probe_row(tree: ast.AST, par: Dict[ast.AST, ast.AST], row: int, node: Option
         reads = sorted((n for n in ast.walk(cls) if isinstance(n, ast.stmt) and not isinstance(n, _SIMPLE)
                         and function_of(n, par) is not fn), key=lambda n: n.lineno)
         for cand in reads:
-            if any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and n.attr in attrs
-                   and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(cand)) and computes([cand]):
+            if any(_reads(n, set(), attrs) for n in ast.walk(cand)) and computes([cand]):
                 return cand.lineno
-    return row
+        return row  # stored on the object and not computed with in the class: where it goes is unknown
+    return row if escapes else None
+
+
+def _reads(node: ast.AST, names: set, attrs: set) -> bool:
+    """`node` loads one of `names` or `self.<one of attrs>`."""
+    if isinstance(node, ast.Name):
+        return isinstance(node.ctx, ast.Load) and node.id in names
+    return (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs
+            and isinstance(node.value, ast.Name) and node.value.id == "self")
+
+
+def _laundered(node: ast.AST, par: Dict[ast.AST, ast.AST]) -> bool:
+    """`x.data`, `x.detach()`, `x.item()`...: the read does not carry 0.3's volatility on."""
+    up = par.get(node)
+    return isinstance(up, ast.Attribute) and up.attr in LAUNDER
 
 
 def covered_through_callers(tree: ast.AST, par: Dict[ast.AST, ast.AST], fn: Optional[ast.AST],

@@ -136,8 +136,11 @@ def _virtual_row(unit: UnitText, diag: dict) -> int:
 _PARSED: Dict[int, tuple] = {}
 
 
-def _covered(fixed: UnitText, row_map: Dict[int, int], row: int) -> Optional[bool]:
-    """Is the statement at (original) `row` inside a grad-mode region of the fixed text?"""
+def _covered(fixed: UnitText, row_map: Dict[int, int], row: Optional[int]) -> Optional[bool]:
+    """Is the statement at (original) `row` inside a grad-mode region of the fixed text? (`row`
+    None: nothing computes with the value, no region is needed.)"""
+    if row is None:
+        return True
     if id(fixed) not in _PARSED:
         tree = parse(fixed.text)
         _PARSED.clear()  # one file at a time
@@ -195,7 +198,7 @@ def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[
     btree = parse(before.text)
     bpar = parents_of(btree) if btree is not None else {}
 
-    def probe(row: int, col: int) -> int:  # the statement whose coverage tells whether the site is restored
+    def probe(row: int, col: int) -> Optional[int]:  # the statement whose coverage says the site is restored
         if btree is None:
             return row
         return probe_row(btree, bpar, row, call_at(btree, before.text, row, col))

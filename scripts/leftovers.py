@@ -252,7 +252,9 @@ def _torch_bindings(tree: ast.AST) -> Dict[str, List[str]]:
                 if node.level == 0 and (mod == "torch" or mod.startswith("torch.")) and a.name in (
                         "no_grad", "set_grad_enabled", "inference_mode"):
                     out[local].append("torch." + a.name)
-                elif a.name != "*":
+                elif a.name == "*":
+                    out["*"].append("star")  # names may come from here: see _region_spelling_ok
+                else:
                     out[local].append("other")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             out[node.id].append("other")
@@ -264,11 +266,18 @@ def _torch_bindings(tree: ast.AST) -> Dict[str, List[str]]:
 
 
 def _region_spelling_ok(expr: ast.AST, bindings: Dict[str, List[str]]) -> Tuple[bool, str]:
+    """Is the region's manager reached through torch itself? A name bound by nothing but a star
+    import (`from utils import *` providing `torch`) cannot be judged and passes."""
     if isinstance(expr, ast.IfExp):
         for part in (expr.body, expr.orelse):
             if _is_grad_expr(part):
                 return _region_spelling_ok(part, bindings)
         return True, ""
+    if "*" in bindings:
+        bindings = {k: v for k, v in bindings.items()}
+        for name in _names_called(expr):
+            bindings.setdefault(name, ["torch"] if isinstance(getattr(expr, "func", expr), ast.Attribute)
+                                else ["torch.no_grad"])
     func = expr.func if isinstance(expr, ast.Call) else expr
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         root = func.value.id
@@ -285,6 +294,13 @@ def _region_spelling_ok(expr: ast.AST, bindings: Dict[str, List[str]]) -> Tuple[
         if any(not k.startswith("torch.") for k in kinds):
             return False, f"`{func.id}` is not torch's own on every path"
     return True, ""
+
+
+def _names_called(expr: ast.AST) -> List[str]:
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return [func.value.id]
+    return [func.id] if isinstance(func, ast.Name) else []
 
 
 def _progress_statements(fn_body: Sequence[ast.stmt]) -> Dict[str, Dict[str, List[ast.stmt]]]:

@@ -180,6 +180,21 @@ def test_probe_row_finds_the_first_computing_consumer():
     assert probe_row(tree, par, 9, call_at(tree, src, 9, 14)) == 11
 
 
+def test_probe_row_none_when_no_region_is_needed():
+    src = textwrap.dedent("""
+    def show(x):
+        y = Variable(x, volatile=True)
+        print(y.data.numpy())
+    def make(x):
+        y = Variable(x, volatile=True)
+        return y
+    """)
+    tree = parse(src)
+    par = parents_of(tree)
+    assert probe_row(tree, par, 3, call_at(tree, src, 3, 9)) is None
+    assert probe_row(tree, par, 6, call_at(tree, src, 6, 9)) == 6  # it leaves: its consumer is elsewhere
+
+
 def test_probe_row_follows_an_attribute_and_callers_cover_a_method():
     src = textwrap.dedent("""
     class GAN:

@@ -339,6 +339,12 @@ def test_region_through_torch_alias_and_imported_no_grad_are_fine():
     assert kinds(original, fixed) == []
 
 
+def test_region_name_from_a_star_import_cannot_be_judged():
+    original = "from utils import *\nout = model(Variable(x, volatile=True))\n"
+    fixed = "from utils import *\nwith torch.no_grad():\n    out = model(x)\n"
+    assert kinds(original, fixed) == []
+
+
 def test_unbound_region_name():
     original = "out = model(Variable(x, volatile=True))\n"
     fixed = "with torch.no_grad():\n    out = model(x)\n"
