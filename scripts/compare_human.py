@@ -68,6 +68,7 @@ import ast
 import collections
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -94,7 +95,8 @@ def family(code: str) -> str:
 class Version:
     """One version of one file (`pre` mapped into it), parsed once."""
 
-    def __init__(self, pre: UnitText, unit: Optional[UnitText], changed: bool, helpers: dict):
+    def __init__(self, pre: UnitText, unit: Optional[UnitText], changed: bool, helpers: dict, defined: set):
+        self.helpers, self.defined = helpers, defined
         self.pre = pre
         self.unit = unit
         self.changed = changed
@@ -113,13 +115,30 @@ class Version:
     def legacy_left(self, site: Site) -> bool:
         if self.sites is None:
             return False
-        pool = self.sites.sites if site.code != "helper" else self.sites.helpers
+        if site.code != "helper":
+            pool = self.sites.sites
+        else:  # a call still passing `volatile=True` is legacy only while its callee still uses the flag
+            pool = [h for h in self.sites.helpers if _callee(h) in self.helpers or _callee(h) not in self.defined]
         return any(family(s.code) == family(site.code) and self.back.get(s.row, s.row) == site.row for s in pool)
 
     def function_names(self) -> set:
         if self.tree is None:
             return set()
         return {n.name for n in ast.walk(self.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _callee(site: Site) -> str:
+    m = re.match(r"\s*([\w.]+)\s*\(", site.snippet)
+    return m.group(1).split(".")[-1] if m else ""
+
+
+def _defined_functions(units) -> set:
+    out = set()
+    for unit in units:
+        tree = parse(unit.text)
+        if tree is not None:
+            out |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return out
 
 
 def _region_info(version: Version, region: ast.AST, site_rows: Tuple[int, int]) -> dict:
@@ -244,8 +263,10 @@ def compare_migration(repo: str, mig: dict, base: str, volfix: Volfix, work: str
     volfix.run("fix", copies["safe"])
     rows = []
     roots = {"pre": pre_dir, "human": post_dir, **copies}
-    helpers = {who: flag_helpers(u for u in (read_unit(os.path.join(root, rel)) for rel in iter_sources(root)) if u)
-               for who, root in roots.items()}
+    units = {who: [u for u in (read_unit(os.path.join(root, rel)) for rel in iter_sources(root)) if u]
+             for who, root in roots.items()}
+    helpers = {who: flag_helpers(units[who]) for who in roots}
+    defined = {who: _defined_functions(units[who]) for who in roots}
     for rel in iter_sources(pre_dir):
         pre = read_unit(os.path.join(pre_dir, rel))
         if pre is None:
@@ -259,7 +280,7 @@ def compare_migration(repo: str, mig: dict, base: str, volfix: Volfix, work: str
         versions = {}
         for who, root in (("human", post_dir), ("unsafe", copies["unsafe"]), ("safe", copies["safe"])):
             unit = read_unit(os.path.join(root, rel))
-            versions[who] = Version(pre, unit, unit is not None and unit.text != pre.text, helpers[who])
+            versions[who] = Version(pre, unit, unit is not None and unit.text != pre.text, helpers[who], defined[who])
         for site in sorted(todo, key=lambda s: (s.row, s.col)):
             stmt = innermost_stmt_at(pre_tree, site.row) if pre_tree is not None else None
             fn = function_of(stmt, pre_par) if stmt is not None else None
@@ -364,7 +385,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--json", help="write every site's evidence here")
     ap.add_argument("--markdown", help="write the report here instead of stdout")
     ap.add_argument("--work", help="keep the fixed copies here")
+    ap.add_argument("--evidence", help="reuse the sites of an earlier --json run instead of running volfix "
+                                       "(to re-report after reviewing verdicts)")
     args = ap.parse_args(argv)
+    if args.evidence:
+        with open(args.evidence, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        return finish(args, saved["engine"], saved["sites"])
     volfix = Volfix()
     engine = volfix.describe()
     print(engine, file=sys.stderr)
@@ -385,6 +412,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
+    return finish(args, engine, rows)
+
+
+def finish(args, engine: str, rows: List[dict]) -> int:
+    """Merge the judgments, print or write the report, keep the evidence."""
     judgments = load_judgments(args.judgments)
     if args.write_judgments:
         write_judgments(args.judgments, rows, judgments, engine)

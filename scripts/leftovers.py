@@ -233,36 +233,59 @@ def _leading(line: str) -> str:
     return line[:len(line) - len(line.lstrip(" \t"))]
 
 
-def _torch_bindings(tree: ast.AST) -> Dict[str, List[str]]:
-    """name -> what each binding of it is: 'torch' (the module), 'torch.<fn>' (a function
-    imported from torch), or 'other'."""
+def _scope_nodes(scope: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of one scope: its own statements, not the bodies of nested functions or classes
+    (their names and, for a function scope, its arguments are bindings of the scope)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _torch_bindings(scopes: Sequence[ast.AST]) -> Dict[str, List[str]]:
+    """name -> what each binding of it in `scopes` (the module and the functions around a region)
+    is: 'torch' (the module), 'torch.<fn>' (a function imported from torch), or 'other'."""
     out: Dict[str, List[str]] = collections.defaultdict(list)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    out[a.asname].append("torch" if a.name == "torch" else "other")
-                else:
-                    top = a.name.split(".")[0]
-                    out[top].append("torch" if top == "torch" else "other")
-        elif isinstance(node, ast.ImportFrom):
-            for a in node.names:
-                local = a.asname or a.name
-                mod = node.module or ""
-                if node.level == 0 and (mod == "torch" or mod.startswith("torch.")) and a.name in (
-                        "no_grad", "set_grad_enabled", "inference_mode"):
-                    out[local].append("torch." + a.name)
-                elif a.name == "*":
-                    out["*"].append("star")  # names may come from here: see _region_spelling_ok
-                else:
-                    out[local].append("other")
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out[node.id].append("other")
-        elif isinstance(node, ast.arg):
-            out[node.arg].append("other")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name].append("other")
+    for scope in scopes:
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs:
+                out[a.arg].append("other")
+            for a in (scope.args.vararg, scope.args.kwarg):
+                if a is not None:
+                    out[a.arg].append("other")
+        for node in _scope_nodes(scope):
+            _bind(node, out)
     return out
+
+
+def _bind(node: ast.AST, out: Dict[str, List[str]]) -> None:
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            if a.asname:
+                out[a.asname].append("torch" if a.name == "torch" else "other")
+            else:
+                top = a.name.split(".")[0]
+                out[top].append("torch" if top == "torch" else "other")
+    elif isinstance(node, ast.ImportFrom):
+        for a in node.names:
+            local = a.asname or a.name
+            mod = node.module or ""
+            if node.level == 0 and (mod == "torch" or mod.startswith("torch.")) and a.name in GRAD_NAMES:
+                out[local].append("torch." + a.name)
+            elif a.name == "*":
+                out["*"].append("star")  # names may come from here: see _region_spelling_ok
+            else:
+                out[local].append("other")
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        out[node.id].append("other")
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        out[node.name].append("other")
+
+
+GRAD_NAMES = ("no_grad", "set_grad_enabled", "inference_mode")
 
 
 def _region_spelling_ok(expr: ast.AST, bindings: Dict[str, List[str]]) -> Tuple[bool, str]:
@@ -273,6 +296,8 @@ def _region_spelling_ok(expr: ast.AST, bindings: Dict[str, List[str]]) -> Tuple[
             if _is_grad_expr(part):
                 return _region_spelling_ok(part, bindings)
         return True, ""
+    if not any(n in GRAD_NAMES for n in _called_names(expr)):
+        return True, ""  # a project's own shim (`torch_no_grad()`): not torch's spelling to judge
     if "*" in bindings:
         bindings = {k: v for k, v in bindings.items()}
         for name in _names_called(expr):
@@ -294,6 +319,11 @@ def _region_spelling_ok(expr: ast.AST, bindings: Dict[str, List[str]]) -> Tuple[
         if any(not k.startswith("torch.") for k in kinds):
             return False, f"`{func.id}` is not torch's own on every path"
     return True, ""
+
+
+def _called_names(expr: ast.AST) -> List[str]:
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    return [func.attr] if isinstance(func, ast.Attribute) else [func.id] if isinstance(func, ast.Name) else []
 
 
 def _names_called(expr: ast.AST) -> List[str]:
@@ -331,8 +361,8 @@ def _inside(st: ast.AST, region: ast.AST) -> bool:
 def _region_items(old_text: str, new_text: str, old_tree, new_tree, changed: Set[int]) -> List[Tuple[str, int, str]]:
     out = []
     par = parents_of(new_tree)
-    bindings = _torch_bindings(new_tree)
-    torch_names = {name for name, kinds in bindings.items() if kinds and all(k == "torch" for k in kinds)}
+    module_bindings = _torch_bindings([new_tree])
+    torch_names = {name for name, kinds in module_bindings.items() if kinds and all(k == "torch" for k in kinds)}
     unit = _indent_unit(old_text)
     new_lines = new_text.splitlines()
     volatile_rewrites = _grad_mode_rewrites(old_text, new_text, old_tree, new_tree, changed)
@@ -341,6 +371,12 @@ def _region_items(old_text: str, new_text: str, old_tree, new_tree, changed: Set
         head = _head_row(region)
         if head not in changed:
             continue
+        scopes, q = [new_tree], par.get(region)  # the module and the functions around the region
+        while q is not None:
+            if isinstance(q, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scopes.append(q)
+            q = par.get(q)
+        bindings = _torch_bindings(scopes)
         # ancestors that are regions (old or new): a nested region
         p = par.get(region)
         while p is not None:

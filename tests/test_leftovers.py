@@ -345,6 +345,34 @@ def test_region_name_from_a_star_import_cannot_be_judged():
     assert kinds(original, fixed) == []
 
 
+def test_local_rebinding_in_another_function_and_shims_are_fine():
+    original = """
+    import torch as t
+    from shim import torch_no_grad
+    def loop(xs):
+        for t in xs:
+            print(t)
+    def test(model, x):
+        return model(Variable(x, volatile=True))
+    def other(model, y):
+        return model(Variable(y, volatile=True))
+    """
+    fixed = """
+    import torch as t
+    from shim import torch_no_grad
+    def loop(xs):
+        for t in xs:
+            print(t)
+    @t.no_grad()
+    def test(model, x):
+        return model(x)
+    def other(model, y):
+        with torch_no_grad():
+            return model(y)
+    """
+    assert kinds(original, fixed) == []
+
+
 def test_unbound_region_name():
     original = "out = model(Variable(x, volatile=True))\n"
     fixed = "with torch.no_grad():\n    out = model(x)\n"
