@@ -204,6 +204,8 @@ def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[
         return probe_row(btree, bpar, row, call_at(btree, before.text, row, col))
     for s in sorted(sites.sites, key=lambda s: (s.row, s.col)):
         match = [p for p in pool if family(p[0]["code"]) == family(s.code) and p[1] == s.row]
+        if not match and s.code == "VF203":  # a multi-line dict: volfix points at its `volatile` key
+            match = [p for p in pool if p[0]["code"] == "VF203" and s.row < p[1] <= s.row + 5]
         hit = None
         if match:
             exact = [p for p in match if p[0]["location"]["column"] == s.col]
