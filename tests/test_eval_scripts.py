@@ -1,0 +1,304 @@
+"""The ground truth and the whole-project measurement of the real-world evaluation
+(scripts/legacy_sites.py, scripts/eval_common.py, scripts/evaluate.py, scripts/compare_human.py).
+
+The snippets are written for these tests, modelled on legacy patterns; the measurement runs the
+volfix of this checkout through its command line, as the scripts do on the real corpus."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+ROOT = SCRIPTS.parent
+sys.path.insert(0, str(SCRIPTS))
+
+from eval_common import (UnitText, call_at, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
+                         notebook_as_python, parents_of, parse, probe_row)
+from legacy_sites import flag_helpers, sites_of  # noqa: E402
+
+
+def unit(src: str) -> UnitText:
+    return UnitText(textwrap.dedent(src))
+
+
+def codes(src: str, helpers=None):
+    fs = sites_of(unit(src), helpers)
+    return sorted((s.code, s.row, s.kind.split(" (")[0]) for s in fs.sites)
+
+
+def test_resolved_variable_calls_and_attributes():
+    src = """
+    import torch
+    from torch.autograd import Variable as V
+    a = V(x, volatile=True)
+    b = torch.autograd.Variable(y, volatile=flag)
+    c = V(z, False, False)
+    if a.volatile:
+        b.volatile = True
+    """
+    assert codes(src) == [("VF101", 4, "keyword"), ("VF102", 6, "positional"), ("VF103", 5, "keyword"),
+                          ("VF201", 7, "Load"), ("VF202", 8, "Store")]
+
+
+def test_names_that_do_not_resolve_are_sites():
+    star = """
+    from .torch_imports import *
+    x = Variable(t, volatile=True)
+    """
+    unbound = """
+    import torch
+    y = Variable(t, volatile=not training)
+    """
+    module = """
+    import cuda
+    z = cuda.Variable(t, volatile=True)
+    """
+    subclass = """
+    import torch.autograd as autograd
+    class Variable(autograd.Variable):
+        pass
+    w = Variable(t, volatile=True)
+    """
+    assert codes(star) == [("VF101", 3, "unresolved name")]
+    assert codes(unbound) == [("VF103", 3, "unresolved name")]
+    assert codes(module) == [("VF101", 3, "unresolved name")]
+    assert codes(subclass) == [("VF101", 5, "unresolved name")]
+
+
+def test_class_descriptor_is_not_a_volatile_read():
+    src = """
+    import torch
+    from torch import Tensor
+    table = {Tensor.volatile.__get__: lambda self: -1, torch.Tensor.volatile: 1}
+    flag = x.volatile
+    """
+    fs = sites_of(unit(src))
+    assert [(s.code, s.row) for s in fs.sites] == [("VF201", 5)]
+    assert [s.code for s in fs.lookalikes] == ["descriptor", "descriptor"]
+
+
+def test_own_flag_attribute_flag_reads_and_kwargs_dicts():
+    src = """
+    import torch
+    from torch.autograd import Variable
+    class Blob:
+        def __init__(self, mode):
+            self.volatile = mode == "test"
+        def imgs(self, t):
+            return Variable(t, volatile=self.volatile)
+    def union(fmap, rects):
+        return Variable(rects, volatile=fmap.volatile)
+    params = {"volatile": not train}
+    x = Variable(t, **params)
+    """
+    fs = sites_of(unit(src))
+    assert sorted((s.code, s.row) for s in fs.sites) == [("VF103", 8), ("VF103", 10), ("VF203", 11)]
+    assert [s.code for s in fs.lookalikes] == ["own attribute", "own attribute"]
+
+
+def test_other_frameworks_and_own_classes_are_lookalikes():
+    chainer = """
+    from chainer import Variable
+    x = Variable(a, volatile=True)
+    """
+    own = """
+    import torch
+    class Variable:
+        def __init__(self, data, volatile=False):
+            self.data = data
+    x = Variable(a, volatile=True)
+    """
+    for src in (chainer, own):
+        fs = sites_of(unit(src))
+        assert fs.sites == [] and len(fs.lookalikes) == 1
+
+
+def test_flag_helpers_by_keyword_position_negation_and_chain():
+    data = unit("""
+    from torch.autograd import Variable
+    def get_batch(source, i, evaluation=False):
+        return Variable(source[i], volatile=evaluation)
+    class Field:
+        def as_tensor(self, lengths, for_training=True):
+            return Variable(lengths, volatile=not for_training)
+    def batches(source, evaluation):
+        return get_batch(source, 0, evaluation)
+    """)
+    callers = unit("""
+    a = get_batch(valid, 3, evaluation=True)
+    b = get_batch(train, 3)
+    c = get_batch(valid, 3, True)
+    d = field.as_tensor(lengths, for_training=False)
+    e = batches(valid, evaluation=True)
+    """)
+    helpers = flag_helpers([data, callers])
+    assert {name: (h.param, h.index, h.negated) for name, h in helpers.items()} == {
+        "get_batch": ("evaluation", 2, False), "as_tensor": ("for_training", 1, True),
+        "batches": ("evaluation", 1, False)}
+    found = [(h.row, h.flag, h.volatile) for h in sites_of(callers, helpers).helpers]
+    assert sorted(found) == [(2, "true", True), (4, "true", True), (5, "true", True), (6, "true", True)]
+    inside = sites_of(data, helpers)
+    assert [(s.row, s.pass_through, s.volatile) for s in inside.sites] == [(4, True, False), (7, True, False)]
+    assert [(h.row, h.pass_through) for h in inside.helpers] == [(9, True)]
+
+
+def test_notebook_cells_keep_their_rows():
+    nb = json.dumps({"cells": [
+        {"cell_type": "markdown", "source": ["# title"], "metadata": {}},
+        {"cell_type": "code", "source": ["from torch.autograd import Variable\n", "%matplotlib inline\n"],
+         "metadata": {}, "outputs": [], "execution_count": None},
+        {"cell_type": "code", "source": ["def f(x:\n"], "metadata": {}, "outputs": [], "execution_count": None},
+        {"cell_type": "code", "source": ["y = 1\n", "x = Variable(t, volatile=True)"], "metadata": {},
+         "outputs": [], "execution_count": None}]})
+    u = notebook_as_python(nb)
+    assert u.broken_cells == [3]
+    [site] = sites_of(u).sites
+    assert u.where(site.row) == (4, 2) and u.row_of(4, 2) == site.row
+
+
+def test_probe_row_finds_the_first_computing_consumer():
+    src = textwrap.dedent("""
+    def test(model, loader):
+        for x, y in loader:
+            x = Variable(preprocess(x), volatile=True)
+            y = y.cuda()
+            out = model(x)
+            n = len(out)
+        direct = model(Variable(z, volatile=True))
+        moved = [Variable(t, volatile=True).cuda() for t in ts]
+        a, b = moved
+        res = net(a, b)
+    """)
+    tree = parse(src)
+    par = parents_of(tree)
+    assert probe_row(tree, par, 4, call_at(tree, src, 4, 13)) == 6
+    assert probe_row(tree, par, 8, call_at(tree, src, 8, 20)) == 8
+    assert probe_row(tree, par, 9, call_at(tree, src, 9, 14)) == 11
+
+
+def test_probe_row_none_when_no_region_is_needed():
+    src = textwrap.dedent("""
+    def show(x):
+        y = Variable(x, volatile=True)
+        print(y.data.numpy())
+    def make(x):
+        y = Variable(x, volatile=True)
+        return y
+    """)
+    tree = parse(src)
+    par = parents_of(tree)
+    assert probe_row(tree, par, 3, call_at(tree, src, 3, 9)) is None
+    assert probe_row(tree, par, 6, call_at(tree, src, 6, 9)) == 6  # it leaves: its consumer is elsewhere
+
+
+def test_probe_row_follows_an_attribute_and_callers_cover_a_method():
+    src = textwrap.dedent("""
+    class GAN:
+        def __init__(self, z):
+            self.fixed_z = Variable(z, volatile=True)
+        def train(self, epochs):
+            for e in range(epochs):
+                self.step()
+                with torch.no_grad():
+                    self.sample(e)
+        def sample(self, e):
+            self.G.eval()
+            out = self.G(self.fixed_z)
+            save(out, e)
+    """)
+    tree = parse(src)
+    par = parents_of(tree)
+    assert probe_row(tree, par, 4) == 12
+    sample = function_of(innermost_stmt_at(tree, 12), par)
+    train = function_of(innermost_stmt_at(tree, 7), par)
+    assert covered_through_callers(tree, par, sample)
+    assert not covered_through_callers(tree, par, train)  # never called in the file
+
+
+LEGACY_PROJECT = {
+    "data.py": """
+        from torch.autograd import Variable
+
+        def get_batch(source, i, evaluation=False):
+            return Variable(source[i], volatile=evaluation)
+        """,
+    "main.py": """
+        import torch
+        from torch.autograd import Variable
+        from data import get_batch
+
+        def evaluate(model, source):
+            total = 0
+            for i in range(len(source)):
+                x = get_batch(source, i, evaluation=True)
+                total += model(x).sum().item()
+            return total
+
+        def test(model, loader):
+            for x, y in loader:
+                x = Variable(x, volatile=True)
+                out = model(x)
+                print(out.data)
+        """,
+}
+
+
+def test_evaluate_measures_a_whole_project_run(tmp_path):
+    project = tmp_path / "project"
+    for name, src in LEGACY_PROJECT.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(textwrap.dedent(src).lstrip())
+    out = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "evaluate.py"), "--only-extra",
+                           "--extra", f"toy={project}", "--json", str(out),
+                           "--markdown", str(tmp_path / "out.md")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    [summary] = json.loads(out.read_text())["summaries"]
+    # truth: the helper's VF103 (it only passes its caller's flag on), the VF101 in test(), and
+    # one helper call with a true flag
+    assert (summary["sites"], summary["helpers"]) == (2, 1)
+    assert summary["found"] == 2 and summary["fp"] == 0
+    assert (summary["broken_unsafe"], summary["broken_safe"], summary["not_idempotent"], summary["crashes"]) == (0, 0, 0, 0)
+    # the measured copies are the only thing written: the project is untouched
+    assert {p.name for p in project.iterdir()} == {"data.py", "main.py"}
+    assert (project / "main.py").read_text() == textwrap.dedent(LEGACY_PROJECT["main.py"]).lstrip()
+    assert "| toy |" in (tmp_path / "out.md").read_text()
+
+
+def test_compare_human_judges_a_deleted_flag_against_a_region(tmp_path):
+    pre = textwrap.dedent("""
+        import torch
+        from torch.autograd import Variable
+
+        def test(model, loader):
+            for x in loader:
+                out = model(Variable(x, volatile=True))
+                print(out.data)
+        """).lstrip()
+    post = pre.replace("Variable(x, volatile=True)", "x")  # the human only deleted the flag
+    base = tmp_path / "human" / "me+toy@00000000"
+    for side, text in (("pre", pre), ("post", post)):
+        (base / side).mkdir(parents=True)
+        (base / side / "m.py").write_text(text)
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"repos": [{"repo": "me/toy", "commit": "0" * 40, "source": "test",
+                                               "kind": "control", "human_migrations": [
+                                                   {"pre": "1" * 40, "post": "0" * 40}]}]}))
+    out = tmp_path / "cmp.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "compare_human.py"), "--manifest", str(manifest),
+                           "--human", str(tmp_path / "human"), "--judgments", str(tmp_path / "j.json"),
+                           "--write-judgments", "--json", str(out)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    [site] = json.loads(out.read_text())["sites"]
+    assert site["human"]["state"] == "unwrapped"
+    assert site["unsafe"]["state"] == "restored"
+    assert site["auto"] == "better"
+    [judged] = json.loads((tmp_path / "j.json").read_text())["sites"]
+    assert (judged["path"], judged["row"], judged["verdict"]) == ("m.py", 6, "better")
