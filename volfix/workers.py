@@ -97,6 +97,8 @@ class StoppablePool:
     def stop(self, timeout: Optional[float] = STOP_TIMEOUT) -> None:
         """No new write anywhere, no new work; terminate the workers and wait for them."""
         self._flag.value = 1
+        # Taken before shutdown(), which drops the executor's reference to it.
+        manager = getattr(self.executor, "_executor_manager_thread", None)
         processes = list((getattr(self.executor, "_processes", None) or {}).values())
         for process in processes:
             with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -114,8 +116,14 @@ class StoppablePool:
         # Let the executor's manager thread see its workers gone and finish now: left running
         # into interpreter exit, it races `concurrent.futures`' exit hook, which then writes to
         # a closed wake-up pipe and prints a traceback ("Bad file descriptor").
-        manager = getattr(self.executor, "_executor_manager_thread", None)
         if manager is not None:
             remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
             with contextlib.suppress(RuntimeError):
                 manager.join(remaining)
+            # Still running (a loaded machine): take it out of the exit hook's list, whose
+            # wake-up write races the thread closing its pipe. Its workers are gone; the
+            # interpreter joins the thread as any other at exit.
+            with contextlib.suppress(Exception):
+                from concurrent.futures import process as futures_process
+
+                futures_process._threads_wakeups.pop(manager, None)  # type: ignore[attr-defined]
