@@ -13,7 +13,8 @@ it sets (`x.volatile = True`), or an alias a legacy import binds (`Variable as V
 data flow may reach it, followed in source order; or when it calls a function that matters. The stubs
 keep what the rest needs: line ranges (a region never swallows a stub it cannot see), the
 names bound (a later rebinding ends the taint) and the names read (a value used after a
-region is noticed).
+region is noticed). One-line assignments from `torch.` (`x = torch.randn(64, 4)`) are kept
+whole: they tell that a name holds a plain tensor.
 
 Chunks are cut at lines that may start a top-level statement and grown until they parse, so
 a chunk never ends inside a string or a bracket. A file that does not parse as a whole is
@@ -181,6 +182,10 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
         relevant.update(_top_level_stores(stmt))
         if triggered:  # `x.volatile = True` makes `x` matter from here on
             relevant.update(_attribute_roots(stmt))
+        return _moved(stmt, row)
+    if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and "torch." in source:  # type: ignore[attr-defined]
+        # `x = torch.randn(64, 4)`: one line that says what a name holds (a plain tensor
+        # makes `Variable(x)` -> `x` exact), kept whole: a stub would hide it.
         return _moved(stmt, row)
     return _stub(stmt, reads, row)
 
