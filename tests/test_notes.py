@@ -19,8 +19,9 @@ from volfix.reporters.notes import LEGACY_SEMANTICS_HINT, display_note, is_safe_
 VF110_PARAMETER = "from torch.autograd import Variable\n\ndef step(model, h):\n    return model(Variable(h))\n"
 VF111_PARAMETER = ("from torch.autograd import Variable\n\ndef leaf(h):\n"
                    "    w = Variable(h, requires_grad=True)\n    return w\n")
-VF101_TRAINING = ("from torch.autograd import Variable\n\ndef train(model, h, opt):\n"
-                  "    out = model(Variable(h, volatile=True))\n    out.sum().backward()\n    opt.step()\n")
+# The argument is a module's output: code already half-migrated (0.3 allowed only tensors).
+VF101_TRAINING = ("from torch.autograd import Variable\n\ndef train(model, encoder, h, opt):\n"
+                  "    out = model(Variable(encoder(h), volatile=True))\n    out.sum().backward()\n    opt.step()\n")
 VF201_READ = "import torch\n\ndef f(x):\n    if x.volatile:\n        return 1\n"
 CTX = ReportContext(root="/repo")
 

@@ -77,11 +77,14 @@ class RuleContext:
                    own_edits: Optional[List[TextEdit]] = None, deleted: Optional[ast.stmt] = None,
                    seed: Optional[str] = None, call_site: bool = False,
                    data: Optional[ast.AST] = None, unsafe_because: Optional[str] = None,
-                   computing: bool = False) -> Source:
+                   computing: bool = False, legacy_call: bool = False) -> Source:
+        """`legacy_call`: the call spells `volatile=`, so it is 0.3 code, whose argument was
+        a tensor (`legacy_argument_plain`)."""
         stmt = node if isinstance(node, ast.stmt) else self.index.statement_of(node)
         source = Source(finding, node, stmt, self.index.function_of(node), flag, list(own_edits or []),
                         deleted, seed, call_site, data,
-                        plain=data is None or self.legacy_semantics or self.is_plain(data),
+                        plain=data is None or (self.legacy_argument_plain(data) if legacy_call
+                                               else self.legacy_semantics or self.is_plain(data)),
                         unsafe_because=unsafe_because, computing=computing)
         self.sources.append(source)
         return source
@@ -165,6 +168,33 @@ class RuleContext:
                       if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id
                                                            for t in s.targets)]
             return bool(values) and all(self.is_plain(v, depth + 1) for v in values)
+        return False
+
+    def legacy_argument_plain(self, expr: ast.AST) -> bool:
+        """The argument of a call that spells `volatile=`: in 0.3 it had to be a tensor
+        (`Variable(variable)` raised, SEMANTICS.md fact 7), so it cannot require grad, unless
+        the code evidently computes it with something that may (a module call: code already
+        half-migrated to 0.4, where `Variable(model(x), volatile=True)` detaches)."""
+        return self.legacy_semantics or self.is_plain(expr) or not self.evidently_computed(expr)
+
+    def evidently_computed(self, expr: ast.AST, depth: int = 0) -> bool:
+        """A call that is not a plain producer or a plain method (`model(x)`, `F.relu(h)`,
+        `self.encoder(x).view(-1)`), or arithmetic on one."""
+        if depth > 4:
+            return False
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if self.index.qual(func) in PLAIN_PRODUCERS:
+                return False
+            if isinstance(func, ast.Attribute) and func.attr in PLAIN_METHODS:
+                return self.evidently_computed(func.value, depth + 1)
+            return True
+        if isinstance(expr, ast.Subscript):
+            return self.evidently_computed(expr.value, depth + 1)
+        if isinstance(expr, ast.BinOp):
+            return self.evidently_computed(expr.left, depth + 1) or self.evidently_computed(expr.right, depth + 1)
+        if isinstance(expr, ast.UnaryOp):
+            return self.evidently_computed(expr.operand, depth + 1)
         return False
 
     def flag_of(self, expr: ast.AST) -> Flag:

@@ -212,9 +212,10 @@ class Unwrap:
     keyword_only: bool = False  # a wrapper or opaque call: only the keyword went
 
 
-def unwrap(vc: VariableCall, ctx, *, detach_data: bool = False) -> Unwrap:
+def unwrap(vc: VariableCall, ctx, *, detach_data: bool = False, legacy_call: bool = False) -> Unwrap:
     """The call replaced by its argument (`Variable(h.data)` -> `h.detach()` with
-    `detach_data`), or by the exact `requires_grad` form when it asks for gradients."""
+    `detach_data`), or by the exact `requires_grad` form when it asks for gradients.
+    `legacy_call`: the call spells `volatile=` (see `RuleContext.legacy_argument_plain`)."""
     if vc.wrapper is not None or vc.unresolved is not None or not vc.analysable:
         return Unwrap(list(vc.drop_volatile), keyword_only=True)
     rg = vc.requires_grad
@@ -224,7 +225,7 @@ def unwrap(vc: VariableCall, ctx, *, detach_data: bool = False) -> Unwrap:
     if detach_data and isinstance(data, ast.Attribute) and data.attr == "data":
         return Unwrap(ctx.expr.replace(call, f"{ctx.expr.attr_base(data.value)}.detach()"))
     edits, deleted = ctx.expr.unwrap(call, data)
-    exact = ctx.legacy_semantics or ctx.is_plain(data)
+    exact = ctx.legacy_argument_plain(data) if legacy_call else ctx.legacy_semantics or ctx.is_plain(data)
     return Unwrap(edits + vc.splat_deletion, deleted, exact, None if exact else NOTE_MAY_REQUIRE_GRAD)
 
 

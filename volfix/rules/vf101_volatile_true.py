@@ -61,9 +61,13 @@ class VolatileInVariableCall(Rule):
     no graph, as in 0.3: the fix stays safe unless a caller in the run trains on it. When the
     value itself reaches `.backward()` or `torch.autograd.grad()`, it is data in a training
     step: the call is only unwrapped, and the diagnostic says so. Nothing is wrapped inside an
-    existing `no_grad`/`inference_mode` region. The fix is unsafe when the argument may
-    require grad (unwrapping would let gradients into it; `legacy-semantics = true` says it
-    cannot) or when the region cannot avoid covering a value used after it.
+    existing `no_grad`/`inference_mode` region. A training step is never wrapped: the region
+    goes where the value is computed with, around the step (a script's volatile test batch
+    above the training loop gets the evaluation block inside it). Unwrapping is safe: in 0.3
+    the argument of `Variable(...)` had to be a tensor, so no gradient can flow into it, unless
+    the code evidently computes it with a module (`Variable(model(x), volatile=True)`, code
+    already half-migrated: unsafe, or safe with `legacy-semantics = true`). The fix is also
+    unsafe when the region cannot avoid covering a value used after it.
 
     ## References
     - [PyTorch 0.4.0 migration guide](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
@@ -89,9 +93,9 @@ class VolatileInVariableCall(Rule):
         finding = ctx.report(self.CODE, call, note=unresolved or vc.wrapper)
         if unresolved and not (ctx.torch_file or ctx.index.module_names.star_modules):
             return
-        undo = unwrap(vc, ctx)
+        undo = unwrap(vc, ctx, legacy_call=True)
         ctx.add_source(finding, call, own_edits=undo.edits, deleted=undo.deleted,
-                       data=None if undo.keyword_only else vc.data, unsafe_because=unresolved)
+                       data=None if undo.keyword_only else vc.data, unsafe_because=unresolved, legacy_call=True)
 
     @on(HELPER_CALL)
     def helper_call(self, call, ctx):

@@ -30,10 +30,11 @@ class VolatileFalseInVariableCall(Rule):
     ```
 
     ## Fix safety
-    The flag is always dropped; the wrapper follows VF110: removing it is safe when the
-    argument is evidently a plain tensor (a factory, `torch.from_numpy`, `.data`, ...) or
-    with `legacy-semantics = true`, unsafe otherwise. With `requires_grad=True` as well, the
-    wrapper becomes what VF111 makes of it.
+    The flag is always dropped, and so is the wrapper: the call spells `volatile=`, so it is
+    0.3 code, whose argument had to be a tensor (SEMANTICS.md fact 7): safe, unless the code
+    evidently computes the argument with a module (`Variable(encoder(x), volatile=False)`,
+    already half-migrated: unsafe, or safe with `legacy-semantics = true`). With
+    `requires_grad=True` as well, the wrapper becomes what VF111 makes of it.
     """
 
     CODE = "VF102"
@@ -50,7 +51,7 @@ class VolatileFalseInVariableCall(Rule):
             return
         if vc.unresolved is not None:
             return
-        undo = unwrap(vc, ctx, detach_data=True)
+        undo = unwrap(vc, ctx, detach_data=True, legacy_call=True)
         applicability = Applicability.SAFE if undo.exact else Applicability.UNSAFE
         ctx.report(self.CODE, call, note=f"unsafe fix: {undo.note}" if undo.note else vc.wrapper,
                    fix=ctx.edit_fix(applicability, "Remove the `volatile` flag" if undo.keyword_only

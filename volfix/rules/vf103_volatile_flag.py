@@ -90,7 +90,7 @@ class VolatileFlagInVariableCall(Rule):
         if unresolved and not (ctx.torch_file or ctx.index.module_names.star_modules):
             ctx.report(self.CODE, call, note=unresolved)
             return
-        undo = unwrap(vc, ctx)
+        undo = unwrap(vc, ctx, legacy_call=True)
         if isinstance(flag, ast.Attribute) and flag.attr == "volatile":
             ctx.report(self.CODE, call,
                        note="the flag copies another value's `volatile`: dropped, grad mode now propagates by itself",
@@ -98,7 +98,7 @@ class VolatileFlagInVariableCall(Rule):
             return
         finding = ctx.report(self.CODE, call, note=unresolved or vc.wrapper)
         ctx.add_source(finding, call, flag=ctx.flag_of(flag), own_edits=undo.edits, deleted=undo.deleted,
-                       data=None if undo.keyword_only else vc.data, unsafe_because=unresolved)
+                       data=None if undo.keyword_only else vc.data, unsafe_because=unresolved, legacy_call=True)
 
     @on(HELPER_CALL)
     def helper_call(self, call, ctx):
