@@ -187,8 +187,59 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
     else:
         for task in tasks:
             finished(task, _analyse(_process, task.path, task.display, _task_options(options, task)))
+    if mode == "fix" and links and review is None:
+        results = _settle(results, tasks, links, options, _process,
+                          relink=lambda fresh: _link(paths, files, fresh, config, cache, workers))
     results.sort(key=lambda r: r.path)
     return results, stats
+
+
+MAX_SETTLE_ROUNDS = 3
+
+
+def _settle(results: List[FileResult], tasks: List[_Task], links: Dict[str, object], options: Dict,
+            process: Optional[ProcessFn], relink: Callable) -> List[FileResult]:
+    """Fix mode, files linked across the project: a helper is unwrapped only once the calls
+    passing a true flag have their regions, and those were written by other files' tasks of
+    this run. Link again from the written files and fix the files whose links changed, until
+    nothing changes: one `volfix fix` converges, as a second run would."""
+    by_path = {task.path: task for task in tasks}
+    index = {task.display: i for i, task in enumerate(tasks)}
+    position = {r.path: i for i, r in enumerate(results)}
+    for _ in range(MAX_SETTLE_ROUNDS):
+        if not any(r.changed for r in results):
+            break
+        fresh = [(path, _read_bytes(path)) for path in by_path]
+        new_links = relink(fresh)
+        again = [by_path[path] for path in by_path
+                 if path in new_links and _links_key(new_links.get(path)) != _links_key(links.get(path))]
+        links = new_links
+        if not again:
+            break
+        changed_any = False
+        for task in sorted(again, key=lambda t: t.display):
+            task.links = links.get(task.path)
+            second = _analyse(process, task.path, task.display, _task_options(options, task))
+            i = position.get(task.display)
+            if i is None or task.display not in index:
+                continue
+            results[i] = _merged(results[i], second)
+            changed_any = changed_any or second.changed
+        if not changed_any:
+            break
+    return results
+
+
+def _links_key(links) -> Optional[bytes]:
+    return None if links is None else links.digest()
+
+
+def _merged(first: FileResult, second: FileResult) -> FileResult:
+    """One file fixed twice in a run, reported as one fix."""
+    return replace(second, source=first.source, fixed_count=first.fixed_count + second.fixed_count,
+                   changed=first.changed or second.changed,
+                   applied_codes=first.applied_codes + second.applied_codes,
+                   applied=first.applied + second.applied)
 
 
 def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[str]:

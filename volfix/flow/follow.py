@@ -272,8 +272,8 @@ class Follower:
             return
         if report.elsewhere:
             planner.unwrap_only(source, f"unsafe fix: the calls in other files ({', '.join(report.elsewhere[:3])}) "
-                                        "get their regions from their own files: run volfix again once "
-                                        "they have them", W_UNSAFE,
+                                        "get their regions from their own files: `volfix fix` applies this "
+                                        "once they have them", W_UNSAFE,
                                 applicability=_unsafe())
             return
         if report.covered:
@@ -410,7 +410,7 @@ class Follower:
                             f"({', '.join(dict.fromkeys(report.unresolved))})", W_UNSAFE, Applicability.UNSAFE)
                 if report.elsewhere:
                     return (f"unsafe fix: the callers in other files ({', '.join(report.elsewhere[:3])}) get their "
-                            "regions from their own files: run volfix again once they have them",
+                            "regions from their own files: `volfix fix` applies this once they have them",
                             W_UNSAFE, Applicability.UNSAFE)
                 if not report.true_calls:
                     return ("no fix: the value is returned and nothing calls the function here: its callers decide",
