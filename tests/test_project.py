@@ -284,3 +284,16 @@ def test_a_file_that_cannot_name_the_helpers_module_is_not_parsed(tmp_path, monk
     monkeypatch.setattr(project, "file_calls", lambda item: parsed.append(Path(item[0]).name) or real_calls(item))
     check(tmp_path)
     assert sorted(parsed) == ["data.py", "main.py"]
+
+
+def test_one_safe_fix_run_converges_across_files(tmp_path):
+    """The caller's region is written first, then the helper is unwrapped in the same run:
+    a second run changes nothing (it used to unwrap the helper then)."""
+    write(tmp_path, {"data.py": HELPER,
+                     "main.py": CALLER.format(imports="from data import get_batch", call="get_batch")})
+    first = fix(tmp_path, unsafe=False)
+    assert "volatile" not in (tmp_path / "data.py").read_text()
+    assert with_blocks((tmp_path / "main.py").read_text()) == [("torch.no_grad()", 9)]
+    assert first["data.py"].changed and first["data.py"].fixed_count == 1
+    assert all(not r.changed for r in fix(tmp_path, unsafe=False).values())
+    assert check(tmp_path) == []
