@@ -10,8 +10,9 @@ class definitions, comprehensions and tensor arithmetic on the module's own valu
 Exactly one `Variable(images, volatile=True)` sits in the middle of the file; its taint
 reaches the next few statements (`TAINTED_STATEMENTS` in all) through names no other
 statement reads, and ends at an `int(...)`. So a correct fix is known in advance:
-`expected_fix()` is the source with the `Variable` import removed and those statements
-wrapped in `with torch.no_grad():`, the call unwrapped, every other byte unchanged.
+`expected_fix()` is the source with the `Variable` import removed, the call's statement
+(`vf_batch = images` once unwrapped, an alias) gone with `vf_batch` read as `images`, and the
+statements computing with it wrapped in `with torch.no_grad():`, every other byte unchanged.
 
 The same seed and line count always give the same text.
 """
@@ -54,9 +55,11 @@ SOURCE_BLOCK = ("vf_batch = Variable(images, volatile=True)\n"
                 "vf_top = vf_probs.max(1)[1]\n"
                 "vf_correct = int(vf_top.eq(labels).sum())\n")
 TAINTED_STATEMENTS = 5
+# The fix: the call unwrapped, the alias it leaves (`vf_batch = images`) gone, its reads
+# reading `images`, and the four statements that compute under `no_grad`.
+REGION_STATEMENTS = 4
 FIXED_BLOCK = ("with torch.no_grad():\n"
-               "    vf_batch = images\n"
-               "    vf_out = model(vf_batch)\n"
+               "    vf_out = model(images)\n"
                "    vf_probs = F.softmax(vf_out, dim=1)\n"
                "    vf_top = vf_probs.max(1)[1]\n"
                "    vf_correct = int(vf_top.eq(labels).sum())\n")

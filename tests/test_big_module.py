@@ -13,7 +13,7 @@ import pytest
 from conftest import invoke
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from gen_big_module import FIXED_BLOCK, SOURCE_BLOCK, TAINTED_STATEMENTS, generate_module  # noqa: E402
+from gen_big_module import FIXED_BLOCK, REGION_STATEMENTS, SOURCE_BLOCK, generate_module  # noqa: E402
 
 LINES = 20_000
 
@@ -58,7 +58,7 @@ def test_fix_wraps_exactly_the_tainted_statements(project, module):
     # The region: the source and the statements its taint reaches, nothing before or after.
     tree = ast.parse(fixed)
     [region] = [stmt for stmt in tree.body if isinstance(stmt, ast.With)]
-    assert len(region.body) == TAINTED_STATEMENTS
+    assert len(region.body) == REGION_STATEMENTS
     assert ast.get_source_segment(fixed, region) + "\n" == FIXED_BLOCK
     assert invoke("fix", "--no-cache", "notebook_export.py").exit_code == 0
     assert path.read_text() == fixed  # fixing twice changes nothing

@@ -214,7 +214,7 @@ def test_report_after_unsafe_fixes_marks_the_unsafe_change_for_review(migration)
 """
     # The unused `Variable` import went too: every line moved up by one.
     assert followed_links(report, migration / "docs") == {
-        "nb/demo.ipynb, cell 3, line 2": "x = torch.ones(2)\nwith torch.no_grad():\n    y = x\n    print(model(y).sum())",
+        "nb/demo.ipynb, cell 3, line 2": "x = torch.ones(2)\nwith torch.no_grad():\n    print(model(x).sum())",
         "src/evaluate.py:7": "with torch.no_grad():",
         "src/evaluate.py:14": "return model(h)",
         "src/evaluate.py:18": 'return getattr(h, "volatile")',

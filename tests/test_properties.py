@@ -6,6 +6,7 @@ Bounded for CI (60 examples per property, no deadline). For a longer hunt:
 """
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
@@ -16,12 +17,13 @@ from typing import List
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import EXACT, FREE, Program, legacy_programs, legacy_soup, mutated_programs
+from strategies import EXACT, FREE, KEEP, Program, legacy_programs, legacy_soup, mutated_programs
 
 import volfix
 from volfix import sourcefile
 from volfix.config import DEFAULT_CONFIG
 from volfix.fileproc import process_file
+from volfix.syntax.document import mask_async
 
 PROPERTIES = settings(
     max_examples=int(os.environ.get("VOLFIX_HYPOTHESIS_EXAMPLES", "60")),
@@ -60,17 +62,38 @@ def fix(text: str):
 def assert_kept(program: Program, fixed: str) -> None:
     """Every KEEP/EXACT line appears in the output, in order, byte for byte; a KEEP line
     may have gained whole indentation units (it was wrapped in `with torch.no_grad():`,
-    possibly twice: a function with its own region inside a module-level region)."""
+    possibly twice: a function with its own region inside a module-level region), and may
+    read `x` where it read an alias the fix removed (`y = Variable(x, ...)` left `y = x`)."""
     out = lines_of(fixed)
+    aliases = variable_aliases(program.source)
     position = 0
     for text, tag in program.lines:
         if tag == FREE:
             continue
-        allowed = {text} if tag == EXACT else {unit_of(program) * k + text for k in range(4)}
+        texts = {text, renamed(text, aliases)} if tag == KEEP else {text}
+        allowed = texts if tag == EXACT else {unit_of(program) * k + t for k in range(4) for t in texts}
         while position < len(out) and out[position] not in allowed:
             position += 1
         assert position < len(out), f"line lost or altered: {text!r} ({tag})\n--- fixed:\n{fixed}"
         position += 1
+
+
+def variable_aliases(source: str) -> dict:
+    """`y = Variable(x, ...)` -> {'y': 'x'}: names the fix may replace by what they alias."""
+    found = {}
+    for node in ast.walk(ast.parse(mask_async(source)[0])):  # `x.cuda(async=True)` does not parse
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and node.value.args
+                and isinstance(node.value.args[0], ast.Name) and node.targets[0].id != node.value.args[0].id):
+            found[node.targets[0].id] = node.value.args[0].id
+    return found
+
+
+def renamed(text: str, aliases: dict) -> str:
+    if not aliases:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, aliases)) + r")\b")
+    return pattern.sub(lambda m: aliases[m.group(1)], text)
 
 
 def unit_of(program: Program) -> str:

@@ -11,6 +11,7 @@ import ast
 from typing import Callable, List, Optional, Set
 
 from ..edits import TextEdit
+from ..syntax.document import CELL_SEPARATOR
 from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
 from .expressions import Expressions
@@ -55,15 +56,26 @@ def _fingerprints(tree: ast.Module) -> Set[str]:
 
 
 def _names(node: ast.AST) -> Optional[List[str]]:
-    if isinstance(node, ast.Name):
-        return [node.id]
+    """`x` -> ['x'], `a, b` -> ['a', 'b'], `self.grid` -> ['self.grid'] (dotted names only)."""
+    dotted = _dotted(node)
+    if dotted is not None:
+        return [dotted]
     if isinstance(node, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in node.elts):
         return [e.id for e in node.elts]
     return None
 
 
+def _dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
+
+
 def _self_assignment(stmt: ast.Assign, expr: Expressions) -> Optional[List[TextEdit]]:
-    """`x = x`, `a, b = a, b` (deleted); `a, b = a, f(b)` -> `b = f(b)`."""
+    """`x = x`, `self.grid = self.grid`, `a, b = a, b` (deleted); `a, b = a, f(b)` -> `b = f(b)`."""
     if len(stmt.targets) != 1:
         return None
     target, value = stmt.targets[0], stmt.value
@@ -113,40 +125,28 @@ def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-# What 0.3 code appended to a tensor's name for its Variable (`style_v`, `input_var`).
-_VARIABLE_AFFIXES = ("_v", "_var", "_variable", "v", "var", "_autograd")
-
-
-def is_variable_alias(alias: str, original: str) -> bool:
-    """`style_v` for `style`, `input_var` for `input`, `var_x` for `x`: the name says that it
-    only held the Variable of the other."""
-    for affix in _VARIABLE_AFFIXES:
-        if alias == original + affix or alias == affix.strip("_") + "_" + original:
-            return True
-    return False
-
-
 def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
-    """`style_v = style` left by unwrapping `style_v = Variable(style)`: the uses of `style_v`
-    read `style`, and the alias goes. Only for names that only held the other's Variable
-    (`is_variable_alias`), and only when both names have one meaning in the scope: the alias
-    is bound once, at the top level of its scope's body, and `style` is never rebound after
-    it."""
+    """`style_v = style` (or `input_var = input`, `b_x = x`) left by unwrapping
+    `style_v = Variable(style)`: the uses of `style_v` read `style`, and the alias goes. Only
+    when both names have one meaning where it matters: the alias is bound once in its scope,
+    never read before that binding (in a loop: read from the previous round), not read by a
+    nested function, and `style` is never rebound after it. In a loop body the binding runs
+    every round, before every read of the alias, so the reads see the same value. A
+    module-level alias that the module never reads stays (other modules may import it)."""
     edits: List[TextEdit] = []
     for stmt in list(index.parents):
         if not (isinstance(stmt, ast.Assign) and created(stmt) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)):
             continue
         alias, original = stmt.targets[0].id, stmt.value.id
-        if not is_variable_alias(alias, original):
+        if alias == original:
             continue
         scope = index.function_of(stmt)
-        body = scope.body if isinstance(getattr(scope, "body", None), list) else []
-        if not any(s is stmt for s in body):
-            continue
         uses = _alias_uses(index, scope, alias, original, stmt)
-        if uses is None:
-            continue
+        if uses is None or (isinstance(scope, ast.Module) and not uses):
+            continue  # a module-level name nothing here reads may be imported elsewhere
+        if _alone_in_cell(index.src.text, index.src.start(stmt), index.src.end(stmt)):
+            continue  # a notebook cell would be left empty
         deletion = expr.delete_statement(stmt)
         if deletion is None:
             continue
@@ -182,6 +182,18 @@ def _alias_uses(index: ModuleIndex, scope: ast.AST, alias: str, original: str, s
         if isinstance(node, (ast.Global, ast.Nonlocal)) and (alias in node.names or original in node.names):
             return None
     return uses
+
+
+def _alone_in_cell(text: str, start: int, end: int) -> bool:
+    """Is [start, end) the only code of its notebook cell (a joined notebook's text)?"""
+    if CELL_SEPARATOR not in text:
+        return False
+    begin = text.rfind(CELL_SEPARATOR, 0, start)
+    begin = 0 if begin < 0 else begin + len(CELL_SEPARATOR)
+    stop = text.find(CELL_SEPARATOR, end)
+    stop = len(text) if stop < 0 else stop
+    rest = text[begin:start] + text[end:stop]
+    return all(not line.strip() or line.lstrip().startswith("#") for line in rest.splitlines())
 
 
 def _inside(node: ast.AST, scope: ast.AST) -> bool:

@@ -38,8 +38,7 @@ class VolatileFlagInVariableCall(Rule):
     for phase in ["train", "val"]:
         for batch, target in loaders[phase]:
             with torch.set_grad_enabled(phase != "val"):
-                x = batch
-                loss = criterion(model(x), target)
+                loss = criterion(model(batch), target)
                 if phase == "train":
                     loss.backward()
     ```
