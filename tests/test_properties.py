@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import os
 import re
 import tempfile
@@ -70,7 +71,7 @@ def assert_kept(program: Program, fixed: str) -> None:
     for text, tag in program.lines:
         if tag == FREE:
             continue
-        texts = {text, renamed(text, aliases)} if tag == KEEP else {text}
+        texts = renamings(text, aliases) if tag == KEEP else {text}
         allowed = texts if tag == EXACT else {unit_of(program) * k + t for k in range(4) for t in texts}
         while position < len(out) and out[position] not in allowed:
             position += 1
@@ -79,21 +80,28 @@ def assert_kept(program: Program, fixed: str) -> None:
 
 
 def variable_aliases(source: str) -> dict:
-    """`y = Variable(x, ...)` -> {'y': 'x'}: names the fix may replace by what they alias."""
+    """`y = Variable(x, ...)` -> {'y': 'x'}: names the fix may replace by what they alias
+    (the spellings of `Variable` that strategies.py generates)."""
     found = {}
     for node in ast.walk(ast.parse(mask_async(source)[0])):  # `x.cuda(async=True)` does not parse
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Call) and node.value.args
+                and ast.unparse(node.value.func) in ("Variable", "Var", "ag.Variable", "autograd.Variable")
                 and isinstance(node.value.args[0], ast.Name) and node.targets[0].id != node.value.args[0].id):
             found[node.targets[0].id] = node.value.args[0].id
     return found
 
 
-def renamed(text: str, aliases: dict) -> str:
-    if not aliases:
-        return text
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, aliases)) + r")\b")
-    return pattern.sub(lambda m: aliases[m.group(1)], text)
+def renamings(text: str, aliases: dict) -> set:
+    """`text` with the reads of any subset of `aliases` replaced (the fix removes an alias
+    only where that is safe)."""
+    out = {text}
+    names = sorted(aliases)[:5]
+    for size in range(1, len(names) + 1):
+        for chosen in itertools.combinations(names, size):
+            pattern = re.compile(r"\b(" + "|".join(map(re.escape, chosen)) + r")\b")
+            out.add(pattern.sub(lambda m: aliases[m.group(1)], text))
+    return out
 
 
 def unit_of(program: Program) -> str:

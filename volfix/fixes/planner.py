@@ -44,6 +44,7 @@ class Group:
     taint: Optional[TaintResult] = None
     placement: Optional[Placement] = None
     stmts: List[ast.stmt] = field(default_factory=list)
+    gid: Optional[int] = None  # the fix group of its region, once decided
 
     @property
     def flag(self) -> Optional[Flag]:
@@ -92,8 +93,34 @@ class Planner:
             groups = [self.analyse(Group(s.scope, [s])) for s in scoped]
             groups = self.merge(groups)
             for group in groups:
+                earlier = self.enclosing(group)
+                if earlier is not None:
+                    # A source found in a later round (the caller of a helper that returns
+                    # the value) whose region an earlier one already holds: no second region
+                    # inside it. Fixed together with that region.
+                    row = earlier.placement.runs[0].block[earlier.placement.runs[0].first].lineno
+                    for s in group.sources:
+                        self.outcome(s, SAFE if s.plain or not s.own_edits else UNSAFE,
+                                     f"inside the region of line {row}", s.own_edits, weight=W_INFO,
+                                     group=earlier.gid)
+                    continue
                 later.extend(self.decide(group, groups))
+                if group.gid is not None:
+                    self.groups.append(group)
         return later
+
+    def enclosing(self, group: Group) -> Optional[Group]:
+        """A region of an earlier round, in the same scope, holding every run of `group`'s."""
+        if group.placement is None or not group.placement.runs or group.flag is not None:
+            return None
+        for earlier in self.groups:
+            if earlier.scope is not group.scope or earlier.flag is not None or not earlier.placement:
+                continue
+            if earlier.placement.form == "decorator" or all(
+                    any(run_contains(outer, inner) for outer in earlier.placement.runs)
+                    for inner in group.placement.runs):
+                return earlier
+        return None
 
     # ------------------------------------------------------------------ analysis
     def analyse(self, group: Group) -> Group:
@@ -185,7 +212,7 @@ class Planner:
             note, weight = f"decorator: {placement.decorator_reason}", W_INFO
         edits = [e for s in sources for e in s.own_edits]
         edits = self.keep_blocks_alive(sources, edits)
-        gid = self.ctx.next_group()
+        gid = group.gid = self.ctx.next_group()
         for s in sources:
             s.finding.outcomes.append(Outcome(applicability if not s.unsafe_because else UNSAFE,
                                               note if not s.unsafe_because else f"unsafe fix: {s.unsafe_because}",

@@ -50,11 +50,25 @@ def render(text: str, plan: FixPlan, newline: str) -> List[TextEdit]:
             new = local_newline + with_block(body[region.start - lo:].lstrip(" \t"), region, local_newline,
                                              region.indent + region.unit).rstrip("\r\n")
         else:
-            new = with_block(body, region, local_newline, region.indent)
+            new = _keep_blank_lines(body, with_block(body, region, local_newline, region.indent))
         pending = [e for e in pending if e not in inside]
         out = [e for e in out if e not in inside]
         out.append(TextEdit(lo, hi, new))
     return out + pending
+
+
+def _keep_blank_lines(body: str, block: str) -> str:
+    """A whitespace-only line of the body comes out as it went in (libcst would indent it with
+    the block: diff noise a reviewer has to read past). `block` is `with ...:` then the body's
+    lines, one for one."""
+    old = body.splitlines(True)
+    new = block.splitlines(True)
+    if len(new) != len(old) + 1:
+        return block
+    out = [new[0]]
+    for before, after in zip(old, new[1:]):
+        out.append(before if not before.strip() and not after.strip() else after)
+    return "".join(out)
 
 
 def _newline_of(text: str) -> str:
