@@ -75,7 +75,8 @@ def _dotted(node: ast.AST) -> Optional[str]:
 
 
 def _self_assignment(stmt: ast.Assign, expr: Expressions) -> Optional[List[TextEdit]]:
-    """`x = x`, `self.grid = self.grid`, `a, b = a, b` (deleted); `a, b = a, f(b)` -> `b = f(b)`."""
+    """`x = x`, `self.grid = self.grid`, `a, b = a, b` (deleted); `a, b = a, f(b)` -> `b = f(b)`
+    (`self.z, self.y = self.z, self.y.cuda()` -> `self.y = self.y.cuda()`)."""
     if len(stmt.targets) != 1:
         return None
     target, value = stmt.targets[0], stmt.value
@@ -85,8 +86,7 @@ def _self_assignment(stmt: ast.Assign, expr: Expressions) -> Optional[List[TextE
     if not (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
             and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts)):
         return None
-    keep = [(t, v) for t, v in zip(target.elts, value.elts)
-            if not (isinstance(t, ast.Name) and isinstance(v, ast.Name) and t.id == v.id)]
+    keep = [(t, v) for t, v in zip(target.elts, value.elts) if _dotted(t) is None or _dotted(t) != _dotted(v)]
     if len(keep) == len(target.elts) or not keep:
         return None
     src = expr.src
@@ -127,12 +127,19 @@ def _is_none(node: ast.AST) -> bool:
 
 def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
     """`style_v = style` (or `input_var = input`, `b_x = x`) left by unwrapping
-    `style_v = Variable(style)`: the uses of `style_v` read `style`, and the alias goes. Only
-    when both names have one meaning where it matters: the alias is bound once in its scope,
-    never read before that binding (in a loop: read from the previous round), not read by a
-    nested function, and `style` is never rebound after it. In a loop body the binding runs
-    every round, before every read of the alias, so the reads see the same value. A
-    module-level alias that the module never reads stays (other modules may import it)."""
+    `style_v = Variable(style)`: the alias goes and every mention of it names `style`. Only
+    when both names have one meaning where it matters: the alias is never mentioned before
+    that binding (in a loop: read from the previous round), nor by a nested function, and
+    `style` is never rebound after it. In a loop body the binding runs every round, before
+    every read of the alias, so the reads see the same value.
+
+    The alias may be converted later (`input = data` ... `if cuda: input = input.cuda()` becomes
+    `if cuda: data = data.cuda()`; a rebinding to a new value, such as loop state, keeps the
+    alias) when that cannot change what `data` means elsewhere: `data`
+    is never read after the first rebinding (nor by a nested function), is a local of the
+    scope (rebinding a global inside a function would make it local), and each loop around a
+    rebinding rebinds `data` every round (`for data, target in loader:`). A module-level alias
+    that the module never reads stays (other modules may import it)."""
     edits: List[TextEdit] = []
     for stmt in list(index.parents):
         if not (isinstance(stmt, ast.Assign) and created(stmt) and len(stmt.targets) == 1
@@ -142,8 +149,9 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
         if alias == original:
             continue
         scope = index.function_of(stmt)
-        uses = _alias_uses(index, scope, alias, original, stmt)
-        if uses is None or (isinstance(scope, ast.Module) and not uses):
+        mentions = _alias_mentions(index, scope, alias, original, stmt)
+        if mentions is None or (isinstance(scope, ast.Module)
+                                and not any(isinstance(m.ctx, ast.Load) for m in mentions)):
             continue  # a module-level name nothing here reads may be imported elsewhere
         if _alone_in_cell(index.src.text, index.src.start(stmt), index.src.end(stmt)):
             continue  # a notebook cell would be left empty
@@ -151,37 +159,96 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
         if deletion is None:
             continue
         edits.extend(deletion)
-        edits.extend(TextEdit(index.src.start(u), index.src.end(u), original) for u in uses)
+        edits.extend(TextEdit(index.src.start(m), index.src.end(m), original) for m in mentions)
         return edits  # one alias a pass: the next pass sees the new text
     return edits
 
 
-def _alias_uses(index: ModuleIndex, scope: ast.AST, alias: str, original: str, stmt: ast.Assign
-                ) -> Optional[List[ast.Name]]:
+def _alias_mentions(index: ModuleIndex, scope: ast.AST, alias: str, original: str, stmt: ast.Assign
+                    ) -> Optional[List[ast.Name]]:
+    """The mentions of `alias` after `stmt` that may name `original` instead (None: none may)."""
     after = (stmt.end_lineno, stmt.end_col_offset)
-    uses = []
+    mentions: List[ast.Name] = []
+    rebinds: List[ast.stmt] = []
     for node in index.names.get(alias, ()):
         owner = index.function_of(node)
         if owner is not scope:
             if _inside(owner, scope):
-                return None  # read by a nested function: keep it simple
+                return None  # mentioned by a nested function: keep it simple
             continue
         if node is stmt.targets[0]:
             continue
-        if not isinstance(node.ctx, ast.Load):
-            return None  # rebound or deleted
-        if (node.lineno, node.col_offset) < after:
-            return None
-        uses.append(node)
+        if isinstance(node.ctx, ast.Del) or (node.lineno, node.col_offset) < after:
+            return None  # deleted, or mentioned before the binding
+        if isinstance(node.ctx, ast.Store):
+            binding = index.statement_of(node)
+            if not _same_alias(binding, alias, original):
+                if not _converts(binding, alias):
+                    return None  # a new value (loop state such as `inp = next_token`): keep the name
+                rebinds.append(binding)
+        mentions.append(node)
+    first = min(((s.end_lineno, s.end_col_offset) for s in rebinds), default=None)
     for node in index.names.get(original, ()):
         owner = index.function_of(node)
-        if (owner is scope or _inside(owner, scope)) and not isinstance(node.ctx, ast.Load) \
-                and (node.lineno, node.col_offset) > after:
-            return None  # `style` rebound after the alias
+        if not (owner is scope or _inside(owner, scope)):
+            continue
+        position = (node.lineno, node.col_offset)
+        if not isinstance(node.ctx, ast.Load):
+            if position > after:
+                return None  # `style` rebound after the alias
+        elif first is not None and (position > first or owner is not scope):
+            return None  # would read the rebound value
     for node in ast.walk(scope):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and (alias in node.names or original in node.names):
             return None
-    return uses
+    if rebinds and not _rebinding_keeps_meaning(index, scope, original, stmt, rebinds):
+        return None
+    return mentions
+
+
+def _same_alias(stmt: ast.stmt, alias: str, original: str) -> bool:
+    """`alias = original` again (renamed, it becomes a self-assignment)."""
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == alias and isinstance(stmt.value, ast.Name) and stmt.value.id == original)
+
+
+def _converts(stmt: ast.stmt, name: str) -> bool:
+    """`x = x.cuda()`, `x, y = x.cuda(), y.cuda()`, `x += 1`: a rebinding computed from `x` itself."""
+    if isinstance(stmt, ast.AugAssign):
+        return True
+    if not isinstance(stmt, ast.Assign):
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt.value))
+
+
+def _rebinding_keeps_meaning(index: ModuleIndex, scope: ast.AST, original: str, stmt: ast.stmt,
+                             rebinds: List[ast.stmt]) -> bool:
+    """Can the alias's rebindings rebind `original` instead? `original` must be a local of
+    `scope`, and every loop around a rebinding must be a loop around the alias that rebinds
+    `original` each round as its `for` target (a rebinding in a later loop is loop state,
+    which the alias's name describes)."""
+    if not isinstance(scope, ast.Module) and not _local_of(index, scope, original):
+        return False
+    around = set(map(id, index.enclosing(stmt, (ast.For, ast.AsyncFor, ast.While))))
+    for binding in rebinds:
+        for loop in index.enclosing(binding, (ast.For, ast.AsyncFor, ast.While)):
+            if id(loop) not in around:
+                return False  # loop state (`inp = net(inp)` each round): the alias names it
+            if not (isinstance(loop, (ast.For, ast.AsyncFor)) and original in _target_names(loop.target)):
+                return False
+    return True
+
+
+def _local_of(index: ModuleIndex, scope: ast.AST, name: str) -> bool:
+    args = scope.args  # type: ignore[attr-defined]
+    params = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+    if any(a.arg == name for a in params):
+        return True
+    return any(not isinstance(n.ctx, ast.Load) and index.function_of(n) is scope for n in index.names.get(name, ()))
+
+
+def _target_names(target: ast.AST) -> Set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _alone_in_cell(text: str, start: int, end: int) -> bool:
