@@ -184,11 +184,12 @@ class ProjectIndex:
                     by_module.setdefault(_module_word(helper_path), set()).add(sig.name.encode())
         method_names = [_short(name).encode() for name in methods]
         helpers_key = calls_key(self.helpers, methods)
+        may_call = _call_filter(by_module, method_names)
         new = False
         work = []
         for path in py_files:
             raw = self.bytes_of(path)
-            if raw is None or not _may_call(raw, by_module, method_names):
+            if raw is None or not may_call(raw):
                 continue
             # What a file can reach follows from the helpers and the file's directory.
             key = f"{helpers_key}:{os.path.dirname(path)}"
@@ -439,13 +440,24 @@ def _module_word(path: str) -> bytes:
     return b"" if stem == "__init__" else stem.encode("utf-8", "surrogateescape")
 
 
-def _may_call(raw: bytes, by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) -> bool:
+def _call_filter(by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) -> Callable[[bytes], bool]:
     """Can a file with these bytes call a helper of another file? It must spell a helper's
     name and, for a function, the name of the helper's module (in its import); any file
-    that spells a helper method's name may call it."""
-    if any(name in raw for name in method_names):
-        return True
-    return any((not word or word in raw) and any(name in raw for name in names) for word, names in by_module.items())
+    that spells a helper method's name may call it. Words are whole identifiers (`to_var`
+    inside `to_variable` calls nothing), collected in one scan of the file."""
+    methods = set(method_names)
+    if not methods and not by_module:
+        return lambda raw: False
+
+    def may_call(raw: bytes) -> bool:
+        found = set(_WORD.findall(raw))
+        if not methods.isdisjoint(found):
+            return True
+        return any((not word or word in found) and not names.isdisjoint(found) for word, names in by_module.items())
+    return may_call
+
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _short(name: str) -> str:
