@@ -67,28 +67,57 @@ def assert_kept(program: Program, fixed: str) -> None:
     read `x` where it read an alias the fix removed (`y = Variable(x, ...)` left `y = x`)."""
     out = lines_of(fixed)
     aliases = variable_aliases(program.source)
+    headers, inside = collapsible_ifs(program)
+    unit = unit_of(program)
     position = 0
-    for text, tag in program.lines:
+    for row, (text, tag) in enumerate(program.lines, start=1):
         if tag == FREE:
             continue
         texts = renamings(text, aliases) if tag == KEEP else {text}
-        allowed = texts if tag == EXACT else {unit_of(program) * k + t for k in range(4) for t in texts}
-        while position < len(out) and out[position] not in allowed:
-            position += 1
-        assert position < len(out), f"line lost or altered: {text!r} ({tag})\n--- fixed:\n{fixed}"
-        position += 1
+        allowed = texts if tag == EXACT else {unit * k + t for k in range(4) for t in texts}
+        if row in inside:
+            allowed |= {t[len(unit):] for t in texts if t.startswith(unit)}
+        found = position
+        while found < len(out) and out[found] not in allowed:
+            found += 1
+        if found == len(out) and row in headers:
+            continue  # the `if`/`else` of two branches the fix made identical: collapsed
+        assert found < len(out), f"line lost or altered: {text!r} ({tag})\n--- fixed:\n{fixed}"
+        position = found + 1
+
+
+def collapsible_ifs(program: Program):
+    """Rows of `if`/`else` lines whose branches are all FREE lines (the fix may rewrite both
+    into the same code and keep only one, SPEC §2.8), and the rows inside those statements
+    (which may lose one indentation unit)."""
+    headers, inside = set(), set()
+    try:
+        tree = ast.parse(mask_async(program.source)[0])
+    except SyntaxError:
+        return headers, inside
+    tags = [tag for _, tag in program.lines]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not node.orelse:
+            continue
+        branches = node.body + node.orelse
+        rows = [r for s in branches for r in range(s.lineno, s.end_lineno + 1)]
+        if all(tags[r - 1] == FREE for r in rows):
+            headers.update(r for r in range(node.lineno, node.end_lineno + 1) if r not in rows)
+            inside.update(range(node.lineno, node.end_lineno + 1))
+    return headers, inside
 
 
 def variable_aliases(source: str) -> dict:
-    """`y = Variable(x, ...)` -> {'y': 'x'}: names the fix may replace by what they alias
-    (the spellings of `Variable` that strategies.py generates)."""
+    """`y = Variable(x, ...)` -> {'y': {'x'}}: names the fix may replace by what they alias
+    (the spellings of `Variable` that strategies.py generates; one name may alias several in
+    different scopes)."""
     found = {}
     for node in ast.walk(ast.parse(mask_async(source)[0])):  # `x.cuda(async=True)` does not parse
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Call) and node.value.args
                 and ast.unparse(node.value.func) in ("Variable", "Var", "ag.Variable", "autograd.Variable")
                 and isinstance(node.value.args[0], ast.Name) and node.targets[0].id != node.value.args[0].id):
-            found[node.targets[0].id] = node.value.args[0].id
+            found.setdefault(node.targets[0].id, set()).add(node.value.args[0].id)
     return found
 
 
@@ -100,7 +129,9 @@ def renamings(text: str, aliases: dict) -> set:
     for size in range(1, len(names) + 1):
         for chosen in itertools.combinations(names, size):
             pattern = re.compile(r"\b(" + "|".join(map(re.escape, chosen)) + r")\b")
-            out.add(pattern.sub(lambda m: aliases[m.group(1)], text))
+            for originals in itertools.product(*(sorted(aliases[n]) for n in chosen)):
+                meaning = dict(zip(chosen, originals))
+                out.add(pattern.sub(lambda m: meaning[m.group(1)], text))
     return out
 
 

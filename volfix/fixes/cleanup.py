@@ -34,12 +34,23 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) 
                 edits.extend(found)
                 taken.add(id(node))
                 continue
+        if isinstance(node, ast.If) and created(node) and id(node) not in taken:
+            both = all(any(created(s) for s in branch) for branch in (node.body, node.orelse))
+            found = _identical_branches(node, expr) if both else None
+            if found is not None:
+                edits.extend(found)
+                taken.update(id(n) for n in ast.walk(node))
+                continue
+        if id(node) in taken:
+            continue
         if isinstance(node, ast.ListComp) and created(node):
             iterable = _identity_iterable(node)
             if iterable is not None:
-                edits.extend(expr.replace(node, expr.src.segment(iterable)))
+                text = expr.src.segment(iterable)
+                edits.extend(expr.replace(node, text if isinstance(iterable, (ast.Name, ast.Attribute))
+                                          else f"list({text})"))
         elif isinstance(node, ast.IfExp) and created(node):
-            same = _none_guard(node)
+            same = _none_guard(node) or _same_either_way(node)
             if same is not None:
                 edits.extend(expr.replace(node, expr.text_in_place_of(node, same)))
     if edits:
@@ -52,7 +63,7 @@ def _fingerprint(node: ast.AST) -> str:
 
 
 def _fingerprints(tree: ast.Module) -> Set[str]:
-    return {_fingerprint(n) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.ListComp, ast.IfExp))}
+    return {_fingerprint(n) for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp))}
 
 
 def _names(node: ast.AST) -> Optional[List[str]]:
@@ -96,13 +107,14 @@ def _self_assignment(stmt: ast.Assign, expr: Expressions) -> Optional[List[TextE
 
 
 def _identity_iterable(node: ast.ListComp) -> Optional[ast.AST]:
-    """`[d for d in data]` -> data (the copy of a batch's list that `Variable` made)."""
+    """`[d for d in data]` -> data (the copy of a batch's list that `Variable` made); any other
+    iterable keeps being copied: `[e for e in ex[:5]]` -> `list(ex[:5])`."""
     if len(node.generators) != 1:
         return None
     gen = node.generators[0]
     if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name) or not isinstance(node.elt, ast.Name):
         return None
-    if node.elt.id != gen.target.id or not isinstance(gen.iter, (ast.Name, ast.Attribute)):
+    if node.elt.id != gen.target.id or any(isinstance(n, ast.Name) and n.id == node.elt.id for n in ast.walk(gen.iter)):
         return None
     return gen.iter
 
@@ -118,6 +130,76 @@ def _none_guard(node: ast.IfExp) -> Optional[ast.AST]:
         return node.body
     if isinstance(test.ops[0], ast.Is) and _is_none(node.body) and ast.dump(node.orelse) == subject:
         return node.orelse
+    return None
+
+
+def _same_either_way(node: ast.IfExp) -> Optional[ast.AST]:
+    """`e if e is None else e` (left by unwrapping `Variable(e)` in one branch) -> e."""
+    if ast.dump(node.body) == ast.dump(node.orelse) and _pure(node.test):
+        return node.body
+    return None
+
+
+def _pure(test: ast.AST) -> bool:
+    """A test whose evaluation does nothing but read: names, attributes, constants, compares,
+    boolean operators and `hasattr`/`isinstance`/`callable` (dropping it changes nothing)."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "isinstance", "callable")):
+                return False
+        elif isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.Subscript,
+                               ast.comprehension)):
+            return False
+    return True
+
+
+def _identical_branches(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
+    """`if hasattr(torch, 'no_grad'): return Variable(x)` / `else: return Variable(x, volatile=True)`
+    unwraps to two identical branches: the `if` becomes its body, dedented (only when the fix
+    changed both branches: an `if` the author wrote around one untouched branch stays). The
+    comment of the `if` line moves above the body; a comment in the `else` branch keeps the
+    `if` (volfix never drops a comment)."""
+    if not stmt.orelse or not _pure(stmt.test):
+        return None
+    if [ast.dump(s) for s in stmt.body] != [ast.dump(s) for s in stmt.orelse]:
+        return None
+    src = expr.src
+    first, last = stmt.body[0], stmt.body[-1]
+    else_row = _else_row(src, last.end_lineno, stmt.orelse[0].lineno)
+    if else_row is None:
+        return None
+    if src.comments_between(src.line_starts[else_row - 1], src.line_end(stmt.end_lineno)):
+        return None  # the dropped branch has comments: they stay, and so does the `if`
+    head = src.indentation(stmt.lineno)
+    if first.lineno == stmt.lineno:  # `if c: x = 1` on one line
+        if last.end_lineno != stmt.lineno or src.comments_between(src.start(stmt), src.line_end(stmt.lineno)):
+            return None
+        body = src.text[src.start(first):src.end(last)]
+        return [TextEdit(src.start(stmt), src.end(stmt), body)]
+    header = src.comments_between(src.start(stmt), src.line_end(stmt.lineno))
+    inner = src.indentation(first.lineno)
+    if not inner.startswith(head) or inner == head:
+        return None
+    interior = expr.index.interior_rows()
+    lines = [f"{head}{comment}{src.newline}" for comment in header]  # `if flag:  # why` keeps its note
+    for row in range(stmt.lineno + 1, last.end_lineno + 1):
+        line = src.text[src.line_starts[row - 1]:src.line_after(row)]
+        if row not in interior and line.startswith(inner):
+            line = head + line[len(inner):]
+        elif row not in interior and line.strip() and not line.lstrip().startswith("#"):
+            return None  # a continuation line left of the block: leave it to the author
+        lines.append(line)
+    end = src.line_after(stmt.end_lineno)
+    return [TextEdit(src.line_starts[stmt.lineno - 1], end, "".join(lines))]
+
+
+def _else_row(src, after_row: int, before_row: int) -> Optional[int]:
+    """The row of the `else:` between the two branches."""
+    for row in range(after_row + 1, before_row + 1):
+        if src.line(row).strip().startswith("else"):
+            return row
+    if src.line(after_row).rstrip().endswith("else:"):
+        return after_row
     return None
 
 
@@ -224,19 +306,48 @@ def _converts(stmt: ast.stmt, name: str) -> bool:
 def _rebinding_keeps_meaning(index: ModuleIndex, scope: ast.AST, original: str, stmt: ast.stmt,
                              rebinds: List[ast.stmt]) -> bool:
     """Can the alias's rebindings rebind `original` instead? `original` must be a local of
-    `scope`, and every loop around a rebinding must be a loop around the alias that rebinds
-    `original` each round as its `for` target (a rebinding in a later loop is loop state,
-    which the alias's name describes)."""
+    `scope`; a rebinding inside a loop must be in the loop around the alias (a rebinding in a
+    later loop is loop state, which the alias's name describes); the innermost loop around
+    both must bind `original` anew every round before the alias (its `for` target, or a plain
+    assignment in its body: `input, label = data`), and the loops outside it never read
+    `original` outside it."""
     if not isinstance(scope, ast.Module) and not _local_of(index, scope, original):
         return False
-    around = set(map(id, index.enclosing(stmt, (ast.For, ast.AsyncFor, ast.While))))
+    loops = (ast.For, ast.AsyncFor, ast.While)
+    around = index.enclosing(stmt, loops)  # innermost first
+    around_ids = set(map(id, around))
     for binding in rebinds:
-        for loop in index.enclosing(binding, (ast.For, ast.AsyncFor, ast.While)):
-            if id(loop) not in around:
-                return False  # loop state (`inp = net(inp)` each round): the alias names it
-            if not (isinstance(loop, (ast.For, ast.AsyncFor)) and original in _target_names(loop.target)):
-                return False
+        shared = index.enclosing(binding, loops)
+        if any(id(loop) not in around_ids for loop in shared):
+            return False
+        if not shared:
+            continue
+        innermost = shared[0]
+        if not _binds_each_round(index, innermost, original, stmt):
+            return False
+        for outer in shared[1:]:
+            for node in ast.walk(outer):
+                if isinstance(node, ast.Name) and node.id == original and not _inside_node(node, innermost):
+                    return False
     return True
+
+
+def _binds_each_round(index: ModuleIndex, loop: ast.AST, name: str, stmt: ast.stmt) -> bool:
+    """Does every round of `loop` bind `name` before reaching `stmt`?"""
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and name in _target_names(loop.target):
+        return True
+    before = (stmt.lineno, stmt.col_offset)
+    for s in loop.body:  # type: ignore[attr-defined]
+        if (s.lineno, s.col_offset) >= before:
+            break
+        if isinstance(s, ast.Assign) and any(name in _target_names(t) for t in s.targets):
+            return True
+    return False
+
+
+def _inside_node(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
 
 
 def _local_of(index: ModuleIndex, scope: ast.AST, name: str) -> bool:
