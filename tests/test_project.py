@@ -297,3 +297,42 @@ def test_one_safe_fix_run_converges_across_files(tmp_path):
     assert first["data.py"].changed and first["data.py"].fixed_count == 1
     assert all(not r.changed for r in fix(tmp_path, unsafe=False).values())
     assert check(tmp_path) == []
+
+
+FIELD = '''\
+from torch.autograd import Variable
+
+
+class {name}Field:
+    def as_tensor(self, values, for_training=True):
+        tensor = Variable(values, volatile=not for_training)
+        return tensor
+'''
+
+
+def test_a_method_family_gets_every_call_and_one_run_converges(tmp_path):
+    """`field.as_tensor(..., for_training=False)` may reach any class of the run that defines
+    `as_tensor` (allennlp's fields): every one gets the call, and one run fixes them all (the
+    call used to go to the first class only, and each later run unwrapped one more), with no
+    stale call-site finding left in the report."""
+    names = ["Array", "Index", "Label", "MultiLabel", "ProductionRule", "SequenceLabel", "Span"]
+    write(tmp_path, {f"fields/{n.lower()}_field.py": FIELD.format(name=n) for n in names})
+    write(tmp_path, {"instance.py": '''\
+        def as_tensor_dict(fields, values, for_training=True):
+            return {name: field.as_tensor(values, for_training=for_training) for name, field in fields.items()}
+        ''', "evaluate.py": '''\
+        from instance import as_tensor_dict
+
+
+        def evaluate(model, fields, batches):
+            for values in batches:
+                tensors = as_tensor_dict(fields, values, for_training=False)
+                print(model(**tensors))
+        '''})
+    first = fix(tmp_path)
+    for n in names:
+        assert "volatile" not in (tmp_path / f"fields/{n.lower()}_field.py").read_text(), n
+    assert with_blocks((tmp_path / "evaluate.py").read_text()) == [("torch.no_grad()", 8)]
+    assert [d for r in first.values() for d in r.diagnostics] == []
+    assert all(not r.changed for r in fix(tmp_path).values())
+    assert check(tmp_path) == []

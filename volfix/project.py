@@ -377,14 +377,14 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
                         break
             if target is not None and target[0] == path:
                 target = None  # the file's own helper: its calls are its own analysis's business
+            targets = [target] if target is not None else []
             if target is None and isinstance(func, ast.Attribute):
                 key = nm.METHOD_PREFIX + func.attr
                 if key in family and func.attr not in defined and not nm.is_torch(qual):
-                    qual, target = key, family[key][0]
-            if target is None:
-                continue
-            helper_path, sig = target
-            out.append((qual, helper_path, sig) + describe_call(index, call, sig, shown, in_run))
+                    # `field.as_tensor(...)` may reach any class of the run defining the method
+                    qual, targets = key, family[key]
+            for helper_path, sig in targets:
+                out.append((qual, helper_path, sig) + describe_call(index, call, sig, shown, in_run))
     return out
 
 

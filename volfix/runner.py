@@ -211,8 +211,8 @@ def _settle(results: List[FileResult], tasks: List[_Task], links: Dict[str, obje
             break
         fresh = [(path, _read_bytes(path)) for path in by_path]
         new_links = relink(fresh)
-        again = [by_path[path] for path in by_path
-                 if path in new_links and _links_key(new_links.get(path)) != _links_key(links.get(path))]
+        again = [by_path[path] for path in by_path  # new links, or none any more (the helper was fixed)
+                 if _links_key(new_links.get(path)) != _links_key(links.get(path))]
         links = new_links
         if not again:
             break
