@@ -14,6 +14,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from ..edits import TextEdit, apply_edits, select_compatible
 from ..model import Applicability, Diagnostic
 from ..review import FixReviewer, ReviewCallback
+from ..syntax import big_files
 from ..syntax.document import PARSE_ERRORS, Document, mask_async, parse_document
 from .analyse import Analysis, FixGroup, Options, analyse
 
@@ -156,8 +157,9 @@ def cleanup(original: str, text: str, options: Options, parse: Optional[Parse], 
     original_tree = _tree(original, parse)
     if original_tree is None:
         return text
+    keep = _still_relevant(original, original_tree) if parse is None else ()
     for _ in range(MAX_CLEANUP_PASSES):
-        tree = _tree(text, parse)
+        tree = _tree(text, parse, keep)
         if tree is None:
             break
         edits = leftovers(original_tree, tree, _analysed_text(text, parse))
@@ -184,12 +186,34 @@ def cleanup(original: str, text: str, options: Options, parse: Optional[Parse], 
     return text
 
 
-def _tree(text: str, parse: Optional[Parse]) -> Optional[ast.Module]:
+def _tree(text: str, parse: Optional[Parse], keep: Sequence[str] = ()) -> Optional[ast.Module]:
     if parse is not None:
         doc, _ = parse(text)
         return doc.tree if doc is not None else None
-    doc = parse_document(text)
+    doc = parse_document(text, extra_words=keep)
     return doc.tree if isinstance(doc, Document) else None
+
+
+def _still_relevant(original: str, tree: ast.Module) -> Tuple[str, ...]:
+    """A big file is parsed with irrelevant statements stubbed (syntax.big_files), and a fixed
+    statement may no longer spell what made it relevant (`y = Variable(x)` is now `y = x`): the
+    names of the top-level definitions and assignments that mattered keep them whole for the
+    cleanup."""
+    if original.count("\n") < big_files.BIG_FILE_LINES:
+        return ()
+    names = set()
+    lines = original.splitlines(True)
+    for stmt in tree.body:
+        if big_files.is_opaque(stmt) or isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        text = "".join(lines[stmt.lineno - 1:stmt.end_lineno])
+        if not any(t in text for t in big_files.TRIGGERS):
+            continue  # a stub, or a statement no fix touches
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            names.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return tuple(sorted(n for n in names if len(n) > 2))
 
 
 def _analysed_text(text: str, parse: Optional[Parse]) -> str:
