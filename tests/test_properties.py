@@ -125,7 +125,7 @@ def renamings(text: str, aliases: dict) -> set:
     """`text` with the reads of any subset of `aliases` replaced (the fix removes an alias
     only where that is safe)."""
     out = {text}
-    names = sorted(aliases)[:5]
+    names = sorted(n for n in aliases if re.search(rf"\b{re.escape(n)}\b", text))[:5]
     for size in range(1, len(names) + 1):
         for chosen in itertools.combinations(names, size):
             pattern = re.compile(r"\b(" + "|".join(map(re.escape, chosen)) + r")\b")
