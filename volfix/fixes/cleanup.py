@@ -35,12 +35,19 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) 
                 taken.add(id(node))
                 continue
         if isinstance(node, ast.If) and created(node) and id(node) not in taken:
-            both = all(any(created(s) for s in branch) for branch in (node.body, node.orelse))
-            found = _identical_branches(node, expr) if both else None
+            # Keep the branch the fix did not touch. A fixed branch that became a copy of the
+            # other is not "created" either (the same statement exists): keep the body then.
+            changed = [any(created(s) for s in branch) for branch in (node.body, node.orelse)]
+            found = _identical_branches(node, expr, keep_else=changed[0] and not changed[1])
             if found is not None:
                 edits.extend(found)
                 taken.update(id(n) for n in ast.walk(node))
                 continue
+            if _only_pass(node.orelse) and _else_pass_key(node) not in before:
+                found = _empty_else(node, expr)
+                if found is not None:
+                    edits.extend(found)
+                    taken.update(id(n) for n in node.orelse)
         if id(node) in taken:
             continue
         if isinstance(node, ast.ListComp) and created(node):
@@ -63,16 +70,30 @@ def _fingerprint(node: ast.AST) -> str:
 
 
 def _fingerprints(tree: ast.Module) -> Set[str]:
-    return {_fingerprint(n) for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp))}
+    out = {_fingerprint(n) for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp))}
+    # an `else` holding a `pass` the author wrote (an `if` on the same test): never emptied by a fix
+    out.update(_else_pass_key(n) for n in ast.walk(tree)
+               if isinstance(n, ast.If) and any(isinstance(s, ast.Pass) for s in n.orelse))
+    return out
+
+
+def _else_pass_key(node: ast.If) -> str:
+    return "else-pass:" + ast.dump(node.test)
+
+
+def _only_pass(block: List[ast.stmt]) -> bool:
+    return bool(block) and all(isinstance(s, ast.Pass) for s in block)
 
 
 def _names(node: ast.AST) -> Optional[List[str]]:
-    """`x` -> ['x'], `a, b` -> ['a', 'b'], `self.grid` -> ['self.grid'] (dotted names only)."""
+    """`x` -> ['x'], `a, b` -> ['a', 'b'], `self.grid` -> ['self.grid'], `self.z, self.y` ->
+    ['self.z', 'self.y'] (dotted names only)."""
     dotted = _dotted(node)
     if dotted is not None:
         return [dotted]
-    if isinstance(node, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in node.elts):
-        return [e.id for e in node.elts]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        names = [_dotted(e) for e in node.elts]
+        return names if all(n is not None for n in names) else None  # type: ignore[return-value]
     return None
 
 
@@ -153,44 +174,65 @@ def _pure(test: ast.AST) -> bool:
     return True
 
 
-def _identical_branches(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
+def _identical_branches(stmt: ast.If, expr: Expressions, keep_else: bool) -> Optional[List[TextEdit]]:
     """`if hasattr(torch, 'no_grad'): return Variable(x)` / `else: return Variable(x, volatile=True)`
-    unwraps to two identical branches: the `if` becomes its body, dedented (only when the fix
-    changed both branches: an `if` the author wrote around one untouched branch stays). The
-    comment of the `if` line moves above the body; a comment in the `else` branch keeps the
-    `if` (volfix never drops a comment)."""
-    if not stmt.orelse or not _pure(stmt.test):
+    unwraps to two identical branches: the `if` becomes one branch, dedented: the one the fix
+    did not touch (`keep_else`: the `else` branch), else the body. The comment of the `if`
+    line moves above it; a comment in the dropped branch keeps the `if` (volfix never drops a
+    comment), and so does a kept branch of `pass` alone (the emptied `else` goes instead)."""
+    if not stmt.orelse or not _pure(stmt.test) or isinstance(stmt.orelse[0], ast.If):
         return None
     if [ast.dump(s) for s in stmt.body] != [ast.dump(s) for s in stmt.orelse]:
         return None
+    kept = stmt.orelse if keep_else else stmt.body
+    if _only_pass(kept):
+        return None
     src = expr.src
-    first, last = stmt.body[0], stmt.body[-1]
-    else_row = _else_row(src, last.end_lineno, stmt.orelse[0].lineno)
+    else_row = _else_row(src, stmt.body[-1].end_lineno, stmt.orelse[0].lineno)
     if else_row is None:
         return None
-    if src.comments_between(src.line_starts[else_row - 1], src.line_end(stmt.end_lineno)):
+    header = src.comments_between(src.start(stmt), src.line_end(stmt.lineno))
+    if keep_else:
+        dropped = (src.line_end(stmt.lineno), src.line_end(else_row))
+        owner_row = else_row
+    else:
+        dropped = (src.line_starts[else_row - 1], src.line_end(stmt.end_lineno))
+        owner_row = stmt.lineno
+    if src.comments_between(*dropped):
         return None  # the dropped branch has comments: they stay, and so does the `if`
     head = src.indentation(stmt.lineno)
-    if first.lineno == stmt.lineno:  # `if c: x = 1` on one line
-        if last.end_lineno != stmt.lineno or src.comments_between(src.start(stmt), src.line_end(stmt.lineno)):
+    first, last = kept[0], kept[-1]
+    if first.lineno == owner_row:  # `if c: x = 1` / `else: x = 1` on one line
+        if last.end_lineno != owner_row or header:
             return None
-        body = src.text[src.start(first):src.end(last)]
-        return [TextEdit(src.start(stmt), src.end(stmt), body)]
-    header = src.comments_between(src.start(stmt), src.line_end(stmt.lineno))
+        return [TextEdit(src.start(stmt), src.end(stmt), src.text[src.start(first):src.end(last)])]
     inner = src.indentation(first.lineno)
     if not inner.startswith(head) or inner == head:
         return None
     interior = expr.index.interior_rows()
     lines = [f"{head}{comment}{src.newline}" for comment in header]  # `if flag:  # why` keeps its note
-    for row in range(stmt.lineno + 1, last.end_lineno + 1):
+    for row in range(owner_row + 1, last.end_lineno + 1):
         line = src.text[src.line_starts[row - 1]:src.line_after(row)]
         if row not in interior and line.startswith(inner):
             line = head + line[len(inner):]
         elif row not in interior and line.strip() and not line.lstrip().startswith("#"):
             return None  # a continuation line left of the block: leave it to the author
         lines.append(line)
-    end = src.line_after(stmt.end_lineno)
-    return [TextEdit(src.line_starts[stmt.lineno - 1], end, "".join(lines))]
+    return [TextEdit(src.line_starts[stmt.lineno - 1], src.line_after(stmt.end_lineno), "".join(lines))]
+
+
+def _empty_else(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
+    """`else: pass` left where the fix emptied the `else` branch (`else: x = Variable(x)`
+    became `x = x`, then went): the `else` goes."""
+    src = expr.src
+    last = stmt.body[-1]
+    else_row = _else_row(src, last.end_lineno, stmt.orelse[0].lineno)
+    if else_row is None or else_row == last.end_lineno or src.line(else_row).strip() != "else:":
+        return None
+    if stmt.orelse[0].lineno == else_row or src.comments_between(src.line_starts[else_row - 1],
+                                                                 src.line_end(stmt.end_lineno)):
+        return None
+    return [TextEdit(src.line_starts[else_row - 1], src.line_after(stmt.end_lineno), "")]
 
 
 def _else_row(src, after_row: int, before_row: int) -> Optional[int]:
