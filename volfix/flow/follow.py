@@ -323,7 +323,9 @@ class Follower:
 
     def follow_attribute(self, group, escape) -> Optional[list]:
         """`self.priors` stored in one method, read in the class's other methods: each read
-        becomes a source there (not followed when the class assigns it elsewhere too)."""
+        becomes a source there (not followed when the class assigns it elsewhere too, unless
+        that assignment is volatile as well: `if gpu: self.z = Variable(z.cuda(), volatile=True)`
+        `else: self.z = Variable(z, volatile=True)`)."""
         scope = group.scope
         node = escape.node
         cls = self.index.method_class(scope)
@@ -339,7 +341,11 @@ class Follower:
                     or not method.args.args or not isinstance(other.value, ast.Name)
                     or other.value.id != method.args.args[0].arg):
                 continue
-            (stores if isinstance(other.ctx, ast.Store) else reads).append((other, method))
+            if isinstance(other.ctx, ast.Store):
+                if not _stores_volatile(self.index.statement_of(other), other):
+                    stores.append((other, method))
+            else:
+                reads.append((other, method))
         if stores or not reads:
             escape.detail = (reads, stores)  # type: ignore[attr-defined]
             return None
@@ -433,3 +439,12 @@ def framework_method(fn: ast.AST, index) -> bool:
 
 def _unsafe():
     return Applicability.UNSAFE
+
+
+def _stores_volatile(stmt: ast.stmt, target: ast.AST) -> bool:
+    """`self.z = Variable(..., volatile=True)`: the attribute is stored volatile here too."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or stmt.targets[0] is not target:
+        return False
+    value = stmt.value
+    return isinstance(value, ast.Call) and any(
+        k.arg == "volatile" and isinstance(k.value, ast.Constant) and k.value.value is True for k in value.keywords)
