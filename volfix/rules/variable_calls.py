@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from ..edits import TextEdit
+from ..flow.calls import splat_entries
 from ..flow.grad_mode import literal_truth
 from ..syntax import names as nm
 
@@ -142,7 +143,7 @@ def _splat(kw: ast.keyword, ctx):
         if bound is None:
             return None
         value, stmt = bound
-    entries = _dict_entries(value)
+    entries = splat_entries(value)
     if entries is None or any(name not in _FLAGS for name in entries):
         return None
     if "volatile" not in entries:
@@ -175,20 +176,6 @@ def _single_dict(name: ast.Name, ctx):
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is stores[0]):
         return None
     return stmt.value, stmt
-
-
-def _dict_entries(value: ast.AST) -> Optional[Dict[str, ast.AST]]:
-    if isinstance(value, ast.Dict):
-        out = {}
-        for k, v in zip(value.keys, value.values):
-            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                return None
-            out[k.value] = v
-        return out
-    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
-            and not value.args and all(k.arg is not None for k in value.keywords)):
-        return {k.arg: k.value for k in value.keywords}
-    return None
 
 
 # ---------------------------------------------------------------------- unwrapping
