@@ -12,6 +12,7 @@ from typing import Callable, List, Optional, Set
 
 from ..edits import TextEdit
 from ..syntax.document import CELL_SEPARATOR
+from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
 from .expressions import Expressions
@@ -70,10 +71,13 @@ def _fingerprint(node: ast.AST) -> str:
 
 
 def _fingerprints(tree: ast.Module) -> Set[str]:
-    out = {_fingerprint(n) for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp))}
-    # an `else` holding a `pass` the author wrote (an `if` on the same test): never emptied by a fix
-    out.update(_else_pass_key(n) for n in ast.walk(tree)
-               if isinstance(n, ast.If) and any(isinstance(s, ast.Pass) for s in n.orelse))
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp)):
+            out.add(_fingerprint(n))
+        # an `else` holding a `pass` the author wrote (an `if` on the same test): never emptied by a fix
+        if isinstance(n, ast.If) and any(isinstance(s, ast.Pass) for s in n.orelse):
+            out.add(_else_pass_key(n))
     return out
 
 
@@ -369,39 +373,28 @@ def _rebinding_keeps_meaning(index: ModuleIndex, scope: ast.AST, original: str, 
             return False
         for outer in shared[1:]:
             for node in ast.walk(outer):
-                if isinstance(node, ast.Name) and node.id == original and not _inside_node(node, innermost):
+                if isinstance(node, ast.Name) and node.id == original and not _inside(node, innermost):
                     return False
     return True
 
 
 def _binds_each_round(index: ModuleIndex, loop: ast.AST, name: str, stmt: ast.stmt) -> bool:
     """Does every round of `loop` bind `name` before reaching `stmt`?"""
-    if isinstance(loop, (ast.For, ast.AsyncFor)) and name in _target_names(loop.target):
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and name in nm.target_names(loop.target):
         return True
     before = (stmt.lineno, stmt.col_offset)
     for s in loop.body:  # type: ignore[attr-defined]
         if (s.lineno, s.col_offset) >= before:
             break
-        if isinstance(s, ast.Assign) and any(name in _target_names(t) for t in s.targets):
+        if isinstance(s, ast.Assign) and any(name in nm.target_names(t) for t in s.targets):
             return True
     return False
 
 
-def _inside_node(node: ast.AST, outer: ast.AST) -> bool:
-    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
-        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
-
-
 def _local_of(index: ModuleIndex, scope: ast.AST, name: str) -> bool:
-    args = scope.args  # type: ignore[attr-defined]
-    params = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
-    if any(a.arg == name for a in params):
+    if name in nm.function_params(scope):
         return True
     return any(not isinstance(n.ctx, ast.Load) and index.function_of(n) is scope for n in index.names.get(name, ()))
-
-
-def _target_names(target: ast.AST) -> Set[str]:
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _alone_in_cell(text: str, start: int, end: int) -> bool:

@@ -342,7 +342,7 @@ class Follower:
                     or other.value.id != method.args.args[0].arg):
                 continue
             if isinstance(other.ctx, ast.Store):
-                if not _stores_volatile(self.index.statement_of(other), other):
+                if not self._stores_volatile(self.index.statement_of(other), other):
                     stores.append((other, method))
             else:
                 reads.append((other, method))
@@ -357,6 +357,14 @@ class Follower:
             out.append(Source(group.sources[0].finding, other, self.index.statement_of(other), method, None,
                               call_site=True))
         return out
+
+    def _stores_volatile(self, stmt: ast.stmt, target: ast.AST) -> bool:
+        """`self.z = Variable(..., volatile=True)`: the attribute is stored volatile here too."""
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or stmt.targets[0] is not target \
+                or not isinstance(stmt.value, ast.Call):
+            return False
+        call = self.ctx.variable_call(stmt.value)
+        return call is not None and call.volatile_truth is True
 
     def open_escape(self, group) -> Optional[str]:
         """The unsafe note for raw escapes nobody follows."""
@@ -439,12 +447,3 @@ def framework_method(fn: ast.AST, index) -> bool:
 
 def _unsafe():
     return Applicability.UNSAFE
-
-
-def _stores_volatile(stmt: ast.stmt, target: ast.AST) -> bool:
-    """`self.z = Variable(..., volatile=True)`: the attribute is stored volatile here too."""
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or stmt.targets[0] is not target:
-        return False
-    value = stmt.value
-    return isinstance(value, ast.Call) and any(
-        k.arg == "volatile" and isinstance(k.value, ast.Constant) and k.value.value is True for k in value.keywords)
