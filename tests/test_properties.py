@@ -75,11 +75,11 @@ def assert_kept(program: Program, fixed: str) -> None:
             continue
         texts = renamings(text, aliases) if tag == KEEP else {text}
         allowed = texts if tag == EXACT else {unit * k + t for k in range(4) for t in texts}
-        if row in inside:
-            allowed |= {t[len(unit):] for t in texts if t.startswith(unit)}
         if row in headers:  # may be gone (a collapsed `if`, an emptied `else`): only the next line may match
             position += position < len(out) and out[position] in allowed
             continue
+        if row in inside:
+            allowed |= {t[len(unit):] for t in texts if t.startswith(unit)}
         found = position
         while found < len(out) and out[found] not in allowed:
             found += 1
