@@ -133,14 +133,14 @@ def test_per_file_ignores_apply_by_glob():
 
 
 def test_deep_nesting_is_a_clear_vf001_not_a_crash():
-    text = "import torch\nfrom torch.autograd import Variable\nx = " + "(" * 300 + "1" + ")" * 300 + "\n"
+    text = "import torch\nfrom torch.autograd import Variable\nv = Variable(t)\nx = " + "(" * 300 + "1" + ")" * 300 + "\n"
     result = check_source(text, path="deep.py")
     assert [d.code for d in result.diagnostics] == ["VF001"]
 
 
 def test_library_never_prints(capsys):
     fix_source(EVAL_LOOP, path="e.py", unsafe_fixes=True)
-    check_source("print 'py2'\nfrom torch.autograd import Variable\n", path="p.py")
+    check_source("print 'py2'\nfrom torch.autograd import Variable\nv = Variable(t)\n", path="p.py")
     assert capsys.readouterr() == ("", "")
 
 

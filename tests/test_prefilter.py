@@ -39,6 +39,11 @@ NEEDS_ANALYSIS = {
     "VF301-spaces": "x = x.cuda(async = True)\n",
     "VF301-newline": "x = x.cuda(\n    async\n    =True)\n",
     "VF301-to": "y = y.to(device, async=True)\n",
+    "VF101-after-blank-lines": "from torch.autograd import Variable\n\n\nVariable(t, volatile=True)\n",
+    "VF101-parenthesized-import": "from torch.autograd import (\n    grad,  # grads\n    Variable)\n\nx = Variable(t)\n",
+    "VF101-continued-import": "from torch.autograd import \\\n    Variable as V\nx = V(t)\n",
+    "VF101-relative-import": "import torch\nfrom .autograd import Variable\nx = Variable(t, volatile=True)\n",
+    "VF112-isinstance": "import torch\nok = isinstance(h, torch.autograd.Variable)\n",
     "VF101-hash-in-string": "from torch.autograd import Variable\nx = ('#', Variable(t, volatile=True))\n",
     "VF101-string-closes": "from torch.autograd import Variable\ns = \"\"\"\n# doc \"\"\"; x = Variable(t)\n",
     "VF101-semicolon": "import torch.autograd as ag; x = ag.Variable(t)  # Variable\n",
@@ -85,6 +90,11 @@ def test_notebook_cells_pass_like_source(case):
     "import torch.autograd\nclass VariableTracker:\n    pass\n",
     "import torch\nvolatile_reads = 0  # volatile\n",
     "import torch\n    # x.cuda(async=True) was the old spelling\n",
+    # `Variable` neither bound from torch.autograd nor used (torch's own candidates)
+    "import torch.autograd\nNAMES = [\n    \"Variable\",\n]\n",
+    "import torch.autograd\n'''Module doc.\nVariable trackers are built here.\n'''\n",
+    "import torch\ntorch.autograd.Variable._execution_engine.queue_callback(cb)\n",
+    "from torch.autograd import Variable\nVariable._execution_engine.run_backward(t)\n",
     # `volatile` neither as an attribute, a string nor a keyword (torch's own stubs, asm)
     "import torch\ndef to(self, volatile: bool = ...) -> Tensor: ...\n",
     "import torch\nsrc = f'asm volatile (mov)'\n",

@@ -144,7 +144,8 @@ def test_corrupt_cache_entries_are_rechecked_and_repaired(tree):
 
 
 def test_fix_mode_uses_check_entries_only_for_files_without_findings(tree):
-    (tree / "pkg" / "suppressed.py").write_text("from torch.autograd import Variable\n")
+    # a candidate (it binds and uses torch's Variable) without findings
+    (tree / "pkg" / "suppressed.py").write_text("from torch.autograd import Variable\nok = isinstance(x, Variable)\n")
     run()  # check: fills the cache
     CALLS.clear()
     results, stats = run(mode="fix")

@@ -140,6 +140,76 @@ def _attribute_key_or_keyword(data: bytes, start: int, end: int) -> bool:
     return j < n and data[j] == 61 and (j + 1 >= n or data[j + 1] != 61)  # "=", not "=="
 
 
+# What may stand between `import` and a name it binds: names, `as`, commas, parentheses,
+# line breaks and continuations, comments, and (a notebook's JSON) quotes.
+_IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\n\\]|\\(?!n))*)*')
+_JSON_SEPARATOR = re.compile(rb'"\s*,\s*"')
+_JSON_START = re.compile(rb"\s*\{")
+_STAR_IMPORT = re.compile(rb"autograd(?:\.variable)?\s+import\s+\*")
+
+
+def _after_dot(data: bytes, start: int) -> bool:
+    """`.` before `start`, across spaces and a backslash continuation (not a bare line
+    break: `Dynamo.\nVariable trackers` in a docstring is prose)."""
+    i = start - 1
+    while i >= 0 and data[i] in b" \t":
+        i -= 1
+    if i >= 1 and data[i] == 10 and data[i - 1] == _BACKSLASH:
+        i -= 2
+        while i >= 0 and data[i] in b" \t":
+            i -= 1
+    return i >= 0 and data[i] == 46
+
+
+_AS = re.compile(rb"[ \t]+as[ \t]")
+_DOT_AFTER = re.compile(rb"[ \t]*\.")
+
+
+def _in_import(data: bytes, i: int) -> bool:
+    """Whether the name at `i` is one an `import` statement binds: only names, `as`,
+    commas and comments since the last `import`, and no line break unless a parenthesis
+    is open or the line is continued. In a notebook's JSON the tail is unescaped first."""
+    k = data.rfind(b"import", 0, i)
+    if k < 0 or _IMPORT_TAIL.fullmatch(data, k + 6, i) is None:  # cheap: fails at `=`, `.`
+        return False
+    tail = data[k + 6:i]
+    if _JSON_START.match(data):  # a notebook: `"...import (\n",\n    "    Variable`
+        tail = (_JSON_SEPARATOR.sub(b"", tail).replace(b"\\\\", b"\0").replace(b"\\n", b"\n")
+                .replace(b"\0", b"\\"))
+        if _IMPORT_TAIL.fullmatch(tail) is None:
+            return False
+    breaks = tail.count(b"\n")
+    return breaks == 0 or tail.count(b"(") > tail.count(b")") or breaks == tail.count(b"\\\n") + tail.count(b"\\\r\n")
+
+
+def _variable_bound_and_used(data: bytes) -> bool:
+    """torch's `Variable` is both reachable and used: some occurrence of the word in code
+    binds it (an attribute `autograd.Variable`, an import `from torch.autograd import grad,
+    Variable`, or a star import of `torch.autograd`) and some occurrence uses it other than
+    for a class attribute (`Variable(...)`, `isinstance(x, Variable)`, `as V` in the import,
+    `ag.Variable(...)`). Not: a string (`"Variable",`), prose in a docstring (`Variable
+    trackers are ...`), `Variable._execution_engine` (torch's own uses): half of torch's
+    own candidates. Errs on the side of yes (an import's tail is only roughly checked)."""
+    bound = _STAR_IMPORT.search(data) is not None
+    used = False
+    find = data.find
+    n = len(data)
+    i = find(b"Variable")
+    while i >= 0:
+        j = i + 8
+        if (j >= n or data[j] not in _IDENT_BYTES) and _starts_word(data, i) and not _in_comment(data, i):
+            if _in_import(data, i):
+                bound = True
+                used = used or _AS.match(data, j) is not None
+            else:
+                bound = bound or _after_dot(data, i)
+                used = used or _DOT_AFTER.match(data, j) is None
+            if bound and used:
+                return True
+        i = find(b"Variable", j)
+    return False
+
+
 def _family(substrings: Tuple[bytes, ...], word_tests: Tuple[Predicate, ...]) -> Predicate:
     """All `substrings` present (fast scans, most selective first), then every one of
     `word_tests` (per-occurrence checks, only for the files left)."""
@@ -219,7 +289,8 @@ SUPPRESSION = Needs("`volfix` or a `VF<digit>` code (case-insensitive): a suppre
 # read without an import of `torch.autograd`: the name may come from a star import (SPEC §2.9).
 TORCH_VARIABLE = Needs(
     "`torch`, and `Variable` and `autograd` as words in code; or `Variable` and a `volatile=` keyword",
-    _any(_family((b"torch", b"Variable", b"autograd"), (_code_word(b"Variable"), _code_word(b"autograd"))),
+    _any(_family((b"torch", b"Variable", b"autograd"),
+                 (_variable_bound_and_used, _code_word(b"autograd"))),
          _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword)))))
 TORCH_VOLATILE = Needs(
     "`torch`, and `volatile` as a word in code: an attribute, a string or a keyword",
