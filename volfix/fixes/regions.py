@@ -71,10 +71,10 @@ class RegionPlacer:
         while node is not scope:
             parent = self.index.parents[node]
             if isinstance(node, ast.stmt) and not self.is_elif(node, parent):
-                found = self.index.block_of(node)
+                found = self.index.slot_of(node)
                 if found is not None:
-                    owner, name, block = found
-                    out.append((owner, name, next(i for i, s in enumerate(block) if s is node)))
+                    owner, name, _, i = found
+                    out.append((owner, name, i))
             node = parent
         out.reverse()
         return out

@@ -79,6 +79,11 @@ class TaintAnalysis:
         self.raw_sources = raw_sources
         self.seeds = seeds or {}
         self.entry = dict(entry or {})
+        # Every key that is the prefix of a dotted key some state held (`self` for `self.h`):
+        # only those can have children to kill, or be mentioned through a child.
+        self._prefixes: Set[str] = set()
+        for key in self.entry:
+            self._note(key)
         self.grad_disabled = grad_disabled or (lambda stmt: False)
         self.plain = plain or (lambda node: False)
         self.result = TaintResult()
@@ -91,6 +96,19 @@ class TaintAnalysis:
         self._stmt: Optional[ast.stmt] = None
         self._computes = False
         self._records = False
+
+    def _note(self, key: Key) -> None:
+        while "." in key:
+            key = key.rpartition(".")[0]
+            self._prefixes.add(key)
+
+    def kill(self, state: State, key: Key) -> None:
+        """`values.kill`, scanning for the key's children only when some state may hold one
+        (a module-level script of 30,000 lines taints 30,000 names)."""
+        if key in self._prefixes:
+            kill(state, key)
+        else:
+            state.pop(key, None)
 
     def _source_nodes(self, sources):
         for s in sources:
@@ -121,9 +139,8 @@ class TaintAnalysis:
     def _mentions_any(self, stmt: ast.stmt, state: State) -> bool:
         """Does the statement's own code read any tainted key's root name (`volfix.syntax.index`
         recorded, for every name, the statements that mention it)?"""
-        sid = id(stmt)
-        mentions = self.index.mentions
-        return any(sid in mentions.get(root(key), ()) for key in state)
+        prefixes = self._prefixes
+        return any(name in state or name in prefixes for name in self.index.names_mentioned(id(stmt)))
 
     def statement(self, stmt: ast.stmt, state: State) -> State:
         sid = id(stmt)
@@ -134,8 +151,9 @@ class TaintAnalysis:
         if isinstance(stmt, ast.If):
             self.expressions(stmt, [stmt.test], state)
             return join(self.block(stmt.body, dict(state)), self.block(stmt.orelse, dict(state)))
+        # `block` owns the state it is given (branches and loops pass copies), so statements
+        # update it in place: a copy each statement is quadratic in a long script.
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            state = dict(state)
             self.begin(stmt)
             for item in stmt.items:
                 tainted, raw = self.eval(item.context_expr, state)
@@ -161,12 +179,10 @@ class TaintAnalysis:
             return merged
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.nested_scope(stmt, state)
-            state = dict(state)
-            kill(state, stmt.name)
+            self.kill(state, stmt.name)
             return state
         if sid not in self._hot and not self._mentions_any(stmt, state):
             return state  # mentions nothing tainted: no effect
-        state = dict(state)
         self.simple(stmt, state)
         return state
 
@@ -213,7 +229,7 @@ class TaintAnalysis:
         self.begin(stmt)
         unvolatiled = volatile_false_target(stmt)
         if unvolatiled is not None:
-            kill(state, unvolatiled)  # 0.3: `x.volatile = False` made x plain data again
+            self.kill(state, unvolatiled)  # 0.3: `x.volatile = False` made x plain data again
         elif isinstance(stmt, ast.Assign):
             tainted, raw = self.eval(stmt.value, state)
             for target in stmt.targets:
@@ -240,7 +256,7 @@ class TaintAnalysis:
             for target in stmt.targets:
                 key = key_of(target)
                 if key:
-                    kill(state, key)
+                    self.kill(state, key)
         elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
             for name in stmt.names:
                 if name in state:
@@ -253,6 +269,7 @@ class TaintAnalysis:
         seeded = self.seeds.get(id(stmt))
         if seeded:
             for key, raw in seeded.items():
+                self._note(key)
                 state[key] = raw
                 self.result.tainted_keys.add(key)
                 self.result.defs.add(id(stmt))
@@ -285,14 +302,15 @@ class TaintAnalysis:
         if "volatile" == key.rpartition(".")[2]:
             return  # `x.volatile = ...`: handled as a seed or a kill by the caller
         if tainted:
-            kill(state, key)
+            self.kill(state, key)
+            self._note(key)
             state[key] = raw
             self.result.tainted_keys.add(key)
             self.result.defs.add(id(stmt))
             if isinstance(target, ast.Attribute):
                 self.escape("attribute", f"`{key}`", stmt, raw, target)
         else:
-            kill(state, key)
+            self.kill(state, key)
 
     def bind_weak(self, target: ast.AST, state: State, stmt: ast.stmt, raw: bool) -> None:
         """`x[i] = v`, `x += v`, `x.append(v)`: x now (also) holds the value."""
@@ -301,6 +319,7 @@ class TaintAnalysis:
         if key is None:
             self.escape("container", f"`{describe(holder)}`", stmt, raw)
             return
+        self._note(key)
         state[key] = state.get(key, raw) and raw
         self.result.tainted_keys.add(key)
         self.result.defs.add(id(stmt))

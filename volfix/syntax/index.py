@@ -58,6 +58,8 @@ class ModuleIndex:
         self.module_names = nm.ModuleNames(self.module_statements, inherited)
         self._function_bindings: Dict[int, nm.Bindings] = {}
         self._steps: Dict[Optional[Tuple[int, int]], str] = {}
+        self._names_by_statement: Optional[Dict[int, Tuple[str, ...]]] = None
+        self._slots: Dict[int, Optional[Tuple[ast.AST, str, list, int]]] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
@@ -121,6 +123,16 @@ class ModuleIndex:
                 stack.append((child, owner, inner))
 
     # ------------------------------------------------------------------ structure
+    def names_mentioned(self, stmt_id: int) -> Tuple[str, ...]:
+        """The names a statement's own expressions read (`mentions` inverted, once)."""
+        if self._names_by_statement is None:
+            by_statement: Dict[int, List[str]] = {}
+            for name, ids in self.mentions.items():
+                for sid in ids:
+                    by_statement.setdefault(sid, []).append(name)
+            self._names_by_statement = {sid: tuple(names) for sid, names in by_statement.items()}
+        return self._names_by_statement.get(stmt_id, ())
+
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The innermost def, lambda or class holding `node` (the module if none)."""
         cur = self.parents.get(node)
@@ -150,12 +162,23 @@ class ModuleIndex:
 
     def block_of(self, stmt: ast.stmt) -> Optional[Tuple[ast.AST, str, list]]:
         """(owner, field, statements) of the block holding `stmt`."""
-        parent = self.parents.get(stmt)
-        for name in BLOCK_FIELDS:
-            block = getattr(parent, name, None)
-            if isinstance(block, list) and any(s is stmt for s in block):
-                return parent, name, block
-        return None
+        slot = self.slot_of(stmt)
+        return None if slot is None else slot[:3]
+
+    def slot_of(self, stmt: ast.stmt) -> Optional[Tuple[ast.AST, str, list, int]]:
+        """(owner, field, statements, position) of `stmt` in its block. The blocks of a
+        parent are enumerated once: a long module asks for every statement."""
+        sid = id(stmt)
+        slot = self._slots.get(sid)
+        if slot is None and sid not in self._slots:
+            parent = self.parents.get(stmt)
+            for name in BLOCK_FIELDS:
+                block = getattr(parent, name, None)
+                if isinstance(block, list):
+                    for i, s in enumerate(block):
+                        self._slots[id(s)] = (parent, name, block, i)  # type: ignore[assignment]
+            slot = self._slots.setdefault(sid, None)
+        return slot
 
     def siblings(self, stmt: ast.stmt) -> Optional[list]:
         found = self.block_of(stmt)
