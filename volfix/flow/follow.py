@@ -342,7 +342,8 @@ class Follower:
                     or other.value.id != method.args.args[0].arg):
                 continue
             if isinstance(other.ctx, ast.Store):
-                if not self._stores_volatile(self.index.statement_of(other), other):
+                if not self._stores_volatile(self.index.statement_of(other), other) \
+                        and not self._overwritten(other, method, escape.stmt, node.attr):
                     stores.append((other, method))
             else:
                 reads.append((other, method))
@@ -359,12 +360,38 @@ class Follower:
         return out
 
     def _stores_volatile(self, stmt: ast.stmt, target: ast.AST) -> bool:
-        """`self.z = Variable(..., volatile=True)`: the attribute is stored volatile here too."""
-        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or stmt.targets[0] is not target \
-                or not isinstance(stmt.value, ast.Call):
+        """`self.z = Variable(..., volatile=True)` (or `self.z, self.y = Variable(..., volatile=True),
+        ...`): the attribute is stored volatile here too."""
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             return False
-        call = self.ctx.variable_call(stmt.value)
+        value = _value_for(stmt.targets[0], stmt.value, target)
+        if not isinstance(value, ast.Call):
+            return False
+        call = self.ctx.variable_call(value)
         return call is not None and call.volatile_truth is True
+
+    def _overwritten(self, store: ast.Attribute, method: ast.AST, volatile_stmt: ast.stmt, attr: str) -> bool:
+        """`self.z = torch.zeros(n)` ... `self.z = Variable(self.z, volatile=True)` in the same
+        method: the plain store comes first and the volatile one always follows it (not in a
+        loop, and an `if` has a volatile store in its other branch too), so the other methods
+        only see the volatile value."""
+        if method is not self.index.function_of(volatile_stmt) or store.lineno >= volatile_stmt.lineno:
+            return False
+        cur: ast.AST = volatile_stmt
+        while True:
+            parent = self.index.parents.get(cur)
+            if parent is None or parent is method:
+                return parent is method
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler)) or (
+                    isinstance(parent, ast.Try) and cur not in parent.body):
+                return False
+            if isinstance(parent, ast.If):
+                other = parent.orelse if cur in parent.body else parent.body
+                if not any(isinstance(s, ast.Assign) and len(s.targets) == 1
+                           and any(self._stores_volatile(s, t) for t in _attribute_targets(s.targets[0], attr))
+                           for branch in other for s in ast.walk(branch)):
+                    return False
+            cur = parent
 
     def open_escape(self, group) -> Optional[str]:
         """The unsafe note for raw escapes nobody follows."""
@@ -437,6 +464,25 @@ class Follower:
         if taint.uses_outside():
             return "no region needed: nothing here records a graph", W_INFO, None
         return "no region needed: nothing computes with the value once unwrapped", W_INFO, None
+
+
+def _value_for(target: ast.AST, value: ast.AST, wanted: ast.AST) -> Optional[ast.AST]:
+    """The part of `value` that an assignment stores into `wanted` (`a, b = x, y`: `y` for `b`)."""
+    if target is wanted:
+        return value
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        for t, v in zip(target.elts, value.elts):
+            found = _value_for(t, v, wanted)
+            if found is not None:
+                return found
+    return None
+
+
+def _attribute_targets(target: ast.AST, attr: str) -> List[ast.Attribute]:
+    """The `<name>.<attr>` stores among an assignment's targets."""
+    return [t for t in ast.walk(target) if isinstance(t, ast.Attribute) and t.attr == attr
+            and isinstance(t.value, ast.Name)]
 
 
 def framework_method(fn: ast.AST, index) -> bool:
