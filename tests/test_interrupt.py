@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 import pytest
 
@@ -31,11 +31,27 @@ PADDING = "".join(f"y{i} = out * {i} + x\nz{i} = [y{i} for _ in range({i % 7})]\
 SOURCE = HEAD + PADDING
 
 
+_STARTED: List[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left_behind():
+    """A failed assertion must not leave a volfix run (and its workers) going."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def _volfix(*args: str, cwd: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "VOLFIX_DEBUG")}
-    return subprocess.Popen([sys.executable, "-m", "volfix", *args], cwd=cwd, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "volfix", *args], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
+    _STARTED.append(proc)
+    return proc
 
 
 def _identities(paths) -> Dict[Path, Tuple[int, int]]:

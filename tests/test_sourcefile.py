@@ -344,10 +344,15 @@ def test_sigint_at_random_moments_leaves_old_or_new(tmp_path):
         target.write_bytes(old)
         proc = subprocess.Popen([sys.executable, "-c", script, str(target), str(tmp_path / "old.bin"),
                                  str(tmp_path / "new.bin")], stdout=subprocess.PIPE)
-        assert proc.stdout.readline() == b"ready\n"
-        time.sleep(delay)
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
+        try:
+            assert proc.stdout.readline() == b"ready\n"
+            time.sleep(delay)
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:  # never leave a writer looping behind a failed test
+                proc.kill()
+                proc.wait()
         assert target.read_bytes() in (old, new)
         assert leftovers(work) == []
 
