@@ -241,6 +241,26 @@ def test_parallel_scan_finds_the_same_candidates(tree, monkeypatch):
     assert parallel == serial
 
 
+def test_the_scan_pool_analyses_the_candidates_too(tree, monkeypatch):
+    """A large tree's scan pool stays open and analyses the few candidates it found (its
+    start is paid): the results and the fixed files are those of a serial run."""
+    evaluate = ("import torch\nfrom torch.autograd import Variable\n\n\ndef evaluate(model, x):\n"
+                "    out = model(Variable(x, volatile=True))\n    return out.data\n")
+    for i in range(3):
+        (tree / f"ev{i}.py").write_text(evaluate)
+    for i in range(20):
+        (tree / f"clean{i:02d}.py").write_text(CLEAN)
+    serial, _ = run(use_cache=False, _process=None)
+    monkeypatch.setattr(runner, "PARALLEL_SCAN_MIN_FILES", 1)
+    pooled, stats = run(use_cache=False, _process=None, jobs=2)
+    assert stats.analysed < runner.PARALLEL_MIN_FILES and stats.workers == 2
+    assert pooled == serial and any(d.code == "VF101" for r in pooled for d in r.diagnostics)
+    fixed, stats = run(use_cache=False, _process=None, jobs=2, mode="fix")
+    assert stats.workers == 2 and all(r.changed for r in fixed if r.path.startswith("ev"))
+    assert "volatile" not in (tree / "ev0.py").read_text()
+    assert "@torch.no_grad()" in (tree / "ev2.py").read_text()
+
+
 def test_real_engine_results_survive_the_cache(tree):
     (tree / "ev.py").write_text(
         "import torch\nfrom torch.autograd import Variable\n\n\ndef evaluate(model, loader):\n"

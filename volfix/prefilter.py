@@ -210,13 +210,23 @@ def _variable_bound_and_used(data: bytes) -> bool:
     return False
 
 
+# The tokens known to be absent from the file `may_need` is testing: families share tokens
+# (`Variable`, `volatile`), and each scan of a missing token reads the whole file.
+_absent: Tuple[Optional[bytes], set] = (None, set())
+
+
 def _family(substrings: Tuple[bytes, ...], word_tests: Tuple[Predicate, ...]) -> Predicate:
     """All `substrings` present (fast scans, most selective first), then every one of
     `word_tests` (per-occurrence checks, only for the files left)."""
 
     def test(data: bytes) -> bool:
+        memo = _absent[1] if _absent[0] is data else None
         for token in substrings:
+            if memo is not None and token in memo:
+                return False
             if token not in data:
+                if memo is not None:
+                    memo.add(token)
                 return False
         for word_test in word_tests:
             if not word_test(data):
@@ -313,10 +323,15 @@ def compile_prefilter(needs: Iterable[Optional[Needs]]) -> Predicate:
     tests = tuple(dict.fromkeys(n for n in needs if n is not TOKENLESS))
 
     def may_need(data: bytes) -> bool:
-        for test in tests:
-            if test(data):
-                return True
-        return False
+        global _absent
+        _absent = (data, set())
+        try:
+            for test in tests:
+                if test(data):
+                    return True
+            return False
+        finally:
+            _absent = (None, set())
 
     return may_need
 

@@ -30,6 +30,7 @@ is below it.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -153,7 +154,20 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         from .cache import ResultCache
 
         cache = ResultCache(root, config.cache_key())
-    candidates = _scan(files, _enabled_anywhere(files, configs), workers)
+    with contextlib.ExitStack() as stack:
+        return _run_candidates(stack, paths, files, config, configs, cache, stats, mode, unsafe_fixes,
+                               workers, progress, _process, review)
+
+
+def _run_candidates(stack: contextlib.ExitStack, paths: Sequence[str], files: List[str], config: Config,
+                    configs: ConfigResolver, cache, stats: RunStats, mode: str, unsafe_fixes: bool,
+                    workers: int, progress: Optional[Progress], _process: Optional[ProcessFn],
+                    review: Optional[ReviewCallback]) -> Tuple[List[FileResult], RunStats]:
+    """Prefilter, link, look up and analyse `files`. A pool started for the scan stays open
+    (in `stack`) and analyses the candidates too: its start is paid already."""
+    total = len(files)
+    scan_pool = _ScanPool(stack, workers)
+    candidates = _scan(files, _enabled_anywhere(files, configs), workers, scan_pool)
     links = _link(paths, files, candidates, config, cache, workers)
     stats.candidates = len(candidates)
     results, tasks = _lookup(candidates, cache, mode, links, configs)
@@ -181,9 +195,11 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         options["review"] = review
         workers = 1
         tasks.sort(key=lambda t: t.display)
-    if workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or stats.lines_analysed > PARALLEL_MIN_LINES):
+    pool = scan_pool.pool if workers > 1 and len(tasks) > 1 and review is None and _process is None else None
+    if pool is not None or (workers > 1 and (len(tasks) > PARALLEL_MIN_FILES
+                                             or stats.lines_analysed > PARALLEL_MIN_LINES)):
         stats.workers = workers
-        _run_pool(tasks, options, workers, _process, finished)
+        _run_pool(tasks, options, workers, _process, finished, pool)
     else:
         for task in tasks:
             finished(task, _analyse(_process, task.path, task.display, _task_options(options, task)))
@@ -256,21 +272,43 @@ def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[st
     return frozenset().union(*(config.enabled_codes() for config in seen.values()))
 
 
-def _scan(files: List[str], enabled: FrozenSet[str], workers: int
+class _ScanPool:
+    """The pool of a large tree's scan, kept open for the analysis of its candidates."""
+
+    def __init__(self, stack: contextlib.ExitStack, workers: int) -> None:
+        self.stack = stack
+        self.workers = workers
+        self.pool = None
+
+    def start(self, context):
+        from .workers import StoppablePool
+
+        if self.pool is None:
+            self.pool = self.stack.enter_context(StoppablePool(self.workers, context))
+        return self.pool
+
+    def drop(self) -> None:
+        """The pool broke (a worker died): later work starts its own."""
+        self.pool = None
+
+
+def _scan(files: List[str], enabled: FrozenSet[str], workers: int, holder: Optional[_ScanPool] = None
           ) -> List[Tuple[str, Optional[bytes]]]:
     """The files that pass the prefilter (or cannot be read), with their bytes (None:
     unreadable). Large trees are scanned by several processes: reading and the C-level
     scans are the whole cost of a clean run."""
     if workers > 1 and len(files) >= PARALLEL_SCAN_MIN_FILES:
-        chosen = _scan_in_pool(files, enabled, workers)
+        chosen = _scan_in_pool(files, enabled, workers, holder)
         if chosen is not None:
             return [(path, _read_bytes(path)) for path in chosen]
     return _scan_chunk(files, enabled, keep_data=True)
 
 
-def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False) -> list:
+def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False,
+                warm: bool = False) -> list:
     """Runs here or in a worker: the candidates among `files` (with their bytes if
-    `keep_data`, else their paths only, cheaper to send back)."""
+    `keep_data`, else their paths only, cheaper to send back). `warm`: a worker that will
+    analyse candidates imports the engine now, while this process links them."""
     from .registry import prefilter
 
     may_need = prefilter(enabled)
@@ -279,13 +317,15 @@ def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool =
         data = _read_bytes(path)
         if data is None or may_need(data):
             out.append((path, data) if keep_data else path)
+    if warm and out:
+        from . import fileproc  # noqa: F401
     return out
 
 
-def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
-                  ) -> Optional[List[str]]:
+def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int,
+                  holder: Optional[_ScanPool] = None) -> Optional[List[str]]:
     """Candidate paths found by `workers` processes, in `files` order; None when no pool
-    can be started (then the caller scans here)."""
+    can be started (then the caller scans here). With a `holder`, the pool stays open."""
     from .workers import StoppablePool
 
     context = _pool_context()
@@ -296,11 +336,20 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int
     n_chunks = workers * 4
     chunks = [files[i::n_chunks] for i in range(n_chunks)]
     try:
-        with StoppablePool(workers, context) as pool:
+        if holder is None:
+            with StoppablePool(workers, context) as pool:
+                with pool.starting():
+                    parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks)
+                found = [path for part in parts for path in part]
+        else:
+            pool = holder.start(context)
             with pool.starting():
-                parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks)
+                parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks, [False] * n_chunks,
+                                          [True] * n_chunks)
             found = [path for part in parts for path in part]
     except (OSError, RuntimeError):  # fork refused, or a worker died (BrokenProcessPool)
+        if holder is not None:
+            holder.drop()
         return None
     order = {path: i for i, path in enumerate(files)}
     return sorted(found, key=order.__getitem__)
@@ -443,9 +492,10 @@ def _pool_context():
 
 
 def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional[ProcessFn],
-              finished: Callable[[_Task, FileResult], None]) -> None:
-    """Analyse `tasks` in `workers` processes. An exception here (KeyboardInterrupt from
-    Ctrl-C, or one raised by `finished`) stops the pool: see `volfix.workers`."""
+              finished: Callable[[_Task, FileResult], None], open_pool=None) -> None:
+    """Analyse `tasks` in `workers` processes (`open_pool`: the scan's, still running). An
+    exception here (KeyboardInterrupt from Ctrl-C, or one raised by `finished`) stops the
+    pool: see `volfix.workers`."""
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -457,7 +507,7 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
     # Largest first, so that one big file does not finish last on an otherwise idle pool.
     ordered = sorted(tasks, key=lambda t: -t.lines)
     crashed: List[_Task] = []
-    with StoppablePool(workers, context) as pool:
+    with (contextlib.nullcontext(open_pool) if open_pool is not None else StoppablePool(workers, context)) as pool:
         with pool.starting():
             futures = {pool.executor.submit(_analyse, process, t.path, t.display,
                                             _task_options(options, t)): t for t in ordered}
