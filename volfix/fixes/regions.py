@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from ..flow.taint import TaintResult
 from ..flow.values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, describe, header_nodes, walk_expr
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
-from ..syntax.names import iter_statements, target_names
+from ..syntax.names import function_params, iter_statements, target_names
 from ..findings import RegionPlan
 
 LOGGING_FUNCS = frozenset({"print", "log", "info", "debug", "warning", "warn", "write", "set_description",
@@ -228,10 +228,12 @@ class RegionPlacer:
         if is_opaque(stmt):  # a chunk of a big file volfix did not read: keep regions off it
             return "<code volfix did not read>", stmt.lineno, stmt.end_lineno  # type: ignore[return-value]
         names = set()
+        values_of = self.only_assigned(scope)
         for target, value in _bindings(stmt):
-            if value is not None and autograd_free(value):
+            if value is not None and autograd_free(value, values_of):
                 continue
             names.update(target_names(target))
+        names -= self.rebound_later(stmt, inside)
         if not names:
             return None
         end = run.statements[-1]
@@ -242,13 +244,55 @@ class RegionPlacer:
                 if not isinstance(node.ctx, ast.Load) or self.index.function_of(node) is not scope:
                     continue
                 owner = self.index.statement_of(node)
-                if id(owner) in inside:
+                if id(owner) in inside or self.comprehension_bound(node, owner):
                     continue
                 after = (node.lineno, node.col_offset) > end_pos or id(owner) in spanned
                 in_loop = any(_within(node, loop) for loop in loops)
                 if after or in_loop:
                     return name, stmt.lineno, node.lineno
         return None
+
+    def comprehension_bound(self, node: ast.Name, stmt: ast.stmt) -> bool:
+        """`[hyp for hyp, score in ranked]`: the comprehension binds its own `hyp`."""
+        cur = self.index.parents.get(node)
+        while cur is not None and cur is not stmt:
+            if isinstance(cur, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and any(
+                    node.id in target_names(g.target) for g in cur.generators):
+                return True
+            cur = self.index.parents.get(cur)
+        return False
+
+    def only_assigned(self, scope: ast.AST) -> Callable[[str], Optional[list]]:
+        """name -> the values the scope assigns it, when plain `name = value` statements are
+        its only bindings there (no loop target, `+=`, parameter or tuple target)."""
+        assigned = self.index.assigned_values(scope)
+
+        def values_of(name: str) -> Optional[list]:
+            values = assigned.get(name)
+            if not values:
+                return None
+            stores = sum(1 for n in self.index.names.get(name, ()) if not isinstance(n.ctx, ast.Load)
+                         and self.index.function_of(n) is scope)
+            params = getattr(scope, "args", None)
+            if stores != len(values) or (params is not None and name in function_params(scope)):
+                return None
+            return values
+
+        return values_of
+
+    def rebound_later(self, stmt: ast.stmt, inside: Set[int]) -> Set[str]:
+        """Names a later statement of the same block, inside the region, assigns again
+        (`txt, feat = load(path)` then `feat = Variable(feat, volatile=True)`): what `stmt`
+        bound does not outlive the region."""
+        slot = self.index.slot_of(stmt)
+        if slot is None:
+            return set()
+        out: Set[str] = set()
+        for later in slot[2][slot[3] + 1:]:
+            if id(later) in inside and isinstance(later, ast.Assign):
+                for target in later.targets:
+                    out.update(target_names(target))
+        return out
 
     def records(self, run: Run, taint: TaintResult) -> bool:
         return any(id(s) in taint.recording for top in run.statements for s in iter_statements([top]))
@@ -407,14 +451,34 @@ def _bindings(stmt: ast.stmt):
                 yield item.optional_vars, item.context_expr
 
 
-def autograd_free(node: ast.AST) -> bool:
-    """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of those."""
+# Methods of `str` that `torch.Tensor` does not have: their result carries no autograd history.
+STRING_METHODS = frozenset({"replace", "strip", "lstrip", "rstrip", "lower", "upper", "format", "join",
+                            "startswith", "endswith", "encode", "decode", "capitalize", "zfill", "splitlines"})
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def autograd_free(node: ast.AST, values_of: Optional[Callable[[str], Optional[list]]] = None,
+                  depth: int = 0) -> bool:
+    """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of
+    those; with `values_of` (name -> the values the scope assigns it), names assigned only
+    such values (`psub1 = F.softmax(out).data.cpu().numpy()`, then `psub = psub1`)."""
     if is_constant(node):
         return True
+    if isinstance(node, ast.Name):
+        values = values_of(node.id) if values_of is not None and depth < 3 else None
+        return bool(values) and all(autograd_free(v, values_of, depth + 1) for v in values)
     if isinstance(node, ast.Attribute):
         return node.attr in KILL_ATTRS or autograd_free(node.value)
     if isinstance(node, ast.Subscript):
-        return autograd_free(node.value)
+        return autograd_free(node.value, values_of, depth)
     if isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -424,12 +488,15 @@ def autograd_free(node: ast.AST) -> bool:
         if isinstance(func, ast.Attribute):
             if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
                 return True
+            if isinstance(func.value, ast.Constant) or _dotted(func.value) in ("os", "os.path") \
+                    or func.attr in STRING_METHODS:
+                return True  # `"".join(chars)`, `name.replace(" ", "_")`, `os.path.basename(p)`
             return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
         return isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}
     if isinstance(node, ast.BinOp):
-        return autograd_free(node.left) and autograd_free(node.right)
+        return autograd_free(node.left, values_of, depth) and autograd_free(node.right, values_of, depth)
     if isinstance(node, ast.UnaryOp):
-        return autograd_free(node.operand)
+        return autograd_free(node.operand, values_of, depth)
     if isinstance(node, (ast.Compare, ast.JoinedStr)):
         return True
     return False

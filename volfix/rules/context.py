@@ -52,7 +52,6 @@ class RuleContext:
         self._calls: Dict[int, Optional[VariableCall]] = {}
         self._group = 0
         self._wrappers: Optional[Dict[str, int]] = None
-        self._assignments: Dict[int, Dict[str, List[ast.AST]]] = {}
         self.helpers: list = []  # volfix.flow.follow.HelperRecord, filled by the planner
 
     # ------------------------------------------------------------------ reporting
@@ -163,22 +162,9 @@ class RuleContext:
             if isinstance(expr.func, ast.Attribute) and expr.func.attr in PLAIN_METHODS:
                 return self.is_plain(expr.func.value, depth + 1)
         if isinstance(expr, ast.Name):
-            values = self._assigned_values(self.index.function_of(expr)).get(expr.id)
+            values = self.index.assigned_values(self.index.function_of(expr)).get(expr.id)
             return bool(values) and all(self.is_plain(v, depth + 1) for v in values)
         return False
-
-    def _assigned_values(self, scope: ast.AST) -> Dict[str, List[ast.AST]]:
-        """Name -> the values a scope's plain `name = value` statements assign (one walk a
-        scope: a module-level script asks for every name of every line)."""
-        found = self._assignments.get(id(scope))
-        if found is None:
-            found = self._assignments[id(scope)] = {}
-            body = scope.body if isinstance(getattr(scope, "body", None), list) else []
-            for stmt in nm.iter_statements(body):
-                if isinstance(stmt, ast.Assign):
-                    for name in dict.fromkeys(t.id for t in stmt.targets if isinstance(t, ast.Name)):
-                        found.setdefault(name, []).append(stmt.value)
-        return found
 
     def legacy_argument_plain(self, expr: ast.AST) -> bool:
         """The argument of a call that spells `volatile=`: in 0.3 it had to be a tensor

@@ -60,6 +60,7 @@ class ModuleIndex:
         self._steps: Dict[Optional[Tuple[int, int]], str] = {}
         self._names_by_statement: Optional[Dict[int, Tuple[str, ...]]] = None
         self._slots: Dict[int, Optional[Tuple[ast.AST, str, list, int]]] = {}
+        self._assignments: Dict[int, Dict[str, List[ast.AST]]] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
@@ -132,6 +133,19 @@ class ModuleIndex:
                     by_statement.setdefault(sid, []).append(name)
             self._names_by_statement = {sid: tuple(names) for sid, names in by_statement.items()}
         return self._names_by_statement.get(stmt_id, ())
+
+    def assigned_values(self, scope: ast.AST) -> Dict[str, List[ast.AST]]:
+        """Name -> the values the scope's plain `name = value` statements assign (one walk a
+        scope: a module-level script asks for every name of every line)."""
+        found = self._assignments.get(id(scope))
+        if found is None:
+            found = self._assignments[id(scope)] = {}
+            body = scope.body if isinstance(getattr(scope, "body", None), list) else []
+            for stmt in nm.iter_statements(body):
+                if isinstance(stmt, ast.Assign):
+                    for name in dict.fromkeys(t.id for t in stmt.targets if isinstance(t, ast.Name)):
+                        found.setdefault(name, []).append(stmt.value)
+        return found
 
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The innermost def, lambda or class holding `node` (the module if none)."""
