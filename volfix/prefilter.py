@@ -11,6 +11,10 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
         `from torch import autograd`, `torch.autograd.variable.Variable`,
         `from torch.autograd import *`) spells all three in the file. VF101 is keyed on
         `Variable`, not `volatile`: the flag may be the third positional argument.
+        `Variable` must also be *bound* where it occurs (in an import, as an attribute
+        `autograd.Variable`, or with a star import of `torch.autograd`) and *used* other
+        than as `Variable.<attr>`: a string `"Variable"`, prose in a docstring and
+        `Variable._execution_engine` (PyTorch's own code) make no candidate.
     VF201-VF203                `torch`, and the word `volatile` in code, as an attribute
                                (`x.volatile`), a string (`"volatile"`) or a keyword
                                (`volatile=`)
@@ -298,7 +302,8 @@ SUPPRESSION = Needs("`volfix` or a `VF<digit>` code (case-insensitive): a suppre
 # without it is rejected by one scan. A `Variable` call with a `volatile=` keyword is also
 # read without an import of `torch.autograd`: the name may come from a star import (SPEC §2.9).
 TORCH_VARIABLE = Needs(
-    "`torch`, and `Variable` and `autograd` as words in code; or `Variable` and a `volatile=` keyword",
+    "`torch`, and `Variable` and `autograd` as words in code, `Variable` bound (an import, "
+    "`autograd.Variable`) and used; or `Variable` and a `volatile=` keyword",
     _any(_family((b"torch", b"Variable", b"autograd"),
                  (_variable_bound_and_used, _code_word(b"autograd"))),
          _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword)))))
