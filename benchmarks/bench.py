@@ -2,6 +2,7 @@
 
     python benchmarks/bench.py [--runs 5] [--lines 120000] [--skip-torch] [--jobs N]
                                [--big-lines 120000] [--skip-big]
+                               [--tainted-lines 30000] [--skip-tainted]
 
 Builds its inputs, then times each command several times and prints medians and ratios:
 
@@ -10,7 +11,9 @@ Builds its inputs, then times each command several times and prints medians and 
       third of its files);
   (c) one 120k-line module-level script with a single finding (`gen_big_module.py`, the
       shape of exported notebooks and generated code): wall time and peak memory of
-      `volfix check` against the targets (BIG_TARGET_SECONDS, BIG_TARGET_MB on 2 cores).
+      `volfix check` against the targets (BIG_TARGET_SECONDS, BIG_TARGET_MB on 2 cores);
+  (d) a 30k-line script whose every line computes with one volatile value: the flow
+      analysis and the region must stay linear (it took over a minute when they were not).
 
 Commands: `volfix check --no-cache` (and, on (b), a warm-cache re-run), `ruff check
 --isolated --no-cache --select E9`, and `grep -rl volatile`. On (a) grep is also run on the
@@ -165,6 +168,22 @@ def big_module(work: str, volfix: List[str], lines: int, runs: int) -> Measure:
     return m
 
 
+def tainted_script(work: str, volfix: List[str], lines: int, runs: int) -> Measure:
+    """(d): a script whose every line computes with one volatile value (`y{i} = out * i + x`):
+    the flow analysis and the region over all of them must stay linear in the lines."""
+    folder = os.path.join(work, "tainted")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "long_eval.py")
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write("from torch.autograd import Variable\nout = model(Variable(x, volatile=True))\n")
+        fh.writelines(f"y{i} = out * {i} + x\n" for i in range(lines))
+    print(f"(d) tainted script {path}: {lines + 2:,} lines, every line computes with the volatile value")
+    m = measure("volfix check --no-cache", volfix + ["check", "--no-cache", "--exit-zero", "-q",
+                                                      path], runs, cwd=folder, warmup=0)
+    print(row(m, {}) + f"  {lines / m.median:9,.0f} lines/s\n")
+    return m
+
+
 def compile_volfix() -> str:
     """Write the volfix package's bytecode, as `pip install` does: an editable install run
     with PYTHONDONTWRITEBYTECODE=1 (set on some CI images) would otherwise compile every
@@ -190,6 +209,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--big-lines", type=int, default=120_000,
                         help="lines of the big module-level script of (c)")
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--tainted-lines", type=int, default=30_000,
+                        help="lines of the script of (d), every one computing with the volatile value")
+    parser.add_argument("--skip-tainted", action="store_true")
     parser.add_argument("--keep", metavar="DIR", help="build the legacy tree here and keep it")
     args = parser.parse_args(argv)
     sys.path.insert(0, HERE)
@@ -244,6 +266,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         if not args.skip_big:
             big_module(work, volfix, args.big_lines, max(1, args.runs // 2))
+        if not args.skip_tainted:
+            tainted_script(work, volfix, args.tainted_lines, max(1, args.runs // 2))
         if args.skip_legacy:
             return 0
         legacy = os.path.join(work, "legacy")
