@@ -146,7 +146,10 @@ def _attribute_key_or_keyword(data: bytes, start: int, end: int) -> bool:
 
 # What may stand between `import` and a name it binds: names, `as`, commas, parentheses,
 # line breaks and continuations, comments, and (a notebook's JSON) quotes.
-_IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\n\\]|\\(?!n))*)*')
+# A comment runs to its line's end (a newline, or `\n` in a notebook's JSON): it cannot stop
+# early and hand its words to the first alternative, which made the match exponential in
+# the number of comments.
+_IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\n\\]|\\(?!n))*(?=\n|\\n|$))*')
 _JSON_SEPARATOR = re.compile(rb'"\s*,\s*"')
 _JSON_START = re.compile(rb"\s*\{")
 _STAR_IMPORT = re.compile(rb"autograd(?:\.variable)?\s+import\s+\*")
