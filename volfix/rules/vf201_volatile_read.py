@@ -55,12 +55,15 @@ class VolatileAttributeRead(Rule):
     `torch.is_grad_enabled()` for the negations), which restores the 0.3 intent inside a
     migrated region. `volatile=x.volatile` passed on to a constructor is dropped with it (VF103).
     Code that branches on the value behaves differently under the two rewrites, so a reviewer
-    should look.
+    should look. One guard is safe: `if not out.volatile:` whose body only calls
+    `out.register_hook(...)`. PyTorch 0.3's `register_hook` raised both on a volatile
+    Variable and on one that did not require grad, so every run that passed the guard had
+    `out.requires_grad`, which is what `register_hook` needs today.
     """
 
     CODE = "VF201"
     MESSAGE = "`.volatile` is always False since PyTorch 0.4; use `torch.is_grad_enabled()` or `.requires_grad`"
-    FIX = Applicability.UNSAFE
+    FIX = Applicability.SAFE  # the `register_hook` guard; every other read is unsafe
     FIX_TITLE = "Replace the `.volatile` read"
     NEEDS = prefilter.TORCH_VOLATILE
     NAMES = frozenset({"volatile"})
@@ -97,8 +100,9 @@ class VolatileAttributeRead(Rule):
                    f"which `.requires_grad` answers today")
         if text.startswith("not ") and isinstance(ctx.index.parents.get(target), _WRAP_PARENTS):
             text = f"({text})"
-        ctx.report(self.CODE, node, note=f"unsafe fix: {why}",
-                   fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE,
+        safe = not grad_mode and not volatile_means and _only_hooks_itself(target, obj, ctx)
+        ctx.report(self.CODE, node, note=None if safe else f"unsafe fix: {why}",
+                   fix=ctx.edit_fix(Applicability.SAFE if safe else Applicability.UNSAFE, self.FIX_TITLE,
                                     [TextEdit(ctx.src.start(target), ctx.src.end(target), text)], imports))
 
     @staticmethod
@@ -143,6 +147,20 @@ class VolatileAttributeRead(Rule):
         return not any(isinstance(n.ctx, ast.Store) and ctx.index.function_of(n) is scope
                        and (n.lineno, n.col_offset) < (node.lineno, node.col_offset)
                        for n in ctx.index.names.get(obj.id, ()))
+
+
+def _only_hooks_itself(test, obj, ctx) -> bool:
+    """`if not out.volatile: out.register_hook(h)`, nothing else: 0.3's `register_hook` raised
+    on a volatile Variable and on one that did not require grad (variable.py), so every run
+    that passed this guard had `out.requires_grad`, and today's `register_hook` needs exactly
+    that. `if out.requires_grad:` is the same guard."""
+    parent = ctx.index.parents.get(test)
+    if not isinstance(parent, ast.If) or parent.test is not test or parent.orelse:
+        return False
+    name = ctx.src.segment(obj)
+    return all(isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+               and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "register_hook"
+               and ctx.src.segment(stmt.value.func.value) == name for stmt in parent.body)
 
 
 def _guards_gradients(node, ctx) -> bool:
