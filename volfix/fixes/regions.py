@@ -289,9 +289,13 @@ class RegionPlacer:
             return set()
         out: Set[str] = set()
         for later in slot[2][slot[3] + 1:]:
-            if id(later) in inside and isinstance(later, ast.Assign):
+            if id(later) not in inside:
+                break
+            if isinstance(later, ast.Assign):
                 for target in later.targets:
                     out.update(target_names(target))
+            elif any(isinstance(n, _JUMPS) for n in ast.walk(later)):
+                break  # `if c: break` first: the earlier value may leave the block
         return out
 
     def records(self, run: Run, taint: TaintResult) -> bool:
@@ -451,6 +455,7 @@ def _bindings(stmt: ast.stmt):
                 yield item.optional_vars, item.context_expr
 
 
+_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
 # Methods of `str` that `torch.Tensor` does not have: their result carries no autograd history.
 STRING_METHODS = frozenset({"replace", "strip", "lstrip", "rstrip", "lower", "upper", "format", "join",
                             "startswith", "endswith", "encode", "decode", "capitalize", "zfill", "splitlines"})
