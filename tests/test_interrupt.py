@@ -47,9 +47,12 @@ def _no_process_left_behind():
 
 def _volfix(*args: str, cwd: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "VOLFIX_DEBUG")}
+    # A test run started in the background inherits SIGINT ignored (POSIX), and so would the
+    # child, where Python then raises no KeyboardInterrupt: start it as a terminal would.
     proc = subprocess.Popen([sys.executable, "-m", "volfix", *args], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _STARTED.append(proc)
     return proc
 

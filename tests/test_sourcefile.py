@@ -304,6 +304,16 @@ def test_keyboard_interrupt_inside_the_write_leaves_the_old_file(tmp_path, monke
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
                     reason="signal handlers need the main thread")
 def test_real_sigint_during_the_write_is_delivered_after_it(tmp_path, monkeypatch):
+    # A test run started in the background inherits SIGINT ignored (POSIX), and Python then
+    # installs no KeyboardInterrupt handler: install it, as an interactive run has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _sigint_during_the_write(tmp_path, monkeypatch)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _sigint_during_the_write(tmp_path, monkeypatch):
     path = write(tmp_path / "a.py", b"old\n")
     real_fsync = os.fsync
 
@@ -342,8 +352,10 @@ def test_sigint_at_random_moments_leaves_old_or_new(tmp_path):
     target = work / "big.py"
     for delay in (0.05, 0.11, 0.23, 0.37):
         target.write_bytes(old)
+        # SIGINT may be ignored in this process (a background test run): not in the child.
         proc = subprocess.Popen([sys.executable, "-c", script, str(target), str(tmp_path / "old.bin"),
-                                 str(tmp_path / "new.bin")], stdout=subprocess.PIPE)
+                                 str(tmp_path / "new.bin")], stdout=subprocess.PIPE,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             assert proc.stdout.readline() == b"ready\n"
             time.sleep(delay)
