@@ -183,6 +183,12 @@ CASES = [
     Case("script_periodic_eval", frozenset({"VF101", "VF110"}),
          inference=("last_test_output",), grads=("first_grad", "last_grad"),
          graph_before="T{6}", graph_after="TFTTFT"),
+    # The same, converted with `.type(torch.FloatTensor)` and evaluated at three places: the
+    # top of each epoch, every other step inside the training loop, and after it. Each
+    # evaluation gets its own region; none covers a training step.
+    Case("script_nested_eval_blocks", frozenset({"VF101", "VF110"}),
+         inference=("last_test_output", "final_output"), grads=("linear_grad", "bn_grad"),
+         graph_before="T{15}", graph_after="(FFTTFTT){2}F"),
     # `.data[0]` on losses and reductions (0-dim since 0.4) next to a row read `outputs.data[0]`.
     # The repair reads each scalar as 0.3 did, a Python number (`.tolist()` of a 0-dim tensor),
     # and leaves the row alone.

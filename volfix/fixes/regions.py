@@ -131,6 +131,12 @@ class RegionPlacer:
             if run is None:
                 continue
             found, covered = self.split(run, scope, taint, cell, avoid_training=not flag)
+            if not flag and self.training_near(found) is not None:
+                # A use inside the training loop (`if step % 50 == 0: cnn(test_x)`): each use
+                # gets the largest statement around it that trains nothing (the eval block).
+                apart = self.around_uses([s for s in cell if id(s) in keep], scope, deleted, taint, keep)
+                if apart and self.training_near(apart) is None:
+                    found = apart
             runs.extend(found)
             covers = covers or covered
             training = training or self.training_near(found)
@@ -146,6 +152,42 @@ class RegionPlacer:
             return placement
         self.choose_form(placement, scope, deleted, flag)
         return placement
+
+    def around_uses(self, uses: List[ast.stmt], scope: ast.AST, deleted: Set[int], taint: TaintResult,
+                    keep: Set[int]) -> List[Run]:
+        """One run for each use: the use grown to the outermost statement around it, inside
+        `scope`, that holds no training call; runs of one block with nothing that trains
+        between them are merged."""
+        tops: List[ast.stmt] = []
+        for use in uses:
+            node = use
+            while True:
+                parent = self.index.parents.get(node)
+                while parent is not None and not isinstance(parent, ast.stmt) and parent is not scope:
+                    parent = self.index.parents.get(parent)
+                if parent is None or parent is scope or isinstance(parent, FUNCTIONS + (ast.ClassDef,)) \
+                        or self.training_call([parent]) is not None:
+                    break
+                node = parent
+            if not any(_within(node, t) for t in tops):
+                tops = [t for t in tops if not _within(t, node)] + [node]
+        runs: List[Run] = []
+        for top in sorted(tops, key=lambda t: (t.lineno, t.col_offset)):
+            slot = self.index.slot_of(top)
+            if slot is None:
+                return []
+            owner, name, block, position = slot
+            last = runs[-1] if runs else None
+            if last is not None and last.block is block and self.training_call(block[last.last + 1:position]) is None:
+                runs[-1] = Run(owner, name, block, last.first, position)
+            else:
+                runs.append(Run(owner, name, block, position, position))
+        out = []
+        for run in runs:
+            run = self.trim(self.extend_to_lines(run), deleted, taint, keep)
+            if run is not None:
+                out.append(run)
+        return out
 
     def by_part(self, stmts: List[ast.stmt]) -> List[List[ast.stmt]]:
         """The statements grouped by notebook cell (one group for a .py file)."""

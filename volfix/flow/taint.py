@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..syntax.index import ModuleIndex
-from .values import (KILL_ATTRS, KILL_FUNCS, KILL_METHODS, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
+from .values import (KILL_ATTRS, KILL_FUNCS, kills, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
                      PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
                      kill, root, target_keys, volatile_false_target)
 
@@ -460,7 +460,7 @@ class TaintAnalysis:
         args = [a for a in node.args] + [k.value for k in node.keywords]
         if isinstance(func, ast.Attribute):
             method = func.attr
-            if method in KILL_METHODS:
+            if kills(node):
                 self.eval(func.value, state, moved=True)
                 for a in args:
                     self.eval(a, state)

@@ -21,7 +21,8 @@ MOVE_METHODS = frozenset({"cuda", "cpu", "to", "float", "double", "half", "long"
                           "bool", "view", "view_as", "unsqueeze", "squeeze", "contiguous",
                           "expand", "expand_as", "permute", "transpose", "t", "reshape",
                           "pin_memory", "clone", "narrow", "select", "chunk", "split", "flatten",
-                          "type_as", "repeat", "index_select", "unbind"})
+                          "type_as", "repeat", "index_select", "unbind",
+                          "type"})  # `x.type(torch.FloatTensor)`; `x.type()` is a string (`kills`)
 # Container methods that store their argument: the container now holds the value.
 MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "put",
                       "setdefault"})
@@ -73,6 +74,15 @@ def kill(state: State, key: Key) -> None:
         del state[other]
 
 
+def kills(call: ast.Call) -> bool:
+    """A method call whose result carries no graph (`x.item()`, `x.size()`, `x.type()` as a
+    string). `x.type(torch.FloatTensor)` converts the tensor: it moves the value instead."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in KILL_METHODS:
+        return False
+    return not (func.attr == "type" and (call.args or call.keywords))
+
+
 def combine(values: List[Tuple[bool, bool]]) -> Tuple[bool, bool]:
     tainted = [raw for t, raw in values if t]
     if not tainted:
@@ -106,7 +116,7 @@ def graph_free(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute):
-            return func.attr in KILL_METHODS
+            return kills(node)
         return isinstance(func, ast.Name) and func.id in KILL_FUNCS
     if isinstance(node, (ast.JoinedStr, ast.Compare)):
         return True
