@@ -63,7 +63,8 @@ class VolatileInVariableCall(Rule):
     step: the call is only unwrapped, and the diagnostic says so. Nothing is wrapped inside an
     existing `no_grad`/`inference_mode` region. A training step is never wrapped: the region
     goes where the value is computed with, around the step (a script's volatile test batch
-    above the training loop gets the evaluation block inside it). Unwrapping is safe: in 0.3
+    above the training loop gets each evaluation block inside it: at the top of an epoch,
+    under `if step % 50 == 0:`, after the loop). Unwrapping is safe: in 0.3
     the argument of `Variable(...)` had to be a tensor, so no gradient can flow into it, unless
     the code evidently computes it with a module (`Variable(model(x), volatile=True)`, code
     already half-migrated: unsafe, or safe with `legacy-semantics = true`). The fix is also
