@@ -336,16 +336,11 @@ def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int,
     n_chunks = workers * 4
     chunks = [files[i::n_chunks] for i in range(n_chunks)]
     try:
-        if holder is None:
-            with StoppablePool(workers, context) as pool:
-                with pool.starting():
-                    parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks)
-                found = [path for part in parts for path in part]
-        else:
-            pool = holder.start(context)
+        with contextlib.ExitStack() as own:  # a pool of its own closes here; the holder's stays open
+            pool = own.enter_context(StoppablePool(workers, context)) if holder is None else holder.start(context)
+            warm = [holder is not None] * n_chunks
             with pool.starting():
-                parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks, [False] * n_chunks,
-                                          [True] * n_chunks)
+                parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks, [False] * n_chunks, warm)
             found = [path for part in parts for path in part]
     except (OSError, RuntimeError):  # fork refused, or a worker died (BrokenProcessPool)
         if holder is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from ..flow.taint import TaintResult
-from ..flow.values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, describe, header_nodes, walk_expr
+from ..flow.values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, describe, header_nodes, key_of, walk_expr
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import function_params, iter_statements, target_names
@@ -503,15 +503,6 @@ STRING_METHODS = frozenset({"replace", "strip", "lstrip", "rstrip", "lower", "up
                             "startswith", "endswith", "encode", "decode", "capitalize", "zfill", "splitlines"})
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else ""
-    return ""
-
-
 def autograd_free(node: ast.AST, values_of: Optional[Callable[[str], Optional[list]]] = None,
                   depth: int = 0) -> bool:
     """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of
@@ -535,7 +526,7 @@ def autograd_free(node: ast.AST, values_of: Optional[Callable[[str], Optional[li
         if isinstance(func, ast.Attribute):
             if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
                 return True
-            if isinstance(func.value, ast.Constant) or _dotted(func.value) in ("os", "os.path") \
+            if isinstance(func.value, ast.Constant) or key_of(func.value) in ("os", "os.path") \
                     or func.attr in STRING_METHODS:
                 return True  # `"".join(chars)`, `name.replace(" ", "_")`, `os.path.basename(p)`
             return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)

@@ -14,7 +14,6 @@ from ..fixes.expressions import Expressions
 from ..findings import Finding, Flag, Source
 from ..findings import FixPlan
 from ..model import Applicability
-from ..syntax import names as nm
 from ..syntax.document import Document
 from ..syntax.index import ModuleIndex
 from ..flow import grad_mode, helper_calls
