@@ -23,7 +23,12 @@ Kinds (`KINDS`):
                           unwrapping `Variable(x)` in one branch and `Variable(x, volatile=True)`
                           in the other: the test no longer decides anything);
 * alias                   `style_v = style`: a new plain-name alias (left by unwrapping
-                          `style_v = Variable(style)`; the code should use `style`);
+                          `style_v = Variable(style)`; the code should use `style`). Not when
+                          the name merges values (another branch of an `if`/`try` around it,
+                          or a binding before that `if`, gives it a value read after it), nor
+                          when it is converted later (`a = a.cuda()`) while the original is
+                          still read after the conversion or is not a local of the function:
+                          any migration keeps those;
 * indent-unit             a new block indented with another unit than the file's (a 4-space block
                           in a 2-space file, spaces in a tab file);
 * nested-region           a new region inside a region that was already there (or inside another
@@ -110,6 +115,7 @@ def _is_none(node: ast.AST) -> bool:
 def _expression_items(tree: ast.AST) -> List[Tuple[str, ast.AST, str]]:
     """(kind, node, normalised source) of every expression-level pattern in `tree`."""
     out = []
+    par: Optional[Dict[ast.AST, ast.AST]] = None
     for node in ast.walk(tree):
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
             gen = node.generators[0]
@@ -135,8 +141,69 @@ def _expression_items(tree: ast.AST) -> List[Tuple[str, ast.AST, str]]:
                     and any(_same(a, b) for a, b in zip(target.elts, value.elts)):
                 out.append(("partial-tuple-unwrap", node, ast.unparse(node)))
             elif isinstance(target, ast.Name) and isinstance(value, ast.Name) and target.id != value.id:
-                out.append(("alias", node, ast.unparse(node)))
+                if par is None:
+                    par = parents_of(tree)
+                if not _alias_carries_more(node, par):
+                    out.append(("alias", node, ast.unparse(node)))
     return out
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+
+
+def _alias_carries_more(node: ast.Assign, par: Dict[ast.AST, ast.AST]) -> bool:
+    """Is `a = b` code that any migration keeps, not a leftover? Either `a` merges values:
+    another branch of an `if`/`try` around it binds `a` too, or `a` was bound before that
+    `if` and is read after it (`gtruth = target.view(-1)` ... `if smooth: gtruth = tmp_`);
+    or `a` is converted afterwards (`a = a.cuda()`) while `b` is still read after the
+    conversion or is not a local of the function (renaming would rebind it)."""
+    a, b = node.targets[0].id, node.value.id  # type: ignore[attr-defined]
+    scope = par.get(node)
+    chain = [node]
+    while scope is not None and not isinstance(scope, _SCOPES):
+        chain.append(scope)
+        scope = par.get(scope)
+    names = [n for n in _scope_walk(scope) if isinstance(n, ast.Name) and n.id in (a, b)]
+    stores_a = [n for n in names if n.id == a and not isinstance(n.ctx, ast.Load) and n is not node.targets[0]]
+    for child, owner in zip(chain, chain[1:]):
+        if isinstance(owner, (ast.If, ast.Try)):
+            branches = [owner.body, owner.orelse] + [h.body for h in getattr(owner, "handlers", [])]
+            others = [s for branch in branches if child not in branch for s in branch]
+            if any(_within(n, s) for n in stores_a for s in others):
+                return True
+            before = any(n.lineno < owner.lineno for n in stores_a)
+            read_after = any(n.id == a and isinstance(n.ctx, ast.Load) and n.lineno > owner.end_lineno for n in names)
+            if before and read_after:
+                return True
+    conversions = [n for n in stores_a if n.lineno > node.lineno and isinstance(par.get(n), ast.Assign)
+                   and any(isinstance(m, ast.Name) and m.id == a for m in ast.walk(par[n].value))]
+    if conversions:
+        first = min(n.lineno for n in conversions)
+        params = set()
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = scope.args
+            params = {x.arg for x in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg] if x}
+        local = b in params or any(n.id == b and not isinstance(n.ctx, ast.Load) for n in names)
+        if not isinstance(scope, ast.Module) and not local:
+            return True
+        if any(n.id == b and isinstance(n.ctx, ast.Load) and n.lineno > first for n in names):
+            return True
+    return False
+
+
+def _scope_walk(scope: ast.AST):
+    """The nodes of `scope` outside the functions and classes nested in it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _within(node: ast.AST, stmt: ast.AST) -> bool:
+    return (stmt.lineno, stmt.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (stmt.end_lineno, stmt.end_col_offset)
 
 
 def _new_expression_items(old_tree, new_tree, changed: Set[int]) -> List[Tuple[str, int, str]]:

@@ -118,6 +118,48 @@ def test_alias_left_by_unwrapping_only_when_new():
     assert kinds(original, fixed) == [("alias", 2)]
 
 
+def test_alias_that_merges_branch_values_is_code_not_a_leftover():
+    original = """
+    def loss(target, smoothed, cpu_img, flip):
+        gtruth = target.view(-1)
+        if smoothed is not None:
+            gtruth = Variable(smoothed)
+        if flip:
+            rois = Variable(cpu_img)
+        else:
+            rois = target
+        return gtruth, rois
+    """
+    fixed = original.replace("Variable(smoothed)", "smoothed").replace("Variable(cpu_img)", "cpu_img")
+    assert kinds(original, fixed) == []
+
+
+def test_alias_converted_while_the_original_is_still_read_is_code():
+    original = """
+    LOOKUP = load()
+    def prepare(real_img_cpu, cuda):
+        real_imgs = Variable(real_img_cpu)
+        if cuda:
+            real_imgs = real_imgs.cuda()
+        save(real_img_cpu)
+        return real_imgs
+    def expand(z):
+        ix = Variable(LOOKUP)
+        if z.is_cuda:
+            ix = ix.cuda()
+        return z[ix]
+    def plain(batch, cuda):
+        bat = Variable(batch)
+        if cuda:
+            bat = bat.cuda()
+        return bat
+    """
+    fixed = original.replace("Variable(real_img_cpu)", "real_img_cpu").replace(
+        "Variable(LOOKUP)", "LOOKUP").replace("Variable(batch)", "batch")
+    # only the last one could have named `batch` throughout
+    assert kinds(original, fixed) == [("alias", 15)]
+
+
 def test_four_space_block_in_a_two_space_file():
     original = """
     def evaluate(model, x):

@@ -90,8 +90,9 @@ def assert_kept(program: Program, fixed: str) -> None:
 def collapsible_ifs(program: Program):
     """Rows that may go: those of an `if` statement with a branch of FREE lines only (the fix
     may rewrite it into a copy of the other branch and keep one copy, or empty a rewritten
-    `else`, SPEC §2.8; which copy stays cannot be told when both read the same); and the
-    rows inside such statements (which may lose one indentation unit)."""
+    `else`, SPEC §2.8; which copy stays cannot be told when both read the same; an
+    `if flag:` without `else` goes with the only statement it held); and the rows inside such
+    statements (which may lose one indentation unit)."""
     headers, inside = set(), set()
     try:
         tree = ast.parse(mask_async(program.source)[0])
@@ -99,6 +100,11 @@ def collapsible_ifs(program: Program):
         return headers, inside
     tags = [tag for _, tag in program.lines]
     for node in ast.walk(tree):
+        if isinstance(node, ast.If) and not node.orelse and _plain_test(node.test) and \
+                all(tags[r - 1] == FREE for s in node.body for r in range(s.lineno, s.end_lineno + 1)):
+            # `if flag:` around a fixed statement that went (`x = x`): the `if` goes with it
+            headers.update(range(node.lineno, node.end_lineno + 1))
+            continue
         if not isinstance(node, ast.If) or not node.orelse:
             continue
         if isinstance(node.orelse[0], ast.If):
@@ -113,6 +119,12 @@ def collapsible_ifs(program: Program):
             headers.update(range(node.lineno, node.end_lineno + 1))
             inside.update(range(node.lineno, node.end_lineno + 1))
     return headers, inside
+
+
+def _plain_test(test: ast.expr) -> bool:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Name)
 
 
 def variable_aliases(source: str) -> dict:
@@ -137,16 +149,20 @@ def variable_aliases(source: str) -> dict:
 
 
 def renamings(text: str, aliases: dict) -> set:
-    """`text` with the reads of any subset of `aliases` replaced (the fix removes an alias
-    only where that is safe)."""
-    out = {text}
-    names = sorted(n for n in aliases if re.search(rf"\b{re.escape(n)}\b", text))[:5]
-    for size in range(1, len(names) + 1):
-        for chosen in itertools.combinations(names, size):
-            pattern = re.compile(r"\b(" + "|".join(map(re.escape, chosen)) + r")\b")
-            for originals in itertools.product(*(sorted(aliases[n]) for n in chosen)):
-                meaning = dict(zip(chosen, originals))
-                out.add(pattern.sub(lambda m: meaning[m.group(1)], text))
+    """`text` with any of its mentions of `aliases` replaced, each on its own (the fix renames
+    the reads an alias's binding reaches, which may be some of a line's: `x = y` then
+    `for x in x:` becomes `for x in y:`)."""
+    if not aliases:
+        return {text}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(aliases, key=len, reverse=True))) + r")\b")
+    found = list(pattern.finditer(text))[:6]
+    out = set()
+    for choice in itertools.product(*([m.group(1)] + sorted(aliases[m.group(1)]) for m in found)):
+        pieces, last = [], 0
+        for m, name in zip(found, choice):
+            pieces += [text[last:m.start()], name]
+            last = m.end()
+        out.add("".join(pieces) + text[last:])
     return out
 
 

@@ -189,6 +189,13 @@ CASES = [
     Case("script_nested_eval_blocks", frozenset({"VF101", "VF110"}),
          inference=("last_test_output", "final_output"), grads=("linear_grad", "bn_grad"),
          graph_before="T{15}", graph_after="(FFTTFTT){2}F"),
+    # One name wrapping a tensor per phase (issue 13's alias leftovers): `inputs` in the
+    # training loop and again, volatile, in the validation loop; `inputv` rebound to a second
+    # value; a closure reading a wrapped target; a batch still saved on the CPU after it moved.
+    # Each alias goes where its reads see nothing else, and only there.
+    Case("alias_live_ranges", frozenset({"VF101", "VF110"}),
+         inference=("val_loss", "scores"), grads=("grad", "weight"),
+         graph_before="T{12}", graph_after="T{3}F{2}TTFTTTF"),
     # `.data[0]` on losses and reductions (0-dim since 0.4) next to a row read `outputs.data[0]`.
     # The repair reads each scalar as 0.3 did, a Python number (`.tolist()` of a 0-dim tensor),
     # and leaves the row alone.

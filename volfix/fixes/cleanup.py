@@ -8,9 +8,11 @@ code the author wrote), and every change is an exact text edit.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, List, Optional, Set
 
 from ..edits import TextEdit
+from ..flow.defuse import ENTRY, Graph
 from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
@@ -35,7 +37,7 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) 
                 edits.extend(found)
                 taken.add(id(node))
                 continue
-        if isinstance(node, ast.If) and created(node) and id(node) not in taken:
+        if isinstance(node, ast.If) and _if_key(node) not in before and id(node) not in taken:
             # Keep the branch the fix did not touch. A fixed branch that became a copy of the
             # other is not "created" either (the same statement exists): keep the body then.
             changed = [any(created(s) for s in branch) for branch in (node.body, node.orelse)]
@@ -66,6 +68,9 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) 
     return _aliases(index, expr, created)
 
 
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
 def _fingerprint(node: ast.AST) -> str:
     return ast.dump(node)
 
@@ -75,14 +80,25 @@ def _fingerprints(tree: ast.Module) -> Set[str]:
     for n in ast.walk(tree):
         if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp)):
             out.add(_fingerprint(n))
-        # an `else` holding a `pass` the author wrote (an `if` on the same test): never emptied by a fix
-        if isinstance(n, ast.If) and any(isinstance(s, ast.Pass) for s in n.orelse):
-            out.add(_else_pass_key(n))
+        if isinstance(n, ast.If):
+            out.add(_if_key(n))
+            # an `else` holding a `pass` the author wrote (an `if` on the same test): never emptied by a fix
+            if any(isinstance(s, ast.Pass) for s in n.orelse):
+                out.add(_else_pass_key(n))
     return out
 
 
+_NAME_ID = re.compile(r"Name\(id='[^']*'")
+
+
+def _if_key(node: ast.If) -> str:
+    """An `if` statement's shape, whatever names it reads: renaming an alias away (`if x:`
+    becomes `if y:`) does not make the author's `if` one that the fix created."""
+    return "if:" + _NAME_ID.sub("Name(id=''", ast.dump(node))
+
+
 def _else_pass_key(node: ast.If) -> str:
-    return "else-pass:" + ast.dump(node.test)
+    return "else-pass:" + _NAME_ID.sub("Name(id=''", ast.dump(node.test))
 
 
 def _only_pass(block: List[ast.stmt]) -> bool:
@@ -255,32 +271,24 @@ def _is_none(node: ast.AST) -> bool:
 
 def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
     """`style_v = style` (or `input_var = input`, `b_x = x`) left by unwrapping
-    `style_v = Variable(style)`: the alias goes and every mention of it names `style`. Only
-    when both names have one meaning where it matters: the alias is never mentioned before
-    that binding (in a loop: read from the previous round), nor by a nested function, and
-    `style` is never rebound after it. In a loop body the binding runs every round, before
-    every read of the alias, so the reads see the same value.
-
-    The alias may be converted later (`input = data` ... `if cuda: input = input.cuda()` becomes
-    `if cuda: data = data.cuda()`; a rebinding to a new value, such as loop state, keeps the
-    alias) when that cannot change what `data` means elsewhere: `data`
-    is never read after the first rebinding (nor by a nested function), is a local of the
-    scope (rebinding a global inside a function would make it local), and each loop around a
-    rebinding rebinds `data` every round (`for data, target in loader:`). A module-level alias
-    that the module never reads stays (other modules may import it)."""
+    `style_v = Variable(style)`: the binding goes and every read it reaches names `style`
+    (`_alias_web` says when that keeps the meaning). Aliases of unrelated names collapse in the
+    same pass. A module-level alias that the module never reads stays (other modules may
+    import it) unless a loop binds it, and so does one alone in a notebook cell."""
     edits: List[TextEdit] = []
+    touched: Set[str] = set()
     for stmt in list(index.parents):
         if not (isinstance(stmt, ast.Assign) and created(stmt) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)):
             continue
         alias, original = stmt.targets[0].id, stmt.value.id
-        if alias == original:
-            continue
+        if alias == original or {alias, original} & touched:
+            continue  # the next pass sees the new text
         scope = index.function_of(stmt)
-        mentions = _alias_mentions(index, scope, alias, original, stmt)
-        if mentions is None or (isinstance(scope, ast.Module)
+        mentions = _alias_web(index, scope, alias, original, stmt)
+        if mentions is None or (isinstance(scope, ast.Module) and not index.enclosing(stmt, _LOOPS)
                                 and not any(isinstance(m.ctx, ast.Load) for m in mentions)):
-            continue  # a module-level name nothing here reads may be imported elsewhere
+            continue  # a module-level name nothing here reads may be imported (a loop's is not API)
         if _alone_in_cell(index.src.text, index.src.start(stmt), index.src.end(stmt)):
             continue  # a notebook cell would be left empty
         deletion = expr.delete_statement(stmt)
@@ -288,106 +296,109 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
             continue
         edits.extend(deletion)
         edits.extend(TextEdit(index.src.start(m), index.src.end(m), original) for m in mentions)
-        return edits  # one alias a pass: the next pass sees the new text
+        touched.update((alias, original))  # aliases of other names do not interact with this one
     return edits
 
 
-def _alias_mentions(index: ModuleIndex, scope: ast.AST, alias: str, original: str, stmt: ast.Assign
-                    ) -> Optional[List[ast.Name]]:
-    """The mentions of `alias` after `stmt` that may name `original` instead (None: none may)."""
-    after = (stmt.end_lineno, stmt.end_col_offset)
-    mentions: List[ast.Name] = []
-    rebinds: List[ast.stmt] = []
-    for node in index.names.get(alias, ()):
-        owner = index.function_of(node)
-        if owner is not scope:
-            if _inside(owner, scope):
-                return None  # mentioned by a nested function: keep it simple
-            continue
-        if node is stmt.targets[0]:
-            continue
-        if isinstance(node.ctx, ast.Del) or (node.lineno, node.col_offset) < after:
-            return None  # deleted, or mentioned before the binding
-        if isinstance(node.ctx, ast.Store):
-            binding = index.statement_of(node)
-            if not _same_alias(binding, alias, original):
-                if not _converts(binding, alias):
-                    return None  # a new value (loop state such as `inp = next_token`): keep the name
-                rebinds.append(binding)
-        mentions.append(node)
-    first = min(((s.end_lineno, s.end_col_offset) for s in rebinds), default=None)
-    for node in index.names.get(original, ()):
-        owner = index.function_of(node)
-        if not (owner is scope or _inside(owner, scope)):
-            continue
-        position = (node.lineno, node.col_offset)
-        if not isinstance(node.ctx, ast.Load):
-            if position > after:
-                return None  # `style` rebound after the alias
-        elif first is not None and (position > first or owner is not scope):
-            return None  # would read the rebound value
+def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, stmt: ast.Assign
+               ) -> Optional[List[ast.Name]]:
+    """The mentions of `alias` that the binding `stmt` reaches, when they may name `original`
+    instead (None: they may not). This follows control flow, so the name may mean other
+    things elsewhere: `inputs = Variable(images)` in the training loop and
+    `inputs = Variable(images, volatile=True)` in the validation loop are two aliases, and
+    `inputv = Variable(input)` ... `inputv = fake` keeps the name for the second value.
+
+    Every read the binding reaches must be reached by no other binding (nor by the start of
+    the scope), `original` must not be rebound between, and the alias must not be deleted.
+    Conversions on the way (`bat = bat.cuda()`) become conversions of `original` when no
+    read of `original` sees them. A read by a nested function or lambda (which runs later)
+    needs the alias bound once and `original` never rebound after it."""
+    if isinstance(index.scope_of(stmt), ast.ClassDef):
+        return None
+    graph = Graph.build(scope)
+    start = None if graph is None else graph.step_of.get(id(stmt))
+    if graph is None or start is None or {alias, original} & graph.comprehension_targets:
+        return None
+    steps = graph.steps
+    around = set(map(id, index.enclosing(stmt, _LOOPS)))
+    web, reading, frontier = {start}, set(), [start]
+    while frontier:
+        found, stops = graph.reached_reads(frontier, alias)
+        reading.update(found)
+        frontier = []
+        for i in stops - web:
+            step = steps[i]
+            if alias in step.deletes:
+                return None
+            if alias in step.reads:  # `bat = bat.cuda()`, `x += 1`
+                if not isinstance(step.node, (ast.Assign, ast.AugAssign)) or \
+                        any(id(loop) not in around for loop in index.enclosing(step.node, _LOOPS)):
+                    return None  # a rebinding in a loop of its own is loop state: keep the name
+                web.add(i)
+                frontier.append(i)
+    others = [i for i, step in enumerate(steps) if alias in step.binds and i not in web] + [ENTRY]
+    if reading & set(graph.reached_reads(others, alias)[0]):
+        return None  # a read that another binding (or none) may reach
+    if graph.rebound_before_read(sorted(web), alias, original, set()):
+        return None
+    immediate = {id(n) for step in steps for n in [*step.reads.get(alias, ()), *step.binds.get(alias, ())]}
+    deferred = [n for n in index.names.get(alias, ()) if id(n) not in immediate and _inside(n, scope)
+                and _resolves_to(index, n, scope, alias)]
+    if any(not isinstance(n.ctx, ast.Load) or not _resolves_to(index, n, scope, original) for n in deferred):
+        return None  # a nested function binds the alias, or has an `original` of its own
+    conversions = web - {start}
+    if deferred:
+        bindings = [i for i, step in enumerate(steps) if alias in step.binds]
+        if conversions or bindings != [start] or _reachable_binding(graph, start, original):
+            return None
+    if conversions:
+        if not isinstance(scope, ast.Module) and not _local_of(index, scope, original):
+            return None  # rebinding a global inside a function would make it local
+        read_here = {id(m) for step in steps for m in step.reads.get(original, ())}
+        if any(id(n) not in read_here and isinstance(n.ctx, ast.Load) and _inside(n, scope)
+               and _resolves_to(index, n, scope, original) for n in index.names.get(original, ())):
+            return None  # a nested function reads `original`: it would see the conversion
+        if graph.reached_reads(sorted(conversions), original)[0]:
+            return None  # a read of `original` would see the conversion
+    mentions = [n for i in reading for n in steps[i].reads[alias]]
+    mentions += [n for i in conversions for n in steps[i].binds[alias] if isinstance(n, ast.Name)]
+    mentions += deferred
     for node in ast.walk(scope):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and (alias in node.names or original in node.names):
             return None
-    if rebinds and not _rebinding_keeps_meaning(index, scope, original, stmt, rebinds):
-        return None
-    return mentions
+    return sorted(mentions, key=lambda n: (n.lineno, n.col_offset))
 
 
-def _same_alias(stmt: ast.stmt, alias: str, original: str) -> bool:
-    """`alias = original` again (renamed, it becomes a self-assignment)."""
-    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and stmt.targets[0].id == alias and isinstance(stmt.value, ast.Name) and stmt.value.id == original)
-
-
-def _converts(stmt: ast.stmt, name: str) -> bool:
-    """`x = x.cuda()`, `x, y = x.cuda(), y.cuda()`, `x += 1`: a rebinding computed from `x` itself."""
-    if isinstance(stmt, ast.AugAssign):
-        return True
-    if not isinstance(stmt, ast.Assign):
-        return False
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt.value))
-
-
-def _rebinding_keeps_meaning(index: ModuleIndex, scope: ast.AST, original: str, stmt: ast.stmt,
-                             rebinds: List[ast.stmt]) -> bool:
-    """Can the alias's rebindings rebind `original` instead? `original` must be a local of
-    `scope`; a rebinding inside a loop must be in the loop around the alias (a rebinding in a
-    later loop is loop state, which the alias's name describes); the innermost loop around
-    both must bind `original` anew every round before the alias (its `for` target, or a plain
-    assignment in its body: `input, label = data`), and the loops outside it never read
-    `original` outside it."""
-    if not isinstance(scope, ast.Module) and not _local_of(index, scope, original):
-        return False
-    loops = (ast.For, ast.AsyncFor, ast.While)
-    around = index.enclosing(stmt, loops)  # innermost first
-    around_ids = set(map(id, around))
-    for binding in rebinds:
-        shared = index.enclosing(binding, loops)
-        if any(id(loop) not in around_ids for loop in shared):
+def _resolves_to(index: ModuleIndex, node: ast.Name, scope: ast.AST, name: str) -> bool:
+    """Does `name`, spelled where `node` stands, mean `scope`'s `name` (no function or class
+    between binds a `name` of its own)?"""
+    own = inner = index.scope_of(node)
+    while inner is not scope and not isinstance(inner, ast.Module):
+        # a class body's names are seen by that body only, not by its methods
+        if (inner is own or not isinstance(inner, ast.ClassDef)) and _binds_locally(index, inner, name):
             return False
-        if not shared:
-            continue
-        innermost = shared[0]
-        if not _binds_each_round(index, innermost, original, stmt):
-            return False
-        for outer in shared[1:]:
-            for node in ast.walk(outer):
-                if isinstance(node, ast.Name) and node.id == original and not _inside(node, innermost):
-                    return False
+        inner = index.scope_of(inner)
     return True
 
 
-def _binds_each_round(index: ModuleIndex, loop: ast.AST, name: str, stmt: ast.stmt) -> bool:
-    """Does every round of `loop` bind `name` before reaching `stmt`?"""
-    if isinstance(loop, (ast.For, ast.AsyncFor)) and name in nm.target_names(loop.target):
+def _binds_locally(index: ModuleIndex, owner: ast.AST, name: str) -> bool:
+    if not isinstance(owner, ast.ClassDef) and name in nm.function_params(owner):
         return True
-    before = (stmt.lineno, stmt.col_offset)
-    for s in loop.body:  # type: ignore[attr-defined]
-        if (s.lineno, s.col_offset) >= before:
-            break
-        if isinstance(s, ast.Assign) and any(name in nm.target_names(t) for t in s.targets):
+    return any(not isinstance(n.ctx, ast.Load) and index.scope_of(n) is owner for n in index.names.get(name, ()))
+
+
+def _reachable_binding(graph: Graph, start: int, name: str) -> bool:
+    """Is `name` bound anywhere after step `start` (any path, any number of rounds)?"""
+    seen: Set[int] = set()
+    work = list(graph.steps[start].succ)
+    while work:
+        i = work.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if name in graph.steps[i].binds:
             return True
+        work.extend(graph.steps[i].succ)
     return False
 
 

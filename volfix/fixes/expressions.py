@@ -113,6 +113,13 @@ class Expressions:
             return None
         comment = "  ".join(src.comments_between(src.start(stmt), src.line_end(last)))
         siblings = self.index.siblings(stmt)
+        parent = self.index.parents.get(stmt)
+        if siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
+                and parent.body is siblings and _plain_test(parent.test) and src.segment(parent).startswith("if") \
+                and len(self.index.siblings(parent) or ()) > 1:
+            whole = self.delete_statement(parent)  # `if flag:` around nothing but `pass` goes too
+            if whole is not None:
+                return whole
         if siblings is not None and len(siblings) == 1:
             keep = "pass" + (f"  {comment}" if comment else "")
             return [TextEdit(src.start(stmt), src.line_end(last), keep)]
@@ -126,3 +133,10 @@ class Expressions:
         comments = src.comments_between(src.start(stmt), src.line_end(stmt.end_lineno))
         return [TextEdit(src.start(stmt), src.line_end(stmt.end_lineno),
                          "pass" + ("  " + "  ".join(comments) if comments else ""))]
+
+
+def _plain_test(test: ast.expr) -> bool:
+    """`flag` or `not flag`: a test that runs no code of its own."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Name)
