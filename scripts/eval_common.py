@@ -279,9 +279,10 @@ def _reads_parameters(node: ast.AST) -> bool:
     return False
 
 
-def computes(nodes) -> bool:
+def computes(nodes, grad_names: frozenset = frozenset()) -> bool:
     """Does any of `nodes` (and what they hold) run an operation autograd could record: a call
-    that is not in INERT_CALLS, or arithmetic on a module's attributes?"""
+    that is not in INERT_CALLS, or arithmetic on a module's attributes or on a name in
+    `grad_names` (a tensor made with `requires_grad=True`)?"""
     for top in nodes:
         for node in ast.walk(top):
             if isinstance(node, ast.Call):
@@ -289,9 +290,25 @@ def computes(nodes) -> bool:
                 if callee_name(node) in INERT_CALLS or root in INERT_ROOTS:
                     continue
                 return True
-            if isinstance(node, ast.BinOp) and _reads_parameters(node):
+            if isinstance(node, ast.BinOp) and (_reads_parameters(node) or any(
+                    isinstance(n, ast.Name) and n.id in grad_names for n in ast.walk(node))):
                 return True
     return False
+
+
+def requires_grad_names(tree: ast.AST) -> frozenset:
+    """Names some assignment binds to a call with `requires_grad=True` (`w = t.rand(1,
+    requires_grad=True)`), or that call `.requires_grad_()`."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and any(
+                k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.value.keywords):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "requires_grad_" and isinstance(node.func.value, ast.Name):
+            out.add(node.func.value.id)
+    return frozenset(out)
 
 
 def _stored_names(stmt: ast.AST) -> Tuple[set, set]:

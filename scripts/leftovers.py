@@ -29,8 +29,9 @@ Kinds (`KINDS`):
                           when it is converted later (`a = a.cuda()`) while the original is
                           still read after the conversion or is not a local of the function:
                           any migration keeps those;
-* indent-unit             a new block indented with another unit than the file's (a 4-space block
-                          in a 2-space file, spaces in a tab file);
+* indent-unit             a new block indented with another unit than the file's and than the
+                          step the author took into the block around it (a 4-space block in a
+                          2-space file, spaces in a tab file);
 * nested-region           a new region inside a region that was already there (or inside another
                           new one, or in a function already decorated), e.g. inside a hand-written
                           version-gated `with torch.no_grad():`;
@@ -62,7 +63,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from eval_common import (UnitText, callee_name, changed_rows, computes, dotted, is_grad_ctx,  # noqa: E402
-                         line_map, parents_of, parse, read_unit, region_header)
+                         line_map, parents_of, parse, read_unit, region_header, requires_grad_names)
 
 KINDS = {
     "identity-comprehension": "a comprehension that copies its iterable (`[d for d in data]`)",
@@ -273,9 +274,9 @@ def _saves(call: ast.Call, torch_names: Set[str]) -> bool:
     return bool(SAVE_NAMES.search(parts[-1])) if parts[-1] else False
 
 
-def _computes(region: ast.AST) -> bool:
+def _computes(region: ast.AST, grad_names: frozenset) -> bool:
     """Does anything in the region run an operation autograd could record?"""
-    return computes(n for n in _body_nodes(region) if isinstance(n, ast.stmt))
+    return computes((n for n in _body_nodes(region) if isinstance(n, ast.stmt)), grad_names)
 
 
 def _indent_unit(text: str) -> Optional[str]:
@@ -431,6 +432,7 @@ def _region_items(old_text: str, new_text: str, old_tree, new_tree, changed: Set
     module_bindings = _torch_bindings([new_tree])
     torch_names = {name for name, kinds in module_bindings.items() if kinds and all(k == "torch" for k in kinds)}
     unit = _indent_unit(old_text)
+    grad_names = requires_grad_names(new_tree)
     new_lines = new_text.splitlines()
     volatile_rewrites = _grad_mode_rewrites(old_text, new_text, old_tree, new_tree, changed)
     out.extend(volatile_rewrites)
@@ -460,7 +462,13 @@ def _region_items(old_text: str, new_text: str, old_tree, new_tree, changed: Set
             if unit is not None and region.body:
                 body_prefix = _leading(new_lines[region.body[0].lineno - 1])
                 head_prefix = _leading(new_lines[region.lineno - 1])
-                if body_prefix != head_prefix + unit:
+                owner = par.get(region)  # the step the author took into the region's block
+                local = None
+                if owner is not None and not isinstance(owner, ast.Module) and getattr(owner, "lineno", 0) < region.lineno:
+                    owner_prefix = _leading(new_lines[owner.lineno - 1])
+                    if head_prefix.startswith(owner_prefix) and head_prefix != owner_prefix:
+                        local = head_prefix[len(owner_prefix):]
+                if body_prefix != head_prefix + unit and body_prefix != head_prefix + (local or unit):
                     out.append(("indent-unit", region.body[0].lineno,
                                 f"body indented by {body_prefix[len(head_prefix):]!r}, the file uses {unit!r}"))
         else:
@@ -476,7 +484,7 @@ def _region_items(old_text: str, new_text: str, old_tree, new_tree, changed: Set
         saves = [c for c in calls if _saves(c, torch_names)]
         if saves:
             out.append(("region-saves-checkpoint", head, f"contains `{ast.unparse(saves[0].func)}(` at row {saves[0].lineno}"))
-        if not _computes(region):
+        if not _computes(region, grad_names):
             out.append(("empty-region", head, "its statements only create, move or rename tensors"))
         fn = region if isinstance(region, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         if fn is None:

@@ -178,6 +178,30 @@ def test_four_space_block_in_a_two_space_file():
     assert kinds(original, fixed) == [("indent-unit", 6)]
 
 
+def test_block_following_the_step_the_author_took_there_is_fine():
+    original = """
+    def demo(model, x, n):
+      model.eval()
+      while n >= 0:
+          n -= 1
+          out = model(Variable(x, volatile=True))
+      return out.data
+    """
+    fixed = """
+    import torch
+    def demo(model, x, n):
+      model.eval()
+      while n >= 0:
+          n -= 1
+          with torch.no_grad():
+              out = model(x)
+      return out.data
+    """
+    assert kinds(original, fixed) == []
+    # a third step is still reported
+    assert kinds(original, fixed.replace("              out", "             out")) == [("indent-unit", 8)]
+
+
 def test_tab_file_keeps_tabs():
     original = "def f(model, x):\n\tout = model(Variable(x, volatile=True))\n\treturn out.data\n"
     good = "import torch\ndef f(model, x):\n\twith torch.no_grad():\n\t\tout = model(x)\n\treturn out.data\n"
@@ -286,6 +310,24 @@ def test_empty_region_around_tensor_creation():
         return q.max(1)[1].data[0]
     """
     assert kinds(original, fixed) == [("empty-region", 4)]
+
+
+def test_arithmetic_on_a_tensor_that_requires_grad_computes():
+    original = """
+    import torch as t
+    x = V(t.ones(1), volatile=True)
+    w = V(t.rand(1), requires_grad=True)
+    y = x * w
+    """
+    fixed = """
+    import torch as t
+    x = t.ones(1)
+    w = t.rand(1, requires_grad=True)
+    with t.no_grad():
+        y = x * w
+    """
+    assert kinds(original, fixed) == []
+    assert kinds(original, fixed.replace("requires_grad=True", "")) == [("empty-region", 5)]
 
 
 def test_region_that_computes_is_not_empty():

@@ -16,8 +16,8 @@ import tokenize
 from collections import Counter
 from typing import List
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, example
+from hypothesis import strategies as st, example
 from strategies import EXACT, FREE, KEEP, Program, legacy_programs, legacy_soup, mutated_programs
 
 import volfix
@@ -196,6 +196,19 @@ def test_generated_programs_are_valid_legacy_code(program):
 
 @PROPERTIES
 @given(legacy_programs())
+@example(
+    program=Program(source='from torch.autograd import Variable\n\nif x: \n    x = Variable(x,  # note\n        volatile=True)\n    x = Variable(x,  # note\n        volatile=True)',
+     newline='\n',
+     unit='    ',
+     lines=(('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('if x: ', 'keep'),
+      ('    x = Variable(x,  # note', 'free'),
+      ('        volatile=True)', 'free'),
+      ('    x = Variable(x,  # note', 'free'),
+      ('        volatile=True)', 'free')),
+     unit_visible=True),
+).via('discovered failure')
 def test_fix_compiles_converges_and_keeps_every_other_byte(program):
     result = fix(program.source)
     fixed = result.fixed_source

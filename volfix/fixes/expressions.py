@@ -116,7 +116,8 @@ class Expressions:
         parent = self.index.parents.get(stmt)
         if siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
                 and parent.body is siblings and _plain_test(parent.test) and src.segment(parent).startswith("if") \
-                and len(self.index.siblings(parent) or ()) > 1:
+                and len(self.index.siblings(parent) or ()) > 1 \
+                and len(src.comments_between(src.start(parent), src.line_end(parent.end_lineno))) <= 1:
             whole = self.delete_statement(parent)  # `if flag:` around nothing but `pass` goes too
             if whole is not None:
                 return whole

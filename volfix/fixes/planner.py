@@ -106,8 +106,28 @@ class Planner:
                     continue
                 later.extend(self.decide(group, groups))
                 if group.gid is not None:
+                    self.absorb(group)
                     self.groups.append(group)
         return later
+
+    def absorb(self, group: Group) -> None:
+        """Regions of earlier rounds that this later, larger one holds (the direct `var(x)`
+        calls in a loop, then the `rvar(x)` calls around that loop) lose their own header:
+        their findings are fixed with this region, never as a region nested in it."""
+        if group.flag is not None or not group.placement:
+            return
+        outer = [o for f in self.ctx.findings for o in f.outcomes if o.group == group.gid]
+        for earlier in self.groups:
+            if earlier.scope is not group.scope or earlier.flag is not None or not earlier.placement \
+                    or earlier.placement.form == "decorator" or not all(
+                        any(run_contains(r, inner) for r in group.placement.runs) for inner in earlier.placement.runs):
+                continue
+            for f in self.ctx.findings:
+                for o in f.outcomes:
+                    if o.group == earlier.gid:
+                        o.regions, o.group = [], group.gid
+                        o.applicability = worst(o.applicability, *(x.applicability for x in outer))
+            earlier.gid = group.gid
 
     def enclosing(self, group: Group) -> Optional[Group]:
         """A region of an earlier round, in the same scope, holding every run of `group`'s."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..syntax.index import ModuleIndex
-from .values import (KILL_ATTRS, KILL_FUNCS, kills, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
+from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
                      PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
                      kill, root, target_keys, volatile_false_target)
 
@@ -460,7 +460,9 @@ class TaintAnalysis:
         args = [a for a in node.args] + [k.value for k in node.keywords]
         if isinstance(func, ast.Attribute):
             method = func.attr
-            if kills(node):
+            if kills(node) or saves(node) or (method in TEXT_METHODS and _literal_text(func.value)):
+                # `"{:.4f}".format(loss)` makes text (a tensor's `__format__` records nothing);
+                # `torch.save(...)` stores
                 self.eval(func.value, state, moved=True)
                 for a in args:
                     self.eval(a, state)
@@ -488,7 +490,7 @@ class TaintAnalysis:
                     self._records = True
                 return True, False
             return False, False
-        if isinstance(func, ast.Name) and func.id in KILL_FUNCS:
+        if isinstance(func, ast.Name) and (func.id in KILL_FUNCS or saves(node)):
             for a in args:
                 self.eval(a, state, moved=True)
             return False, False
@@ -558,3 +560,11 @@ class TaintAnalysis:
                 self._computes = True
                 self._records = True
                 return
+
+
+TEXT_METHODS = frozenset({"format", "format_map", "join"})
+
+
+def _literal_text(node: ast.AST) -> bool:
+    """A string literal or an f-string (the receiver of `"...".format(...)`)."""
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))

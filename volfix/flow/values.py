@@ -4,6 +4,7 @@ tensor, which hold parameters), shared with the region placer (`volfix.fixes.reg
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, List, Optional, Tuple
 
 from ..syntax.index import SCOPES
@@ -72,6 +73,18 @@ def kill(state: State, key: Key) -> None:
     prefix = key + "."
     for other in [k for k in state if k.startswith(prefix)]:
         del state[other]
+
+
+# Calls that store their arguments (a checkpoint, a pickle): nothing recorded, nothing returned
+# that carries the value on.
+SAVE_CALL = re.compile(r"^(save|dump)$|save_?(checkpoint|model|network|networks|ckpt|state)$", re.I)
+
+
+def saves(call: ast.Call) -> bool:
+    """`torch.save(...)`, `tools.save_checkpoint({...})`, `pickle.dump(...)`."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return bool(name) and SAVE_CALL.search(name) is not None
 
 
 def kills(call: ast.Call) -> bool:
