@@ -16,8 +16,8 @@ import tokenize
 from collections import Counter
 from typing import List
 
-from hypothesis import HealthCheck, given, settings, example
-from hypothesis import strategies as st, example
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from strategies import EXACT, FREE, KEEP, Program, legacy_programs, legacy_soup, mutated_programs
 
 import volfix
