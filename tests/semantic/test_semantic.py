@@ -189,6 +189,12 @@ CASES = [
     Case("script_nested_eval_blocks", frozenset({"VF101", "VF110"}),
          inference=("last_test_output", "final_output"), grads=("linear_grad", "bn_grad"),
          graph_before="T{15}", graph_after="(FFTTFTT){2}F"),
+    # A categorical DQN: the volatile next state goes into a helper that runs the target
+    # network; its result comes back re-wrapped (`Variable(proj_dist)`, data by 0.3's fact 7)
+    # as the loss target. Only the helper's call loses its graph; the policy pass trains.
+    Case("categorical_projection", frozenset({"VF101", "VF110"}),
+         grads=("fc_grad", "head_grad", "head_weight"),
+         graph_before="(TT){2}", graph_after="(FT){2}"),
     # One name wrapping a tensor per phase (issue 13's alias leftovers): `inputs` in the
     # training loop and again, volatile, in the validation loop; `inputv` rebound to a second
     # value; a closure reading a wrapped target; a batch still saved on the CPU after it moved.

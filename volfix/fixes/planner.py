@@ -157,7 +157,8 @@ class Planner:
         group.taint = TaintAnalysis(group.scope, index, calls, seeds=seeds, entry=entry,
                                     grad_disabled=lambda st: grad_mode.covered(index, st),
                                     plain=self.ctx.is_plain,
-                                    computing=[s.node for s in group.sources if s.computing]).run()
+                                    computing=[s.node for s in group.sources if s.computing],
+                                    wrappers=self.ctx.wrappers()).run()
         deleted = {id(s.deleted) for s in group.sources if s.deleted is not None}
         stmts = [u for u in group.taint.uses_outside() if id(u) not in deleted]
         group.stmts = stmts

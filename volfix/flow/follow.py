@@ -121,7 +121,8 @@ class Follower:
         if flag is None:
             self.resolve_local_flag(source)
             return False
-        taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain).run()
+        taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
+                              wrappers=self.ctx.wrappers()).run()
         source.computing = any(id(s) in taint.recording for s in taint.uses_outside())
         if source.computing:
             report = CallerReport()

@@ -70,9 +70,10 @@ class TaintAnalysis:
                  entry: Optional[Dict[Key, bool]] = None,
                  grad_disabled: Optional[Callable[[ast.stmt], bool]] = None,
                  raw_sources: bool = True, plain: Optional[Callable[[ast.AST], bool]] = None,
-                 computing: Iterable[ast.AST] = ()):
+                 computing: Iterable[ast.AST] = (), wrappers: Iterable[str] = ()):
         self.scope = scope
         self.index = index
+        self.wrappers = frozenset(wrappers)  # the project's own `Variable` wrappers (a lambda, a def)
         self.sources = {id(s) for s in sources}
         # Sources that compute themselves (a helper's call whose body records): the call records.
         self.computing = {id(s) for s in computing}
@@ -458,6 +459,15 @@ class TaintAnalysis:
     def eval_call(self, node: ast.Call, state: State) -> Tuple[bool, bool]:
         func = node.func
         args = [a for a in node.args] + [k.value for k in node.keywords]
+        if isinstance(func, (ast.Name, ast.Attribute)) and (self.index.is_variable(func) or (
+                isinstance(func, ast.Name) and func.id in self.wrappers
+                and not self.index.shadowed(func.id, self.index.scope_of(node)))):
+            # A plain `Variable(x)` re-wraps data: 0.3 only accepted a tensor there (SEMANTICS.md
+            # fact 7), so `x` was never volatile and the new Variable is not (`Variable(proj_dist)`
+            # of a helper's `.data` result, used as a loss target).
+            for a in args:
+                self.eval(a, state, moved=True)
+            return False, False
         if isinstance(func, ast.Attribute):
             method = func.attr
             if kills(node) or saves(node) or (method in TEXT_METHODS and _literal_text(func.value)):
