@@ -189,6 +189,12 @@ CASES = [
     Case("script_nested_eval_blocks", frozenset({"VF101", "VF110"}),
          inference=("last_test_output", "final_output"), grads=("linear_grad", "bn_grad"),
          graph_before="T{15}", graph_after="(FFTTFTT){2}F"),
+    # DDPG's critic update: the volatile next state runs the target actor and critic, whose
+    # result meets the critic's output in the loss with no re-wrap (0.3 raised at backward).
+    # The target networks' pass loses its graph; the critic's gradients are unchanged.
+    Case("ddpg_target_update", frozenset({"VF101", "VF110"}),
+         inference=("target_values",), grads=("critic_grad", "critic_weight"),
+         graph_before="(TTT){2}", graph_after="(FFT){2}"),
     # A categorical DQN: the volatile next state goes into a helper that runs the target
     # network; its result comes back re-wrapped (`Variable(proj_dist)`, data by 0.3's fact 7)
     # as the loss target. Only the helper's call loses its graph; the policy pass trains.

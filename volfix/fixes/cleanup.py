@@ -291,7 +291,7 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
             continue  # a module-level name nothing here reads may be imported (a loop's is not API)
         if _alone_in_cell(index.src.text, index.src.start(stmt), index.src.end(stmt)):
             continue  # a notebook cell would be left empty
-        deletion = expr.delete_statement(stmt)
+        deletion = expr.delete_statement(stmt, whole_if=True)
         if deletion is None:
             continue
         edits.extend(deletion)

@@ -102,9 +102,11 @@ class Expressions:
             edits.append(TextEdit(src.line_end(row), src.line_end(row), "  " + "  ".join(comments)))
         return edits
 
-    def delete_statement(self, stmt: ast.stmt) -> Optional[List[TextEdit]]:
+    def delete_statement(self, stmt: ast.stmt, *, whole_if: bool = False) -> Optional[List[TextEdit]]:
         """Delete a statement that has its lines to itself (None otherwise); a block it would
-        leave empty gets `pass`. Comments inside or after it survive it, in order."""
+        leave empty gets `pass`, or with `whole_if`, an `if flag:` it would leave empty goes
+        too (a cleanup's choice: a planner's deletion must stay within the statement). Comments
+        inside or after it survive it, in order."""
         src = self.src
         first, last = stmt.lineno, stmt.end_lineno
         before = src.line(first)[: src.char_col(first, stmt.col_offset)]
@@ -114,11 +116,11 @@ class Expressions:
         comment = "  ".join(src.comments_between(src.start(stmt), src.line_end(last)))
         siblings = self.index.siblings(stmt)
         parent = self.index.parents.get(stmt)
-        if siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
+        if whole_if and siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
                 and parent.body is siblings and _plain_test(parent.test) and src.segment(parent).startswith("if") \
                 and len(self.index.siblings(parent) or ()) > 1 \
                 and len(src.comments_between(src.start(parent), src.line_end(parent.end_lineno))) <= 1:
-            whole = self.delete_statement(parent)  # `if flag:` around nothing but `pass` goes too
+            whole = self.delete_statement(parent, whole_if=True)  # `if flag:` around nothing but `pass` goes too
             if whole is not None:
                 return whole
         if siblings is not None and len(siblings) == 1:

@@ -63,6 +63,7 @@ class Planner:
         self.placer = RegionPlacer(ctx.index, style=ctx.no_grad_style, part_of=part_of)
         self.follower = Follower(ctx, self)
         self.groups: List[Group] = []
+        self.holdings: List[Tuple[int, int]] = []  # (inner region's group, outer region's group)
 
     # ------------------------------------------------------------------ driver
     def plan(self) -> None:
@@ -106,28 +107,21 @@ class Planner:
                     continue
                 later.extend(self.decide(group, groups))
                 if group.gid is not None:
-                    self.absorb(group)
+                    self.note_holdings(group)
                     self.groups.append(group)
         return later
 
-    def absorb(self, group: Group) -> None:
+    def note_holdings(self, group: Group) -> None:
         """Regions of earlier rounds that this later, larger one holds (the direct `var(x)`
-        calls in a loop, then the `rvar(x)` calls around that loop) lose their own header:
-        their findings are fixed with this region, never as a region nested in it."""
+        calls in a loop, then the `rvar(x)` calls around that loop): `finalize` drops their
+        own header when this region is applied whenever they are."""
         if group.flag is not None or not group.placement:
             return
-        outer = [o for f in self.ctx.findings for o in f.outcomes if o.group == group.gid]
         for earlier in self.groups:
-            if earlier.scope is not group.scope or earlier.flag is not None or not earlier.placement \
-                    or earlier.placement.form == "decorator" or not all(
+            if earlier.scope is group.scope and earlier.flag is None and earlier.placement \
+                    and earlier.placement.form != "decorator" and all(
                         any(run_contains(r, inner) for r in group.placement.runs) for inner in earlier.placement.runs):
-                continue
-            for f in self.ctx.findings:
-                for o in f.outcomes:
-                    if o.group == earlier.gid:
-                        o.regions, o.group = [], group.gid
-                        o.applicability = worst(o.applicability, *(x.applicability for x in outer))
-            earlier.gid = group.gid
+                self.holdings.append((earlier.gid, group.gid))
 
     def enclosing(self, group: Group) -> Optional[Group]:
         """A region of an earlier round, in the same scope, holding every run of `group`'s."""
@@ -202,12 +196,20 @@ class Planner:
         assert taint is not None
         sources = group.sources
         later = self.follower.follow_escapes(group)
+        forced = None
         if group.flag is None and taint.training:
             stmt, what = taint.training[0]
-            for s in sources:
-                self.unwrap_only(s, f"the value is data in a training step (`{what}` at line {stmt.lineno}): "
-                                    "only unwrapped", W_INFO)
-            return later
+            early = self.before_meeting(group)
+            if early is None:
+                for s in sources:
+                    self.unwrap_only(s, f"the value is data in a training step (`{what}` at line {stmt.lineno}): "
+                                        "only unwrapped", W_INFO)
+                return later
+            # 0.3 raised at that backward (fact 5): what the author meant is the computation
+            # before the value meets the trained one, without a graph (a target network's pass)
+            group.placement = early
+            forced = (f"unsafe fix: 0.3 raised at `{what}` (line {stmt.lineno}) on this value; the region "
+                      "keeps its graph out of training")
         placement = group.placement
         if placement is None or not placement.runs:
             note, weight, applicability = self.follower.no_region_note(group)
@@ -229,6 +231,8 @@ class Planner:
         unit_rows = self.unit_rows(group)
         plans = self.placer.plans(placement, group.scope, header, unit_rows)
         applicability, note, weight = self.safety(group)
+        if forced is not None and applicability is SAFE:
+            applicability, note, weight = UNSAFE, forced, W_UNSAFE
         if placement.decorator_reason and applicability is SAFE and note is None:
             note, weight = f"decorator: {placement.decorator_reason}", W_INFO
         edits = [e for s in sources for e in s.own_edits]
@@ -240,6 +244,26 @@ class Planner:
                                               list(edits), list(plans), imports, gid,
                                               weight if not s.unsafe_because else W_UNSAFE))
         return later
+
+    def before_meeting(self, group: Group) -> Optional[Placement]:
+        """The region for the uses of a value that reaches `backward()`, up to the first
+        statement where it meets a value that may need grad: a DQN's volatile next state runs
+        the target networks, then meets the critic's output in the loss. None if nothing
+        records before that meeting, or the region would cover a training step."""
+        taint = group.taint
+        meetings = [s.lineno for s in taint.uses if id(s) in taint.meeting]
+        if not meetings:
+            return None
+        first = min(meetings)
+        early = [u for u in group.stmts if u.end_lineno < first and id(u) in taint.recording]
+        if not early:
+            return None
+        deleted = {id(s.deleted) for s in group.sources if s.deleted is not None}
+        placement = self.placer.place(group.scope, early, taint, deleted=deleted, flag=False,
+                                      keep={id(s) for s in early})
+        if placement.problem or not placement.runs or self.placer.training_near(placement.runs) is not None:
+            return None
+        return placement
 
     def unit_rows(self, group: Group):
         part = self.ctx.doc.part_of_row(group.sources[0].stmt.lineno)
@@ -316,6 +340,26 @@ class Planner:
             edits = [e for e in edits if e not in mine] + self.ctx.expr.pass_instead(last)
         return edits
 
+    def absorb_held(self) -> None:
+        """An inner region whose findings are never fixed without the outer one (the outer's
+        findings are at least as applicable) loses its header and joins the outer's group:
+        one region, never one nested in the other. Otherwise both stay, so that safe fixes
+        alone still get the inner region."""
+        rank = {SAFE: 0, UNSAFE: 1}
+        for inner, outer in self.holdings:
+            mine = [f for f in self.ctx.findings if any(o.group == inner for o in f.outcomes)]
+            theirs = [f for f in self.ctx.findings if any(o.group == outer for o in f.outcomes)]
+            levels = [worst(*(o.applicability for o in f.outcomes)) for f in theirs]
+            if not mine or not theirs or any(a is None for a in levels):
+                continue
+            needed = max(rank[a] for a in levels)
+            if any(rank.get(worst(*(o.applicability for o in f.outcomes)), 2) < needed for f in mine):
+                continue
+            for f in mine:
+                for o in f.outcomes:
+                    if o.group == inner:
+                        o.regions, o.group = [], outer
+
     # ------------------------------------------------------------------ outcomes
     def unwrap_only(self, source: Source, note: Optional[str], weight: int, *, fixable: bool = True,
                     applicability: Optional[Applicability] = None) -> None:
@@ -341,6 +385,7 @@ class Planner:
     def finalize(self) -> None:
         """Merge what every source said about each finding into its fix; findings whose
         regions are shared are fixed together (one group)."""
+        self.absorb_held()
         parent: Dict[int, int] = {}
 
         def find(g: int) -> int:

@@ -55,6 +55,10 @@ class TaintResult:
     escapes: List[Escape] = field(default_factory=list)
     training: List[Tuple[ast.stmt, str]] = field(default_factory=list)  # (stmt, `loss.backward()`)
     covered: Set[int] = field(default_factory=set)  # ids of uses already under a grad-disabled region
+    # ids of uses where the value meets an untainted one that may need grad (`loss =
+    # criterion(output, target)` with a volatile target): from there on 0.3 made the trained
+    # value volatile too, and `backward()` raised (SEMANTICS.md fact 5)
+    meeting: Set[int] = field(default_factory=set)
 
     def uses_outside(self) -> List[ast.stmt]:
         return [s for s in self.uses if id(s) not in self.covered]
@@ -97,6 +101,7 @@ class TaintAnalysis:
         self._stmt: Optional[ast.stmt] = None
         self._computes = False
         self._records = False
+        self._meets = False
 
     def _note(self, key: Key) -> None:
         while "." in key:
@@ -215,13 +220,15 @@ class TaintAnalysis:
 
     # ------------------------------------------------------------------ statements
     def begin(self, stmt: ast.stmt) -> None:
-        self._stmt, self._computes, self._records = stmt, False, False
+        self._stmt, self._computes, self._records, self._meets = stmt, False, False, False
 
     def end(self, stmt: ast.stmt) -> None:
         if self._computes:
             self._uses[id(stmt)] = stmt
             if self._records:
                 self.result.recording.add(id(stmt))
+            if self._meets:
+                self.result.meeting.add(id(stmt))
             if self.grad_disabled(stmt):
                 self.result.covered.add(id(stmt))
         self._stmt = None
@@ -242,7 +249,7 @@ class TaintAnalysis:
                 self._computes = True
                 other = stmt.target if tainted else stmt.value
                 if not (tainted and old) and self.may_need_grad(other):
-                    self._records = True
+                    self._records = self._meets = True
                 self.bind_weak(stmt.target, state, stmt, raw=False)
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
@@ -383,7 +390,7 @@ class TaintAnalysis:
                 self._computes = True
                 other = node.right if left[0] else node.left
                 if not (left[0] and right[0]) and self.may_need_grad(other):
-                    self._records = True
+                    self._records = self._meets = True
                 return True, False
             return False, False
         if kind is ast.UnaryOp:
@@ -495,9 +502,10 @@ class TaintAnalysis:
                     # A tensor method on the value, or a torch function, records only if another
                     # argument may need grad.
                     if any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values)):
-                        self._records = True
+                        self._records = self._meets = True
                 else:
                     self._records = True
+                    self._meets = self._meets or any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values))
                 return True, False
             return False, False
         if isinstance(func, ast.Name) and (func.id in KILL_FUNCS or saves(node)):
@@ -510,8 +518,10 @@ class TaintAnalysis:
             self.training(node)
         if callee[0] or any(t for t, _ in values):
             self._computes = True
-            if not self._pure_callee(func) or any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values)):
+            meets = any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values))
+            if not self._pure_callee(func) or meets:
                 self._records = True
+            self._meets = self._meets or meets
             return True, False
         return False, False
 
