@@ -124,8 +124,24 @@ class RuleContext:
                     out[stmt.targets[0].id] = stmt.lineno
                 elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.forwards_to_variable(stmt):
                     out[stmt.name] = stmt.lineno
+                elif isinstance(stmt, ast.ClassDef) and self.subclasses_variable(stmt):
+                    out[stmt.name] = stmt.lineno
             self._wrappers = out
         return self._wrappers
+
+    def subclasses_variable(self, cls: ast.ClassDef) -> bool:
+        """`class Variable(autograd.Variable):` whose `__init__` (if it has one) hands its
+        `*args`/`**kwargs` on (`super().__init__(data, *args, **kwargs)`): calls to the class
+        take `volatile=` as torch's Variable did."""
+        if not any(self.index.is_variable(base) for base in cls.bases):
+            return False
+        init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None:
+            return True
+        forwarded = {a.arg for a in (init.args.vararg, init.args.kwarg) if a is not None}
+        return any(isinstance(n, ast.Starred) and isinstance(n.value, ast.Name) and n.value.id in forwarded
+                   or isinstance(n, ast.keyword) and n.arg is None and isinstance(n.value, ast.Name)
+                   and n.value.id in forwarded for n in ast.walk(init))
 
     def forwards_to_variable(self, fn: ast.AST) -> bool:
         args = fn.args  # type: ignore[attr-defined]

@@ -58,9 +58,13 @@ class VolatileInVariableCall(Rule):
     created, moved or read through `.data`) nothing is wrapped: the call is only unwrapped, and
     the value is followed to where it is computed (callers of a helper that returns it, the
     class's methods reading `self.attr`). A value computed in the region and returned carries
-    no graph, as in 0.3: the fix stays safe unless a caller in the run trains on it. When the
-    value itself reaches `.backward()` or `torch.autograd.grad()`, it is data in a training
-    step: the call is only unwrapped, and the diagnostic says so. Nothing is wrapped inside an
+    no graph, as in 0.3: the fix stays safe unless a caller in the run trains on it. A plain
+    `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so the value stops at it: a
+    helper's result re-wrapped as a loss target leaves the helper's call in the region. When the
+    value itself reaches `.backward()` or `torch.autograd.grad()`, 0.3 raised there: what it
+    computes before it meets a value that may need grad (a DQN's or DDPG's target networks)
+    goes under `no_grad`, an unsafe fix; if nothing records before that meeting, it is data in
+    a training step and the call is only unwrapped, and the diagnostic says so. Nothing is wrapped inside an
     existing `no_grad`/`inference_mode` region. A training step is never wrapped: the region
     goes where the value is computed with, around the step (a script's volatile test batch
     above the training loop gets each evaluation block inside it: at the top of an epoch,
