@@ -230,6 +230,23 @@ class Graph:
             work.extend(self._next(i, known))
         return sorted(reading), stops
 
+    def reaching_bindings(self, step: int, name: str) -> Set[int]:
+        """The steps binding `name` (or `ENTRY`) whose value may be the one read at `step`."""
+        steps = self.steps
+        seen: Set[int] = set()
+        found: Set[int] = set()
+        work = list(steps[step].pred)
+        while work:
+            i = work.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            if name in steps[i].binds or i == ENTRY:
+                found.add(i)
+                continue
+            work.extend(steps[i].pred)
+        return found
+
     def rebound_before_read(self, starts: List[int], name: str, other: str, stop_at: Set[int]) -> bool:
         """Is `other` bound on some path from a start to a read of `name` (paths end where
         `name` is bound again, or at a step in `stop_at`)?"""

@@ -26,6 +26,7 @@ from ..model import Applicability
 from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
+from .defuse import ENTRY, Graph
 from .taint import TaintAnalysis
 
 W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
@@ -298,6 +299,10 @@ class Follower:
             if escape.kind == "return" and no_grad and isinstance(group.scope, FUNCTIONS) \
                     and not framework_method(group.scope, self.index) \
                     and not any(id(s) in taint.recording for s in taint.uses_outside()):
+                partly = self.plain_return(group) if call_sites(self.index, group.scope)[0] else None
+                if partly is not None:
+                    escape.partly = partly  # type: ignore[attr-defined]
+                    continue  # the callers' region would also cover the calls that get plain data
                 report = CallerReport()
                 for s in group.sources:
                     if id(group.scope) in self._helper_done:
@@ -394,9 +399,39 @@ class Follower:
                     return False
             cur = parent
 
+    def plain_return(self, group) -> Optional[int]:
+        """A line where the helper may return the volatile value's name holding something else:
+        `if inputs is None: inputs = Variable(..., volatile=True)` ... `return inputs` hands the
+        caller's own `inputs` back on the other path (seq2seq's `_validate_args`), and a region
+        at the callers would cover training too. None when the name holds the value on every
+        path (a list filled with volatile values counts as holding them)."""
+        fn, taint = group.scope, group.taint
+        escaping = {id(e.stmt) for e in taint.escapes if e.kind == "return"}
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and id(n) in escaping]
+        graph = Graph.build(fn)
+        if graph is None:
+            return None
+        keys = set(taint.tainted_keys)
+        for r in returns:
+            step = graph.step_of.get(id(r))
+            if step is None:
+                continue
+            names = {n.id for n in ast.walk(r.value) if isinstance(n, ast.Name) and n.id in keys}
+            for name in names:
+                for b in graph.reaching_bindings(step, name):
+                    node = graph.steps[b].node
+                    if b == ENTRY or (isinstance(node, ast.Assign) and id(node) not in taint.defs
+                                      and not isinstance(node.value, _CONTAINERS)):
+                        return r.lineno  # a parameter or a plain value (not a list filled later)
+        return None
+
     def open_escape(self, group) -> Optional[str]:
         """The unsafe note for raw escapes nobody follows."""
         for escape in group.taint.escapes:
+            partly = getattr(escape, "partly", None)
+            if partly is not None:
+                return (f"unsafe fix: `{group.scope.name}()` returns the value volatile only on some paths (not "
+                        f"at line {partly}), so its callers get no region")
             if not escape.raw or getattr(escape, "followed", None):
                 continue
             if escape.kind in ("return", "yield") and group.flag is not None:
@@ -465,6 +500,9 @@ class Follower:
         if taint.uses_outside():
             return "no region needed: nothing here records a graph", W_INFO, None
         return "no region needed: nothing computes with the value once unwrapped", W_INFO, None
+
+
+_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Call)
 
 
 def _value_for(target: ast.AST, value: ast.AST, wanted: ast.AST) -> Optional[ast.AST]:
