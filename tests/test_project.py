@@ -187,6 +187,38 @@ def test_wrapper_lambda_imported_from_another_module(tmp_path):
     assert "@torch.no_grad()\ndef act(" in agent, agent
 
 
+def test_wrapper_def_called_through_its_module(tmp_path):
+    """A sibling module's `def Variable(data, *args, **kwargs)` forwarder, called as
+    `cuda.Variable(x, volatile=True)` after `import cuda` (crlmaze's layout): the call is a
+    volatile source, keeps the wrapper (it still moves to the GPU) and gets the region."""
+    write(tmp_path, {"cuda.py": '''\
+        import torch
+        import torch.autograd as autograd
+
+        USE_CUDA = torch.cuda.is_available()
+
+
+        def Variable(data, *args, **kwargs):
+            var = autograd.Variable(data, *args, **kwargs)
+            if USE_CUDA:
+                var = var.cuda()
+            return var
+        ''', "agent.py": '''\
+        import torch
+        import cuda
+
+
+        def act(model, state):
+            state = cuda.Variable(torch.FloatTensor(state), volatile=True)
+            q_value = model(state)
+            return q_value.max(1)[1].item()
+        '''})
+    fix(tmp_path)
+    agent = (tmp_path / "agent.py").read_text()
+    assert "volatile" not in agent and "cuda.Variable(torch.FloatTensor(state))" in agent, agent
+    assert "@torch.no_grad()\ndef act(" in agent, agent
+
+
 def test_caller_cache_follows_the_helper(tmp_path):
     """A caller's cached result depends on the helper's file: editing only the helper
     changes what `check` says about the caller."""

@@ -48,7 +48,7 @@ VF002).
 Cross-file analysis (SPEC §2.6, "later the same package") would break this per-file test:
 a module that calls a helper imported from another module holds none of the tokens. So the
 runner links files first (`volfix.project`): when a candidate may define a helper
-(`HELPER_HINT` below: a `volatile=<name>` keyword, or a `Variable(*args)` forwarder), every
+(`HELPER_HINT` below: a `volatile=<name>` keyword, or a `Variable(data, *args)` forwarder), every
 file of the run that mentions a helper's name is read, and the callers join the candidates.
 """
 from __future__ import annotations
@@ -347,4 +347,4 @@ def compile_prefilter(needs: Iterable[Optional[Needs]]) -> Predicate:
 # A `volatile=` keyword whose value is a name (the flag parameter), or a Variable call that
 # forwards `*args` (a wrapper): what a helper's file must spell.
 HELPER_HINT = re.compile(rb"volatile\s*=\s*(?!(?:True|False|None|0|1)\b)(?:not\s+)?[A-Za-z_]"
-                          rb"|Variable\(\s*\*")
+                          rb"|Variable\([^()]{0,200}?\*")

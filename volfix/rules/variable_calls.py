@@ -51,24 +51,15 @@ def classify(call: ast.Call, ctx) -> Optional[VariableCall]:
     func = call.func
     out = VariableCall(call)
     if not index.is_variable(func):
-        name = func.id if isinstance(func, ast.Name) else None
-        if name is None:
-            return None
-        binding = index.lookup_for(call)(name)
-        wrappers = ctx.wrappers()
-        raw = index.module_names.at(name, index.statement_of(call).lineno) if \
-            isinstance(index.function_of(call), ast.Module) else index.module_names.final.get(name)
-        linked = _linked_wrapper(ctx, call, name)
-        if name in wrappers and raw == nm.LOCAL and not index.shadowed(name, index.scope_of(call)):
-            line = wrappers[name]
-            out.wrapper = f"through the wrapper `{name}` (line {line})"
-        elif linked is not None:
-            out.wrapper = f"through the wrapper `{name}` ({linked.path}:{linked.line})"
-        elif binding is None and not index.module_names.bound(name) and not hasattr(builtins, name) \
-                and any(k.arg == "volatile" for k in call.keywords) and name == "Variable":
-            out.unresolved = name
+        if isinstance(func, ast.Name):
+            if not _named_wrapper(out, func.id, ctx):
+                return None
         else:
-            return None
+            # `cuda.Variable(x, volatile=True)`: a wrapper in a sibling module, through its import
+            linked = _linked_wrapper(ctx, call, None) if isinstance(func, ast.Attribute) else None
+            if linked is None:
+                return None
+            out.wrapper = f"through the wrapper `{ast.unparse(func)}` ({linked.path}:{linked.line})"
     if out.wrapper is not None or out.unresolved is not None:
         kw = next((k for k in call.keywords if k.arg == "volatile"), None)
         if kw is None:
@@ -81,14 +72,37 @@ def classify(call: ast.Call, ctx) -> Optional[VariableCall]:
     return out
 
 
-def _linked_wrapper(ctx, call: ast.Call, name: str):
-    """A wrapper of `Variable` defined in another file of the project, called here."""
+def _named_wrapper(out: VariableCall, name: str, ctx) -> bool:
+    """`name(...)` is a project wrapper of `Variable` (here or in a linked file), or an unbound
+    `Variable` given `volatile=` (a star import volfix cannot see through): notes which on `out`."""
+    index, call = ctx.index, out.call
+    binding = index.lookup_for(call)(name)
+    wrappers = ctx.wrappers()
+    raw = index.module_names.at(name, index.statement_of(call).lineno) if \
+        isinstance(index.function_of(call), ast.Module) else index.module_names.final.get(name)
+    linked = _linked_wrapper(ctx, call, name)
+    if name in wrappers and raw == nm.LOCAL and not index.shadowed(name, index.scope_of(call)):
+        out.wrapper = f"through the wrapper `{name}` (line {wrappers[name]})"
+    elif linked is not None:
+        out.wrapper = f"through the wrapper `{name}` ({linked.path}:{linked.line})"
+    elif binding is None and not index.module_names.bound(name) and not hasattr(builtins, name) \
+            and any(k.arg == "volatile" for k in call.keywords) and name == "Variable":
+        out.unresolved = name
+    else:
+        return False
+    return True
+
+
+def _linked_wrapper(ctx, call: ast.Call, name: Optional[str]):
+    """A wrapper of `Variable` defined in another file of the project, called here (by its
+    qualified name; a bare `name` nothing binds here may be a star import's)."""
     links = ctx.links
     if links is None:
         return None
     qual = ctx.index.qual(call.func)
     for linked_qual, sig in links.helpers:
-        if sig.wrapper and (linked_qual == qual or (qual is None and linked_qual.rpartition(".")[2] == name)):
+        if sig.wrapper and (linked_qual == qual or (qual is None and name is not None
+                                                    and linked_qual.rpartition(".")[2] == name)):
             return sig
     return None
 
