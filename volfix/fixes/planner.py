@@ -50,6 +50,11 @@ class Group:
     def flag(self) -> Optional[Flag]:
         return self.sources[0].flag
 
+    @property
+    def deleted(self) -> Set[int]:
+        """Ids of the statements the sources' fixes delete."""
+        return {id(s.deleted) for s in self.sources if s.deleted is not None}
+
 
 class Planner:
     def __init__(self, ctx):
@@ -153,7 +158,7 @@ class Planner:
                                     plain=self.ctx.is_plain,
                                     computing=[s.node for s in group.sources if s.computing],
                                     wrappers=self.ctx.wrappers()).run()
-        deleted = {id(s.deleted) for s in group.sources if s.deleted is not None}
+        deleted = group.deleted
         stmts = [u for u in group.taint.uses_outside() if id(u) not in deleted]
         group.stmts = stmts
         if stmts:
@@ -258,8 +263,7 @@ class Planner:
         early = [u for u in group.stmts if u.end_lineno < first and id(u) in taint.recording]
         if not early:
             return None
-        deleted = {id(s.deleted) for s in group.sources if s.deleted is not None}
-        placement = self.placer.place(group.scope, early, taint, deleted=deleted, flag=False,
+        placement = self.placer.place(group.scope, early, taint, deleted=group.deleted, flag=False,
                                       keep={id(s) for s in early})
         if placement.problem or not placement.runs or self.placer.training_near(placement.runs) is not None:
             return None

@@ -421,7 +421,7 @@ class Follower:
                 for b in graph.reaching_bindings(step, name):
                     node = graph.steps[b].node
                     if b == ENTRY or (isinstance(node, ast.Assign) and id(node) not in taint.defs
-                                      and not isinstance(node.value, _CONTAINERS)):
+                                      and not isinstance(node.value, _FILLABLE)):
                         return r.lineno  # a parameter or a plain value (not a list filled later)
         return None
 
@@ -457,7 +457,7 @@ class Follower:
             caller = self.index.function_of(site)
             if caller is scope:
                 continue
-            taint = TaintAnalysis(caller, self.index, [site], raw_sources=False).run()
+            taint = TaintAnalysis(caller, self.index, [site], raw_sources=False, wrappers=self.ctx.wrappers()).run()
             if taint.training:
                 stmt, what = taint.training[0]
                 return (f"unsafe fix: the call of `{scope.name}()` at line {site.lineno} trains on the "  # type: ignore[attr-defined]
@@ -502,7 +502,9 @@ class Follower:
         return "no region needed: nothing computes with the value once unwrapped", W_INFO, None
 
 
-_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Call)
+# Values a name may be given and filled with the volatile value later (`out = []`,
+# `out.append(...)`), or that volfix cannot see into (a call): not "plain" for plain_return.
+_FILLABLE = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Call)
 
 
 def _value_for(target: ast.AST, value: ast.AST, wanted: ast.AST) -> Optional[ast.AST]:
