@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from volfix.prefilter import has_async_keyword
+from volfix.prefilter import HELPER_HINT, has_async_keyword
 from volfix.registry import all_codes, may_need_analysis, requirements_for
 
 # Every registered rule, opt-in ones (VF010) included.
@@ -167,3 +167,18 @@ def test_a_rule_without_names_makes_every_parsed_file_analysed(monkeypatch):
 ])
 def test_async_keyword_scan(data, expected):
     assert has_async_keyword(data) is expected
+
+
+@pytest.mark.parametrize("text, hint", [
+    (b"Variable = lambda *args, **kwargs: autograd.Variable(*args, **kwargs)", True),
+    (b"    var = autograd.Variable(data, *args, **kwargs)", True),  # crlmaze's cuda.Variable
+    (b"    return Variable(x, **kwargs)", True),
+    (b"def get_batch(i, evaluation=False):\n    return Variable(d, volatile=evaluation)", True),
+    (b"out = Variable(x * scale)", False),  # multiplication, not a forwarder
+    (b"out = Variable(a*b, volatile=True)", False),
+    (b"out = Variable(torch.zeros(3))", False),
+])
+def test_helper_hint_marks_files_that_may_define_a_helper(text, hint):
+    """The project linker reads the other files of the run only when a file may define a
+    helper or a wrapper of `Variable` (`volfix.prefilter.HELPER_HINT`)."""
+    assert bool(HELPER_HINT.search(text)) is hint

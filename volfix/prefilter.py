@@ -347,4 +347,4 @@ def compile_prefilter(needs: Iterable[Optional[Needs]]) -> Predicate:
 # A `volatile=` keyword whose value is a name (the flag parameter), or a Variable call that
 # forwards `*args` (a wrapper): what a helper's file must spell.
 HELPER_HINT = re.compile(rb"volatile\s*=\s*(?!(?:True|False|None|0|1)\b)(?:not\s+)?[A-Za-z_]"
-                          rb"|Variable\([^()]{0,200}?\*")
+                          rb"|Variable\((?:[^()]{0,200}?,)?\s*\*")
