@@ -12,7 +12,7 @@ import re
 from typing import Callable, List, Optional, Set
 
 from ..edits import TextEdit
-from ..flow.defuse import ENTRY, Graph
+from ..flow.defuse import ENTRY, Graph, declared
 from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
@@ -313,8 +313,8 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     Conversions on the way (`bat = bat.cuda()`) become conversions of `original` when no
     read of `original` sees them. A read by a nested function or lambda (which runs later)
     needs the alias bound once and `original` never rebound after it."""
-    if isinstance(index.scope_of(stmt), ast.ClassDef):
-        return None
+    if isinstance(index.scope_of(stmt), ast.ClassDef) or {alias, original} & declared(scope):
+        return None  # a class body, or a `global`/`nonlocal` name
     graph = Graph.build(scope)
     start = None if graph is None else graph.step_of.get(id(stmt))
     if graph is None or start is None or {alias, original} & graph.comprehension_targets:
@@ -349,7 +349,7 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     conversions = web - {start}
     if deferred:
         bindings = [i for i, step in enumerate(steps) if alias in step.binds]
-        if conversions or bindings != [start] or _reachable_binding(graph, start, original):
+        if conversions or bindings != [start] or graph.binds_after(start, original):
             return None
     if conversions:
         if not isinstance(scope, ast.Module) and not _local_of(index, scope, original):
@@ -363,9 +363,6 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     mentions = [n for i in reading for n in steps[i].reads[alias]]
     mentions += [n for i in conversions for n in steps[i].binds[alias] if isinstance(n, ast.Name)]
     mentions += deferred
-    for node in ast.walk(scope):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and (alias in node.names or original in node.names):
-            return None
     return sorted(mentions, key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -385,21 +382,6 @@ def _binds_locally(index: ModuleIndex, owner: ast.AST, name: str) -> bool:
     if not isinstance(owner, ast.ClassDef) and name in nm.function_params(owner):
         return True
     return any(not isinstance(n.ctx, ast.Load) and index.scope_of(n) is owner for n in index.names.get(name, ()))
-
-
-def _reachable_binding(graph: Graph, start: int, name: str) -> bool:
-    """Is `name` bound anywhere after step `start` (any path, any number of rounds)?"""
-    seen: Set[int] = set()
-    work = list(graph.steps[start].succ)
-    while work:
-        i = work.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        if name in graph.steps[i].binds:
-            return True
-        work.extend(graph.steps[i].succ)
-    return False
 
 
 def _local_of(index: ModuleIndex, scope: ast.AST, name: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
+from ..flow.defuse import flag_test
 from ..syntax.index import ModuleIndex
 from ..edits import TextEdit
 
@@ -117,7 +118,7 @@ class Expressions:
         siblings = self.index.siblings(stmt)
         parent = self.index.parents.get(stmt)
         if whole_if and siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
-                and parent.body is siblings and _plain_test(parent.test) and src.segment(parent).startswith("if") \
+                and parent.body is siblings and flag_test(parent.test) is not None and src.segment(parent).startswith("if") \
                 and len(self.index.siblings(parent) or ()) > 1 \
                 and len(src.comments_between(src.start(parent), src.line_end(parent.end_lineno))) <= 1:
             whole = self.delete_statement(parent, whole_if=True)  # `if flag:` around nothing but `pass` goes too
@@ -137,9 +138,3 @@ class Expressions:
         return [TextEdit(src.start(stmt), src.line_end(stmt.end_lineno),
                          "pass" + ("  " + "  ".join(comments) if comments else ""))]
 
-
-def _plain_test(test: ast.expr) -> bool:
-    """`flag` or `not flag`: a test that runs no code of its own."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test = test.operand
-    return isinstance(test, ast.Name)

@@ -59,7 +59,7 @@ class Graph:
         for i in out:
             graph._edge(i, EXIT)
         if not isinstance(scope, ast.Module):  # a module's names may change behind a call
-            graph.flags = set().union(*(step.binds for step in graph.steps)) - _declared(scope)
+            graph.flags = set().union(*(step.binds for step in graph.steps)) - declared(scope)
         return graph
 
     # ------------------------------------------------------------------ construction
@@ -112,7 +112,7 @@ class Graph:
         kind = type(stmt)
         if kind is ast.If:
             test = self._header(stmt, [stmt.test], preds, handlers)
-            self.steps[test].test = _flag_test(stmt.test)  # the body starts at step test + 1
+            self.steps[test].test = flag_test(stmt.test)  # the body starts at step test + 1
             return self._block(stmt.body, [test], loop, handlers) + self._block(stmt.orelse, [test], loop, handlers)
         if kind is ast.While:
             head = self._header(stmt, [stmt.test], preds, handlers)
@@ -247,6 +247,20 @@ class Graph:
             work.extend(steps[i].pred)
         return found
 
+    def binds_after(self, start: int, name: str) -> bool:
+        """Is `name` bound anywhere after step `start` (any path, any number of rounds)?"""
+        seen: Set[int] = set()
+        work = list(self.steps[start].succ)
+        while work:
+            i = work.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            if name in self.steps[i].binds:
+                return True
+            work.extend(self.steps[i].succ)
+        return False
+
     def rebound_before_read(self, starts: List[int], name: str, other: str, stop_at: Set[int]) -> bool:
         """Is `other` bound on some path from a start to a read of `name` (paths end where
         `name` is bound again, or at a step in `stop_at`)?"""
@@ -272,12 +286,12 @@ class _Refused(Exception):
     pass
 
 
-def _declared(scope: ast.AST) -> Set[str]:
+def declared(scope: ast.AST) -> Set[str]:
     """The names a `global` or `nonlocal` statement anywhere in `scope` declares."""
     return {name for n in ast.walk(scope) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
 
 
-def _flag_test(test: ast.expr) -> Optional[Tuple[str, bool]]:
+def flag_test(test: ast.expr) -> Optional[Tuple[str, bool]]:
     if isinstance(test, ast.Name):
         return test.id, True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):

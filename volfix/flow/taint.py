@@ -498,14 +498,12 @@ class TaintAnalysis:
                 return True, receiver[1]
             if receiver[0] or tainted_args:
                 self._computes = True
-                if receiver[0] or self._pure_callee(func):
-                    # A tensor method on the value, or a torch function, records only if another
-                    # argument may need grad.
-                    if any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values)):
-                        self._records = self._meets = True
-                else:
+                meets = any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values))
+                # A tensor method on the value, or a torch function, records only if another
+                # argument may need grad; another callee may hold parameters of its own.
+                if meets or not (receiver[0] or self._pure_callee(func)):
                     self._records = True
-                    self._meets = self._meets or any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values))
+                self._meets = self._meets or meets
                 return True, False
             return False, False
         if isinstance(func, ast.Name) and (func.id in KILL_FUNCS or saves(node)):
