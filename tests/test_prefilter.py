@@ -32,6 +32,10 @@ NEEDS_ANALYSIS = {
     "VF203-kwargs": "import torch as t\nkw = {'volatile': True}\n",
     "VF203-dict-call": "import torch\nkw = dict(volatile = True)\n",
     "VF203-subscript": "import torch\nkw[\"volatile\"] = True\n",
+    "VF203-setattr": "import torch\nsetattr(x, \"volatile\", True)\n",
+    "VF203-hasattr-wrapped": "import torch\nok = hasattr(\n    x,\n    'volatile')\n",
+    "VF203-key-spaced": "import torch\nopts = {'volatile' : True}\n",
+    "VF203-raw-string": "import torch\nflag = getattr(x, r'volatile')\n",
     "VF201-spaced": "import torch\nflag = x . volatile\n",
     "VF201-wrapped": "import torch\nflag = (x.\n        volatile)\n",
     "VF201-continuation": "import torch\nflag = x.\\\n    volatile\n",
@@ -98,6 +102,10 @@ def test_notebook_cells_pass_like_source(case):
     # `volatile` neither as an attribute, a string nor a keyword (torch's own stubs, asm)
     "import torch\ndef to(self, volatile: bool = ...) -> Tensor: ...\n",
     "import torch\nsrc = f'asm volatile (mov)'\n",
+    # `"volatile"` where no rule reads a string, a class's descriptor (torch's own uses)
+    "import torch\nmethods.remove(\"volatile\")\n",
+    "import torch\nmode = 'volatile mode'\n",
+    "import torch\nTABLE = {Tensor.volatile.__get__: lambda self: -1}\n",
 ])
 def test_file_without_tokens_is_skipped(source):
     assert not may_need_analysis(source.encode(), ALL)
