@@ -204,6 +204,18 @@ def test_unreadable_file_is_handed_to_the_engine(tree):
     assert results[0].error is not None  # the fake cannot read it; the real engine reports VF002
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_on_the_command_line_is_reported_not_waited_for(tree):
+    """The scan once opened every named path with a blocking `open()`: a FIFO hung the run
+    for good. It is now VF002, and the other files are still checked."""
+    os.mkfifo(tree / "pipe.py")
+    proc = subprocess.run([sys.executable, "-m", "volfix", "check", "--no-cache", "pipe.py", "b_legacy.py"],
+                          cwd=str(tree), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert "pipe.py:1:1: VF002 File cannot be read: not a regular file" in proc.stdout
+    assert "b_legacy.py:2:" in proc.stdout
+
+
 def test_progress_reaches_total_and_never_goes_back(tree):
     calls = []
     run(use_cache=False, progress=lambda done, total: calls.append((done, total)))
@@ -241,9 +253,11 @@ def test_parallel_scan_finds_the_same_candidates(tree, monkeypatch):
     assert parallel == serial
 
 
-def test_the_scan_pool_analyses_the_candidates_too(tree, monkeypatch):
-    """A large tree's scan pool stays open and analyses the few candidates it found (its
-    start is paid): the results and the fixed files are those of a serial run."""
+@pytest.mark.skipif(not runner.forked.available(), reason="forked workers are Linux-only")
+def test_forked_workers_scan_and_check_like_a_serial_run(tree, monkeypatch):
+    """A large tree is scanned by forked workers, and a check's few candidates are analysed
+    by forked workers too (they inherit the engine this process imported during the scan):
+    the results are a serial run's. A fix gives the files a serial fix gives."""
     evaluate = ("import torch\nfrom torch.autograd import Variable\n\n\ndef evaluate(model, x):\n"
                 "    out = model(Variable(x, volatile=True))\n    return out.data\n")
     for i in range(3):
@@ -252,13 +266,27 @@ def test_the_scan_pool_analyses_the_candidates_too(tree, monkeypatch):
         (tree / f"clean{i:02d}.py").write_text(CLEAN)
     serial, _ = run(use_cache=False, _process=None)
     monkeypatch.setattr(runner, "PARALLEL_SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(runner, "PARALLEL_FORK_MIN_LINES", 1)
     pooled, stats = run(use_cache=False, _process=None, jobs=2)
     assert stats.analysed < runner.PARALLEL_MIN_FILES and stats.workers == 2
     assert pooled == serial and any(d.code == "VF101" for r in pooled for d in r.diagnostics)
     fixed, stats = run(use_cache=False, _process=None, jobs=2, mode="fix")
-    assert stats.workers == 2 and all(r.changed for r in fixed if r.path.startswith("ev"))
+    assert all(r.changed for r in fixed if r.path.startswith("ev"))
     assert "volatile" not in (tree / "ev0.py").read_text()
     assert "@torch.no_grad()" in (tree / "ev2.py").read_text()
+
+
+@pytest.mark.skipif(not runner.forked.available(), reason="forked workers are Linux-only")
+def test_a_dead_forked_worker_fails_only_the_file_it_held(tree, monkeypatch):
+    make_many(tree, 12)
+    (tree / "die.py").write_text(LEGACY)
+    monkeypatch.setattr(runner, "PARALLEL_FORK_MIN_LINES", 1)
+    results, stats = run(use_cache=False, jobs=2, _process=dying_process)
+    assert stats.workers == 2
+    errors = {r.path: r.error for r in results if r.error}
+    assert list(errors) == ["die.py"] and "died" in errors["die.py"]
+    assert len(results) == 2 + 12 + 1
+    assert all(len(r.diagnostics) >= 1 for r in results if r.path != "die.py")
 
 
 def test_real_engine_results_survive_the_cache(tree):

@@ -8,20 +8,25 @@ handed to `fileproc.process_file` (which decodes, parses, analyses and, in fix m
 - **Skipped files produce no FileResult.** A file that fails the prefilter cannot have a
   finding (SPEC §8; VF001 is reported only for candidates, see `prefilter`), so the result
   list holds the candidates only; `RunStats` says how many files were walked.
-- **Parallelism.** Candidates are analysed in a `ProcessPoolExecutor` (`jobs` workers,
-  default: every usable core) only when there are enough of them to pay for the workers
-  (`PARALLEL_MIN_FILES` files or `PARALLEL_MIN_LINES` lines); otherwise in this process.
-  On Linux the workers are forked after this process has imported the engine, so they
-  start at once (no interpreter start-up, no imports). Large trees are also *scanned*
-  (read + prefilter) by forked workers (`PARALLEL_SCAN_MIN_FILES`). Elsewhere (macOS,
-  Windows: spawn) the scan stays in this process and only analysis uses a pool.
+- **Parallelism.** On Linux, work that writes nothing runs in forked workers
+  (`volfix.forked`: a fork costs ~1 ms, a `ProcessPoolExecutor` ~35 ms): the scan of a
+  large tree (read + prefilter, `PARALLEL_SCAN_MIN_FILES`), the project's facts, and a
+  check's analysis of the candidates (`PARALLEL_FORK_MIN_LINES`). This process imports the
+  engine while the scan workers run, as soon as one reports a candidate, so the analysis
+  workers forked next inherit it. A fix's analysis writes files: it uses a
+  `ProcessPoolExecutor` (`jobs` workers, default: every usable core) when there are enough
+  candidates to pay for it (`PARALLEL_MIN_FILES` files or `PARALLEL_MIN_LINES` lines).
+  Elsewhere (macOS, Windows: spawn) the scan stays in this process and only analysis uses
+  that pool.
 - **Failures stay per file.** The engine catches errors per file; the runner is a second
   boundary for what the engine cannot catch: an exception escaping `process_file`, or a
-  worker process that dies (segfault, out of memory) -- its files are retried one by one in
-  a fresh worker, and the one that kills it again gets a FileResult with `error` set.
-- **Ctrl-C.** SIGINT stops a run within moments: the pools are `workers.StoppablePool`s,
-  whose workers finish the atomic writes under way and start no other; the
-  KeyboardInterrupt then reaches the caller (the CLI exits 130).
+  worker process that dies (segfault, out of memory). A forked worker's death fails the file
+  it held; a pool's fails every file under way, which are retried one by one in a fresh
+  worker, and the one that kills it again gets a FileResult with `error` set.
+- **Ctrl-C.** SIGINT stops a run within moments. Forked workers die of it (they write
+  nothing); the fix pool is a `workers.StoppablePool`, whose workers finish the atomic
+  writes under way and start no other. The KeyboardInterrupt then reaches the caller (the
+  CLI exits 130).
 - **Laziness.** This module imports neither libcst, rich nor the engine; the engine is
   imported only when a candidate must be analysed (not on a cache hit).
 
@@ -30,13 +35,14 @@ is below it.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
+import stat
 import sys
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
+from . import forked
 from .config import Config
 from .model import FileResult
 from .prefilter import HELPER_HINT
@@ -51,6 +57,9 @@ PARALLEL_MIN_LINES = 20_000
 # Scanning (read + prefilter) is spread over processes from this many files on: below it,
 # forking costs more than it saves.
 PARALLEL_SCAN_MIN_FILES = 1000
+# A check's candidates are analysed by forked workers from this many lines on (~20 ms of
+# analysis; a fork and the results' pickles cost ~2 ms).
+PARALLEL_FORK_MIN_LINES = 2_000
 
 Progress = Callable[[int, int], None]
 ProcessFn = Callable[..., FileResult]
@@ -154,20 +163,17 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         from .cache import ResultCache
 
         cache = ResultCache(root, config.cache_key())
-    with contextlib.ExitStack() as stack:
-        return _run_candidates(stack, paths, files, config, configs, cache, stats, mode, unsafe_fixes,
-                               workers, progress, _process, review)
+    return _run_candidates(paths, files, config, configs, cache, stats, mode, unsafe_fixes,
+                           workers, progress, _process, review)
 
 
-def _run_candidates(stack: contextlib.ExitStack, paths: Sequence[str], files: List[str], config: Config,
+def _run_candidates(paths: Sequence[str], files: List[str], config: Config,
                     configs: ConfigResolver, cache, stats: RunStats, mode: str, unsafe_fixes: bool,
                     workers: int, progress: Optional[Progress], _process: Optional[ProcessFn],
                     review: Optional[ReviewCallback]) -> Tuple[List[FileResult], RunStats]:
-    """Prefilter, link, look up and analyse `files`. A pool started for the scan stays open
-    (in `stack`) and analyses the candidates too: its start is paid already."""
+    """Prefilter, link, look up and analyse `files`."""
     total = len(files)
-    scan_pool = _ScanPool(stack, workers)
-    candidates = _scan(files, _enabled_anywhere(files, configs), workers, scan_pool)
+    candidates = _scan(files, _enabled_anywhere(files, configs), workers, warm=_process is None)
     links = _link(paths, files, candidates, config, cache, workers)
     stats.candidates = len(candidates)
     results, tasks = _lookup(candidates, cache, mode, links, configs)
@@ -195,11 +201,12 @@ def _run_candidates(stack: contextlib.ExitStack, paths: Sequence[str], files: Li
         options["review"] = review
         workers = 1
         tasks.sort(key=lambda t: t.display)
-    pool = scan_pool.pool if workers > 1 and len(tasks) > 1 and review is None and _process is None else None
-    if pool is not None or (workers > 1 and (len(tasks) > PARALLEL_MIN_FILES
-                                             or stats.lines_analysed > PARALLEL_MIN_LINES)):
+    if workers > 1 and mode == "check" and forked.available() and stats.lines_analysed >= PARALLEL_FORK_MIN_LINES:
         stats.workers = workers
-        _run_pool(tasks, options, workers, _process, finished, pool)
+        _run_forked(tasks, options, workers, _process, finished)
+    elif workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or stats.lines_analysed > PARALLEL_MIN_LINES):
+        stats.workers = workers
+        _run_pool(tasks, options, workers, _process, finished)
     else:
         for task in tasks:
             finished(task, _analyse(_process, task.path, task.display, _task_options(options, task)))
@@ -272,43 +279,34 @@ def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[st
     return frozenset().union(*(config.enabled_codes() for config in seen.values()))
 
 
-class _ScanPool:
-    """The pool of a large tree's scan, kept open for the analysis of its candidates."""
-
-    def __init__(self, stack: contextlib.ExitStack, workers: int) -> None:
-        self.stack = stack
-        self.workers = workers
-        self.pool = None
-
-    def start(self, context):
-        from .workers import StoppablePool
-
-        if self.pool is None:
-            self.pool = self.stack.enter_context(StoppablePool(self.workers, context))
-        return self.pool
-
-    def drop(self) -> None:
-        """The pool broke (a worker died): later work starts its own."""
-        self.pool = None
-
-
-def _scan(files: List[str], enabled: FrozenSet[str], workers: int, holder: Optional[_ScanPool] = None
+def _scan(files: List[str], enabled: FrozenSet[str], workers: int, warm: bool = False
           ) -> List[Tuple[str, Optional[bytes]]]:
     """The files that pass the prefilter (or cannot be read), with their bytes (None:
-    unreadable). Large trees are scanned by several processes: reading and the C-level
-    scans are the whole cost of a clean run."""
-    if workers > 1 and len(files) >= PARALLEL_SCAN_MIN_FILES:
-        chosen = _scan_in_pool(files, enabled, workers, holder)
-        if chosen is not None:
-            return [(path, _read_bytes(path)) for path in chosen]
+    unreadable). Large trees are scanned by forked workers: reading and the C-level scans
+    are the whole cost of a clean run. `warm`: once a worker reports a candidate, import
+    the engine here while the others scan (the analysis workers forked later inherit it)."""
+    if workers > 1 and len(files) >= PARALLEL_SCAN_MIN_FILES and forked.available():
+        # Interleaved chunks: neighbouring files are alike in size, so every worker gets a
+        # fair share; several chunks a worker even out the rest.
+        # Two chunks are sent ahead, so that a worker does not wait while this process
+        # imports the engine.
+        n_chunks = workers * 8
+        chunks = [files[i::n_chunks] for i in range(n_chunks)]
+        found: List[str] = []
+        for _, part in forked.imap_unordered(lambda chunk: _scan_chunk(chunk, enabled), chunks, workers,
+                                             on_death=lambda chunk: _scan_chunk(chunk, enabled), ahead=2):
+            if part and warm:
+                _import_engine()
+                warm = False
+            found.extend(part)
+        order = {path: i for i, path in enumerate(files)}
+        return [(path, _read_bytes(path)) for path in sorted(found, key=order.__getitem__)]
     return _scan_chunk(files, enabled, keep_data=True)
 
 
-def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False,
-                warm: bool = False) -> list:
-    """Runs here or in a worker: the candidates among `files` (with their bytes if
-    `keep_data`, else their paths only, cheaper to send back). `warm`: a worker that will
-    analyse candidates imports the engine now, while this process links them."""
+def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False) -> list:
+    """The candidates among `files` (with their bytes if `keep_data`, else their paths only,
+    cheaper to send back from a worker)."""
     from .registry import prefilter
 
     may_need = prefilter(enabled)
@@ -317,37 +315,13 @@ def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool =
         data = _read_bytes(path)
         if data is None or may_need(data):
             out.append((path, data) if keep_data else path)
-    if warm and out:
-        from . import fileproc  # noqa: F401
     return out
 
 
-def _scan_in_pool(files: List[str], enabled: FrozenSet[str], workers: int,
-                  holder: Optional[_ScanPool] = None) -> Optional[List[str]]:
-    """Candidate paths found by `workers` processes, in `files` order; None when no pool
-    can be started (then the caller scans here). With a `holder`, the pool stays open."""
-    from .workers import StoppablePool
-
-    context = _pool_context()
-    if context is None:
-        return None  # spawn start-up (~100 ms a worker) costs more than it saves
-    # Interleaved chunks: neighbouring files are alike in size, so every worker gets a
-    # fair share; several chunks a worker even out the rest.
-    n_chunks = workers * 4
-    chunks = [files[i::n_chunks] for i in range(n_chunks)]
-    try:
-        with contextlib.ExitStack() as own:  # a pool of its own closes here; the holder's stays open
-            pool = own.enter_context(StoppablePool(workers, context)) if holder is None else holder.start(context)
-            warm = [holder is not None] * n_chunks
-            with pool.starting():
-                parts = pool.executor.map(_scan_chunk, chunks, [enabled] * n_chunks, [False] * n_chunks, warm)
-            found = [path for part in parts for path in part]
-    except (OSError, RuntimeError):  # fork refused, or a worker died (BrokenProcessPool)
-        if holder is not None:
-            holder.drop()
-        return None
-    order = {path: i for i, path in enumerate(files)}
-    return sorted(found, key=order.__getitem__)
+def _import_engine() -> None:
+    """What analysing a file imports: here once, inherited by the workers forked after."""
+    from . import fileproc  # noqa: F401
+    from .fixes import planner  # noqa: F401 - the engine imports it at its first detection
 
 
 def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
@@ -386,22 +360,16 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
 
 
 def _map(fn: Callable, items: list, workers: int) -> list:
-    """`[fn(item) for item in items]`, by `workers` processes when there are enough items
-    (the project index's per-file facts). Chunks go to the workers as one pickle each, so
-    tables that items share are sent once a chunk."""
-    if workers > 1 and len(items) >= PARALLEL_MIN_FILES:
-        context = _pool_context()
-        if context is not None:
-            from .workers import StoppablePool
-
-            chunksize = max(1, len(items) // (workers * 4))
-            try:
-                with StoppablePool(workers, context) as pool:
-                    with pool.starting():
-                        parts = pool.executor.map(fn, items, chunksize=chunksize)
-                    return list(parts)
-            except (OSError, RuntimeError):  # fork refused, or a worker died: do it here
-                pass
+    """`[fn(item) for item in items]`, by `workers` forked processes when there are enough
+    items (the project index's per-file facts)."""
+    if workers > 1 and len(items) >= PARALLEL_MIN_FILES and forked.available():
+        size = max(1, len(items) // (workers * 4))
+        chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        parts: List[list] = [[] for _ in chunks]
+        for index, part in forked.imap_unordered(lambda chunk: [fn(item) for item in chunk], chunks, workers,
+                                                 on_death=lambda chunk: [fn(item) for item in chunk]):
+            parts[index] = part
+        return [value for part in parts for value in part]
     return [fn(item) for item in items]
 
 
@@ -449,13 +417,36 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
     return results, tasks
 
 
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
 def _read_bytes(path: str) -> Optional[bytes]:
-    """The file's bytes, or None when it cannot be read (the engine then reports VF002)."""
+    """The file's bytes, or None when it cannot be read or is not a regular file (a FIFO
+    named on the command line would block): the engine then reports VF002. One open, one
+    fstat and, almost always, one read of the file's size: the scan reads every file of
+    the tree, and `open()` costs twice that."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        data = os.read(fd, st.st_size)
+        if len(data) == st.st_size and data:
+            return data
+        chunks = [data]  # a short read, a changed size, or none reported (`/proc`): read to the end
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _nothing_to_fix(result: FileResult) -> bool:
@@ -486,11 +477,25 @@ def _pool_context():
     return None
 
 
+def _run_forked(tasks: List[_Task], options: Dict, workers: int, process: Optional[ProcessFn],
+                finished: Callable[[_Task, FileResult], None]) -> None:
+    """Check `tasks` in `workers` forked processes (`volfix.forked`), largest first, so that
+    one big file does not finish last on otherwise idle workers."""
+    if process is None:
+        _import_engine()
+    ordered = sorted(tasks, key=lambda t: -t.lines)
+    for index, result in forked.imap_unordered(
+            lambda t: _analyse(process, t.path, t.display, _task_options(options, t)), ordered, workers,
+            on_death=lambda t: _crash_result(t.display, "the worker process analysing this file died"),
+            on_error=lambda t, text: _crash_result(t.display, text)):
+        finished(ordered[index], result)
+
+
 def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional[ProcessFn],
-              finished: Callable[[_Task, FileResult], None], open_pool=None) -> None:
-    """Analyse `tasks` in `workers` processes (`open_pool`: the scan's, still running). An
-    exception here (KeyboardInterrupt from Ctrl-C, or one raised by `finished`) stops the
-    pool: see `volfix.workers`."""
+              finished: Callable[[_Task, FileResult], None]) -> None:
+    """Analyse `tasks` in `workers` processes of a `StoppablePool`. An exception here
+    (KeyboardInterrupt from Ctrl-C, or one raised by `finished`) stops the pool: see
+    `volfix.workers`."""
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -502,7 +507,7 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
     # Largest first, so that one big file does not finish last on an otherwise idle pool.
     ordered = sorted(tasks, key=lambda t: -t.lines)
     crashed: List[_Task] = []
-    with (contextlib.nullcontext(open_pool) if open_pool is not None else StoppablePool(workers, context)) as pool:
+    with StoppablePool(workers, context) as pool:
         with pool.starting():
             futures = {pool.executor.submit(_analyse, process, t.path, t.display,
                                             _task_options(options, t)): t for t in ordered}

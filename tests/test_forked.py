@@ -1,0 +1,119 @@
+"""volfix.forked: forked workers for the scan, the project's facts and a check's analysis."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from volfix import forked
+
+pytestmark = pytest.mark.skipif(not forked.available(), reason="forked workers are Linux-only")
+
+
+def square_or_fail(x):
+    if x == 7:
+        os._exit(3)  # a crash in C code, as far as the parent can tell
+    if x == 9:
+        raise ValueError("nine")
+    return x * x
+
+
+def children_of_this_process():
+    """Live or unreaped children, from /proc."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid():
+                found.append(int(name))
+    return sorted(found)
+
+
+def test_every_item_once_a_death_and_an_error_are_that_items_results():
+    before = children_of_this_process()
+    results = dict(forked.imap_unordered(square_or_fail, list(range(30)), 3, on_death=lambda x: "died",
+                                         on_error=lambda x, text: f"error: {text}"))
+    assert results == {i: ("died" if i == 7 else "error: ValueError: nine" if i == 9 else i * i)
+                       for i in range(30)}
+    assert forked._open_fds == [] and children_of_this_process() == before
+
+
+def test_an_error_without_on_error_is_raised_here_and_the_workers_are_gone():
+    before = children_of_this_process()
+    with pytest.raises(ValueError, match="nine"):
+        list(forked.imap_unordered(square_or_fail, list(range(8, 30)), 2, on_death=lambda x: None))
+    assert forked._open_fds == [] and children_of_this_process() == before
+
+
+def test_items_go_out_in_order_one_at_a_time():
+    # One worker takes the items in the order given (the runner puts the largest first).
+    order = [index for index, _ in forked.imap_unordered(lambda x: x, ["c", "a", "b"], 1, on_death=None)]
+    assert order == [0, 1, 2]
+    # Two workers, one at a time: the first, long task does not hold the second worker's
+    # next one back (it was not sent ahead to the busy worker).
+    tasks = [0.6, 0.05, 0.05, 0.05]
+    finished = [index for index, _ in forked.imap_unordered(time.sleep, tasks, 2, on_death=None)]
+    assert finished == [1, 2, 3, 0]
+
+
+def test_results_larger_than_a_pipe_arrive_whole():
+    big = [b"x" * 300_000, b"y" * 2_000_000]
+    results = dict(forked.imap_unordered(lambda data: data * 2, big, 2, on_death=lambda x: None, ahead=2))
+    assert results == {0: big[0] * 2, 1: big[1] * 2}
+
+
+def test_the_workers_do_not_outlive_a_killed_parent(tmp_path):
+    """A worker waits for its next task on a pipe only the parent writes: when the parent is
+    killed, the pipe ends and the worker exits."""
+    pids = tmp_path / "pids"
+    script = textwrap.dedent(f"""
+        import os, time
+        from volfix import forked
+
+        def slow(x):
+            with open({str(pids)!r}, "a") as fh:
+                fh.write(f"{{os.getpid()}}\\n")
+            time.sleep(0.5)
+            return x
+
+        for _ in forked.imap_unordered(slow, list(range(100)), 2, on_death=None):
+            pass
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    for _ in range(100):
+        if pids.exists() and len(set(pids.read_text().split())) >= 2:
+            break
+        subprocess.run(["sleep", "0.05"])
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    workers = {int(p) for p in pids.read_text().split()}
+    for _ in range(100):  # each finishes its task (0.5 s), then finds the pipe closed
+        alive = [p for p in workers if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
+        if not alive:
+            break
+        subprocess.run(["sleep", "0.05"])
+    assert alive == []
+
+
+def die_on_first_and_fifth(x):
+    if x in (0, 5):
+        os._exit(3)
+    return x
+
+
+def test_tasks_sent_ahead_to_a_dead_worker_are_done_by_another():
+    # With `ahead=2` each worker holds two tasks; a worker that dies holding the last ones
+    # hands its second to a new worker even when the others have been told there is nothing left.
+    for workers in (1, 2, 3):
+        results = dict(forked.imap_unordered(die_on_first_and_fifth, list(range(6)), workers,
+                                             on_death=lambda x: "died", ahead=2))
+        assert results == {0: "died", 1: 1, 2: 2, 3: 3, 4: 4, 5: "died"}
