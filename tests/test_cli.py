@@ -68,6 +68,28 @@ def test_python_dash_m_volfix_runs_the_cli(tmp_path):
     assert usage.stderr.startswith("Usage: volfix check ")
 
 
+def test_the_command_ends_without_teardown_but_with_all_its_output(tmp_path):
+    """`entry` ends the process with `os._exit` (no teardown of the interpreter): the output
+    must still be complete, through a pipe, and exit handlers must still run."""
+    (tmp_path / "legacy.py").write_text(LEGACY * 400)
+    check = subprocess.run([sys.executable, "-m", "volfix", "check", "--no-cache", "--format", "concise",
+                            "legacy.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert check.returncode == 1, check.stderr
+    assert len(check.stdout.splitlines()) == 400 and check.stdout.endswith("legacy.py:800:13: VF101 [*] `volatile=True` is ignored since PyTorch 0.4; use `torch.no_grad()`\n")
+    assert check.stderr.startswith("Found 400 findings")
+    code = ("import atexit, sys\nfrom volfix.cli import entry\n"
+            "atexit.register(lambda: print('handler ran'))\nsys.argv = ['volfix', '--version']\nentry()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, f"volfix {__version__}\nhandler ran\n")
+    # A reader that stops early (`volfix check | head -1`) costs no traceback.
+    reader = subprocess.Popen([sys.executable, "-m", "volfix", "check", "--no-cache", "legacy.py"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.readline()
+    reader.stdout.close()
+    assert reader.wait(timeout=60) in (1, 120)
+    assert "Traceback" not in reader.stderr.read().decode()
+
+
 def test_version_imports_neither_libcst_nor_rich():
     code = ("import sys\nfrom volfix.cli import main\n"
             "try:\n    main(['--version'])\nexcept SystemExit as e:\n    code = e.code\n"
