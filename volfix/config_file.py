@@ -27,6 +27,7 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 
 PYPROJECT = "pyproject.toml"
 VOLFIX_TOML = "volfix.toml"
+CONFIG_NAMES = frozenset({PYPROJECT, VOLFIX_TOML})  # the files `config_in_directory` looks for
 
 
 def find_config(start_dir: str) -> Optional[str]:

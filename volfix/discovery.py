@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -195,7 +195,8 @@ def project_root(config_source: Optional[str]) -> str:
     return os.getcwd()
 
 
-Excluders = Callable[[str], "ExcludeMatcher"]
+# (directory, the names in it when the walk has listed it) -> the matcher in force there
+Excluders = Callable[[str, Optional[FrozenSet[str]]], "ExcludeMatcher"]
 
 
 def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitignore: bool = True,
@@ -205,13 +206,14 @@ def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitig
 
     A path that does not exist is returned as given (made absolute): reading it fails
     later and becomes a VF002 diagnostic, so a typo on the command line is not silent.
-    `excluders(directory)`, when given, is the matcher in force inside `directory` (the
-    nearest configuration's globs, `nearest_config`); otherwise `exclude`, relative to `root`,
-    applies everywhere.
+    `excluders(directory, names)`, when given, is the matcher in force inside `directory`
+    (the nearest configuration's globs, `nearest_config`; `names`, the directory's entries
+    when the walk has listed them, spare it a look for configuration files); otherwise
+    `exclude`, relative to `root`, applies everywhere.
     """
     root = os.path.abspath(root or os.getcwd())
     single = ExcludeMatcher(exclude, root)
-    excluder_in: Excluders = excluders or (lambda directory: single)
+    excluder_in: Excluders = excluders or (lambda directory, names=None: single)
     gitignores = _GitIgnores()
     found: Set[str] = set()
     visited_dirs: Set[Tuple[int, int]] = set()
@@ -219,7 +221,7 @@ def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitig
     for given in paths:
         path = os.path.abspath(given)
         name = os.path.basename(path)
-        excluder = excluder_in(os.path.dirname(path))
+        excluder = excluder_in(os.path.dirname(path), None)
         if os.path.isdir(path):
             if force_exclude and _excluded(path, name, True, excluder):
                 continue
@@ -277,11 +279,12 @@ def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
                 entries = list(it)
         except OSError:
             continue
-        if directory != top and any(e.name == "pyvenv.cfg" for e in entries):
+        names = frozenset([e.name for e in entries])
+        if directory != top and "pyvenv.cfg" in names:
             continue  # a virtualenv: found inside the directory, so checked on entry
-        excluder = excluder_in(directory)
+        excluder = excluder_in(directory, names)
         current = inherited
-        if gitignores is not None and any(e.name == ".gitignore" for e in entries):
+        if gitignores is not None and ".gitignore" in names:
             own = gitignores.load(directory, has_file=True)
             if own is not None:
                 current = inherited + [own]

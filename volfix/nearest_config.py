@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Optional, Tuple
 
 from .config import Config
 
@@ -54,11 +54,11 @@ class ConfigResolver:
 
     # ------------------------------------------------------------------- lookups
 
-    def for_directory(self, directory: str) -> Config:
+    def for_directory(self, directory: str, names: Optional[FrozenSet[str]] = None) -> Config:
         """The configuration in force for the files directly inside `directory`."""
         if self.fixed:
             return self.base
-        source = self._nearest(os.path.abspath(directory))
+        source = self._nearest(os.path.abspath(directory), names)
         if source is None:
             return self.base
         config = self._loaded.get(source)
@@ -87,9 +87,10 @@ class ConfigResolver:
             self._per_file[key] = found
         return found
 
-    def excluder_for(self, directory: str):
-        """The `discovery.ExcludeMatcher` of the configuration in force in `directory`."""
-        config = self.for_directory(directory)
+    def excluder_for(self, directory: str, names: Optional[FrozenSet[str]] = None):
+        """The `discovery.ExcludeMatcher` of the configuration in force in `directory`
+        (`names`: its entries, when the caller has listed them)."""
+        config = self.for_directory(directory, names)
         matcher = self._excluders.get(id(config))
         if matcher is None:
             from .discovery import ExcludeMatcher
@@ -105,9 +106,11 @@ class ConfigResolver:
             seen.setdefault(id(config), config)
         return list(seen.values())
 
-    def _nearest(self, directory: str) -> Optional[str]:
-        """The nearest configuration file at or above `directory` (cached per directory)."""
-        from .config_file import config_in_directory
+    def _nearest(self, directory: str, names: Optional[FrozenSet[str]] = None) -> Optional[str]:
+        """The nearest configuration file at or above `directory` (cached per directory).
+        `names`, the directory's entries, spare it two `stat`s when they hold no
+        configuration file: a walk asks for every directory of the tree."""
+        from .config_file import CONFIG_NAMES, config_in_directory
 
         walked = []
         current = directory
@@ -117,7 +120,8 @@ class ConfigResolver:
                 found = self._dir_source[current]
                 break
             walked.append(current)
-            here = config_in_directory(current)
+            listed = names is not None and current == directory
+            here = None if listed and names.isdisjoint(CONFIG_NAMES) else config_in_directory(current)
             if here is not None:
                 found = os.path.abspath(here)
                 break
