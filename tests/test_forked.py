@@ -117,3 +117,22 @@ def test_tasks_sent_ahead_to_a_dead_worker_are_done_by_another():
         results = dict(forked.imap_unordered(die_on_first_and_fifth, list(range(6)), workers,
                                              on_death=lambda x: "died", ahead=2))
         assert results == {0: "died", 1: 1, 2: 2, 3: 3, 4: 4, 5: "died"}
+
+
+def started_at(item):
+    return time.time()
+
+
+def test_a_generator_of_items_runs_while_the_workers_do():
+    """The runner hands out the files of a directory walk while the walk goes on."""
+    walked = {}
+
+    def walk():
+        for name in ("first", "second", "third"):
+            yield name
+            time.sleep(0.3)  # listing the next directory
+        walked["end"] = time.time()
+
+    results = dict(forked.imap_unordered(started_at, walk(), 2, on_death=lambda x: None))
+    assert sorted(results) == [0, 1, 2]
+    assert results[0] < walked["end"] - 0.5 and results[1] < walked["end"] - 0.2

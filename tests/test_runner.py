@@ -301,3 +301,30 @@ def test_real_engine_results_survive_the_cache(tree):
     assert stats.cache_hits == 1 and again == first
     fixed, _ = run(["ev.py"], _process=None, mode="diff", use_cache=False)
     assert fixed[0].fixed_source is not None and "volatile=True" not in fixed[0].fixed_source
+
+
+@pytest.mark.skipif(not runner.forked.available(), reason="forked workers are Linux-only")
+def test_a_scan_during_the_walk_finds_what_a_serial_scan_finds_with_nested_configurations(tree, monkeypatch):
+    """Chunks scanned while the walk goes on are tested for the codes of the directories
+    walked so far. A deeper configuration enabling another code makes the files scanned
+    before it candidates again, as the serial scan (which knows every directory) does."""
+    from volfix.nearest_config import ConfigResolver
+
+    (tree / "volfix.toml").write_text('select = ["VF101"]\n')
+    (tree / "a_async.py").write_text("import torch\nx.cuda(async=True)\n")  # VF301: not selected here
+    (tree / "zz").mkdir()
+    (tree / "zz" / "volfix.toml").write_text('select = ["VF101", "VF301"]\n')
+    (tree / "zz" / "late.py").write_text("y.cuda(async=True)\n")
+    for i in range(6):
+        (tree / f"clean{i}.py").write_text(CLEAN)
+
+    def resolver():
+        return ConfigResolver(Config(source=str(tree / "volfix.toml"), select=("VF101",)))
+
+    serial, s_stats = run(use_cache=False, configs=resolver())
+    monkeypatch.setattr(runner, "PARALLEL_SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(runner, "SCAN_CHUNK", 1)
+    parallel, p_stats = run(use_cache=False, jobs=2, configs=resolver())
+    assert "a_async.py" in [r.path for r in serial]
+    assert (p_stats.discovered, p_stats.candidates) == (s_stats.discovered, s_stats.candidates)
+    assert parallel == serial

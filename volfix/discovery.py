@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -195,6 +195,24 @@ def project_root(config_source: Optional[str]) -> str:
     return os.getcwd()
 
 
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+
+
+def enclosing_project(paths: Sequence[str]) -> Optional[str]:
+    """The nearest directory above the first path that holds a project marker (the project
+    whose files `volfix.project` links), or None."""
+    if not paths:
+        return None
+    current = os.path.dirname(os.path.abspath(paths[0]))
+    while True:
+        if any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 # (directory, the names in it when the walk has listed it) -> the matcher in force there
 Excluders = Callable[[str, Optional[FrozenSet[str]]], "ExcludeMatcher"]
 
@@ -211,6 +229,16 @@ def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitig
     when the walk has listed them, spare it a look for configuration files); otherwise
     `exclude`, relative to `root`, applies everywhere.
     """
+    return sorted(path for batch in walk(paths, exclude=exclude, respect_gitignore=respect_gitignore,
+                                         force_exclude=force_exclude, root=root, excluders=excluders)
+                  for path in batch)
+
+
+def walk(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitignore: bool = True,
+         force_exclude: bool = False, root: Optional[str] = None,
+         excluders: Optional[Excluders] = None) -> Iterator[List[str]]:
+    """`discover`'s files as the walk finds them: a list a directory (or a named file), each
+    file once, in walk order (the runner scans them while the walk goes on)."""
     root = os.path.abspath(root or os.getcwd())
     single = ExcludeMatcher(exclude, root)
     excluder_in: Excluders = excluders or (lambda directory, names=None: single)
@@ -232,12 +260,13 @@ def discover(paths: Sequence[str], *, exclude: Iterable[str] = (), respect_gitig
                 # the .gitignore files above it then say nothing about its contents.
                 if specs and _is_ignored(path, True, specs):
                     specs = []
-            _walk(path, specs, excluder_in, gitignores if respect_gitignore else None, found,
-                  visited_dirs)
+            yield from _walk(path, specs, excluder_in, gitignores if respect_gitignore else None, found,
+                             visited_dirs)
         elif not (force_exclude and (_excluded(path, name, False, excluder)
                                      or _under_excluded_dir(path, excluder))):
-            found.add(path)
-    return sorted(found)
+            if path not in found:
+                found.add(path)
+                yield [path]
 
 
 def _excluded(path: str, name: str, is_dir: bool, excluder: ExcludeMatcher) -> bool:
@@ -261,8 +290,9 @@ def _under_excluded_dir(path: str, excluder: ExcludeMatcher) -> bool:
 
 def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
           gitignores: Optional[_GitIgnores], found: Set[str],
-          visited_dirs: Set[Tuple[int, int]]) -> None:
-    """Iterative depth-first walk; `specs` are the .gitignore specs in force above `top`."""
+          visited_dirs: Set[Tuple[int, int]]) -> Iterator[List[str]]:
+    """Iterative depth-first walk; `specs` are the .gitignore specs in force above `top`.
+    Yields each directory's files not `found` before (and adds them)."""
     stack: List[Tuple[str, List[_Ignore]]] = [(top, specs)]
     while stack:
         directory, inherited = stack.pop()
@@ -289,6 +319,7 @@ def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
             if own is not None:
                 current = inherited + [own]
         subdirs = []
+        files = []
         for entry in entries:
             name = entry.name
             if name.endswith(PYTHON_SUFFIXES):
@@ -301,7 +332,9 @@ def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
                         continue
                     if current and _is_ignored(entry.path, False, current):
                         continue
-                    found.add(entry.path)
+                    if entry.path not in found:
+                        found.add(entry.path)
+                        files.append(entry.path)
                     continue
             elif name in SKIP_DIR_NAMES:
                 continue
@@ -317,6 +350,8 @@ def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
             if current and _is_ignored(entry.path, True, current):
                 continue
             subdirs.append(entry.path)
+        if files:
+            yield files
         # Reverse-sorted onto the stack, so directories are entered in name order.
         for sub in sorted(subdirs, reverse=True):
             stack.append((sub, current))

@@ -2,13 +2,15 @@
 
 A `ProcessPoolExecutor` takes ~35 ms to start on Linux, 21 ms of it importing
 `concurrent.futures`, `multiprocessing`, `logging` and `ctypes`: more than the scan of a large
-tree saves by running on two cores. These workers are plain `os.fork()` children. They
-inherit the items and every module this process imported, so a task is sent as its number
-and only results travel, pickled, each worker on its own pipe.
+tree saves by running on two cores. These workers are plain `os.fork()` children: they
+inherit every module this process imported (the engine), so only the items (a list of
+paths, a file's task) and the results travel, pickled, each worker on its own pipes.
 
+- Items may come from a generator that works while the workers do: the runner's directory
+  walk hands out the files of the first directories while it lists the next ones.
 - Tasks go out in the order given (put the largest first) to whichever worker is free, one
   at a time; with `ahead=2`, a worker is sent its next task before it finishes one, so it
-  does not wait while this process is busy with a result (when tasks are many and alike).
+  does not wait while this process is busy (when tasks are many and alike).
 - A worker that dies (a crash in C code, the OOM killer) fails only the task it was working
   on: that task's result is `on_death(item)`. Its other task and the rest go to the workers
   left, or to a new one.
@@ -32,14 +34,19 @@ import select
 import signal
 import struct
 import sys
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
+from collections import deque
+from typing import Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-_TASK = struct.Struct("<i")
+_TASK = struct.Struct("<iQ")  # task number, pickled item's size
 _HEADER = struct.Struct("<iBQ")  # task number, status (0: a result, 1: an exception), payload size
 _OK, _RAISED = 0, 1
+# An item is sent ahead to a busy worker only when it fits in a pipe many times over: a
+# larger one waits until its worker is idle (reading), so that this process never blocks
+# writing to a worker that is itself blocked writing a result this process does not read.
+_SMALL = 16 * 1024
 
 # The pipe ends of live workers, in this process: a new worker closes those of its siblings,
 # so that each worker sees the end of its task pipe when this process closes it (or dies).
@@ -56,53 +63,97 @@ class _Worker:
 
     def __init__(self, pid: int, tasks: int, results: int) -> None:
         self.pid = pid
-        self.tasks = tasks  # this process writes task numbers here
+        self.tasks = tasks  # this process writes tasks here
         self.results = results  # and reads results here
         self.queued: List[int] = []  # tasks sent, in order; the first is under way
         self.buffer = bytearray()
 
 
-def imap_unordered(fn: Callable[[Item], Result], items: Sequence[Item], workers: int,
+def imap_unordered(fn: Callable[[Item], Result], items: Iterable[Item], workers: int,
                    on_death: Callable[[Item], Result],
                    on_error: Optional[Callable[[Item, str], Result]] = None, ahead: int = 1
                    ) -> Iterator[Tuple[int, Result]]:
-    """(index, fn(items[index])) for every item, in the order the workers finish them."""
-    pending = list(range(len(items)))[::-1]  # a stack: the first item is handed out first
+    """(n, fn(item)) for every item, n counting from 0 in the order `items` gives them, in
+    the order the workers finish them. Items are pickled to the workers: keep them small.
+    `items` may be a generator doing work of its own (the runner's directory walk): it is
+    advanced while the workers run, so that both go on at once."""
+    source = iter(items)
+    held: Dict[int, Item] = {}  # items not finished, by number
+    waiting: Deque[Tuple[int, bytes]] = deque()  # (number, pickled item) not sent yet
     live: Dict[int, _Worker] = {}
     poller = select.poll()
+    more = True
+    count = 0
     try:
-        for _ in range(min(workers, len(items))):
-            _give(_fork(fn, items), pending, live, poller, ahead)
-        while live:
-            for fd, _event in poller.poll():
+        while True:
+            if more:
+                try:
+                    item = next(source)
+                except StopIteration:
+                    more = False
+                else:
+                    number, count = count, count + 1
+                    held[number] = item
+                    waiting.append((number, pickle.dumps(item, pickle.HIGHEST_PROTOCOL)))
+            _dispatch(fn, waiting, live, workers, poller, ahead, closing=not more)
+            if not live:
+                return
+            for fd, _event in poller.poll(0 if more else None):
                 worker = live[fd]
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:  # the worker exited: done, or dead
                     poller.unregister(fd)
                     _retire(live.pop(fd))
                     if worker.queued:  # it died working on the first
-                        pending.extend(reversed(worker.queued[1:]))
-                        yield worker.queued[0], on_death(items[worker.queued[0]])
-                        if pending and all(w.tasks < 0 for w in live.values()):  # none takes tasks
-                            _give(_fork(fn, items), pending, live, poller, ahead)
+                        for number in reversed(worker.queued[1:]):
+                            waiting.appendleft((number, pickle.dumps(held[number], pickle.HIGHEST_PROTOCOL)))
+                        yield worker.queued[0], on_death(held.pop(worker.queued[0]))
                     continue
                 worker.buffer += chunk
                 done = list(_messages(worker))
                 if done:  # its next task first: the worker works while the consumer does
                     del worker.queued[:len(done)]
-                    _give(worker, pending, live, poller, ahead)
-                for index, status, value in done:
+                    _dispatch(fn, waiting, live, workers, poller, ahead, closing=not more)
+                for number, status, value in done:
+                    item = held.pop(number)
                     if status == _RAISED:
                         if on_error is None:
                             raise value
-                        value = on_error(items[index], f"{type(value).__name__}: {value}")
-                    yield index, value
+                        value = on_error(item, f"{type(value).__name__}: {value}")
+                    yield number, value
     finally:
         for worker in live.values():
             _retire(worker, kill=True)
 
 
-def _fork(fn: Callable, items: Sequence) -> _Worker:
+def _dispatch(fn: Callable, waiting: Deque[Tuple[int, bytes]], live: Dict[int, _Worker], workers: int,
+              poller, ahead: int, closing: bool) -> None:
+    """Start workers for the waiting tasks (up to `workers`), send each worker tasks until it
+    holds `ahead`, and when nothing is left to send, end the task pipes (each worker exits
+    once it has done the tasks it holds)."""
+    while waiting and len(live) < workers:
+        worker = _fork(fn)
+        live[worker.results] = worker
+        poller.register(worker.results, select.POLLIN)
+    for worker in live.values():
+        while waiting and worker.tasks >= 0 and len(worker.queued) < ahead:
+            number, payload = waiting[0]
+            if worker.queued and len(payload) > _SMALL:
+                break
+            try:
+                _write_all(worker.tasks, _TASK.pack(number, len(payload)) + payload)
+            except BrokenPipeError:  # it died: its end of the result pipe will say so
+                break
+            worker.queued.append(number)
+            waiting.popleft()
+    if closing and not waiting:
+        for worker in live.values():
+            if worker.tasks >= 0:
+                _close(worker.tasks)
+                worker.tasks = -1
+
+
+def _fork(fn: Callable) -> _Worker:
     task_r, task_w = os.pipe()
     result_r, result_w = os.pipe()
     pid = os.fork()
@@ -112,7 +163,7 @@ def _fork(fn: Callable, items: Sequence) -> _Worker:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             for fd in _open_fds + [task_w, result_r]:
                 os.close(fd)
-            _serve(fn, items, task_r, result_w)
+            _serve(fn, task_r, result_w)
             status = 0
         finally:
             os._exit(status)  # no atexit handlers, no flushing of this process's buffers
@@ -120,23 +171,6 @@ def _fork(fn: Callable, items: Sequence) -> _Worker:
     os.close(result_w)
     _open_fds.extend((task_w, result_r))
     return _Worker(pid, task_w, result_r)
-
-
-def _give(worker: _Worker, pending: List[int], live: Dict[int, _Worker], poller, ahead: int) -> None:
-    """Send the worker tasks until it holds `ahead`; when none is left, end its task pipe
-    (it exits once it has done those it holds)."""
-    if worker.results not in live:
-        live[worker.results] = worker
-        poller.register(worker.results, select.POLLIN)
-    while pending and len(worker.queued) < ahead and worker.tasks >= 0:
-        try:
-            os.write(worker.tasks, _TASK.pack(pending[-1]))
-        except BrokenPipeError:  # it died: its end of the pipe reports that, and its tasks go back
-            return
-        worker.queued.append(pending.pop())
-    if not pending and worker.tasks >= 0:
-        _close(worker.tasks)
-        worker.tasks = -1
 
 
 def _retire(worker: _Worker, kill: bool = False) -> None:
@@ -173,20 +207,25 @@ def _messages(worker: _Worker) -> Iterator[Tuple[int, int, object]]:
         yield index, status, value
 
 
-def _serve(fn: Callable, items: Sequence, tasks: int, results: int) -> None:
-    """The worker's loop: a task number in, a pickled result out, until the pipe ends."""
+def _serve(fn: Callable, tasks: int, results: int) -> None:
+    """The worker's loop: a pickled item in, a pickled result out, until the pipe ends."""
     while True:
-        raw = _read_exactly(tasks, _TASK.size)
-        if raw is None:
+        header = _read_exactly(tasks, _TASK.size)
+        if header is None:
             return
-        (index,) = _TASK.unpack(raw)
+        number, size = _TASK.unpack(header)
+        item = pickle.loads(_read_exactly(tasks, size) or b"")
         try:
-            payload, status = pickle.dumps(fn(items[index]), pickle.HIGHEST_PROTOCOL), _OK
+            payload, status = pickle.dumps(fn(item), pickle.HIGHEST_PROTOCOL), _OK
         except Exception as exc:  # noqa: BLE001 - raised again in the parent
             payload, status = _pickled_exception(exc), _RAISED
-        view = memoryview(_HEADER.pack(index, status, len(payload)) + payload)
-        while view:
-            view = view[os.write(results, view):]
+        _write_all(results, _HEADER.pack(number, status, len(payload)) + payload)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _pickled_exception(exc: Exception) -> bytes:

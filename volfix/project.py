@@ -46,7 +46,6 @@ from .syntax import names as nm
 from .syntax.document import Document, parse_document
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ROOT_MARKERS = ("pyproject.toml", "setup.py", ".git")
 _STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
 MAX_ROUNDS = 4
 
@@ -82,20 +81,6 @@ class Links:
         """For the result cache: a file's result depends on its links."""
         return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
                                     self.star_exported)).encode()).digest()
-
-
-def project_root(paths: Sequence[str]) -> Optional[str]:
-    """The nearest directory above the first path that holds a project marker."""
-    if not paths:
-        return None
-    current = os.path.dirname(os.path.abspath(paths[0]))
-    while True:
-        if any(os.path.exists(os.path.join(current, m)) for m in _ROOT_MARKERS):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
 
 
 class ProjectIndex:

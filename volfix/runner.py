@@ -36,11 +36,13 @@ is below it.
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import stat
 import sys
+import threading
 from dataclasses import dataclass, replace
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import forked
 from .config import Config
@@ -56,7 +58,7 @@ PARALLEL_MIN_FILES = 8
 PARALLEL_MIN_LINES = 20_000
 # Scanning (read + prefilter) is spread over processes from this many files on: below it,
 # forking costs more than it saves.
-PARALLEL_SCAN_MIN_FILES = 1000
+PARALLEL_SCAN_MIN_FILES = 400
 # A check's candidates are analysed by forked workers from this many lines on (~20 ms of
 # analysis; a fork and the results' pickles cost ~2 ms).
 PARALLEL_FORK_MIN_LINES = 2_000
@@ -150,10 +152,10 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
     stats = RunStats()
     configs = configs or ConfigResolver.single(config)
     root = discovery.project_root(config.source)
-    files = discovery.discover(paths, exclude=config.exclude + config.extend_exclude,
-                               respect_gitignore=config.respect_gitignore,
-                               force_exclude=force_exclude, root=root,
-                               excluders=None if configs.fixed else configs.excluder_for)
+    walk = discovery.walk(paths, exclude=config.exclude + config.extend_exclude,
+                          respect_gitignore=config.respect_gitignore, force_exclude=force_exclude,
+                          root=root, excluders=None if configs.fixed else configs.excluder_for)
+    files, candidates = _walk_and_scan(walk, configs, workers, warm=_process is None)
     total = stats.discovered = len(files)
     if progress is not None:
         progress(0, total)
@@ -163,17 +165,17 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
         from .cache import ResultCache
 
         cache = ResultCache(root, config.cache_key())
-    return _run_candidates(paths, files, config, configs, cache, stats, mode, unsafe_fixes,
+    return _run_candidates(paths, files, candidates, config, configs, cache, stats, mode, unsafe_fixes,
                            workers, progress, _process, review)
 
 
-def _run_candidates(paths: Sequence[str], files: List[str], config: Config,
-                    configs: ConfigResolver, cache, stats: RunStats, mode: str, unsafe_fixes: bool,
-                    workers: int, progress: Optional[Progress], _process: Optional[ProcessFn],
-                    review: Optional[ReviewCallback]) -> Tuple[List[FileResult], RunStats]:
-    """Prefilter, link, look up and analyse `files`."""
+def _run_candidates(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
+                    config: Config, configs: ConfigResolver, cache, stats: RunStats, mode: str,
+                    unsafe_fixes: bool, workers: int, progress: Optional[Progress],
+                    _process: Optional[ProcessFn], review: Optional[ReviewCallback]
+                    ) -> Tuple[List[FileResult], RunStats]:
+    """Link, look up and analyse the `candidates` among `files`."""
     total = len(files)
-    candidates = _scan(files, _enabled_anywhere(files, configs), workers, warm=_process is None)
     links = _link(paths, files, candidates, config, cache, workers)
     stats.candidates = len(candidates)
     results, tasks = _lookup(candidates, cache, mode, links, configs)
@@ -279,29 +281,83 @@ def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[st
     return frozenset().union(*(config.enabled_codes() for config in seen.values()))
 
 
-def _scan(files: List[str], enabled: FrozenSet[str], workers: int, warm: bool = False
-          ) -> List[Tuple[str, Optional[bytes]]]:
-    """The files that pass the prefilter (or cannot be read), with their bytes (None:
-    unreadable). Large trees are scanned by forked workers: reading and the C-level scans
-    are the whole cost of a clean run. `warm`: once a worker reports a candidate, import
-    the engine here while the others scan (the analysis workers forked later inherit it)."""
-    if workers > 1 and len(files) >= PARALLEL_SCAN_MIN_FILES and forked.available():
-        # Interleaved chunks: neighbouring files are alike in size, so every worker gets a
-        # fair share; several chunks a worker even out the rest.
-        # Two chunks are sent ahead, so that a worker does not wait while this process
-        # imports the engine.
-        n_chunks = workers * 8
-        chunks = [files[i::n_chunks] for i in range(n_chunks)]
-        found: List[str] = []
-        for _, part in forked.imap_unordered(lambda chunk: _scan_chunk(chunk, enabled), chunks, workers,
-                                             on_death=lambda chunk: _scan_chunk(chunk, enabled), ahead=2):
-            if part and warm:
-                _import_engine()
-                warm = False
-            found.extend(part)
-        order = {path: i for i, path in enumerate(files)}
-        return [(path, _read_bytes(path)) for path in sorted(found, key=order.__getitem__)]
-    return _scan_chunk(files, enabled, keep_data=True)
+def _walk_and_scan(walk: Iterator[List[str]], configs: ConfigResolver, workers: int, warm: bool = False
+                   ) -> Tuple[List[str], List[Tuple[str, Optional[bytes]]]]:
+    """The files of the walk (sorted), and those that pass the prefilter (or cannot be read)
+    with their bytes (None: unreadable). Reading and the C-level scans are the whole cost of
+    a clean run: from `PARALLEL_SCAN_MIN_FILES` files on, forked workers scan the files of
+    the directories walked while the walk goes on. `warm`: once a worker reports a
+    candidate, import the engine here (the analysis workers forked later inherit it)."""
+    found: List[str] = []
+    for batch in walk:
+        found.extend(batch)
+        if len(found) >= PARALLEL_SCAN_MIN_FILES and workers > 1 and forked.available():
+            chosen = _scan_while_walking(found, walk, configs, workers, warm)
+            files = sorted(found)
+            order = {path: i for i, path in enumerate(files)}
+            return files, [(path, _read_bytes(path)) for path in sorted(chosen, key=order.__getitem__)]
+    files = sorted(found)
+    return files, _scan_chunk(files, _enabled_anywhere(files, configs), keep_data=True)
+
+
+SCAN_CHUNK = 64  # files a task of the parallel scan
+
+
+def _scan_while_walking(found: List[str], walk: Iterator[List[str]], configs: ConfigResolver, workers: int,
+                        warm: bool) -> List[str]:
+    """The candidates among `found` and the files the rest of `walk` adds to it, scanned by
+    forked workers in chunks as the walk goes on. Each chunk is tested for the codes enabled
+    in the directories walked so far; a chunk scanned before a deeper configuration enabled
+    more is scanned again here for those."""
+    chunks: List[Tuple[List[str], FrozenSet[str]]] = []
+
+    def tasks() -> Iterator[Tuple[List[str], FrozenSet[str]]]:
+        enabled: FrozenSet[str] = frozenset()
+        directories: Set[str] = set()
+        start = 0
+        for batch in itertools.chain([[]], walk, [None]):
+            if batch:
+                found.extend(batch)
+            while len(found) - start >= SCAN_CHUNK or (batch is None and start < len(found)):
+                chunk = found[start:start + SCAN_CHUNK]
+                start += len(chunk)
+                enabled = _enabled_growing(chunk, configs, enabled, directories)
+                chunks.append((chunk, enabled))
+                yield chunk, enabled
+
+    chosen: List[str] = []
+    importer: Optional[threading.Thread] = None
+    for number, part in forked.imap_unordered(lambda task: _scan_chunk(*task), tasks(), workers,
+                                              on_death=lambda task: _scan_chunk(*task), ahead=2):
+        if part and warm and importer is None:
+            # In a thread: this one keeps walking and handing out chunks meanwhile (an
+            # import here stopped both workers for its 20 ms). The workers import nothing.
+            importer = threading.Thread(target=_import_engine, name="volfix-import", daemon=True)
+            importer.start()
+        chosen.extend(part)
+    if importer is not None:
+        importer.join()  # before any other fork
+    final = chunks[-1][1] if chunks else frozenset()
+    again = [path for chunk, enabled in chunks if enabled != final for path in chunk]
+    if again:  # rare: a configuration below the first chunks enables more codes
+        picked = set(chosen)
+        chosen.extend(path for path in _scan_chunk([p for p in again if p not in picked], final))
+    return chosen
+
+
+def _enabled_growing(chunk: List[str], configs: ConfigResolver, enabled: FrozenSet[str],
+                     directories: Set[str]) -> FrozenSet[str]:
+    """`enabled` with the codes of the configurations in force in `chunk`'s directories not
+    seen before (`_enabled_anywhere`, a chunk at a time)."""
+    if configs.fixed:
+        return configs.base.enabled_codes()
+    new = {os.path.dirname(path) for path in chunk} - directories
+    directories |= new
+    for directory in new:
+        codes = configs.for_directory(directory).enabled_codes()
+        if not codes <= enabled:
+            enabled = enabled | codes
+    return enabled
 
 
 def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False) -> list:
@@ -331,15 +387,13 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
     that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
     run holds only some files of the project (pre-commit passes the changed ones), the other
     files are read too, never changed: a helper's callers may live there."""
-    from . import project
+    from . import discovery
 
-    root = project.project_root(files)
+    root = discovery.enclosing_project(files)
     others: List[str] = []
     covers_project = root is None or any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep)
                                          for p in paths)
     if not covers_project:
-        from . import discovery
-
         everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
                                         respect_gitignore=config.respect_gitignore, root=root)
         in_run = set(files)
@@ -347,6 +401,8 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
     if not others and not any(data is not None and (HELPER_HINT.search(data) or b"import *" in data)
                               for _, data in candidates):
         return {}
+    from . import project  # only now: most runs link nothing
+
     known = dict(candidates)
     cwd = os.getcwd()
     shown = {p: display_path(p, cwd) for p in list(files) + others}
