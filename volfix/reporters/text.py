@@ -10,8 +10,6 @@ SGR codes, used only when `ctx.color` is set.
 """
 from __future__ import annotations
 
-import difflib
-import json
 import re
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -140,6 +138,8 @@ def _notebook_cell_lines(source: str, cell: int) -> Optional[List[str]]:
 def notebook_cell_sources(source: str) -> Optional[Dict[int, str]]:
     """1-based cell number -> source text of a notebook's JSON, None if it is not one."""
     try:
+        import json  # notebooks only: a check of .py files prints without it
+
         cells = json.loads(source.lstrip("\ufeff"))["cells"]
     except (ValueError, KeyError, TypeError):
         return None
@@ -419,6 +419,8 @@ def cell_diff(path: str, cell: int, before: str, after: str, paint: Optional[Pai
 def unified_diff(before: str, after: str, path: str, paint: Optional[Paint] = None, *,
                  missing_newline_hint: bool = True) -> str:
     paint = paint or Paint(False)
+    import difflib  # `--diff` only
+
     lines = difflib.unified_diff(_split_keepends(before), _split_keepends(after),
                                  fromfile=path, tofile=path)
     out = []
