@@ -2,7 +2,7 @@
 
     python benchmarks/bench.py [--runs 5] [--lines 120000] [--skip-torch] [--jobs N]
                                [--big-lines 120000] [--skip-big]
-                               [--tainted-lines 30000] [--skip-tainted]
+                               [--tainted-lines 30000] [--skip-tainted] [--volfix EXE]
 
 Builds its inputs, then times each command several times and prints medians and ratios:
 
@@ -20,7 +20,9 @@ Commands: `volfix check --no-cache` (and, on (b), a warm-cache re-run), `ruff ch
 same file set as the two linters (`--include=*.py --include=*.pyi`): the torch package also
 holds ~700 MB of shared libraries that plain `grep -r` reads and the linters never open.
 Peak memory is the child's maximum RSS (`wait4`); start-up is `volfix --version`.
-Every tool is run through its real executable, not a pyenv/asdf shim script.
+Every tool is run through its real executable, not a pyenv/asdf shim script. `--volfix EXE`
+times another installation (e.g. `pip install .` in a virtualenv of its own, as users get
+it; a development checkout installed with `-e` starts a few ms later).
 """
 from __future__ import annotations
 
@@ -98,7 +100,9 @@ def real_executable(name: str) -> Optional[str]:
     return shutil.which(name)
 
 
-def volfix_command() -> List[str]:
+def volfix_command(given: Optional[str] = None) -> List[str]:
+    if given:
+        return [given]
     exe = real_executable("volfix")
     if exe:
         return [exe]
@@ -213,11 +217,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="lines of the script of (d), every one computing with the volatile value")
     parser.add_argument("--skip-tainted", action="store_true")
     parser.add_argument("--keep", metavar="DIR", help="build the legacy tree here and keep it")
+    parser.add_argument("--volfix", metavar="EXE", help="the volfix executable to time (default: "
+                        "the one beside this interpreter, else on PATH)")
     args = parser.parse_args(argv)
     sys.path.insert(0, HERE)
     import gen_legacy_tree
 
-    volfix = volfix_command()
+    volfix = volfix_command(args.volfix)
     ruff = real_executable("ruff")
     grep = shutil.which("grep")
     jobs = ["-j", str(args.jobs)] if args.jobs else []
