@@ -31,7 +31,7 @@ def callee_key(call: ast.Call) -> str:
 # singletons of contexts and operators (`ast.Load()`, `ast.Add()`), whose parent is meaningless.
 _SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "type_comment", "kind",
                             "level", "module", "conversion", "is_async", "simple", "value_is_str"})
-_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+_REVERSED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # a node type's child fields, last first
 _STATEMENTS = frozenset(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.stmt))
 
 
@@ -64,18 +64,24 @@ class ModuleIndex:
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
-        statements that mention it in their own expressions (`mentions`)."""
+        statements that mention it in their own expressions (`mentions`). The walk is the
+        engine's largest cost after `ast.parse`: a node's children are pushed straight onto
+        the stack, last first (`_REVERSED_FIELDS`), and names and constants, most of the
+        nodes, are done first."""
         parents, names, attributes, calls, by_type = (self.parents, self.names, self.attributes,
                                                        self.calls, self.by_type)
         mentions = self.mentions
         module_statements = self.module_statements
-        AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
+        functions, multiline_strings = self.functions, self.multiline_strings
+        AST, Name, Attribute, Call, Constant = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Constant
         collected = (ast.Compare, ast.Dict, ast.Subscript)
         scopes = SCOPES
-        fields_of = _CHILD_FIELDS
+        statements = _STATEMENTS
+        fields_of = _REVERSED_FIELDS
         stack = [(tree, None, True)]
+        push, pop = stack.append, stack.pop
         while stack:
-            node, owner, at_module = stack.pop()
+            node, owner, at_module = pop()
             kind = type(node)
             if kind is Name:
                 names.setdefault(node.id, []).append(node)
@@ -85,10 +91,11 @@ class ModuleIndex:
                 else:
                     found.add(id(owner))
                 continue
-            fields = fields_of.get(kind)
-            if fields is None:
-                fields = fields_of[kind] = _child_fields(kind)
-            if kind in _STATEMENTS:
+            if kind is Constant:
+                if node.end_lineno != node.lineno:
+                    multiline_strings.append(node)
+                continue
+            if kind in statements:
                 owner = node
                 if at_module:
                     module_statements.append(node)
@@ -99,29 +106,27 @@ class ModuleIndex:
             elif kind in collected:
                 by_type.setdefault(kind, []).append(node)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                self.functions.append(node)
+                functions.append(node)
             elif kind is ast.Global or kind is ast.Nonlocal:
                 for name in node.names:
                     mentions.setdefault(name, set()).add(id(node))
-            elif kind is ast.Constant or kind is ast.JoinedStr:
+            elif kind is ast.JoinedStr:
                 if node.end_lineno != node.lineno:
-                    self.multiline_strings.append(node)
-                if kind is ast.Constant:
-                    continue
+                    multiline_strings.append(node)
             inner = at_module and not isinstance(node, scopes)
-            children = []
+            fields = fields_of.get(kind)
+            if fields is None:
+                fields = fields_of[kind] = _child_fields(kind)[::-1]
             for name in fields:
                 value = getattr(node, name, None)
                 if type(value) is list:
-                    for item in value:
+                    for item in reversed(value):
                         if isinstance(item, AST):
                             parents[item] = node
-                            children.append(item)
+                            push((item, owner, inner))
                 elif isinstance(value, AST):
                     parents[value] = node
-                    children.append(value)
-            for child in reversed(children):
-                stack.append((child, owner, inner))
+                    push((value, owner, inner))
 
     # ------------------------------------------------------------------ structure
     def names_mentioned(self, stmt_id: int) -> Tuple[str, ...]:
