@@ -136,3 +136,35 @@ def test_a_generator_of_items_runs_while_the_workers_do():
     results = dict(forked.imap_unordered(started_at, walk(), 2, on_death=lambda x: None))
     assert sorted(results) == [0, 1, 2]
     assert results[0] < walked["end"] - 0.5 and results[1] < walked["end"] - 0.2
+
+
+def test_ctrl_c_stops_this_process_and_its_workers(tmp_path):
+    """SIGINT to the process group (a terminal's Ctrl-C): the workers die of it, the parent
+    raises KeyboardInterrupt and reaps them."""
+    pids = tmp_path / "pids"
+    script = textwrap.dedent(f"""
+        import os, time
+        from volfix import forked
+
+        def slow(x):
+            with open({str(pids)!r}, "a") as fh:
+                fh.write(f"{{os.getpid()}}\\n")
+            time.sleep(30)
+
+        try:
+            list(forked.imap_unordered(slow, list(range(10)), 2, on_death=None))
+        except KeyboardInterrupt:
+            print("interrupted", forked._open_fds, flush=True)
+            raise
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    for _ in range(200):
+        if pids.exists() and len(set(pids.read_text().split())) >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(parent.pid, signal.SIGINT)
+    out, err = parent.communicate(timeout=20)
+    assert parent.returncode != 0 and out == "interrupted []\n" and "KeyboardInterrupt" in err
+    for pid in {int(p) for p in pids.read_text().split()}:
+        assert not os.path.exists(f"/proc/{pid}")  # reaped, not a zombie

@@ -187,7 +187,13 @@ def test_few_candidates_are_analysed_in_process(tree):
     assert len(CALLS) == 2  # ran here, not in a worker
 
 
-def test_dead_worker_only_fails_its_own_file(tree):
+@pytest.mark.parametrize("pool", ["executor", "forked"])
+def test_dead_worker_only_fails_its_own_file(tree, monkeypatch, pool):
+    # A check's analysis: forked workers from PARALLEL_FORK_MIN_LINES lines on (Linux), the
+    # StoppablePool from PARALLEL_MIN_FILES files on otherwise (and always in a fix).
+    if pool == "forked" and not runner.forked.available():
+        pytest.skip("forked workers are Linux-only")
+    monkeypatch.setattr(runner, "PARALLEL_FORK_MIN_LINES", 1 if pool == "forked" else 10 ** 9)
     make_many(tree, 12)
     (tree / "die.py").write_text(LEGACY)
     results, stats = run(use_cache=False, jobs=2, _process=dying_process)
@@ -274,19 +280,6 @@ def test_forked_workers_scan_and_check_like_a_serial_run(tree, monkeypatch):
     assert all(r.changed for r in fixed if r.path.startswith("ev"))
     assert "volatile" not in (tree / "ev0.py").read_text()
     assert "@torch.no_grad()" in (tree / "ev2.py").read_text()
-
-
-@pytest.mark.skipif(not runner.forked.available(), reason="forked workers are Linux-only")
-def test_a_dead_forked_worker_fails_only_the_file_it_held(tree, monkeypatch):
-    make_many(tree, 12)
-    (tree / "die.py").write_text(LEGACY)
-    monkeypatch.setattr(runner, "PARALLEL_FORK_MIN_LINES", 1)
-    results, stats = run(use_cache=False, jobs=2, _process=dying_process)
-    assert stats.workers == 2
-    errors = {r.path: r.error for r in results if r.error}
-    assert list(errors) == ["die.py"] and "died" in errors["die.py"]
-    assert len(results) == 2 + 12 + 1
-    assert all(len(r.diagnostics) >= 1 for r in results if r.path != "die.py")
 
 
 def test_real_engine_results_survive_the_cache(tree):
