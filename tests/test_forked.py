@@ -44,6 +44,7 @@ def test_every_item_once_a_death_and_an_error_are_that_items_results():
                                          on_error=lambda x, text: f"error: {text}"))
     assert results == {i: ("died" if i == 7 else "error: ValueError: nine" if i == 9 else i * i)
                        for i in range(30)}
+    forked.reap(block=True)  # the workers exit on their own after the last result
     assert forked._open_fds == [] and children_of_this_process() == before
 
 
@@ -51,6 +52,7 @@ def test_an_error_without_on_error_is_raised_here_and_the_workers_are_gone():
     before = children_of_this_process()
     with pytest.raises(ValueError, match="nine"):
         list(forked.imap_unordered(square_or_fail, list(range(8, 30)), 2, on_death=lambda x: None))
+    forked.reap(block=True)
     assert forked._open_fds == [] and children_of_this_process() == before
 
 
@@ -166,5 +168,9 @@ def test_ctrl_c_stops_this_process_and_its_workers(tmp_path):
     os.killpg(parent.pid, signal.SIGINT)
     out, err = parent.communicate(timeout=20)
     assert parent.returncode != 0 and out == "interrupted []\n" and "KeyboardInterrupt" in err
-    for pid in {int(p) for p in pids.read_text().split()}:
-        assert not os.path.exists(f"/proc/{pid}")  # reaped, not a zombie
+    workers = {int(p) for p in pids.read_text().split()}
+    for _ in range(100):  # gone: dead and reaped (by the parent, or by init once it exited)
+        if not any(os.path.exists(f"/proc/{pid}") for pid in workers):
+            break
+        time.sleep(0.05)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)

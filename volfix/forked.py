@@ -28,6 +28,7 @@ the default and cheap there; elsewhere the runner works in this process or uses 
 """
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import select
@@ -51,6 +52,8 @@ _SMALL = 16 * 1024
 # The pipe ends of live workers, in this process: a new worker closes those of its siblings,
 # so that each worker sees the end of its task pipe when this process closes it (or dies).
 _open_fds: List[int] = []
+_unreaped: List[int] = []  # workers whose exit this process has not collected yet
+_reap_at_exit = True  # not registered yet
 
 
 def available() -> bool:
@@ -77,6 +80,7 @@ def imap_unordered(fn: Callable[[Item], Result], items: Iterable[Item], workers:
     the order the workers finish them. Items are pickled to the workers: keep them small.
     `items` may be a generator doing work of its own (the runner's directory walk): it is
     advanced while the workers run, so that both go on at once."""
+    reap()
     source = iter(items)
     held: Dict[int, Item] = {}  # items not finished, by number
     waiting: Deque[Tuple[int, bytes]] = deque()  # (number, pickled item) not sent yet
@@ -96,8 +100,8 @@ def imap_unordered(fn: Callable[[Item], Result], items: Iterable[Item], workers:
                     held[number] = item
                     waiting.append((number, pickle.dumps(item, pickle.HIGHEST_PROTOCOL)))
             _dispatch(fn, waiting, live, workers, poller, ahead, closing=not more)
-            if not live:
-                return
+            if not live or not (more or held):
+                return  # every result is in: the workers exit on their own (see `reap`)
             for fd, _event in poller.poll(0 if more else None):
                 worker = live[fd]
                 chunk = os.read(fd, 1 << 20)
@@ -123,7 +127,7 @@ def imap_unordered(fn: Callable[[Item], Result], items: Iterable[Item], workers:
                     yield number, value
     finally:
         for worker in live.values():
-            _retire(worker, kill=True)
+            _retire(worker, kill=bool(worker.queued), wait=False)
 
 
 def _dispatch(fn: Callable, waiting: Deque[Tuple[int, bytes]], live: Dict[int, _Worker], workers: int,
@@ -170,10 +174,17 @@ def _fork(fn: Callable) -> _Worker:
     os.close(task_r)
     os.close(result_w)
     _open_fds.extend((task_w, result_r))
+    global _reap_at_exit
+    if _reap_at_exit:
+        atexit.register(reap, True)
+        _reap_at_exit = False
     return _Worker(pid, task_w, result_r)
 
 
-def _retire(worker: _Worker, kill: bool = False) -> None:
+def _retire(worker: _Worker, kill: bool = False, wait: bool = True) -> None:
+    """Close this process's ends of the worker's pipes (a worker with tasks left exits when
+    it reads the end), kill it if asked, and reap it; without `wait`, only if it has exited
+    already (`reap` does the others later)."""
     if kill:
         try:
             os.kill(worker.pid, signal.SIGKILL)
@@ -183,10 +194,22 @@ def _retire(worker: _Worker, kill: bool = False) -> None:
         if fd >= 0:
             _close(fd)
     worker.tasks = worker.results = -1
-    try:
-        os.waitpid(worker.pid, 0)
-    except ChildProcessError:
-        pass
+    _unreaped.append(worker.pid)
+    reap(block=wait)
+
+
+def reap(block: bool = False) -> None:
+    """Reap the workers that have exited (with `block`, wait for them all). A worker's exit
+    frees its memory, which takes a few ms after its last result: a run does not wait for
+    that, it goes on (the report is printed meanwhile), and this process waits for them
+    when it exits (`atexit`), so that no work outlives the command."""
+    for pid in list(_unreaped):
+        try:
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _unreaped.remove(pid)
 
 
 def _close(fd: int) -> None:
