@@ -281,7 +281,9 @@ def test_writable_file_in_read_only_directory_is_edited_in_place(tmp_path, monke
     def no_temp_files(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(sourcefile.tempfile, "mkstemp", no_temp_files)
+    import tempfile  # sourcefile imports it when it writes
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_temp_files)
     write_file_atomic(path, b"new\n", original=b"old\n")
     assert (tmp_path / "a.py").read_bytes() == b"new\n"
 

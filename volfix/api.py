@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Union
 
 from .config import DEFAULT_CONFIG, Config
 from .model import FileResult
-from .review import ReviewCallback
 
 if TYPE_CHECKING:  # pragma: no cover
     from .nearest_config import ConfigResolver
+    from .review import ReviewCallback
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",

@@ -20,11 +20,6 @@ from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from .config import NO_GRAD_STYLES, Config, VolfixConfigError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
-
 PYPROJECT = "pyproject.toml"
 VOLFIX_TOML = "volfix.toml"
 CONFIG_NAMES = frozenset({PYPROJECT, VOLFIX_TOML})  # the files `config_in_directory` looks for
@@ -176,6 +171,12 @@ def _merged_flags(given: Dict[str, Any]) -> Dict[str, Any]:
 # --- reading ----------------------------------------------------------------------------
 
 def _read_toml(path: str) -> Dict[str, Any]:
+    # Imported here: most runs (a tree without a configuration file) never parse TOML.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

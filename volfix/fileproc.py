@@ -7,7 +7,6 @@ bug"). Notebooks go to `volfix.notebook`, everything else to `volfix.engine`.
 from __future__ import annotations
 
 import dataclasses
-import traceback
 from typing import Optional
 
 from . import sourcefile
@@ -27,6 +26,8 @@ def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the one per-file boundary: a crash is a volfix bug, the run goes on
+        import traceback  # a crash only
+
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return FileResult(path=shown, error=f"internal error while processing {shown}: {detail} "
                                             f"(this is a volfix bug, please report it)\n"

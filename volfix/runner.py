@@ -43,14 +43,16 @@ import stat
 import sys
 import threading
 from dataclasses import dataclass, replace
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import forked
 from .config import Config
 from .model import FileResult
 from .prefilter import HELPER_HINT
-from .review import ReviewCallback
 from .nearest_config import ConfigResolver
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .review import ReviewCallback
 
 MODES = ("check", "fix", "diff")
 # A process pool costs a fork per worker and a pickle per result: use one only when the

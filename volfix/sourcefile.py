@@ -35,7 +35,6 @@ import os
 import re
 import signal
 import stat
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, List, Optional, Tuple
@@ -310,6 +309,8 @@ def _replace(real: str, data: bytes, st: os.stat_result) -> bool:
     """Write via a temporary file + os.replace. False: cannot keep the file's identity."""
     directory, name = os.path.split(real)
     try:
+        import tempfile  # writing only: a check never imports it (and its shutil, bz2, lzma)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".volfix-tmp", dir=directory)
     except PermissionError:
         return False  # writable file in a read-only directory: edit in place
