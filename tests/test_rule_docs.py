@@ -70,3 +70,25 @@ def test_documented_example_is_reported_and_fixed_as_documented(code):
 def test_most_rules_document_a_runnable_example():
     # Only rules about files that cannot be read or parsed have nothing to run.
     assert set(rules()) - set(EXAMPLES) <= {"VF001", "VF002", "VF203"}
+
+
+def test_every_rule_class_is_in_a_module_the_registry_imports():
+    """The registry imports the `vfNNN_*` modules only (the engine's helpers come later, with
+    the engine): a rule class anywhere else in the package would be silently missing."""
+    import importlib
+    import pkgutil
+
+    import volfix.rules as package
+    from volfix.registry import rules
+    from volfix.rules.base import Rule
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+    defined, stack = [], list(Rule.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.CODE and cls.__module__.startswith("volfix.rules."):
+            defined.append(cls)
+    assert defined and all(cls.__module__.rsplit(".", 1)[1].startswith("vf") for cls in defined)
+    assert {cls.CODE: cls for cls in defined} == rules()

@@ -14,11 +14,15 @@ from .rules.base import Rule
 
 @functools.lru_cache(maxsize=None)
 def rules() -> Dict[str, Type[Rule]]:
-    """code -> rule class, sorted by code."""
+    """code -> rule class, sorted by code. A rule is a module `vfNNN_<name>.py` of the
+    package; only those are imported here, not the helpers they share (`context`, the
+    engine's view of a module, is imported with the engine: a check of a tree walks and
+    scans it meanwhile)."""
     from . import rules as package
 
     for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{info.name}")
+        if info.name.startswith("vf"):
+            importlib.import_module(f"{package.__name__}.{info.name}")
     found: Dict[str, Type[Rule]] = {}
     stack = list(Rule.__subclasses__())
     while stack:
