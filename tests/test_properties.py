@@ -196,6 +196,26 @@ def test_generated_programs_are_valid_legacy_code(program):
 
 @PROPERTIES
 @given(legacy_programs())
+@example(  # the alias cleanup renamed `x, y = y, x` into `y, y = y, y`, then deleted it
+    program=Program(source='from torch.autograd import Variable\n\nx = Variable(y, volatile=True)\nx, y = y, x ',
+     newline='\n',
+     unit='    ',
+     lines=(('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('x = Variable(y, volatile=True)', 'free'),
+      ('x, y = y, x ', 'keep')),
+     unit_visible=False),
+).via('discovered failure')
+@example(  # the alias cleanup renamed `x, x = x, x` into `y, y = y, y`, then deleted it
+    program=Program(source='from torch.autograd import Variable\n\nx = Variable(y, volatile=True)\nx, x = x, x ',
+     newline='\n',
+     unit='    ',
+     lines=(('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('x = Variable(y, volatile=True)', 'free'),
+      ('x, x = x, x ', 'keep')),
+     unit_visible=False),
+).via('discovered failure')
 @example(
     program=Program(source='from torch.autograd import Variable\n\nif x: \n    x = Variable(x,  # note\n        volatile=True)\n    x = Variable(x,  # note\n        volatile=True)',
      newline='\n',

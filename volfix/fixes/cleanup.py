@@ -331,8 +331,12 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
             if alias in step.deletes:
                 return None
             if alias in step.reads:  # `bat = bat.cuda()`, `x += 1`
-                if not isinstance(step.node, (ast.Assign, ast.AugAssign)) or \
-                        any(id(loop) not in around for loop in index.enclosing(step.node, _LOOPS)):
+                if not isinstance(step.node, (ast.Assign, ast.AugAssign)) or len(step.binds[alias]) > 1 \
+                        or original in step.binds:
+                    # Not a conversion: `x, x = x, x`; `x, y = f(x), g(y)` would become
+                    # `y, y = f(y), g(y)`, where the second value wins.
+                    return None
+                if any(id(loop) not in around for loop in index.enclosing(step.node, _LOOPS)):
                     return None  # a rebinding in a loop of its own is loop state: keep the name
                 web.add(i)
                 frontier.append(i)
