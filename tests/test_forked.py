@@ -39,6 +39,7 @@ def children_of_this_process():
 
 
 def test_every_item_once_a_death_and_an_error_are_that_items_results():
+    forked.reap(block=True)  # workers of earlier runs in this process
     before = children_of_this_process()
     results = dict(forked.imap_unordered(square_or_fail, list(range(30)), 3, on_death=lambda x: "died",
                                          on_error=lambda x, text: f"error: {text}"))
@@ -49,6 +50,7 @@ def test_every_item_once_a_death_and_an_error_are_that_items_results():
 
 
 def test_an_error_without_on_error_is_raised_here_and_the_workers_are_gone():
+    forked.reap(block=True)
     before = children_of_this_process()
     with pytest.raises(ValueError, match="nine"):
         list(forked.imap_unordered(square_or_fail, list(range(8, 30)), 2, on_death=lambda x: None))

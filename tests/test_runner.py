@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from volfix import cache as cache_module
-from volfix import runner
+from volfix import runner, scan
 from volfix.cache import CACHE_DIR_NAME
 from volfix.config import Config
 from volfix.model import Diagnostic, FileResult, Location
@@ -253,7 +253,7 @@ def test_parallel_scan_finds_the_same_candidates(tree, monkeypatch):
     for i in range(20):
         (tree / f"clean{i:02d}.py").write_text(CLEAN)
     serial, s_stats = run(use_cache=False)
-    monkeypatch.setattr(runner, "PARALLEL_SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(scan, "PARALLEL_SCAN_MIN_FILES", 1)
     parallel, p_stats = run(use_cache=False, jobs=2)
     assert p_stats.candidates == s_stats.candidates == 2 + 6
     assert parallel == serial
@@ -271,7 +271,7 @@ def test_forked_workers_scan_and_check_like_a_serial_run(tree, monkeypatch):
     for i in range(20):
         (tree / f"clean{i:02d}.py").write_text(CLEAN)
     serial, _ = run(use_cache=False, _process=None)
-    monkeypatch.setattr(runner, "PARALLEL_SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(scan, "PARALLEL_SCAN_MIN_FILES", 1)
     monkeypatch.setattr(runner, "PARALLEL_FORK_MIN_LINES", 1)
     pooled, stats = run(use_cache=False, _process=None, jobs=2)
     assert stats.analysed < runner.PARALLEL_MIN_FILES and stats.workers == 2
@@ -315,8 +315,8 @@ def test_a_scan_during_the_walk_finds_what_a_serial_scan_finds_with_nested_confi
         return ConfigResolver(Config(source=str(tree / "volfix.toml"), select=("VF101",)))
 
     serial, s_stats = run(use_cache=False, configs=resolver())
-    monkeypatch.setattr(runner, "PARALLEL_SCAN_MIN_FILES", 1)
-    monkeypatch.setattr(runner, "SCAN_CHUNK", 1)
+    monkeypatch.setattr(scan, "PARALLEL_SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(scan, "SCAN_CHUNK", 1)
     parallel, p_stats = run(use_cache=False, jobs=2, configs=resolver())
     assert "a_async.py" in [r.path for r in serial]
     assert (p_stats.discovered, p_stats.candidates) == (s_stats.discovered, s_stats.candidates)

@@ -10,11 +10,10 @@ handed to `fileproc.process_file` (which decodes, parses, analyses and, in fix m
   list holds the candidates only; `RunStats` says how many files were walked.
 - **Parallelism.** On Linux, work that writes nothing runs in forked workers
   (`volfix.forked`: a fork costs ~1 ms, a `ProcessPoolExecutor` ~35 ms): the scan of a
-  large tree (read + prefilter, from `PARALLEL_SCAN_MIN_FILES` files on, in chunks handed
-  out while the walk lists the next directories), the project's facts, and a check's
-  analysis of the candidates (`PARALLEL_FORK_MIN_LINES`). This process imports the engine
-  in a thread while the scan workers run, as soon as one reports a candidate, so the
-  analysis workers forked next inherit it. A fix's analysis writes files: it uses a
+  large tree (`volfix.scan`: read + prefilter, in chunks handed out while the walk lists
+  the next directories), the project's facts, and a check's analysis of the candidates
+  (`PARALLEL_FORK_MIN_LINES`). The engine is imported in a thread while the scan workers
+  run, so the analysis workers forked next inherit it. A fix's analysis writes files: it uses a
   `ProcessPoolExecutor` (`jobs` workers, default: every usable core) when there are enough
   candidates to pay for it (`PARALLEL_MIN_FILES` files or `PARALLEL_MIN_LINES` lines).
   Elsewhere (macOS, Windows: spawn) the scan stays in this process and only analysis uses
@@ -37,15 +36,12 @@ is below it.
 from __future__ import annotations
 
 import gc
-import itertools
 import os
-import stat
 import sys
-import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import forked
+from . import forked, scan
 from .config import Config
 from .model import FileResult
 from .prefilter import HELPER_HINT
@@ -59,9 +55,6 @@ MODES = ("check", "fix", "diff")
 # candidates are more than this many files, or this many lines in total.
 PARALLEL_MIN_FILES = 8
 PARALLEL_MIN_LINES = 20_000
-# Scanning (read + prefilter) is spread over processes from this many files on: below it,
-# forking costs more than it saves.
-PARALLEL_SCAN_MIN_FILES = 400
 # A check's candidates are analysed by forked workers from this many lines on (~20 ms of
 # analysis; a fork and the results' pickles cost ~2 ms).
 PARALLEL_FORK_MIN_LINES = 2_000
@@ -158,7 +151,7 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
     walk = discovery.walk(paths, exclude=config.exclude + config.extend_exclude,
                           respect_gitignore=config.respect_gitignore, force_exclude=force_exclude,
                           root=root, excluders=None if configs.fixed else configs.excluder_for)
-    files, candidates = _walk_and_scan(walk, configs, workers, warm=_process is None)
+    files, candidates = scan.walk_and_scan(walk, configs, workers, warm=_process is None)
     total = stats.discovered = len(files)
     if progress is not None:
         progress(0, total)
@@ -237,7 +230,7 @@ def _settle(results: List[FileResult], tasks: List[_Task], links: Dict[str, obje
     for _ in range(MAX_SETTLE_ROUNDS):
         if not any(r.changed for r in results):
             break
-        fresh = [(path, _read_bytes(path)) for path in by_path]
+        fresh = [(path, scan.read_bytes(path)) for path in by_path]
         new_links = relink(fresh)
         again = [by_path[path] for path in by_path  # new links, or none any more (the helper was fixed)
                  if _links_key(new_links.get(path)) != _links_key(links.get(path))]
@@ -270,119 +263,6 @@ def _merged(first: FileResult, second: FileResult) -> FileResult:
                    applied=first.applied + second.applied)
 
 
-def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[str]:
-    """The codes some file of the run may report (the prefilter's needs): the union over
-    the configurations in force in the files' directories."""
-    if configs.fixed:
-        return configs.base.enabled_codes()
-    seen: Dict[int, Config] = {}
-    for directory in {os.path.dirname(path) for path in files}:
-        config = configs.for_directory(directory)
-        seen.setdefault(id(config), config)
-    if not seen:
-        return configs.base.enabled_codes()
-    return frozenset().union(*(config.enabled_codes() for config in seen.values()))
-
-
-def _walk_and_scan(walk: Iterator[List[str]], configs: ConfigResolver, workers: int, warm: bool = False
-                   ) -> Tuple[List[str], List[Tuple[str, Optional[bytes]]]]:
-    """The files of the walk (sorted), and those that pass the prefilter (or cannot be read)
-    with their bytes (None: unreadable). Reading and the C-level scans are the whole cost of
-    a clean run: from `PARALLEL_SCAN_MIN_FILES` files on, forked workers scan the files of
-    the directories walked while the walk goes on. `warm`: once a worker reports a
-    candidate, import the engine here (the analysis workers forked later inherit it)."""
-    found: List[str] = []
-    for batch in walk:
-        found.extend(batch)
-        if len(found) >= PARALLEL_SCAN_MIN_FILES and workers > 1 and forked.available():
-            chosen = _scan_while_walking(found, walk, configs, workers, warm)
-            files = sorted(found)
-            order = {path: i for i, path in enumerate(files)}
-            return files, [(path, _read_bytes(path)) for path in sorted(chosen, key=order.__getitem__)]
-    files = sorted(found)
-    return files, _scan_chunk(files, _enabled_anywhere(files, configs), keep_data=True)
-
-
-SCAN_CHUNK = 64  # files a task of the parallel scan
-
-
-def _scan_while_walking(found: List[str], walk: Iterator[List[str]], configs: ConfigResolver, workers: int,
-                        warm: bool) -> List[str]:
-    """The candidates among `found` and the files the rest of `walk` adds to it, scanned by
-    forked workers in chunks as the walk goes on. Each chunk is tested for the codes enabled
-    in the directories walked so far; a chunk scanned before a deeper configuration enabled
-    more is scanned again here for those."""
-    chunks: List[Tuple[List[str], FrozenSet[str]]] = []
-
-    def tasks() -> Iterator[Tuple[List[str], FrozenSet[str]]]:
-        enabled: FrozenSet[str] = frozenset()
-        directories: Set[str] = set()
-        start = 0
-        for batch in itertools.chain([[]], walk, [None]):
-            if batch:
-                found.extend(batch)
-            while len(found) - start >= SCAN_CHUNK or (batch is None and start < len(found)):
-                chunk = found[start:start + SCAN_CHUNK]
-                start += len(chunk)
-                enabled = _enabled_growing(chunk, configs, enabled, directories)
-                chunks.append((chunk, enabled))
-                yield chunk, enabled
-
-    chosen: List[str] = []
-    importer: Optional[threading.Thread] = None
-    for number, part in forked.imap_unordered(lambda task: _scan_chunk(*task), tasks(), workers,
-                                              on_death=lambda task: _scan_chunk(*task), ahead=2):
-        if part and warm and importer is None:
-            # In a thread: this one keeps walking and handing out chunks meanwhile (an
-            # import here stopped both workers for its 20 ms). The workers import nothing.
-            importer = threading.Thread(target=_import_engine, name="volfix-import", daemon=True)
-            importer.start()
-        chosen.extend(part)
-    if importer is not None:
-        importer.join()  # before any other fork
-    final = chunks[-1][1] if chunks else frozenset()
-    again = [path for chunk, enabled in chunks if enabled != final for path in chunk]
-    if again:  # rare: a configuration below the first chunks enables more codes
-        picked = set(chosen)
-        chosen.extend(path for path in _scan_chunk([p for p in again if p not in picked], final))
-    return chosen
-
-
-def _enabled_growing(chunk: List[str], configs: ConfigResolver, enabled: FrozenSet[str],
-                     directories: Set[str]) -> FrozenSet[str]:
-    """`enabled` with the codes of the configurations in force in `chunk`'s directories not
-    seen before (`_enabled_anywhere`, a chunk at a time)."""
-    if configs.fixed:
-        return configs.base.enabled_codes()
-    new = {os.path.dirname(path) for path in chunk} - directories
-    directories |= new
-    for directory in new:
-        codes = configs.for_directory(directory).enabled_codes()
-        if not codes <= enabled:
-            enabled = enabled | codes
-    return enabled
-
-
-def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False) -> list:
-    """The candidates among `files` (with their bytes if `keep_data`, else their paths only,
-    cheaper to send back from a worker)."""
-    from .registry import prefilter
-
-    may_need = prefilter(enabled)
-    out = []
-    for path in files:
-        data = _read_bytes(path)
-        if data is None or may_need(data):
-            out.append((path, data) if keep_data else path)
-    return out
-
-
-def _import_engine() -> None:
-    """What analysing a file imports: here once, inherited by the workers forked after."""
-    from . import fileproc  # noqa: F401
-    from .fixes import planner  # noqa: F401 - the engine imports it at its first detection
-
-
 def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
           config: Config, cache=None, workers: int = 1) -> Dict[str, object]:
     """Links between the files of the project (`volfix.project`): helpers threading the
@@ -409,7 +289,7 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
     known = dict(candidates)
     cwd = os.getcwd()
     shown = {p: display_path(p, cwd) for p in list(files) + others}
-    links = project.link(files, known, shown, read=_read_bytes, project_files=others, cache=cache,
+    links = project.link(files, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
                          mapper=lambda fn, items: _map(fn, items, workers))
     candidate_paths = {path for path, _ in candidates}
     for path in links:
@@ -476,38 +356,6 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
     return results, tasks
 
 
-_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
-               | getattr(os, "O_CLOEXEC", 0))
-
-
-def _read_bytes(path: str) -> Optional[bytes]:
-    """The file's bytes, or None when it cannot be read or is not a regular file (a FIFO
-    named on the command line would block): the engine then reports VF002. One open, one
-    fstat and, almost always, one read of the file's size: the scan reads every file of
-    the tree, and `open()` costs twice that."""
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        data = os.read(fd, st.st_size)
-        if len(data) == st.st_size and data:
-            return data
-        chunks = [data]  # a short read, a changed size, or none reported (`/proc`): read to the end
-        while True:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def _nothing_to_fix(result: FileResult) -> bool:
     return result.error is None and not result.diagnostics
 
@@ -549,7 +397,7 @@ def _run_forked(tasks: List[_Task], options: Dict, workers: int, process: Option
     """Check `tasks` in `workers` forked processes (`volfix.forked`), largest first, so that
     one big file does not finish last on otherwise idle workers."""
     if process is None:
-        _import_engine()
+        scan.import_engine()
     ordered = sorted(tasks, key=lambda t: -t.lines)
     # What a worker needs of a task: not the bytes kept for the cache (it reads the file).
     items = [(t.path, t.display, _task_options(options, t)) for t in ordered]
