@@ -1,7 +1,9 @@
 """The Rule base class: a code, a message, ruff-style documentation, the bytes a file needs for
 the rule to fire (the prefilter is built from these), and the handlers that detect it.
 
-A rule is one module under `volfix/rules/`. Its handlers are methods decorated with `on(...)`,
+A rule is one module `volfix/rules/vfNNN_<name>.py` (the registry imports the modules named
+so, and builds the prefilter and the rule docs from their classes). Its handlers are methods
+decorated with `on(...)`,
 naming the nodes they want; the module index collects those nodes in its one walk and the
 engine calls each handler in source order with a `RuleContext`:
 
