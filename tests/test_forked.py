@@ -75,9 +75,9 @@ def test_results_larger_than_a_pipe_arrive_whole():
     assert results == {0: big[0] * 2, 1: big[1] * 2}
 
 
-def test_the_workers_do_not_outlive_a_killed_parent(tmp_path):
-    """A worker waits for its next task on a pipe only the parent writes: when the parent is
-    killed, the pipe ends and the worker exits."""
+def start_two_busy_workers(tmp_path, seconds: float, **popen):
+    """A Python process running `imap_unordered` with 2 workers, each task sleeping `seconds`;
+    returned once both workers are working, with the file their pids are written to."""
     pids = tmp_path / "pids"
     script = textwrap.dedent(f"""
         import os, time
@@ -86,26 +86,45 @@ def test_the_workers_do_not_outlive_a_killed_parent(tmp_path):
         def slow(x):
             with open({str(pids)!r}, "a") as fh:
                 fh.write(f"{{os.getpid()}}\\n")
-            time.sleep(0.5)
+            time.sleep({seconds})
             return x
 
-        for _ in forked.imap_unordered(slow, list(range(100)), 2, on_death=None):
-            pass
+        try:
+            for _ in forked.imap_unordered(slow, list(range(100)), 2, on_death=None):
+                pass
+        except KeyboardInterrupt:
+            print("interrupted", forked._open_fds, flush=True)
+            raise
     """)
-    parent = subprocess.Popen([sys.executable, "-c", script])
-    for _ in range(100):
+    parent = subprocess.Popen([sys.executable, "-c", script], **popen)
+    for _ in range(200):
         if pids.exists() and len(set(pids.read_text().split())) >= 2:
             break
-        subprocess.run(["sleep", "0.05"])
+        time.sleep(0.05)
+    return parent, pids
+
+
+def wait_until(condition) -> bool:
+    for _ in range(100):
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_the_workers_do_not_outlive_a_killed_parent(tmp_path):
+    """A worker waits for its next task on a pipe only the parent writes: when the parent is
+    killed, the pipe ends and the worker exits."""
+    parent, pids = start_two_busy_workers(tmp_path, 0.5)
     parent.send_signal(signal.SIGKILL)
     parent.wait()
     workers = {int(p) for p in pids.read_text().split()}
-    for _ in range(100):  # each finishes its task (0.5 s), then finds the pipe closed
-        alive = [p for p in workers if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
-        if not alive:
-            break
-        subprocess.run(["sleep", "0.05"])
-    assert alive == []
+
+    def none_alive():  # each finishes its task (0.5 s), then finds the pipe closed
+        return not [p for p in workers
+                    if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
+
+    assert wait_until(none_alive)
 
 
 def die_on_first_and_fifth(x):
@@ -145,34 +164,11 @@ def test_a_generator_of_items_runs_while_the_workers_do():
 def test_ctrl_c_stops_this_process_and_its_workers(tmp_path):
     """SIGINT to the process group (a terminal's Ctrl-C): the workers die of it, the parent
     raises KeyboardInterrupt and reaps them."""
-    pids = tmp_path / "pids"
-    script = textwrap.dedent(f"""
-        import os, time
-        from volfix import forked
-
-        def slow(x):
-            with open({str(pids)!r}, "a") as fh:
-                fh.write(f"{{os.getpid()}}\\n")
-            time.sleep(30)
-
-        try:
-            list(forked.imap_unordered(slow, list(range(10)), 2, on_death=None))
-        except KeyboardInterrupt:
-            print("interrupted", forked._open_fds, flush=True)
-            raise
-    """)
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True)
-    for _ in range(200):
-        if pids.exists() and len(set(pids.read_text().split())) >= 2:
-            break
-        time.sleep(0.05)
+    parent, pids = start_two_busy_workers(tmp_path, 30, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, start_new_session=True)
     os.killpg(parent.pid, signal.SIGINT)
     out, err = parent.communicate(timeout=20)
     assert parent.returncode != 0 and out == "interrupted []\n" and "KeyboardInterrupt" in err
     workers = {int(p) for p in pids.read_text().split()}
-    for _ in range(100):  # gone: dead and reaped (by the parent, or by init once it exited)
-        if not any(os.path.exists(f"/proc/{pid}") for pid in workers):
-            break
-        time.sleep(0.05)
-    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)
+    # gone: dead and reaped (by the parent, or by init once it exited)
+    assert wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in workers))
