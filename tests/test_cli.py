@@ -86,8 +86,10 @@ def test_the_command_ends_without_teardown_but_with_all_its_output(tmp_path):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     reader.stdout.readline()
     reader.stdout.close()
+    with reader.stderr:
+        errors = reader.stderr.read().decode()
     assert reader.wait(timeout=60) in (1, 120)
-    assert "Traceback" not in reader.stderr.read().decode()
+    assert "Traceback" not in errors
 
 
 def test_version_imports_neither_libcst_nor_rich():

@@ -120,9 +120,15 @@ def test_the_workers_do_not_outlive_a_killed_parent(tmp_path):
     parent.wait()
     workers = {int(p) for p in pids.read_text().split()}
 
+    def running(pid: int) -> bool:  # not a zombie
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
     def none_alive():  # each finishes its task (0.5 s), then finds the pipe closed
-        return not [p for p in workers
-                    if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
+        return not any(running(pid) for pid in workers)
 
     assert wait_until(none_alive)
 
