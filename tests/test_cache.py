@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from volfix.cache import CACHE_DIR_NAME, ResultCache, result_from_json, result_to_json
+from volfix.cache import CACHE_DIR_NAME, ResultCache, engine_fingerprint, result_from_json, result_to_json
 from volfix.model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
 RICH = FileResult(
@@ -51,22 +51,39 @@ def test_cache_dir_is_git_ignored_and_tagged(tmp_path):
     assert leftovers == []
 
 
-@pytest.mark.parametrize("change", ["content", "config", "version", "mode", "path"])
+@pytest.mark.parametrize("change", ["content", "config", "version", "engine", "mode", "path"])
 def test_key_changes_with_everything_a_result_depends_on(tmp_path, change):
     base = {"path": "pkg/a.py", "data": b"x = Variable(t)\n", "mode": "check", "config": "cfg",
-            "version": "1.0"}
+            "version": "1.0", "engine": "e1"}
     changed = dict(base)
-    changed[change] = {"content": None, "config": "cfg2", "version": "1.1", "mode": "fix",
+    changed[change] = {"content": None, "config": "cfg2", "version": "1.1", "engine": "e2", "mode": "fix",
                        "path": "pkg/b.py"}[change]
     if change == "content":
         changed["data"] = b"x = Variable(t) \n"
 
     def key(d):
-        cache = ResultCache(str(tmp_path), d["config"], version=d["version"])
+        cache = ResultCache(str(tmp_path), d["config"], version=d["version"], engine=d["engine"])
         return cache.key(str(tmp_path / d["path"]), d["data"], d["mode"])
 
     assert key(base) == key(dict(base))
     assert key(base) != key(changed)
+
+
+def test_the_engine_fingerprint_changes_when_a_module_does(tmp_path):
+    """A development checkout (or two `pip install git+...` of one version): the same version,
+    other code. Editing a module changes the fingerprint; `__pycache__` does not count."""
+    package = tmp_path / "volfix"
+    (package / "rules").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "rules" / "vf101.py").write_text("CODE = 'VF101'\n")
+    first = engine_fingerprint.__wrapped__(str(package))
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    assert engine_fingerprint.__wrapped__(str(package)) == first
+    (package / "rules" / "vf101.py").write_text("CODE = 'VF102'\n")
+    os.utime(package / "rules" / "vf101.py", ns=(1, 1))
+    assert engine_fingerprint.__wrapped__(str(package)) != first
+    assert len(engine_fingerprint()) == 16  # volfix's own, computed once a process
 
 
 def test_other_version_uses_another_directory_and_can_be_pruned(tmp_path):

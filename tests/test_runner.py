@@ -119,6 +119,15 @@ def test_changed_version_is_rechecked(tree, monkeypatch):
     assert stats.cache_hits == 0 and len(CALLS) == 2
 
 
+def test_changed_engine_is_rechecked(tree, monkeypatch):
+    # The same version, other code (a development checkout): the engine's fingerprint differs.
+    run()
+    monkeypatch.setattr(cache_module, "engine_fingerprint", lambda: "other-engine")
+    CALLS.clear()
+    _, stats = run()
+    assert stats.cache_hits == 0 and len(CALLS) == 2
+
+
 def test_no_cache_neither_reads_nor_writes(tree):
     run(use_cache=False)
     assert not (tree / CACHE_DIR_NAME).exists()
