@@ -35,11 +35,12 @@ is below it.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import forked, scan
 from .config import Config
@@ -305,8 +306,11 @@ def _map(fn: Callable, items: list, workers: int) -> list:
         size = max(1, len(items) // (workers * 4))
         chunks = [items[i:i + size] for i in range(0, len(items), size)]
         parts: List[list] = [[] for _ in chunks]
-        for index, part in forked.imap_unordered(lambda chunk: [fn(item) for item in chunk], chunks, workers,
-                                                 on_death=lambda chunk: [fn(item) for item in chunk]):
+
+        def apply(chunk: list) -> list:
+            return [fn(item) for item in chunk]
+
+        for index, part in forked.imap_unordered(apply, chunks, workers, on_death=apply):
             parts[index] = part
         return [value for part in parts for value in part]
     return [fn(item) for item in items]
@@ -329,9 +333,7 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
     config_keys: Dict[int, str] = {}
     # This loop allocates many small acyclic objects (cached results) and no cycles: the
     # cyclic GC would only rescan them, which costs up to half of a warm-cache run.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_paused():
         for path, data in candidates:
             shown = display_path(path, cwd)
             task = _Task(path, shown, data.count(b"\n") + 1 if data is not None else 0,
@@ -350,9 +352,6 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
                     results.append(hit if mode == "check" else replace(hit, fixed_source=hit.source))
                     continue
             tasks.append(task)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return results, tasks
 
 
@@ -367,14 +366,22 @@ def _analyse(process: Optional[ProcessFn], path: str, shown: str, options: Dict)
     file leaves behind is collected after."""
     if process is None:
         from .fileproc import process_file as process
-    gc_was_enabled = gc.isenabled()
+    with _gc_paused():
+        try:
+            return process(path, display_path=shown, **options)
+        except Exception as exc:  # noqa: BLE001 - the per-file boundary behind the engine's own
+            return _crash_result(shown, f"{type(exc).__name__}: {exc}")
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic GC off inside the block (on again after, if it was on)."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return process(path, display_path=shown, **options)
-    except Exception as exc:  # noqa: BLE001 - the per-file boundary behind the engine's own
-        return _crash_result(shown, f"{type(exc).__name__}: {exc}")
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
 
 

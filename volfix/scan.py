@@ -13,10 +13,9 @@ import itertools
 import os
 import stat
 import threading
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import forked
-from .config import Config
 from .nearest_config import ConfigResolver
 
 # Scanning (read + prefilter) is spread over processes from this many files on: below it,
@@ -90,7 +89,7 @@ def _scan_while_walking(found: List[str], walk: Iterator[List[str]], configs: Co
 def _enabled_growing(chunk: List[str], configs: ConfigResolver, enabled: FrozenSet[str],
                      directories: Set[str]) -> FrozenSet[str]:
     """`enabled` with the codes of the configurations in force in `chunk`'s directories not
-    seen before (`_enabled_anywhere`, a chunk at a time)."""
+    seen before in `directories` (which it records)."""
     if configs.fixed:
         return configs.base.enabled_codes()
     new = {os.path.dirname(path) for path in chunk} - directories
@@ -125,15 +124,9 @@ def import_engine() -> None:
 def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[str]:
     """The codes some file of the run may report (the prefilter's needs): the union over
     the configurations in force in the files' directories."""
-    if configs.fixed:
+    if not files:
         return configs.base.enabled_codes()
-    seen: Dict[int, Config] = {}
-    for directory in {os.path.dirname(path) for path in files}:
-        config = configs.for_directory(directory)
-        seen.setdefault(id(config), config)
-    if not seen:
-        return configs.base.enabled_codes()
-    return frozenset().union(*(config.enabled_codes() for config in seen.values()))
+    return _enabled_growing(files, configs, frozenset(), set())
 
 
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
