@@ -30,8 +30,10 @@ def evaluate(model, loader):
     return correct
 
 
-def is_tensor(h):
-    return type(h) == Variable
+def repackage(h):
+    if type(h) == Variable:
+        return h.detach()
+    return tuple(repackage(v) for v in h)
 """
 A_REGION = A.replace("""        out = model(Variable(x, volatile=True))
         correct += (out.max(1)[1] == y).sum().item()
@@ -55,7 +57,7 @@ B_BOTH = B_RENAMED.replace("    x.volatile = False\n", "")
 
 # What remains, in `--format concise`, when each fix is declined.
 A_VF101 = "a.py:8:21: VF101 [*] `volatile=True` is ignored since PyTorch 0.4; use `torch.no_grad()`"
-A_VF112 = ("a.py:15:12: VF112 [*] `type(x) == Variable` is always False since PyTorch 0.4; "
+A_VF112 = ("a.py:15:8: VF112 [*] `type(x) == Variable` is always False since PyTorch 0.4; "
            "use `isinstance(x, torch.Tensor)`")  # a line lower once the region is written
 B_VF202 = ("b.py:5:5: VF202 [*] assigning `.volatile` has no effect since PyTorch 0.4; "
            "use `torch.no_grad()`")

@@ -19,7 +19,7 @@ from volfix.registry import get
 SOURCE = ("from torch.autograd import Variable\n"
           "s = '😀'; out = model(Variable(x, volatile=True))\n"
           "if type(h) == Variable:\n"
-          "    pass\n"
+          "    h = h.detach()\n"
           "z = Variable(w)\n")
 # What the VF101 quick fix alone makes of SOURCE.
 VF101_FIXED = ("import torch\n"
@@ -27,20 +27,20 @@ VF101_FIXED = ("import torch\n"
                "with torch.no_grad():\n"
                "    s = '😀'; out = model(x)\n"
                "if type(h) == Variable:\n"
-               "    pass\n"
+               "    h = h.detach()\n"
                "z = Variable(w)\n")
 SAFE_FIXED = ("import torch\n"
               "from torch.autograd import Variable\n"
               "with torch.no_grad():\n"
               "    s = '😀'; out = model(x)\n"
               "if isinstance(h, torch.Tensor):\n"
-              "    pass\n"
+              "    h = h.detach()\n"
               "z = Variable(w)\n")
 UNSAFE_FIXED = ("import torch\n"
                 "with torch.no_grad():\n"
                 "    s = '😀'; out = model(x)\n"
                 "if isinstance(h, torch.Tensor):\n"
-                "    pass\n"
+                "    h = h.detach()\n"
                 "z = w\n")
 
 BASIC = {"workspace": {"workspaceEdit": {"documentChanges": True}}}
@@ -189,7 +189,7 @@ def test_change_save_and_close(start, tmp_path):
     assert [d["code"] for d in client.diagnostics(uri, version=1)] == ["VF101", "VF112", "VF110"]
 
     # Full-text change: only the VF112 line is left, one line up.
-    changed = "from torch.autograd import Variable\nif type(h) == Variable:\n    pass\n"
+    changed = "from torch.autograd import Variable\nif type(h) == Variable:\n    h = h.detach()\n"
     mark = client.mark()
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                              "contentChanges": [{"text": changed}]})
@@ -342,7 +342,7 @@ NOTEBOOK_CELLS = [  # (kind, languageId, text): 1 = markup, 2 = code
     (1, "markdown", "# Evaluation\n"),
     (2, "python", "from torch.autograd import Variable\n"),
     (2, "python", "%time 1\ns = '😀'; out = model(Variable(x, volatile=True))\nprint(out)\n"),
-    (2, "python", "def f(h):\n    return type(h) == Variable\n"),
+    (2, "python", "def f(h):\n    if type(h) == Variable:\n        return h.detach()\n"),
 ]
 
 
@@ -373,7 +373,7 @@ def test_notebook_cells_are_checked_and_fixed_as_one_notebook(start, tmp_path):
     (vf101,) = client.diagnostics(cells[2], version=1)
     assert (vf101["code"], vf101["range"]) == ("VF101", span(1, 22, 48))
     (vf112,) = client.diagnostics(cells[3], version=1)
-    assert (vf112["code"], vf112["range"]) == ("VF112", span(1, 11, 30))
+    assert (vf112["code"], vf112["range"]) == ("VF112", span(1, 7, 26))
     assert client.diagnostics(cells[1], version=1) == []
     # The same findings as `volfix check eval.ipynb`.
     library, _ = process_notebook(notebook_file(NOTEBOOK_CELLS), path="eval.ipynb", config=DEFAULT_CONFIG)
@@ -400,7 +400,7 @@ def test_notebook_cells_are_checked_and_fixed_as_one_notebook(start, tmp_path):
     expected = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
                 for c in json.loads(new_bytes)["cells"]]
     assert [fixed_cells[uri] for uri in cells] == expected
-    assert fixed_cells[cells[3]] == "def f(h):\n    return isinstance(h, torch.Tensor)\n"
+    assert fixed_cells[cells[3]] == "def f(h):\n    if isinstance(h, torch.Tensor):\n        return h.detach()\n"
 
     hover = client.request("textDocument/hover", {"textDocument": {"uri": cells[3]}, "position": point(1, 15)})
     assert hover["range"] == vf112["range"]
@@ -412,7 +412,7 @@ def test_notebook_cells_are_checked_and_fixed_as_one_notebook(start, tmp_path):
         "notebookDocument": {"uri": notebook, "version": 2},
         "change": {"cells": {"textContent": [{
             "document": {"uri": cells[3], "version": 2},
-            "changes": [{"text": "def f(h):\n    return isinstance(h, torch.Tensor)\n"}]}]}}})
+            "changes": [{"text": "def f(h):\n    if isinstance(h, torch.Tensor):\n        return h.detach()\n"}]}]}}})
     assert client.diagnostics(cells[3], version=2, since=mark) == []
     assert [d["code"] for d in client.diagnostics(cells[2], since=mark)] == ["VF101"]
 

@@ -1,5 +1,6 @@
 """VF112: `type(x) == Variable` and `isinstance(x, Variable)`."""
 import ast
+from typing import Optional
 
 from .. import prefilter
 from ..model import Applicability
@@ -42,13 +43,23 @@ class VariableTypeComparison(Rule):
     ```
 
     ## Fix safety
-    Safe: `isinstance(x, torch.Tensor)` is what the 0.3 check meant, and what
-    `isinstance(x, Variable)` computes today.
+    `isinstance(x, Variable)` -> `isinstance(x, torch.Tensor)` is safe: it is what the check
+    computes today.
+
+    `type(x) == Variable` told a 0.3 Variable from a plain tensor; no test can do that since
+    0.4, when both became one type. The fix is safe only for the `repackage_hidden` idiom,
+    where the branch taken for a Variable detaches it (`Variable(h.data)`, `h.detach()`,
+    `h.data`), which leaves a plain tensor as it was. Anywhere else it is unsafe: plain
+    tensors that took the other branch in 0.3 now take this one. A negated test guarding a
+    wrapper (`if type(x) != Variable: x = Variable(to_gpu(x))`) is always true today, so every
+    tensor is wrapped (moved, given `requires_grad`); after the fix tensors skip the branch:
+    unsafe, and the note says so.
     """
 
     CODE = "VF112"
     MESSAGE = "`type(x) == Variable` is always False since PyTorch 0.4; use `isinstance(x, torch.Tensor)`"
     FIX = Applicability.SAFE
+    NEGATED_MESSAGE = "`type(x) != Variable` is always True since PyTorch 0.4; use `not isinstance(x, torch.Tensor)`"
     FIX_TITLE = "Use `isinstance(x, torch.Tensor)`"
     NEEDS = prefilter.TORCH_VARIABLE
     NAMES = frozenset({"Variable"})
@@ -69,8 +80,10 @@ class VariableTypeComparison(Rule):
                 parent = ctx.index.parents.get(node)
                 if negate and isinstance(parent, (ast.BoolOp, ast.UnaryOp, ast.Compare, ast.BinOp)):
                     text = f"({text})"
-                ctx.report(self.CODE, node, fix=ctx.edit_fix(
-                    Applicability.SAFE, self.FIX_TITLE,
+                note = _unsafe_because(node, subject_call.args[0], negate, ctx)
+                message = self.NEGATED_MESSAGE if negate else None
+                ctx.report(self.CODE, node, note=note, message=message, fix=ctx.edit_fix(
+                    Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE,
                     [TextEdit(ctx.src.start(node), ctx.src.end(node), text)], imports))
                 return
 
@@ -101,3 +114,28 @@ class VariableTypeComparison(Rule):
         ctx.report(self.CODE, call,
                    message="`isinstance(x, Variable)` is a legacy check; use `isinstance(x, torch.Tensor)`",
                    fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE, edits, imports))
+
+
+def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> Optional[str]:
+    """Why `isinstance(x, torch.Tensor)` may not do what the 0.3 type test did (None: the
+    `repackage_hidden` idiom, whose Variable branch only detaches `x`)."""
+    if negate:
+        return ("every tensor takes this branch today; after the fix tensors skip it, as only Variables "
+                "did in 0.3")
+    parent = ctx.index.parents.get(node)
+    if isinstance(parent, ast.If) and parent.test is node and _detaches(parent.body, ast.dump(subject)):
+        return None
+    return ("in 0.3 plain tensors took the other branch; `isinstance(x, torch.Tensor)` sends them "
+            "into this one")
+
+
+def _detaches(body, subject: str) -> bool:
+    """The statements detach the subject: `Variable(h.data)`, `h.detach()`, `h.data`."""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and node.attr == "data" and ast.dump(node.value) == subject:
+                return True
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach"
+                    and ast.dump(node.func.value) == subject):
+                return True
+    return False
