@@ -133,6 +133,9 @@ class Source:
     plain: bool = True  # unwrapping is exact (the argument cannot require grad)
     unsafe_because: Optional[str] = None  # a reason that makes any fix of it unsafe
     computing: bool = False  # a helper's call site where the helper itself computes with the value
+    # a helper's call site whose result has no autograd history (it returns Python numbers): the
+    # call records under the flag, and the taint ends there
+    result_free: bool = False
 
     @property
     def kind(self) -> str:

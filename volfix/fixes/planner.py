@@ -161,6 +161,7 @@ class Planner:
                                     grad_disabled=lambda st: grad_mode.covered(index, st),
                                     plain=self.ctx.is_plain,
                                     computing=[s.node for s in group.sources if s.computing],
+                                    result_free=[s.node for s in group.sources if s.result_free],
                                     wrappers=self.ctx.wrappers()).run()
         deleted = group.deleted
         stmts = [u for u in group.taint.uses_outside() if id(u) not in deleted]
@@ -197,7 +198,8 @@ class Planner:
     def touch(self, a: Group, b: Group) -> bool:
         if not (a.placement and b.placement and a.placement.runs and b.placement.runs):
             return False
-        return any(runs_touch(x, y) for x in a.placement.runs for y in b.placement.runs)
+        return any(runs_touch(x, y) or self.placer.harmless_gap(x, y, a.scope)
+                   for x in a.placement.runs for y in b.placement.runs)
 
     # ------------------------------------------------------------------ decisions
     def decide(self, group: Group, all_groups: List[Group]) -> List[Source]:

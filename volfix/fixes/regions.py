@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from ..flow.taint import TaintResult
-from ..flow.values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, describe, header_nodes, key_of, walk_expr
+from ..flow.trains import TrainingCalls
+from ..flow.values import autograd_free, header_nodes, is_constant, walk_expr
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import function_params, iter_statements, target_names
@@ -62,6 +63,7 @@ class RegionPlacer:
         self.style = style
         # row -> notebook cell: a region never spans two cells.
         self.part_of = part_of or (lambda row: None)
+        self.trainer = TrainingCalls(index)
 
     # ------------------------------------------------------------------ structure
     def path(self, stmt: ast.stmt, scope: ast.AST) -> List[Tuple[ast.AST, str, int]]:
@@ -147,8 +149,7 @@ class RegionPlacer:
             return placement
         if training is not None and not flag:
             what, line = training
-            placement.problem = (f"a `no_grad` region here would also cover the training step (`{what}` at "
-                                 f"line {line})")
+            placement.problem = f"a `no_grad` region here would also cover the training step ({what} at line {line})"
             return placement
         self.choose_form(placement, scope, deleted, flag)
         return placement
@@ -223,9 +224,17 @@ class RegionPlacer:
             for position, top in enumerate(run.statements):
                 if position in excluded:
                     continue
-                if avoid_training and not _holds_any(top, wanted) and self.training_call([top]) is not None:
-                    more[position] = ("<training step>", top.lineno, top.lineno)  # `loss.backward()`
-                    continue
+                if not _holds_any(top, wanted):
+                    if avoid_training and self.training_call([top]) is not None:
+                        more[position] = ("<training step>", top.lineno, top.lineno)  # `loss.backward()`
+                        continue
+                    if not _holds_any(top, taint.defs) and not self.harmless(top, scope) \
+                            and not self.trainer.makes_volatile([top]):
+                        # Reads no volatile value and may record a graph or have effects a
+                        # grad mode changes (a training call's neighbour, a user callback):
+                        # in 0.3 it ran with grad on, so it stays outside (SPEC §2.3).
+                        more[position] = ("<reads no volatile value>", top.lineno, top.lineno)
+                        continue
                 for stmt in iter_statements([top]):
                     if id(stmt) in taint.defs or id(stmt) in wanted or id(stmt) in taint.recording:
                         continue
@@ -261,6 +270,15 @@ class RegionPlacer:
             return None
         return self.extend_to_lines(Run(run.owner, run.field, run.block,
                                         run.first + holding[0], run.first + holding[-1]))
+
+    def harmless_gap(self, a: Run, b: Run, scope: ast.AST) -> bool:
+        """Two runs of one block with only harmless statements between them (a move such as
+        `x_fake_list = [x_real]`): one region may hold both."""
+        if a.block is not b.block:
+            return False
+        if a.first > b.first:
+            a, b = b, a
+        return all(self.harmless(s, scope) for s in a.block[a.last + 1:b.first])
 
     def used_after(self, stmt: ast.stmt, scope: ast.AST, inside: Set[int], run: Run,
                    spanned: Set[int] = frozenset()) -> Optional[Tuple[str, int, int]]:
@@ -395,6 +413,24 @@ class RegionPlacer:
             return stmt.value is None or is_constant(stmt.value) or only_names(stmt.value)
         return False
 
+    def harmless(self, stmt: ast.stmt, scope: ast.AST) -> bool:
+        """A statement that cannot record a graph or change a grad-dependent result, so a region
+        may cover it: `inert` ones, assignments of values without autograd history
+        (`n += x.size(0)`, `name = prefix + "_x"`), moves (`a = b`), `pass`/`break`/`continue`,
+        and `if` statements on such values holding only such statements."""
+        if self.inert(stmt) or isinstance(stmt, (ast.Break, ast.Continue, ast.Delete)):
+            return True
+        values_of = self.only_assigned(scope)
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            value = stmt.value
+            return value is not None and (autograd_free(value, values_of) or only_names(value))
+        if isinstance(stmt, ast.Expr):
+            return autograd_free(stmt.value, values_of)
+        if isinstance(stmt, ast.If):
+            return autograd_free(stmt.test, values_of) and all(
+                self.harmless(s, scope) for s in stmt.body + stmt.orelse)
+        return False
+
     def bookkeeping(self, value: ast.AST) -> bool:
         """`time.time()`, `AverageMeter()`: set-up that no grad mode can change."""
         if not isinstance(value, ast.Call):
@@ -435,24 +471,9 @@ class RegionPlacer:
         return self.training_call([stmt for run in runs for stmt in run.statements])
 
     def training_call(self, stmts: List[ast.stmt]) -> Optional[Tuple[str, int]]:
-        """A training call in the statements (`loss.backward()`, `optimizer.step()`)."""
-        for stmt in stmts:
-            for inner in iter_statements([stmt]):
-                if isinstance(inner, FUNCTIONS + (ast.ClassDef,)):
-                    continue
-                for head in header_nodes(inner):
-                    for node in walk_expr(head):
-                        if not isinstance(node, ast.Call):
-                            continue
-                        func = node.func
-                        if isinstance(func, ast.Attribute) and func.attr == "backward":
-                            return f"{describe(func)}()", node.lineno
-                        if self.index.qual(func) == "torch.autograd.grad":
-                            return f"{describe(func)}()", node.lineno
-                        if (isinstance(func, ast.Attribute) and func.attr == "step" and not node.args
-                                and not node.keywords):
-                            return f"{describe(func)}()", node.lineno
-        return None
+        """A training call in the statements (`loss.backward()`, `optimizer.step()`, or a call
+        of a function of this file that trains: `volfix.flow.trains`)."""
+        return self.trainer.in_statements(stmts)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -498,48 +519,6 @@ def _bindings(stmt: ast.stmt):
 
 
 _JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
-# Methods of `str` that `torch.Tensor` does not have: their result carries no autograd history.
-STRING_METHODS = frozenset({"replace", "strip", "lstrip", "rstrip", "lower", "upper", "format", "join",
-                            "startswith", "endswith", "encode", "decode", "capitalize", "zfill", "splitlines"})
-
-
-def autograd_free(node: ast.AST, values_of: Optional[Callable[[str], Optional[list]]] = None,
-                  depth: int = 0) -> bool:
-    """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of
-    those; with `values_of` (name -> the values the scope assigns it), names assigned only
-    such values (`psub1 = F.softmax(out).data.cpu().numpy()`, then `psub = psub1`)."""
-    if is_constant(node):
-        return True
-    if isinstance(node, ast.Name):
-        values = values_of(node.id) if values_of is not None and depth < 3 else None
-        return bool(values) and all(autograd_free(v, values_of, depth + 1) for v in values)
-    if isinstance(node, ast.Attribute):
-        return node.attr in KILL_ATTRS or autograd_free(node.value)
-    if isinstance(node, ast.Subscript):
-        return autograd_free(node.value, values_of, depth)
-    if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name == "Variable" and node.args and isinstance(node.args[0], ast.Attribute) \
-                and node.args[0].attr == "data" and len(node.args) == 1 and not node.keywords:
-            return True  # Variable(h.data): a fresh leaf without history (becomes h.detach())
-        if isinstance(func, ast.Attribute):
-            if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
-                return True
-            if isinstance(func.value, ast.Constant) or key_of(func.value) in ("os", "os.path") \
-                    or func.attr in STRING_METHODS:
-                return True  # `"".join(chars)`, `name.replace(" ", "_")`, `os.path.basename(p)`
-            return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
-        return isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}
-    if isinstance(node, ast.BinOp):
-        return autograd_free(node.left, values_of, depth) and autograd_free(node.right, values_of, depth)
-    if isinstance(node, ast.UnaryOp):
-        return autograd_free(node.operand, values_of, depth)
-    if isinstance(node, (ast.Compare, ast.JoinedStr)):
-        return True
-    return False
-
-
 def only_names(node: ast.AST) -> bool:
     """`x`, `self.acc`, `(a, b.c)`: a value that is returned, not computed."""
     if isinstance(node, (ast.Name, ast.Constant)):
@@ -548,18 +527,4 @@ def only_names(node: ast.AST) -> bool:
         return only_names(node.value)
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(only_names(e) for e in node.elts)
-    return False
-
-
-def is_constant(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
-        return True
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return all(is_constant(e) for e in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(k is not None and is_constant(k) and is_constant(v) for k, v in zip(node.keys, node.values))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("dict", "list", "set", "tuple"):
-        return not node.args and not node.keywords
     return False

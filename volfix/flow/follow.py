@@ -28,6 +28,7 @@ from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
 from .taint import TaintAnalysis
+from .values import returns_autograd_free
 
 W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
 
@@ -174,11 +175,11 @@ class Follower:
             if not known:
                 report.unresolved.append(f"line {site.lineno}")
                 continue
-            out.extend(self.caller_site(source, site, arg, flag, report, visited, dry))
+            out.extend(self.caller_site(source, site, arg, flag, report, visited, dry, fn))
         return out
 
     def caller_site(self, source, site: ast.Call, arg: Optional[ast.AST], flag: HelperFlag,
-                    report: CallerReport, visited: Set[int], dry: bool = False) -> list:
+                    report: CallerReport, visited: Set[int], dry: bool = False, fn: Optional[ast.AST] = None) -> list:
         """One call passing `arg` for the helper's flag: a source in its caller, a parameter
         passed on (followed), or nothing (false flag, already under a grad-mode region)."""
         kind = flag_kind(arg)
@@ -211,8 +212,9 @@ class Follower:
             text = self.src.segment(arg)
             new_flag = Flag(arg, f"{text}", negated=False) if not flag.negated else Flag(arg, text, negated=True)
         report.covered.append(site.lineno)
+        free = fn is not None and returns_autograd_free(fn)
         return [Source(source.finding, site, self.index.statement_of(site), scope, new_flag, call_site=True,
-                       computing=source.computing)]
+                       computing=source.computing or free, result_free=free)]
 
     def external_callers(self, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
         links = self.ctx.links

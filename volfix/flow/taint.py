@@ -74,13 +74,17 @@ class TaintAnalysis:
                  entry: Optional[Dict[Key, bool]] = None,
                  grad_disabled: Optional[Callable[[ast.stmt], bool]] = None,
                  raw_sources: bool = True, plain: Optional[Callable[[ast.AST], bool]] = None,
-                 computing: Iterable[ast.AST] = (), wrappers: Iterable[str] = ()):
+                 computing: Iterable[ast.AST] = (), wrappers: Iterable[str] = (),
+                 result_free: Iterable[ast.AST] = ()):
         self.scope = scope
         self.index = index
         self.wrappers = frozenset(wrappers)  # the project's own `Variable` wrappers (a lambda, a def)
         self.sources = {id(s) for s in sources}
         # Sources that compute themselves (a helper's call whose body records): the call records.
         self.computing = {id(s) for s in computing}
+        # Sources whose result has no autograd history (a helper returning Python numbers):
+        # the call records, and the taint ends with it.
+        self.result_free = {id(s) for s in result_free}
         self.raw_sources = raw_sources
         self.seeds = seeds or {}
         self.entry = dict(entry or {})
@@ -360,7 +364,7 @@ class TaintAnalysis:
             self.eval_children(node, state)
             if id(node) in self.computing:
                 self._computes = self._records = True
-                return True, False
+                return (id(node) not in self.result_free), False
             return True, self.raw_sources
         kind = type(node)
         if kind is ast.Name:

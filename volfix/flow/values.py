@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..syntax.index import SCOPES
 
@@ -173,3 +173,116 @@ def describe(node: ast.AST) -> str:
         return ast.unparse(node)
     except Exception:  # pragma: no cover - unparse of exotic nodes
         return "?"
+
+
+# Methods of `str` that `torch.Tensor` does not have: their result carries no autograd history.
+STRING_METHODS = frozenset({"replace", "strip", "lstrip", "rstrip", "lower", "upper", "format", "join",
+                            "startswith", "endswith", "encode", "decode", "capitalize", "zfill", "splitlines"})
+
+
+def autograd_free(node: ast.AST, values_of: Optional[Callable[[str], Optional[list]]] = None,
+                  depth: int = 0) -> bool:
+    """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of
+    those; with `values_of` (name -> the values the scope assigns it), names assigned only
+    such values (`psub1 = F.softmax(out).data.cpu().numpy()`, then `psub = psub1`)."""
+    if is_constant(node):
+        return True
+    if isinstance(node, ast.Name):
+        values = values_of(node.id) if values_of is not None and depth < 3 else None
+        return bool(values) and all(autograd_free(v, values_of, depth + 1) for v in values)
+    if isinstance(node, ast.Attribute):
+        return node.attr in KILL_ATTRS or autograd_free(node.value)
+    if isinstance(node, ast.Subscript):
+        return autograd_free(node.value, values_of, depth)
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "Variable" and node.args and isinstance(node.args[0], ast.Attribute) \
+                and node.args[0].attr == "data" and len(node.args) == 1 and not node.keywords:
+            return True  # Variable(h.data): a fresh leaf without history (becomes h.detach())
+        if isinstance(func, ast.Attribute):
+            if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
+                return True
+            if isinstance(func.value, ast.Constant) or key_of(func.value) in ("os", "os.path") \
+                    or func.attr in STRING_METHODS:
+                return True  # `"".join(chars)`, `name.replace(" ", "_")`, `os.path.basename(p)`
+            return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
+        return isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}
+    if isinstance(node, ast.BinOp):
+        return autograd_free(node.left, values_of, depth) and autograd_free(node.right, values_of, depth)
+    if isinstance(node, ast.UnaryOp):
+        return autograd_free(node.operand, values_of, depth)
+    if isinstance(node, (ast.Compare, ast.JoinedStr)):
+        return True
+    return False
+
+
+def is_constant(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(is_constant(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and is_constant(k) and is_constant(v) for k, v in zip(node.keys, node.values))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("dict", "list", "set", "tuple"):
+        return not node.args and not node.keywords
+    return False
+
+
+def returns_autograd_free(fn: ast.AST) -> bool:
+    """Every value `fn` returns is without autograd history (Python numbers, `.item()`,
+    `len()`, tuples of those), so a call's result ends the taint: `val, n = train(...,
+    is_validate=True)` returns `total / n, n` where `total += loss.data[0]`. A generator, or a
+    function returning nothing, returns no such value (False)."""
+    returns: List[ast.Return] = []
+    assigned: Dict[str, List[ast.AST]] = {}
+    unknown = set()
+    stack = list(fn.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SCOPES):
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    assigned.setdefault(t.id, []).append(node.value)
+                elif isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) and \
+                        len(t.elts) == len(node.value.elts) and all(isinstance(e, ast.Name) for e in t.elts):
+                    for e, v in zip(t.elts, node.value.elts):  # `total, n = 0.0, 0`
+                        assigned.setdefault(e.id, []).append(v)
+                else:
+                    unknown.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            if node.value is None:
+                continue
+            assigned.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr, ast.withitem)):
+            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            if target is not None:
+                unknown.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        stack.extend(ast.iter_child_nodes(node))
+    params = set()
+    args = fn.args  # type: ignore[attr-defined]
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            params.add(a.arg)
+
+    def values_of(name: str) -> Optional[list]:
+        if name in params or name in unknown:
+            return None
+        return assigned.get(name)
+
+    values = [r.value for r in returns if r.value is not None]
+    return bool(values) and all(_free_value(v, values_of) for v in values)
+
+
+def _free_value(node: ast.AST, values_of) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_free_value(e, values_of) for e in node.elts)
+    return autograd_free(node, values_of)

@@ -1,0 +1,203 @@
+"""Which calls train (SPEC §2.3): `loss.backward()`, `torch.autograd.grad(...)`, an
+optimizer's `step()`, or a call of a function of this file that does, looked into
+transitively (`train_epoch(model, loader, opt)` next to a validation loop). A region never
+covers such a call.
+
+Callees are found by name: a module-level function, or a method of a class of this file
+(`self.train_step(...)`; `trainer.fit(...)` is looked up on every class that defines `fit`,
+since a region must not cover any of them). Framework method names (`forward`, `step`, ...)
+are not followed.
+
+A call's literal arguments decide the callee's branches on them: `train(..., is_validate=True)`
+does not train when its `loss.backward()` sits under `if not is_validate:`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from ..syntax.index import FUNCTIONS, ModuleIndex
+from .calls import FRAMEWORK_METHODS, argument_for
+from .grad_mode import literal_truth
+from .values import describe, header_nodes, walk_expr
+
+MAX_DEPTH = 4
+Training = Tuple[str, int]  # (what is shown: "`loss.backward()`", line of the call in the region)
+Known = FrozenSet[Tuple[str, bool]]  # parameters a call fixes to a literal truth value
+
+
+class TrainingCalls:
+    def __init__(self, index: ModuleIndex):
+        self.index = index
+        self._functions: Optional[Dict[str, List[ast.AST]]] = None
+        self._methods: Optional[Dict[str, List[ast.AST]]] = None
+        self._memo: Dict[Tuple[int, Known], Optional[str]] = {}
+
+    # ------------------------------------------------------------------ statements
+    def in_statements(self, stmts) -> Optional[Training]:
+        """The first training call in the statements (nested defs and classes are skipped)."""
+        for call in _calls(stmts, frozenset()):
+            found = self.of_call(call)
+            if found is not None:
+                return found, call.lineno
+        return None
+
+    def of_call(self, call: ast.Call, depth: int = 0) -> Optional[str]:
+        """What makes this call train, shown to the user, or None."""
+        direct = self.direct(call)
+        if direct is not None:
+            return direct
+        if depth >= MAX_DEPTH:
+            return None
+        for fn in self.callees(call):
+            inner = self.function_trains(fn, self.known(call, fn), depth + 1)
+            if inner is not None:
+                return f"`{fn.name}()`, which calls {inner}"  # type: ignore[attr-defined]
+        return None
+
+    def direct(self, call: ast.Call) -> Optional[str]:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "backward":
+            return f"`{describe(func)}()`"
+        if self.index.qual(func) == "torch.autograd.grad":
+            return f"`{describe(func)}()`"
+        if isinstance(func, ast.Attribute) and func.attr == "step" and not call.args and not call.keywords:
+            return f"`{describe(func)}()`"
+        return None
+
+    def function_trains(self, fn: ast.AST, known: Known, depth: int) -> Optional[str]:
+        key = (id(fn), known)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # recursion: not (yet) known to train
+        found = None
+        for call in _calls(fn.body, known):  # type: ignore[attr-defined]
+            what = self.direct(call)
+            if what is None and depth < MAX_DEPTH:
+                for callee in self.callees(call):
+                    if self.function_trains(callee, self.known(call, callee), depth + 1) is not None:
+                        what = f"`{callee.name}()`"  # type: ignore[attr-defined]
+                        break
+            if what is not None:
+                found = f"{what} (line {call.lineno})"
+                break
+        self._memo[key] = found
+        return found
+
+    def known(self, call: ast.Call, fn: ast.AST) -> Known:
+        """The callee's parameters this call sets to a literal truth value (or its default)."""
+        out = []
+        args = fn.args  # type: ignore[attr-defined]
+        for param in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
+            value, ok = argument_for(self.index, call, fn, param)
+            truth = literal_truth(value) if ok and value is not None else None
+            if truth is None and ok and isinstance(value, ast.Constant) and value.value is None:
+                truth = False
+            if truth is not None:
+                out.append((param, truth))
+        return frozenset(out)
+
+    def makes_volatile(self, stmts) -> bool:
+        """Does a call in the statements reach a function of this file that makes its values
+        volatile itself (`volatile=True` in its body: `create_labels()` wrapping each label)?
+        In 0.3 its result was volatile, so a region may hold the call."""
+        for call in _calls(stmts, frozenset()):
+            for fn in self.callees(call):
+                for inner in _calls(fn.body, frozenset()):  # type: ignore[attr-defined]
+                    if any(k.arg == "volatile" and literal_truth(k.value) for k in inner.keywords):
+                        return True
+        return False
+
+    # ------------------------------------------------------------------ callees
+    def callees(self, call: ast.Call) -> List[ast.AST]:
+        func = call.func
+        if isinstance(func, ast.Name):
+            if self.index.qual(func) not in (None, func.id):
+                return []  # imported: not defined here
+            return self.functions().get(func.id, [])
+        if isinstance(func, ast.Attribute) and func.attr not in FRAMEWORK_METHODS \
+                and not (func.attr.startswith("__") and func.attr.endswith("__")):
+            methods = self.methods().get(func.attr, [])
+            if isinstance(func.value, ast.Name) and func.value.id == "self":
+                owner = self._class_of(call)
+                own = [m for m in methods if self.index.method_class(m) is owner]
+                return own or methods
+            return methods
+        return []
+
+    def _class_of(self, node: ast.AST) -> Optional[ast.ClassDef]:
+        fn = self.index.function_of(node)
+        return self.index.method_class(fn) if isinstance(fn, FUNCTIONS) else None
+
+    def functions(self) -> Dict[str, List[ast.AST]]:
+        if self._functions is None:
+            self._functions = {}
+            for stmt in self.index.tree.body:
+                for fn in _defs(stmt):
+                    self._functions.setdefault(fn.name, []).append(fn)
+        return self._functions
+
+    def methods(self) -> Dict[str, List[ast.AST]]:
+        if self._methods is None:
+            self._methods = {}
+            for node in ast.walk(self.index.tree):
+                if isinstance(node, ast.ClassDef):
+                    for stmt in node.body:
+                        for fn in _defs(stmt):
+                            self._methods.setdefault(fn.name, []).append(fn)
+        return self._methods
+
+
+def _calls(stmts, known: Known):
+    """The calls the statements make themselves, in order, skipping nested defs and classes
+    and the branches of `if` statements that `known` parameters decide against."""
+    values = dict(known)
+    for stmt in stmts:
+        if not isinstance(stmt, ast.stmt) or isinstance(stmt, FUNCTIONS + (ast.ClassDef,)):
+            continue
+        for head in header_nodes(stmt):
+            for node in walk_expr(head):
+                if isinstance(node, ast.Call):
+                    yield node
+        if isinstance(stmt, ast.If):
+            truth = _decided(stmt.test, values)
+            if truth is not False:
+                yield from _calls(stmt.body, known)
+            if truth is not True:
+                yield from _calls(stmt.orelse, known)
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            sub = getattr(stmt, name, None)
+            if isinstance(sub, list):
+                yield from _calls(sub, known)
+        for handler in getattr(stmt, "handlers", None) or ():
+            yield from _calls(handler.body, known)
+        for case in getattr(stmt, "cases", None) or ():
+            yield from _calls(case.body, known)
+
+
+def _decided(test: ast.AST, values: Dict[str, bool]) -> Optional[bool]:
+    """The truth of `flag`, `not flag`, `flag is True` ... when `values` fixes `flag`."""
+    if isinstance(test, ast.Name):
+        return values.get(test.id)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decided(test.operand, values)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and isinstance(test.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
+        value = values.get(test.left.id)
+        other = literal_truth(test.comparators[0])
+        if value is None or other is None:
+            return None
+        same = value == other
+        return same if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not same
+    return None
+
+
+def _defs(stmt: ast.stmt):
+    """Function definitions at this level, including both branches of `if`/`try` (version gates)."""
+    if isinstance(stmt, FUNCTIONS):
+        yield stmt
+    elif isinstance(stmt, (ast.If, ast.Try)):
+        for inner in stmt.body + stmt.orelse + getattr(stmt, "finalbody", []):
+            yield from _defs(inner)
