@@ -142,8 +142,10 @@ class RegionPlacer:
             runs.extend(found)
             covers = covers or covered
             training = training or self.training_near(found)
-        if not flag:
-            runs = [r for r in runs if self.records(r, taint)]
+        # A runtime flag's region around code that only creates tensors (a data API's batch)
+        # would turn recording back on inside a caller's `no_grad` (SPEC §2.5): regions go
+        # only where the value is computed with.
+        runs = [r for r in runs if self.records(r, taint)]
         placement = Placement(runs=runs, covers_used=covers)
         if not runs:
             return placement

@@ -83,11 +83,19 @@ FRAMEWORK_METHODS = frozenset({"forward", "__call__", "cuda", "cpu", "to", "eval
 
 def call_sites(index: ModuleIndex, fn: ast.AST) -> Tuple[List[ast.Call], List[int]]:
     """Calls of `fn` in this file (a method by its name on any object, unless frameworks call
-    it by that name; a function by its name), and lines where the name is used otherwise
-    (passed as a value)."""
+    it by that name; a function by its name; `__init__` of a module-level class by the class's
+    name), and lines where the name is used otherwise (passed as a value)."""
     name = fn.name  # type: ignore[attr-defined]
     method = index.method_class(fn) is not None
     sites, other = [], []
+    if method and name == "__init__":  # `Batch(data, fields, train=False)` runs `Batch.__init__`
+        owner = index.method_class(fn)
+        if isinstance(index.parents.get(owner), ast.Module):
+            for node in index.names.get(owner.name, ()):
+                parent = index.parents.get(node)
+                if isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Call) and parent.func is node:
+                    sites.append(parent)
+        return sites, other
     if method:
         if name in FRAMEWORK_METHODS or (name.startswith("__") and name.endswith("__")):
             return sites, other

@@ -284,8 +284,15 @@ class Follower:
             lines = sorted(set(report.covered))
             note = f"the calls passing {flagged} get the region (line{'s' if len(lines) > 1 else ''} " \
                    f"{', '.join(map(str, lines))})"
-        else:
+        elif report.already:
             note = f"every call passing {flagged} already runs under a grad-mode region"
+        else:
+            # The flag went on through a parameter whose callers were not found: nothing shows
+            # where the value is computed with, so "no region needed" cannot be claimed.
+            through = ", ".join(f"`{n}()`" for n in dict.fromkeys(report.through)) or name
+            planner.outcome(source, None, f"no fix: {param} is passed on through {through}, whose calls volfix "
+                                          "cannot find: their callers decide", [], weight=W_NONE)
+            return
         planner.unwrap_only(source, note, W_INFO)
 
     # ------------------------------------------------------------------ escapes
