@@ -216,6 +216,32 @@ CASES = [
          graph_before="T{5}", graph_after="T{3}F{2}",
          repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor",
                        more=((").data[0]", ").data.tolist()"),))),
+    # ---- issue 21: regions cover only what computes with the value (SPEC §2.3, §2.10).
+    # A flag helper called with train=False and then train=True in the next statement: only
+    # the first call and what computes with its result lose their graph.
+    Case("flag_helper_both_ways", frozenset({"VF103"}),
+         inference=("a", "gap"), grads=("first_grad", "last_weight"),
+         graph_before="TT", graph_after="FT"),
+    # One epoch function validates (flag true) and trains (flag false); it returns Python
+    # numbers, so only the validating call gets a region and training still updates.
+    Case("validate_then_train", frozenset({"VF103", "VF401"}),
+         grads=("weight", "grad"),
+         graph_before="T{8}", graph_after="(FFTT){2}",
+         repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor")),
+    # Training hidden two calls deep next to a validation loop: no decorator on the epoch.
+    Case("training_in_callee", frozenset({"VF101", "VF110"}),
+         inference=("score",), grads=("weight", "grad"),
+         graph_before="T{4}", graph_after="FFTT"),
+    # A library's own `no_grad` alias with an old-torch fallback is a grad-disabled region:
+    # the batches are only unwrapped, and the user callbacks after the loop keep grad on.
+    Case("no_grad_alias_trainer", frozenset({"VF101"}),
+         grads=("probe",),
+         graph_before="FFFT", graph_after="FFFT"),
+    # A flag passed through a batch class's constructor: evaluation loses its graph, the
+    # training batch keeps it.
+    Case("batch_constructor_flag", frozenset({"VF103"}),
+         inference=("scores",), grads=("grad", "weight"),
+         graph_before="TT", graph_after="TF"),
 ]
 CASE_IDS = [case.name for case in CASES]
 LEGACY_NAMES = {"volatile", "Variable", "async"}
