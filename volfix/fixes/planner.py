@@ -224,8 +224,11 @@ class Planner:
         placement = group.placement
         if placement is None or not placement.runs:
             note, weight, applicability = self.follower.no_region_note(group)
+            # "no fix: ...": the value needs a region nobody can place, so unwrapping alone
+            # would let what computes with it record again.
             for s in sources:
-                self.unwrap_only(s, note, weight, applicability=applicability)
+                fixable = weight < W_NONE or self.version_gated(s.node)
+                self.unwrap_only(s, note, weight, applicability=applicability, fixable=fixable)
             return later
         if placement.problem:
             for s in sources:
@@ -255,6 +258,17 @@ class Planner:
                                               list(edits), list(plans), imports, gid,
                                               weight if not s.unsafe_because else W_UNSAFE))
         return later
+
+    def version_gated(self, node: ast.AST) -> bool:
+        """Inside the old-torch branch of a version gate (`if hasattr(torch, "no_grad"): ...
+        else: Variable(x, volatile=True)`): the code already runs its own modern branch today,
+        so unwrapping changes nothing that runs."""
+        cur = self.index.parents.get(node)
+        while cur is not None and not isinstance(cur, FUNCTIONS + (ast.Module,)):
+            if isinstance(cur, (ast.If, ast.IfExp)) and _mentions_version(self.index, cur.test):
+                return True
+            cur = self.index.parents.get(cur)
+        return False
 
     def before_meeting(self, group: Group) -> Optional[Placement]:
         """The region for the uses of a value that reaches `backward()`, up to the first
@@ -449,6 +463,23 @@ def run_contains(outer: Run, inner: Run) -> bool:
 def _within(node: ast.AST, outer: ast.AST) -> bool:
     return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
         (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+
+
+_VERSION_WORDS = ("no_grad", "__version__", "set_grad_enabled", "inference_mode")
+
+
+def _mentions_version(index, test: ast.AST, depth: int = 0) -> bool:
+    """A version test: `hasattr(torch, "no_grad")`, `torch.__version__ >= "0.4"`, or a name
+    bound to one (`IS_TORCH_04 = hasattr(torch, "no_grad")`)."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _VERSION_WORDS:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in _VERSION_WORDS:
+            return True
+        if isinstance(node, ast.Name) and depth < 2:
+            if any(_mentions_version(index, v, depth + 1) for v in grad_mode.bound_values(index, node)):
+                return True
+    return False
 
 
 _NEGATED = {ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in", ast.NotIn: "in", ast.Is: "is not",

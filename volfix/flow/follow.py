@@ -444,7 +444,12 @@ class Follower:
             if not escape.raw or getattr(escape, "followed", None):
                 continue
             if escape.kind in ("return", "yield") and group.flag is not None:
-                continue  # a helper's flag: its callers decide (VF103 follows them)
+                # A flag that is not the helper's parameter (`volatile=not self.train`) rides
+                # out with the value: no caller can be given its region, so nothing here may
+                # claim that no region is needed.
+                flag = group.flag.text
+                return (f"unsafe fix: the value leaves through {escape.what} (line {escape.stmt.lineno}) volatile "
+                        f"when `{flag}` is true, and volfix cannot follow it to where it is computed with")
             detail = getattr(escape, "detail", None)
             if detail and detail[1] and detail[0]:
                 reads, stores = detail
@@ -505,6 +510,8 @@ class Follower:
             return f"no region here: the reads of {e.what} get it", W_INFO, None
         escape = self.open_escape(group)
         if escape is not None:
+            if group.flag is not None:  # nothing at all would restore the flag's meaning: a finding
+                return "no fix: " + escape[len("unsafe fix: "):], W_NONE, None
             return escape, W_UNSAFE, Applicability.UNSAFE
         if taint.uses_outside():
             return "no region needed: nothing here records a graph", W_INFO, None
