@@ -45,6 +45,9 @@ class Group:
     placement: Optional[Placement] = None
     stmts: List[ast.stmt] = field(default_factory=list)
     gid: Optional[int] = None  # the fix group of its region, once decided
+    plans: list = field(default_factory=list)  # its RegionPlans, one per run for a `with` form
+    header: str = ""
+    unit_rows: Optional[Tuple[int, int]] = None
 
     @property
     def flag(self) -> Optional[Flag]:
@@ -252,6 +255,7 @@ class Planner:
         edits = [e for s in sources for e in s.own_edits]
         edits = self.keep_blocks_alive(sources, edits)
         gid = group.gid = self.ctx.next_group()
+        group.plans, group.header, group.unit_rows = list(plans), header, unit_rows
         for s in sources:
             s.finding.outcomes.append(Outcome(applicability if not s.unsafe_because else UNSAFE,
                                               note if not s.unsafe_because else f"unsafe fix: {s.unsafe_because}",
@@ -384,6 +388,66 @@ class Planner:
                     if o.group == inner:
                         o.regions, o.group = [], outer
 
+    def join_neighbours(self) -> None:
+        """Two `with` regions of one block with the same header and nothing between them that
+        could record a graph (sources found in different rounds: `data, targets =
+        get_batch(..., evaluation=True)` and the hidden state's reads) become one region, when
+        `volfix fix` applies both or neither (their findings are equally applicable)."""
+        rank = {SAFE: 0, UNSAFE: 1, None: 2}
+
+        def level(gid: int) -> Optional[int]:
+            found = [f for f in self.ctx.findings if any(o.group == gid for o in f.outcomes)]
+            levels = {rank[worst(*(o.applicability for o in f.outcomes))] for f in found}
+            return levels.pop() if len(levels) == 1 else None
+
+        groups = [g for g in self.groups if g.gid is not None and g.placement and g.placement.form == "with"
+                  and len(g.plans) == len(g.placement.runs)]
+        changed = True
+        while changed:
+            changed = False
+            for a in groups:
+                for b in groups:
+                    if a is b or a.scope is not b.scope or a.header != b.header or a.gid == b.gid:
+                        continue
+                    pair = self._neighbours(a, b)
+                    if pair is None or level(a.gid) is None or level(a.gid) != level(b.gid) or level(a.gid) == 2:
+                        continue
+                    i, j = pair
+                    ra, rb = a.placement.runs[i], b.placement.runs[j]
+                    run = Run(ra.owner, ra.field, ra.block, min(ra.first, rb.first), max(ra.last, rb.last))
+                    merged = self.placer.with_plan(run, a.header, a.unit_rows)
+                    old_a, old_b = a.plans[i], b.plans[j]
+                    for f in self.ctx.findings:
+                        for o in f.outcomes:
+                            if o.group in (a.gid, b.gid):
+                                o.regions = [merged if r is old_a or r is old_b else r for r in o.regions]
+                                o.regions = [r for k, r in enumerate(o.regions) if r not in o.regions[:k]]
+                                o.group = a.gid
+                    a.placement.runs[i], a.plans[i] = run, merged
+                    for k, (r, plan) in enumerate(zip(b.placement.runs, b.plans)):
+                        if k != j:
+                            a.placement.runs.append(r)
+                            a.plans.append(plan)
+                    groups.remove(b)
+                    b.gid = a.gid
+                    changed = True
+                    break
+                if changed:
+                    break
+
+    def _neighbours(self, a: Group, b: Group) -> Optional[Tuple[int, int]]:
+        for i, ra in enumerate(a.placement.runs):
+            for j, rb in enumerate(b.placement.runs):
+                if ra.block is rb.block and not (ra.first <= rb.last and rb.first <= ra.last) \
+                        and self.placer.harmless_gap(ra, rb, a.scope) and not self._suite(a.plans[i]) \
+                        and not self._suite(b.plans[j]):
+                    return i, j
+        return None
+
+    @staticmethod
+    def _suite(plan) -> bool:
+        return getattr(plan, "suite", False)
+
     # ------------------------------------------------------------------ outcomes
     def unwrap_only(self, source: Source, note: Optional[str], weight: int, *, fixable: bool = True,
                     applicability: Optional[Applicability] = None) -> None:
@@ -410,6 +474,7 @@ class Planner:
         """Merge what every source said about each finding into its fix; findings whose
         regions are shared are fixed together (one group)."""
         self.absorb_held()
+        self.join_neighbours()
         parent: Dict[int, int] = {}
 
         def find(g: int) -> int:

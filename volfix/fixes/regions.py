@@ -154,7 +154,22 @@ class RegionPlacer:
             placement.problem = f"a `no_grad` region here would also cover the training step ({what} at line {line})"
             return placement
         self.choose_form(placement, scope, deleted, flag)
+        if placement.form == "with" and not placement.problem:
+            placement.runs = [self.into_if(r, scope) for r in placement.runs]
         return placement
+
+    def into_if(self, run: Run, scope: ast.AST) -> Run:
+        """A run that is one `if` without `else` on a value without autograd history (`if step
+        % 50 == 0:`) becomes a run over its body: the region goes inside the test, as a reviewer
+        writes it."""
+        while len(run.statements) == 1:
+            stmt = run.statements[0]
+            if not (isinstance(stmt, ast.If) and not stmt.orelse and stmt.body
+                    and autograd_free(stmt.test, self.only_assigned(scope))
+                    and self.src.line(stmt.body[0].lineno).strip() and stmt.body[0].lineno > stmt.lineno):
+                break
+            run = self.extend_to_lines(Run(stmt, "body", stmt.body, 0, len(stmt.body) - 1))
+        return run
 
     def around_uses(self, uses: List[ast.stmt], scope: ast.AST, deleted: Set[int], taint: TaintResult,
                     keep: Set[int]) -> List[Run]:
