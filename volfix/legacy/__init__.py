@@ -16,9 +16,9 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from ._run import run_path
+from ._run import read_script, run_path
 
-__all__ = ["legacy_semantics", "run_path", "is_volatile"]
+__all__ = ["is_volatile", "legacy_semantics", "read_script", "run_path"]
 
 
 @contextlib.contextmanager
