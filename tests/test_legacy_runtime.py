@@ -1,0 +1,409 @@
+"""volfix.legacy: PyTorch 0.3's `Variable` and `volatile` on torch 2.x, one test (or a few)
+per fact of SEMANTICS.md §1, with real torch. Every test enters `legacy_semantics()` itself;
+`test_exit_restores_torch` checks that leaving it restores torch's own behaviour (§2)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from volfix.legacy import is_volatile, legacy_semantics, run_path  # noqa: E402
+
+
+@pytest.fixture
+def legacy():
+    """The 0.3 `Variable`, imported the way legacy code does, inside the semantics."""
+    with legacy_semantics():
+        from torch.autograd import Variable
+
+        yield Variable
+
+
+def recorded(fn):
+    """`fn()`'s result and every warning raised meanwhile (SEMANTICS.md fact 18)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn()
+    return result, [str(w.message) for w in caught]
+
+
+# ------------------------------------------------------------------ fact 1: two flags
+
+
+def test_fact1_volatile_forces_requires_grad_off(legacy):
+    v = legacy(torch.randn(3), volatile=True)
+    assert v.volatile is True and v.requires_grad is False and v.grad_fn is None
+    assert is_volatile(v)
+    plain = legacy(torch.randn(3), requires_grad=True)
+    assert plain.volatile is False and plain.requires_grad is True and plain.is_leaf
+
+
+# ------------------------------------------------------------- fact 2: propagation
+
+
+def test_fact2_any_volatile_input_makes_the_output_volatile(legacy):
+    a = legacy(torch.randn(3), requires_grad=True)
+    b = legacy(torch.randn(3), volatile=True)
+    out = a * b + a
+    assert out.volatile and out.grad_fn is None and out.requires_grad is False
+    assert type(out) is legacy
+    # No volatile input: history is recorded as usual.
+    c = a * 2
+    assert not c.volatile and c.grad_fn is not None and c.requires_grad
+
+
+def test_fact2_tensor_lists_count(legacy):
+    a = legacy(torch.randn(2), requires_grad=True)
+    b = legacy(torch.randn(2), volatile=True)
+    for out in (torch.cat([a, b]), torch.stack((a, b)), torch.cat([b.data, a])):
+        assert type(out) is legacy
+    assert torch.cat([a, b]).volatile and torch.stack((a, b)).grad_fn is None
+    # `b.data` is plain data (fact 10): it does not make the result volatile.
+    assert torch.cat([b.data, a]).grad_fn is not None
+
+
+def test_fact2_methods_and_multiple_outputs(legacy):
+    v = legacy(torch.randn(4, 3), volatile=True)
+    values, indices = v.max(1)
+    assert values.volatile and indices.volatile and type(values) is legacy
+    first, second = v.split(2)
+    assert first.volatile and second.volatile
+
+
+def test_fact2_in_place_write_of_a_volatile_value(legacy):
+    buffer = legacy(torch.zeros(2, 3))
+    buffer[0] = legacy(torch.ones(3), volatile=True)
+    assert buffer.volatile  # 0.3: the written Variable became volatile
+    target = legacy(torch.zeros(3))
+    target.add_(legacy(torch.ones(3), volatile=True))
+    assert target.volatile and torch.equal(target.data, torch.ones(3))
+
+
+# --------------------------------------------- fact 3: modules with parameters
+
+
+def test_fact3_volatile_input_wins_over_parameters(legacy):
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    out = model(legacy(torch.randn(5, 3), volatile=True))
+    assert out.volatile and out.requires_grad is False and out.grad_fn is None
+    trained = model(legacy(torch.randn(5, 3)))
+    assert trained.requires_grad and trained.grad_fn is not None and not trained.volatile
+
+
+def test_fact3_recurrent_modules_and_their_state(legacy):
+    lstm = nn.LSTM(3, 4)
+    out, (h, c) = lstm(legacy(torch.randn(5, 2, 3), volatile=True))
+    assert out.volatile and h.volatile and c.volatile and h.grad_fn is None
+    assert type(h) == legacy  # noqa: E721 - the 0.3 idiom repackage_hidden() relies on
+    out, (h, c) = lstm(legacy(torch.randn(5, 2, 3)))
+    assert type(h) == legacy and h.grad_fn is not None  # noqa: E721
+
+
+# ------------------------------------------------ fact 4: data flow, not scope
+
+
+def test_fact4_volatility_follows_the_value_anywhere(legacy):
+    model = nn.Linear(3, 3)
+    features = model(legacy(torch.randn(2, 3), volatile=True))
+
+    def later(x):  # another function, much later: still volatile
+        return model(x * 2).sum()
+
+    assert later(features).volatile and later(features).grad_fn is None
+    # Reset the flag on the (leaf) result: it becomes ordinary data (fact 9).
+    features.volatile = False
+    assert later(features).grad_fn is not None
+
+
+# --------------------------------------------------- fact 5: backward refuses
+
+
+def test_fact5_backward_on_a_volatile_root_raises(legacy):
+    model = nn.Linear(3, 1)
+    loss = model(legacy(torch.randn(2, 3), volatile=True)).sum()
+    with pytest.raises(RuntimeError, match="element 0 of variables tuple is volatile"):
+        loss.backward()
+    with pytest.raises(RuntimeError, match="element 1 of variables tuple is volatile"):
+        torch.autograd.backward([model(legacy(torch.randn(2, 3))).sum(), loss])
+    with pytest.raises(RuntimeError, match="is volatile"):
+        torch.autograd.grad(loss, [model.weight])
+    assert model.weight.grad is None
+
+
+def test_fact5_register_hook_on_volatile_raises(legacy):
+    with pytest.raises(RuntimeError, match="cannot register a hook on a volatile variable"):
+        legacy(torch.randn(2), volatile=True).register_hook(lambda g: g)
+    leaf = legacy(torch.randn(2), requires_grad=True)
+    seen = []
+    leaf.register_hook(seen.append)
+    (leaf * 3).sum().backward()
+    assert len(seen) == 1 and torch.equal(seen[0], torch.full((2,), 3.0))
+
+
+def test_fact5_training_still_works(legacy):
+    model = nn.Linear(3, 1)
+    loss = model(legacy(torch.randn(4, 3))).pow(2).mean()
+    loss.backward()
+    assert model.weight.grad is not None and torch.count_nonzero(model.weight.grad) > 0
+
+
+# --------------------------------------------- fact 6: constructor, flag order
+
+
+def test_fact6_positional_flags(legacy):
+    x = torch.randn(2)
+    assert legacy(x, True).requires_grad is True
+    assert legacy(x, False, True).volatile is True
+    with pytest.raises(ValueError, match="can't be volatile and require_grad"):
+        legacy(x, True, True)
+    # 0.3 raised RuntimeError (THPUtils_assert), torch 2.x ValueError: both clauses catch it.
+    with pytest.raises(RuntimeError):
+        legacy(x, requires_grad=True, volatile=True)
+    with pytest.raises(TypeError):
+        legacy(x, requires_grad=None)
+    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+        legacy([1.0, 2.0])
+
+
+def test_fact6_result_is_a_variable_sharing_storage(legacy):
+    x = torch.randn(3)
+    v = legacy(x)
+    assert type(v) == legacy and isinstance(v, torch.Tensor)  # noqa: E721
+    assert v.data_ptr() == x.data_ptr() and v.is_leaf and v.grad_fn is None
+    x.add_(1)
+    assert torch.equal(v.data, x)
+
+
+def test_fact6_isinstance_as_in_0_3(legacy):
+    model = nn.Linear(2, 2)
+    assert isinstance(legacy(torch.zeros(1)), legacy)
+    assert isinstance(model.weight, legacy) and type(model.weight) != legacy  # noqa: E721
+    assert not isinstance(torch.zeros(1), legacy)  # 0.3's FloatTensor was no Variable
+    assert not isinstance(legacy(torch.zeros(1)).data, legacy)
+
+
+# ------------------------------------------------- fact 7: Variable(variable)
+
+
+def test_fact7_variable_of_a_variable_rewraps_its_data(legacy):
+    w = legacy(torch.randn(3), requires_grad=True)
+    v = legacy(w * 2)
+    assert v.is_leaf and v.grad_fn is None and v.requires_grad is False
+    volatile = legacy(torch.randn(3), volatile=True)
+    assert legacy(volatile).volatile is False
+    assert legacy(volatile, volatile=True).volatile is True
+
+
+def test_fact7_strict_mode_raises_as_0_3():
+    with legacy_semantics(strict=True):
+        from torch.autograd import Variable
+
+        with pytest.raises(RuntimeError, match="Variable data has to be a tensor, but got Variable"):
+            Variable(Variable(torch.randn(2)))
+        assert Variable(torch.randn(2)).volatile is False
+
+
+# ------------------------------------------------------ facts 8-9: the attribute
+
+
+def test_fact8_volatile_reads_the_flag_without_warnings(legacy):
+    model = nn.Linear(2, 2)
+    v = legacy(torch.randn(2), volatile=True)
+    flags, caught = recorded(lambda: (v.volatile, (v * 2).volatile, model.weight.volatile,
+                                      torch.zeros(1).volatile, model(legacy(torch.randn(2))).volatile))
+    assert flags == (True, True, False, False, False)
+    assert caught == []
+
+
+def test_fact9_volatile_write(legacy):
+    v = legacy(torch.randn(2))
+    _, caught = recorded(lambda: setattr(v, "volatile", True))
+    assert caught == [] and v.volatile and (v + 1).grad_fn is None
+    with pytest.raises(RuntimeError, match="volatile must be a bool"):
+        v.volatile = 1
+    w = legacy(torch.randn(2), requires_grad=True)
+    with pytest.raises(RuntimeError, match="volatile can only be set on leaf variables"):
+        (w * 2).volatile = True
+    # A plain tensor made volatile is watched from then on.
+    plain = torch.randn(2)
+    plain.volatile = True
+    assert (plain * w).volatile and (plain * w).grad_fn is None
+
+
+# ------------------------------------------------ fact 10: .data and detach()
+
+
+def test_fact10_data_is_plain_and_rewrapping_drops_volatility(legacy):
+    model = nn.Linear(3, 3)
+    out = model(legacy(torch.randn(2, 3), volatile=True))
+    data = out.data
+    assert type(data) is torch.Tensor and not is_volatile(data)
+    fresh = legacy(out.data)
+    assert fresh.volatile is False and fresh.is_leaf
+    assert model(fresh).grad_fn is not None
+
+
+def test_fact10_detach_keeps_volatility(legacy):
+    v = legacy(torch.randn(2), volatile=True)
+    assert v.detach().volatile is True
+    assert legacy(torch.randn(2), requires_grad=True).detach().volatile is False
+
+
+# --------------------------------------------- one-element results: `.data[0]`
+
+
+def test_data_index_on_a_zero_dim_loss_gives_a_number(legacy):
+    model = nn.Linear(3, 1)
+    loss = model(legacy(torch.randn(4, 3))).pow(2).mean()
+    number = loss.data[0]
+    assert isinstance(number, float) and number == loss.item()
+    count = (legacy(torch.tensor([1, 2, 3])) > 1).long().sum()
+    assert count.data[0] == 2 and isinstance(count.data[0], int)
+    # loss[0] was a one-element Variable in 0.3: it keeps the graph (and volatility).
+    picked = loss[0]
+    assert type(picked) is legacy and picked.grad_fn is not None and picked.item() == number
+    assert model(legacy(torch.randn(4, 3), volatile=True)).sum()[0].volatile
+
+
+def test_indexing_of_tensors_with_dimensions_is_unchanged(legacy):
+    rows = legacy(torch.arange(6.0).view(2, 3))
+    assert torch.equal(rows.data[0], torch.tensor([0.0, 1.0, 2.0]))
+    element = torch.arange(3.0)[0]
+    assert isinstance(element, torch.Tensor) and element.dim() == 0
+    with pytest.raises(IndexError):
+        torch.tensor(1.0)[1]
+
+
+# ------------------------------------------------------------ the context manager
+
+
+def test_exit_restores_torch():
+    import torch.autograd.variable as variable_module
+
+    before = (torch.autograd.Variable, variable_module.Variable, dict(torch.Tensor.__dict__))
+    with legacy_semantics():
+        with legacy_semantics():  # nested entries: only the outermost restores
+            from torch.autograd import Variable as Legacy
+        assert torch.autograd.Variable is Legacy
+    after = (torch.autograd.Variable, variable_module.Variable, dict(torch.Tensor.__dict__))
+    assert after == before
+    from torch.autograd import Variable
+
+    made, caught = recorded(lambda: Variable(torch.randn(2), volatile=True))
+    assert type(made) is torch.Tensor
+    assert any("volatile was removed" in message for message in caught)
+    flag, caught = recorded(lambda: made.volatile)
+    assert flag is False and caught == ["volatile was removed (Variable.volatile is always False)"]
+    with pytest.raises(IndexError):
+        torch.tensor(1.0)[0]
+
+
+def test_exit_restores_torch_after_an_exception():
+    with pytest.raises(KeyError):
+        with legacy_semantics():
+            raise KeyError("boom")
+    assert "volatile" not in torch.Tensor.__dict__
+    assert type(torch.autograd.Variable(torch.zeros(1))) is torch.Tensor
+
+
+def test_nesting_with_a_different_strictness_is_refused():
+    with legacy_semantics():
+        with pytest.raises(RuntimeError, match="already active"):
+            with legacy_semantics(strict=True):
+                pass
+    assert "volatile" not in torch.Tensor.__dict__
+
+
+def test_variables_made_inside_are_plain_outside():
+    with legacy_semantics():
+        from torch.autograd import Variable
+
+        v = Variable(torch.randn(2), volatile=True)
+        w = Variable(torch.randn(2), requires_grad=True)
+    # Nothing is volatile any more: operations record history as torch 2.x does.
+    assert (w * v).grad_fn is not None
+    assert is_volatile(v) is True  # the flag itself is kept, for inspection
+
+
+def test_threads_started_inside_see_the_semantics(legacy):
+    model = nn.Linear(2, 2)
+    seen = {}
+
+    def worker():
+        seen["out"] = model(legacy(torch.randn(2), volatile=True))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen["out"].volatile and seen["out"].grad_fn is None
+
+
+def test_deepcopy_keeps_the_flag(legacy):
+    import copy
+
+    v = legacy(torch.randn(2), volatile=True)
+    twin = copy.deepcopy(v)
+    assert type(twin) is legacy and twin.volatile and torch.equal(twin, v) and twin is not v
+
+
+# ------------------------------------------------------------------- running scripts
+
+
+SCRIPT = textwrap.dedent("""\
+    import sys
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+    model = nn.Linear(2, 1)
+    x = torch.randn(3, 2)
+    if torch.cuda.is_available():
+        x = x.cuda(async=True)
+    out = model(Variable(x, volatile=True))
+    loss = model(Variable(x)).sum()
+    print(sys.argv[1:], out.volatile, out.grad_fn is None, type(loss.data[0]).__name__)
+    """)
+
+
+def test_run_path_runs_a_legacy_script(tmp_path, capsys):
+    script = tmp_path / "legacy_script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    with pytest.raises(SyntaxError):  # `async=` does not even compile today
+        compile(SCRIPT, "legacy_script.py", "exec")
+    namespace = run_path(str(script), ["--flag"])
+    # Read after the semantics are gone: `.volatile` is torch's again, is_volatile() is not.
+    assert is_volatile(namespace["out"]) and namespace["__name__"] == "__main__"
+    assert capsys.readouterr().out == "['--flag'] True True float\n"
+    assert "volatile" not in torch.Tensor.__dict__
+    with pytest.raises(SyntaxError):
+        run_path(str(script), rewrite_async=False)
+
+
+def test_command_line(tmp_path):
+    script = tmp_path / "legacy_script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "volfix.legacy", str(script), "a", "b"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "['a', 'b'] True True float\n"
+    assert "volatile was removed" not in done.stderr
+    usage = subprocess.run([sys.executable, "-m", "volfix.legacy"], capture_output=True, text=True,
+                           timeout=120)
+    assert usage.returncode == 2 and "usage:" in usage.stderr
+
+
+def test_importing_volfix_does_not_import_torch():
+    code = ("import sys, volfix, volfix.cli, volfix.legacy\n"
+            "from volfix.legacy import is_volatile\n"
+            "assert is_volatile(1) is False\n"
+            "print('torch' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False\n"

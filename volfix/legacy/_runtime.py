@@ -1,0 +1,300 @@
+"""The PyTorch 0.3 `Variable` on torch 2.x (SEMANTICS.md §1, facts 1-11).
+
+This module imports torch; `volfix.legacy` imports it only when the semantics are installed,
+so volfix itself runs without torch.
+
+How it works: `Variable` is a `torch.Tensor` subclass whose `__torch_function__` sees every
+operation that has a Variable among its arguments (lists of tensors included). When any
+argument is volatile, the operation runs under `torch.no_grad()` and its tensor outputs are
+marked volatile: 0.3's `makeFlags` rule (fact 2), whatever else takes part — parameters
+included (fact 3), anywhere later in the program (fact 4). Outputs of operations on
+Variables are Variables, as in 0.3. A few things are patched on torch while the semantics
+are installed (`_Patches`): the legacy names, the `.volatile` attribute of every tensor, and
+`[0]` on 0-dim tensors. Outside `legacy_semantics()`, Variables are a plain subclass: they
+still wrap outputs, but nothing is volatile and nothing is patched.
+"""
+from __future__ import annotations
+
+import copy
+import operator
+import threading
+from typing import Any, Callable, Dict, List, Tuple
+
+import torch
+from torch._C import DisableTorchFunctionSubclass
+from torch.overrides import get_default_nowrap_functions
+
+_TorchVariable = torch.autograd.variable.Variable  # the 2.x shim, restored on exit
+_TensorBase = torch._C.TensorBase
+_ORIGINAL_GETITEM = _TensorBase.__getitem__
+_NOWRAP = get_default_nowrap_functions()
+
+
+class LegacyFlagError(ValueError, RuntimeError):
+    """`Variable(x, requires_grad=True, volatile=True)`: 0.3 raised RuntimeError (its
+    THPUtils_assert), torch 2.x raises ValueError; both `except` clauses catch this."""
+
+
+class LegacyDataError(TypeError, RuntimeError):
+    """`Variable([1, 2])`: RuntimeError in 0.3, TypeError in torch 2.x."""
+
+
+class _State:
+    """Whether the semantics are installed (a count: nested entries are allowed)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.lock = threading.RLock()
+        self.patches: "_Patches | None" = None
+        self.strict = False
+
+
+_state = _State()
+
+
+def is_volatile(value: Any) -> bool:
+    """The 0.3 flag of `value`: True for a Variable made volatile or computed from one."""
+    return isinstance(value, torch.Tensor) and bool(getattr(value, "_volfix_volatile", False))
+
+
+def _any_volatile(values) -> bool:
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            if getattr(value, "_volfix_volatile", False):
+                return True
+        elif isinstance(value, (list, tuple)):
+            if _any_volatile(value):
+                return True
+        elif isinstance(value, dict):
+            if _any_volatile(value.values()):
+                return True
+    return False
+
+
+def _wrap(value, volatile: bool, inputs: tuple):
+    """New plain tensor outputs become Variables (Parameters and other subclasses stay what
+    they are); with a volatile input, every Variable output is volatile (fact 2).
+
+    The class of the fresh output object is changed in place: `as_subclass` (what torch's
+    default `__torch_function__` does) would record an `AliasBackward0` node over every
+    result, which changes `grad_fn` and makes converted leaves non-leaves. An input handed
+    back unchanged (`x.to(dtype)` that converts nothing) keeps its class."""
+    if isinstance(value, torch.Tensor):
+        if type(value) is torch.Tensor and not any(value is item for item in inputs):
+            value.__class__ = Variable
+        if volatile and issubclass(type(value), Variable):
+            value._volfix_volatile = True
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_wrap(item, volatile, inputs) for item in value)
+    return value
+
+
+def _volatile_roots(tensors) -> List[int]:
+    if isinstance(tensors, torch.Tensor):
+        tensors = (tensors,)
+    return [i for i, t in enumerate(tensors) if is_volatile(t)]
+
+
+def _check_backward(func: Callable, args: tuple, kwargs: dict) -> None:
+    """0.3's engine refused volatile roots (fact 5, `python_engine.cpp`)."""
+    if func is torch.Tensor.backward:
+        roots = _volatile_roots(args[0])
+    elif func is torch.autograd.backward:
+        roots = _volatile_roots(args[0] if args else kwargs["tensors"])
+    else:  # torch.autograd.grad
+        roots = _volatile_roots(args[0] if args else kwargs["outputs"])
+    if roots:
+        raise RuntimeError(f"element {roots[0]} of variables tuple is volatile")
+
+
+def _is_backward(func: Callable) -> bool:
+    return func is torch.Tensor.backward or func is torch.autograd.backward or func is torch.autograd.grad
+
+
+class _VariableMeta(type(torch.Tensor)):
+    def __instancecheck__(cls, obj) -> bool:
+        if issubclass(type(obj), cls):
+            return True
+        if cls is not Variable or not isinstance(obj, torch.Tensor):
+            return False
+        # 0.3: nn.Parameter subclassed Variable, and only Variables took part in autograd;
+        # plain tensors (0.3's torch.FloatTensor & co.) were not Variables.
+        return isinstance(obj, torch.nn.Parameter) or obj.requires_grad or obj.grad_fn is not None
+
+
+class Variable(torch.Tensor, metaclass=_VariableMeta):
+    """`torch.autograd.Variable` as in PyTorch 0.3 (facts 1, 6-10).
+
+    `Variable(data, requires_grad=False, volatile=False, _grad_fn=None, name=None)`, with
+    the flags accepted positionally in that order (fact 6). The result is a new leaf sharing
+    `data`'s storage. `Variable(variable)` raised in 0.3 (fact 7); here it is accepted as
+    `Variable(variable.data)`: the argument's graph and volatility are dropped and the
+    constructor's flags apply (what half-migrated code got from 0.4's `Variable(v)`).
+    `legacy_semantics(strict=True)` raises as 0.3 did instead.
+    """
+
+    _volfix_volatile = False
+    # torch.autograd reads `Variable._execution_engine` through its module global.
+    _execution_engine = _TorchVariable._execution_engine
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None):
+        # Flags are C `unsigned char`s in both 0.3 and 2.x: ints and bools, not None.
+        requires_grad = bool(operator.index(requires_grad))
+        volatile = bool(operator.index(volatile))
+        if volatile and requires_grad:
+            raise LegacyFlagError("Variable can't be volatile and require_grad at the same time!")
+        if _grad_fn is not None:
+            raise TypeError("volfix.legacy: Variable(_grad_fn=...) is not supported")
+        if data is None:  # 0.3 made an empty FloatTensor (legacy serialization)
+            data = torch.empty(0)
+        if not isinstance(data, torch.Tensor):
+            raise LegacyDataError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if _state.strict and isinstance(data, Variable):
+            raise RuntimeError("Variable data has to be a tensor, but got Variable")
+        with DisableTorchFunctionSubclass():
+            self = torch.Tensor._make_subclass(cls, data, requires_grad)
+        if volatile:
+            self._volfix_volatile = True
+        if name is not None:
+            self.name = name
+        return self
+
+    def __deepcopy__(self, memo):
+        # torch's default copies through new_empty(), which our __torch_function__ would
+        # not hand back as a Variable; copy the leaf and its flags directly instead.
+        if id(self) in memo:
+            return memo[id(self)]
+        with DisableTorchFunctionSubclass():
+            if not self.is_leaf:
+                raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                                   "support the deepcopy protocol at the moment")
+            new = self.detach().clone().requires_grad_(self.requires_grad)
+        new.__class__ = type(self)
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        active = _state.depth > 0
+        if active and func in _HANDLERS:
+            return _HANDLERS[func](args, kwargs)
+        volatile = active and (_any_volatile(args) or _any_volatile(kwargs.values()))
+        if volatile and _is_backward(func):
+            _check_backward(func, args, kwargs)
+        with DisableTorchFunctionSubclass():
+            if volatile:
+                with torch.no_grad():
+                    result = func(*args, **kwargs)
+            else:
+                result = func(*args, **kwargs)
+        if func in _NOWRAP:
+            return result
+        if volatile and func is torch.Tensor.__setitem__ and issubclass(type(args[0]), Variable):
+            args[0]._volfix_volatile = True  # 0.3: the written tensor became volatile
+        return _wrap(result, volatile, args)
+
+
+def _data(args, kwargs):
+    """`.data` is the plain tensor underneath: not a Variable, never volatile (fact 10)."""
+    with DisableTorchFunctionSubclass():
+        return torch.Tensor.data.__get__(args[0])
+
+
+def _register_hook(args, kwargs):
+    if is_volatile(args[0]):
+        raise RuntimeError("cannot register a hook on a volatile variable")
+    with DisableTorchFunctionSubclass():
+        return torch.Tensor.register_hook(*args, **kwargs)
+
+
+_HANDLERS: Dict[Callable, Callable] = {
+    torch.Tensor.data.__get__: _data,
+    torch.Tensor.register_hook: _register_hook,
+}
+
+
+# ----------------------------------------------------------------- patches on torch
+
+
+def _get_volatile(self) -> bool:
+    return bool(getattr(self, "_volfix_volatile", False))
+
+
+def _set_volatile(self, value) -> None:
+    """Fact 9: a bool, on leaves only; a volatile result has no grad_fn, so it may be reset."""
+    if not isinstance(value, bool):
+        raise RuntimeError("volatile must be a bool")
+    if self.grad_fn is not None:
+        raise RuntimeError("volatile can only be set on leaf variables")
+    if type(self) is torch.Tensor and value:
+        # A plain tensor would not see its flag: only Variables' operations are watched.
+        self.__class__ = Variable
+    self._volfix_volatile = value
+
+
+def _legacy_getitem(self, index):
+    """`x[0]` on a 0-dim tensor. 0.3 had no 0-dim tensors: losses and other one-element
+    results had shape (1,), so `loss.data[0]` was a Python number and `loss[0]` a one-element
+    Variable. Other indexing (any tensor with dimensions, other indices) is torch's."""
+    if type(index) is int and index in (0, -1) and self.dim() == 0:
+        if not isinstance(self, Variable):  # 0.3's plain tensor: indexing gave a number
+            return self.item()
+        index = ()
+    return _ORIGINAL_GETITEM(self, index)
+
+
+_MISSING = object()
+
+
+class _Patches:
+    """Attributes set on torch while the semantics are installed, and what they were."""
+
+    def __init__(self) -> None:
+        self._saved: List[Tuple[Any, str, Any]] = []
+
+    def set(self, owner, name: str, value) -> None:
+        self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
+        setattr(owner, name, value)
+
+    def restore(self) -> None:
+        for owner, name, old in reversed(self._saved):
+            if old is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+        self._saved.clear()
+
+
+def _install() -> _Patches:
+    patches = _Patches()
+    patches.set(torch.autograd, "Variable", Variable)
+    patches.set(torch.autograd.variable, "Variable", Variable)
+    patches.set(torch.Tensor, "volatile", property(_get_volatile, _set_volatile))
+    patches.set(torch.Tensor, "__getitem__", _legacy_getitem)
+    return patches
+
+
+def enter(strict: bool = False) -> None:
+    with _state.lock:
+        if _state.depth and strict != _state.strict:
+            raise RuntimeError("legacy_semantics() is already active with strict={}".format(_state.strict))
+        if _state.depth == 0:
+            _state.patches = _install()
+            _state.strict = strict
+        _state.depth += 1
+
+
+def leave() -> None:
+    with _state.lock:
+        _state.depth -= 1
+        if _state.depth == 0:
+            patches, _state.patches = _state.patches, None
+            patches.restore()
+            _state.strict = False
+
+
+def active() -> bool:
+    return _state.depth > 0
