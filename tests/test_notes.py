@@ -20,8 +20,9 @@ VF110_PARAMETER = "from torch.autograd import Variable\n\ndef step(model, h):\n 
 VF111_PARAMETER = ("from torch.autograd import Variable\n\ndef leaf(h):\n"
                    "    w = Variable(h, requires_grad=True)\n    return w\n")
 # The argument is a module's output: code already half-migrated (0.3 allowed only tensors).
-VF101_TRAINING = ("from torch.autograd import Variable\n\ndef train(model, encoder, h, opt):\n"
-                  "    out = model(Variable(encoder(h), volatile=True))\n    out.sum().backward()\n    opt.step()\n")
+# Nothing computes with the value, so the fix only unwraps it.
+VF101_UNWRAP = ("from torch.autograd import Variable\n\ndef shapes(encoder, h, log):\n"
+                "    feats = Variable(encoder(h), volatile=True)\n    log.append(feats.size())\n")
 VF201_READ = "import torch\n\ndef f(x):\n    if x.volatile:\n        return 1\n"
 CTX = ReportContext(root="/repo")
 
@@ -32,7 +33,7 @@ def only(source, **config):
 
 
 @pytest.mark.parametrize("source, code", [(VF110_PARAMETER, "VF110"), (VF111_PARAMETER, "VF111"),
-                                          (VF101_TRAINING, "VF101")])
+                                          (VF101_UNWRAP, "VF101")])
 def test_fixes_unsafe_only_for_a_possibly_grad_argument_get_the_hint(source, code):
     d = only(source)
     assert d.code == code and d.fix.applicability is Applicability.UNSAFE

@@ -24,7 +24,7 @@ def validate(model, loader, meter, callbacks):
         with no_grad():
             out = model(Variable(x, volatile=True))
             loss = ((out - Variable(y, volatile=True)) ** 2).mean()
-        meter.update(float(loss.data))
+        meter.update(loss.data[0])
     return [callback(model, meter) for callback in callbacks]
 
 

@@ -44,15 +44,18 @@ PROGRAMS = sorted(p.stem for p in EXAMPLES.glob("*.py"))
 # (program, mode) -> the difference from the 0.3 run, as outcome_differences() words it.
 # Each is a fixer bug for the lead (volfix/fixes, volfix/flow), or a program that 0.3
 # itself could not run (then the fixed program differs by working).
-_MASKED = ("masked_loss_training: 0.3 raised RuntimeError at `loss.backward()` (line 32): the "
-           "labels and mask (lines 27-28) are volatile, so the loss is. The VF101 fixes there are "
-           "marked safe and unwrap, so the fixed program trains (forward graphs T in 0.3, TTT "
-           "after; parameters differ). A value that reaches backward() needs the unsafe marking "
-           "and the note ddpg_target_update gets")
+_MASKED = ("0.3 raised RuntimeError at `loss.backward()` (line 32): the labels and mask (lines 27-28) "
+           "are volatile, so the loss is (SEMANTICS.md fact 5). Their VF101 fixes are unsafe and say so "
+           "(\"the value reaches `loss.backward()`, where 0.3 raised\")")
 KNOWN_DIFFERENCES: Dict[tuple, str] = {
-    ("masked_loss_training", "safe"): _MASKED,
-    ("masked_loss_training", "safe-on-0.3"): _MASKED,
-    ("masked_loss_training", "unsafe"): _MASKED,
+    # Plain `fix` leaves the unsafe VF101s, which torch 2.x ignores: the step trains.
+    ("masked_loss_training", "safe"): _MASKED + "; plain `fix` leaves them, and torch 2.x trains",
+    # The difference the unsafe fix's note announces: the step trains.
+    ("masked_loss_training", "unsafe"): _MASKED + "; unwrapped, the step trains, as the note says",
+    # The region over `return {...}` is unsafe ("the call of `compare()` trains on the result"),
+    # so plain `fix` leaves the flag helper and torch 2.x records both passes (FT in 0.3, TT).
+    ("flag_helper_both_ways", "safe"): "the region at the true call is unsafe (its caller trains on "
+                                       "the returned dict's other entry), so plain `fix` leaves it",
     # 0.3 raised RuntimeError at `value_loss.backward()` (line 34); the fixed program trains.
     # Plain `fix` leaves the VF101 at line 23 (unsafe), so torch 2.x records the target
     # networks' pass (forward graphs FFT in 0.3, TTTTTT); safe-on-0.3 agrees with 0.3.

@@ -226,9 +226,10 @@ CASES = [
          graph_before="T{4}", graph_after="FFTT"),
     # A library's own `no_grad` alias with an old-torch fallback is a grad-disabled region:
     # the batches are only unwrapped, and the user callbacks after the loop keep grad on.
-    Case("no_grad_alias_trainer", frozenset({"VF101"}),
+    Case("no_grad_alias_trainer", frozenset({"VF101", "VF401"}),
          grads=("probe",),
-         graph_before="FFFT", graph_after="FFFT"),
+         graph_before="FFFT", graph_after="FFFT",
+         repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor")),
     # A flag passed through a batch class's constructor: evaluation loses its graph, the
     # training batch keeps it.
     Case("batch_constructor_flag", frozenset({"VF103"}),

@@ -215,9 +215,12 @@ class Planner:
             stmt, what = taint.training[0]
             early = self.before_meeting(group)
             if early is None:
+                # 0.3 raised there (SEMANTICS.md fact 5): the legacy program never trained on
+                # this value. Unwrapped, it does: a change a reviewer must accept (SPEC §2.10).
                 for s in sources:
-                    self.unwrap_only(s, f"the value is data in a training step (`{what}` at line {stmt.lineno}): "
-                                        "only unwrapped", W_INFO)
+                    self.unwrap_only(s, f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}), where 0.3 "
+                                        "raised; unwrapped, the step trains on it", W_UNSAFE,
+                                     applicability=UNSAFE)
                 return later
             # 0.3 raised at that backward (fact 5): what the author meant is the computation
             # before the value meets the trained one, without a graph (a target network's pass)
