@@ -421,6 +421,51 @@ def _train_on_volatile(i: int, o: Dict[str, str]) -> Part:
                           f"step_{i}(opt, out{i}.pow(2).mean())", f'results["c{i}_done"] = 1'])
 
 
+@shape("one_path", use=("eval_and_train", "eval_only"), ret=REDUCE)
+def _one_path(i: int, o: Dict[str, str]) -> Part:
+    """A helper that returns the volatile value on one path only."""
+    helpers = [f"""def prepare_{i}(x, evaluate):
+    if evaluate:
+        return Variable(x, volatile=True)
+    return Variable(x)"""]
+    body = [f"e{i} = model(prepare_{i}(x, True))", f'results["c{i}_eval"] = {reduce(o["ret"], f"e{i}")}']
+    if o["use"] == "eval_and_train":
+        body += ["opt.zero_grad()", f"t{i} = F.mse_loss(model(prepare_{i}(x, False)), Variable(y))",
+                 f"t{i}.backward()", "opt.step()", f'results["c{i}_loss"] = t{i}.data[0]']
+    return Part(helpers, body)
+
+
+@shape("phase_tuples", order=("train_first", "val_first"), ret=NUMBER + ("tensor",))
+def _phase_tuples(i: int, o: Dict[str, str]) -> Part:
+    """Positional flags arriving through a generator of `(phase, requires_grad, volatile)`."""
+    phases = ['    yield "train", False, False', '    yield "val", False, True']
+    if o["order"] == "val_first":
+        phases.reverse()
+    helpers = [f"def phases_{i}():\n" + "\n".join(phases)]
+    body = [f"for phase, requires_grad, volatile in phases_{i}():",
+            "    out = model(Variable(x, requires_grad, volatile))",
+            '    if phase == "train":', "        opt.zero_grad()", "        loss = out.pow(2).mean()",
+            "        loss.backward()", "        opt.step()",
+            f'        results["c{i}_loss"] = loss.data[0]', "    else:",
+            f'        results["c{i}_val"] = {reduce(o["ret"], "out")}']
+    return Part(helpers, body)
+
+
+@shape("grad_batch", caller=("no_grad_true", "plain_false", "both"))
+def _grad_batch(i: int, o: Dict[str, str]) -> Part:
+    """torchtext's Batch: `set_grad_enabled(train)` around tensor creation only, with a
+    volatile flag inside (half-migrated code), used inside and outside a caller's no_grad."""
+    helpers = [f"""class Batch{i}(object):
+    def __init__(self, x, train):
+        with torch.set_grad_enabled(train):
+            self.src = Variable(x, volatile=not train)"""]
+    inside = ["with torch.no_grad():", f"    b{i} = Batch{i}(x, train=True)", f"    out{i} = model(b{i}.src)",
+              f'results["c{i}_inside"] = out{i}']
+    outside = [f"v{i} = Batch{i}(x, train=False)", f"vo{i} = model(v{i}.src)", f'results["c{i}_outside"] = vo{i}']
+    body = {"no_grad_true": inside, "plain_false": outside, "both": inside + outside}[o["caller"]]
+    return Part(helpers, body)
+
+
 # ----------------------------------------------------------------------------- rendering
 
 PRELUDE = """\
