@@ -75,10 +75,6 @@ def shrink(program: P.Program, signature: Tuple[str, str]) -> P.Program:
     return program
 
 
-def known_shape(program: P.Program) -> bool:
-    return any(known.matches(c) for known in P.KNOWN_FAILING for c in program.components)
-
-
 def covered(program: P.Program, found) -> bool:
     """Whether a minimal program already found is part of this one (its components are)."""
     return any(set(small.keys) <= set(program.keys) for small in found)
@@ -101,6 +97,8 @@ def main(argv: List[str] = None) -> int:
     # Failing programs with no component of a known failing shape, to shrink after the run.
     new_failures: Dict[Tuple[str, str], List[P.Program]] = collections.defaultdict(list)
     seen = set()
+    by_shape: Dict[str, Dict[str, int]] = collections.defaultdict(collections.Counter)
+    by_known: Dict[str, int] = collections.Counter()
     started = time.monotonic()
 
     @seed(args.seed)
@@ -116,9 +114,16 @@ def main(argv: List[str] = None) -> int:
         verdict = J.judge(source)
         counts[f"safe {verdict.safe_class}"] += 1
         counts[f"unsafe {verdict.unsafe_class}"] += 1
+        for name in {c.shape for c in program.components}:
+            by_shape[name]["programs"] += 1
+            by_shape[name]["failed"] += verdict.failed
         if verdict.failed:
             counts["failed"] += 1
-            if known_shape(program):
+            matched = sorted({known.found for known in P.KNOWN_FAILING for c in program.components
+                              if known.matches(c)})
+            for found in matched:
+                by_known[found] += 1
+            if matched:
                 counts["failed, known shape"] += 1
             else:
                 new_failures[failing(verdict)].append(program)
@@ -140,6 +145,14 @@ def main(argv: List[str] = None) -> int:
     }
     for key, value in summary.items():
         print(f"{key:>22}: {value}")
+    print("failed programs by shape (a program has 1-3 components):")
+    for name, c in sorted(by_shape.items()):
+        print(f"{name:>22}: {c['failed']} of {c['programs']}")
+    print("failed programs holding a known failing shape (found/ program):")
+    for found, c in sorted(by_known.items()):
+        print(f"{found:>40}: {c}")
+    summary["by_shape"] = {name: dict(c) for name, c in sorted(by_shape.items())}
+    summary["by_known"] = dict(sorted(by_known.items()))
 
     minimal: Dict[Tuple[str, ...], P.Program] = {}
     if not args.no_shrink:
