@@ -128,7 +128,9 @@ def main(argv: List[str] = None) -> int:
             else:
                 new_failures[failing(verdict)].append(program)
         if counts["programs"] % 500 == 0:
-            print(f"  {counts['programs']} programs, {time.monotonic() - started:.0f} s", file=sys.stderr)
+            print(f"  {counts['programs']} programs, {time.monotonic() - started:.0f} s: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "programs"),
+                  file=sys.stderr, flush=True)
 
     one()
     elapsed = time.monotonic() - started
