@@ -94,8 +94,11 @@ class Planner:
                 later.extend(self.follower.helper(source))
                 continue
             if isinstance(source.scope, (ast.Lambda, ast.ClassDef)):
-                self.unwrap_only(source, "a region cannot be placed inside a lambda or class body", W_INFO,
-                                 fixable=source.flag is None)
+                # Nothing here can restore the 0.3 meaning for what computes with the value (the
+                # lambda's own call of a model, its callers): unwrapping changes it.
+                self.unwrap_only(source, "unsafe fix: a region cannot be placed inside a lambda or class body, so "
+                                         "what computes with the value records a graph", W_UNSAFE,
+                                 fixable=source.flag is None, applicability=UNSAFE)
                 continue
             if self.ctx.covered(source.node):
                 # Nothing records in there, so whether the argument requires grad cannot matter.

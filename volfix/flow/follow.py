@@ -469,14 +469,39 @@ class Follower:
         sites, _ = call_sites(self.index, scope)
         for site in sites:
             caller = self.index.function_of(site)
-            if caller is scope:
+            if caller is scope or self._never_volatile(group, site):
                 continue
-            taint = TaintAnalysis(caller, self.index, [site], raw_sources=False, wrappers=self.ctx.wrappers()).run()
+            taint = TaintAnalysis(caller, self.index, [site], raw_sources=False, wrappers=self.ctx.wrappers(),
+                                  grad_disabled=lambda st: self.ctx.covered(st)).run()
             if taint.training:
                 stmt, what = taint.training[0]
                 return (f"unsafe fix: the call of `{scope.name}()` at line {site.lineno} trains on the "  # type: ignore[attr-defined]
                         f"result (`{what}` at line {stmt.lineno})")
+            meets = [s for s in taint.uses_outside() if id(s) in taint.meeting]
+            if meets:
+                # 0.3 kept everything computed from the result volatile (fact 4); after the fix
+                # it is a plain tensor, and combined with one that requires grad it records.
+                return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) meets a value that may "  # type: ignore[attr-defined]
+                        f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
         return None
+
+    def _never_volatile(self, group, site: ast.Call) -> bool:
+        """A call that passes a literal making the group's flag false (`run(x, train=True)` for
+        `volatile=not train`): its result was never volatile."""
+        flag = group.flag
+        if flag is None:
+            return False
+        node, negated = flag.node, False
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node, negated = node.operand, True
+        if not isinstance(node, ast.Name) or node.id not in nm.function_params(group.scope):
+            return False
+        arg, known = argument_for(self.index, site, group.scope, node.id)
+        kind = flag_kind(arg, known)
+        if kind in ("true", "false", "none"):
+            volatile = (kind == "true") != negated
+            return not volatile
+        return False
 
     def called_under_no_grad(self, fn: ast.AST) -> Optional[int]:
         sites, _ = call_sites(self.index, fn)
