@@ -47,32 +47,37 @@ class VolatileInVariableCall(Rule):
     ```
 
     ## Fix safety
-    volfix unwraps the call and follows the value: the smallest run of statements that
-    computes with it (through assignments, loops and containers; returning, copying or
-    appending a value only moves it) goes under `torch.no_grad()`. A region that is a whole
-    function body, apart from a docstring and statements that cannot touch autograd
-    (constants, `model.eval()`, logging, `time.time()`, `AverageMeter()`, `return x`), becomes
-    `@torch.no_grad()`: never on `async def`, always on generators whose region spans a
-    `yield`. Statements that training after the region needs stay outside it (the region is
-    split around them), and when no statement would record a graph (the value is only
-    created, moved or read through `.data`) nothing is wrapped: the call is only unwrapped, and
-    the value is followed to where it is computed (callers of a helper that returns it, the
-    class's methods reading `self.attr`). A value computed in the region and returned carries
-    no graph, as in 0.3: the fix stays safe unless a caller in the run trains on it. A plain
-    `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so the value stops at it: a
-    helper's result re-wrapped as a loss target leaves the helper's call in the region. When the
-    value itself reaches `.backward()` or `torch.autograd.grad()`, 0.3 raised there: what it
-    computes before it meets a value that may need grad (a DQN's or DDPG's target networks)
-    goes under `no_grad`, an unsafe fix; if nothing records before that meeting, it is data in
-    a training step and the call is only unwrapped, and the diagnostic says so. Nothing is wrapped inside an
-    existing `no_grad`/`inference_mode` region. A training step is never wrapped: the region
-    goes where the value is computed with, around the step (a script's volatile test batch
-    above the training loop gets each evaluation block inside it: at the top of an epoch,
-    under `if step % 50 == 0:`, after the loop). Unwrapping is safe: in 0.3
-    the argument of `Variable(...)` had to be a tensor, so no gradient can flow into it, unless
-    the code evidently computes it with a module (`Variable(model(x), volatile=True)`, code
-    already half-migrated: unsafe, or safe with `legacy-semantics = true`). The fix is also
-    unsafe when the region cannot avoid covering a value used after it.
+    A fix is safe only when the fixed program cannot be told from the legacy one run with its
+    0.3 meaning (`volfix.legacy`): the same values, the same graphs, the same updates.
+    volfix unwraps the call and follows the value: the statements that compute with it
+    (through assignments, loops and containers; returning, copying or appending a value only
+    moves it) go under `torch.no_grad()`. A statement between them that reads no volatile value
+    stays outside and the region is split around it, unless it cannot record a graph
+    (constants, logging, arithmetic on Python numbers, moves). A call that trains
+    (`backward()`, `torch.autograd.grad()`, an optimizer `step()`, or a function of the file
+    that does, followed through its callees with the call's literal flags) is never wrapped. A
+    region that is a whole function body, apart from a docstring and statements that cannot
+    touch autograd (constants, `model.eval()`, logging, `time.time()`, `AverageMeter()`,
+    `return x`), becomes `@torch.no_grad()`: never on `async def`, always on generators whose
+    region spans a `yield`; a region that is one `if` on a Python number goes inside it. When
+    no statement would record a graph (the value is only created, moved or read through
+    `.data`) nothing is wrapped: the call is only unwrapped, and the value is followed to where
+    it is computed (callers of a helper that returns it, the class's methods reading
+    `self.attr`); a value returned to no caller volfix can see stays a finding. A value computed
+    in the region and returned carries no graph, as in 0.3: the fix stays safe unless a caller
+    in the run trains on it, or combines it with a value that may require grad (0.3 kept that
+    volatile too). A plain `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so
+    the value stops at it. When the value itself reaches `.backward()` or
+    `torch.autograd.grad()`, 0.3 raised there: what it computes before it meets a value that
+    may need grad (a DQN's or DDPG's target networks) goes under `no_grad`; otherwise the call
+    is only unwrapped and the program now trains. Both are unsafe fixes, and the note says so.
+    Nothing is wrapped inside an existing grad-disabled region, in any of its spellings
+    (`torch.autograd.no_grad`, a `no_grad = torch.no_grad if hasattr(torch, "no_grad") else
+    contextlib.suppress` alias, version gates). Unwrapping is safe: in 0.3 the argument of
+    `Variable(...)` had to be a tensor, so no gradient can flow into it, unless the code
+    evidently computes it with a module (`Variable(model(x), volatile=True)`, code already
+    half-migrated: unsafe, or safe with `legacy-semantics = true`). The fix is also unsafe when
+    the region cannot avoid covering a value used after it, or the source is inside a lambda.
 
     ## References
     - [PyTorch 0.4.0 migration guide](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
