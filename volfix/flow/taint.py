@@ -59,6 +59,8 @@ class TaintResult:
     # criterion(output, target)` with a volatile target): from there on 0.3 made the trained
     # value volatile too, and `backward()` raised (SEMANTICS.md fact 5)
     meeting: Set[int] = field(default_factory=set)
+    # id of a meeting statement -> the untainted values it meets there
+    partners: Dict[int, List[ast.AST]] = field(default_factory=dict)
 
     def uses_outside(self) -> List[ast.stmt]:
         return [s for s in self.uses if id(s) not in self.covered]
@@ -254,6 +256,7 @@ class TaintAnalysis:
                 other = stmt.target if tainted else stmt.value
                 if not (tainted and old) and self.may_need_grad(other):
                     self._records = self._meets = True
+                    self._partner(other)
                 self.bind_weak(stmt.target, state, stmt, raw=False)
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
@@ -395,6 +398,7 @@ class TaintAnalysis:
                 other = node.right if left[0] else node.left
                 if not (left[0] and right[0]) and self.may_need_grad(other):
                     self._records = self._meets = True
+                    self._partner(other)
                 return True, False
             return False, False
         if kind is ast.UnaryOp:
@@ -502,7 +506,7 @@ class TaintAnalysis:
                 return True, receiver[1]
             if receiver[0] or tainted_args:
                 self._computes = True
-                meets = any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values))
+                meets = self._meets_any(args, values)
                 # A tensor method on the value, or a torch function, records only if another
                 # argument may need grad; another callee may hold parameters of its own.
                 if meets or not (receiver[0] or self._pure_callee(func)):
@@ -520,12 +524,24 @@ class TaintAnalysis:
             self.training(node)
         if callee[0] or any(t for t, _ in values):
             self._computes = True
-            meets = any(not t and self.may_need_grad(a) for a, (t, _) in zip(args, values))
+            meets = self._meets_any(args, values)
             if not self._pure_callee(func) or meets:
                 self._records = True
             self._meets = self._meets or meets
             return True, False
         return False, False
+
+    def _partner(self, node: ast.AST) -> None:
+        if self._stmt is not None:
+            self.result.partners.setdefault(id(self._stmt), []).append(node)
+
+    def _meets_any(self, args, values) -> bool:
+        found = False
+        for a, (t, _) in zip(args, values):
+            if not t and self.may_need_grad(a):
+                self._partner(a)
+                found = True
+        return found
 
     def may_need_grad(self, node: ast.AST) -> bool:
         """Could this untainted value require grad (so that computing with it records)? Only
