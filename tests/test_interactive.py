@@ -235,6 +235,14 @@ def test_a_notebook_is_reviewed_cell_by_cell(project):
     assert first == (
         "nb.ipynb:cell 3:2:17: VF101 `volatile=True` is ignored since PyTorch 0.4; use `torch.no_grad()`\n"
         "[safe] Unwrap and run the dependent statements under a grad-mode `with` block\n"
+        # the clean-up of this fix, in another cell: shown, as it is written with the fix
+        "--- nb.ipynb:cell 1\n"
+        "+++ nb.ipynb:cell 1\n"
+        "@@ -1,3 +1,2 @@\n"
+        " %matplotlib inline\n"
+        "-import torch\n"
+        "-from torch.autograd import Variable\n"
+        "+import torch\n"
         "--- nb.ipynb:cell 3\n"
         "+++ nb.ipynb:cell 3\n"
         "@@ -1,3 +1,4 @@\n"

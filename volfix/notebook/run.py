@@ -115,8 +115,10 @@ class Cells:
                 return "".join(f"# cell {self.numbers[i]}\n{self.restored(i, cells[i])}".rstrip("\n") + "\n"
                                for i in changed)
 
+            each = tuple((self.numbers[i], self.restored(i, before[i]), self.restored(i, after[i]))
+                         for i in changed)
             return review(dataclasses.replace(proposal, diagnostics=diagnostics, before=view(before),
-                                              after=view(after)))
+                                              after=view(after), cells=each))
 
         return ask
 
