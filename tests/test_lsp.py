@@ -447,3 +447,28 @@ def test_check_and_version_do_not_import_pygls(tmp_path):
     lines = done.stdout.splitlines()
     assert "exit 0" in lines and "exit 1" in lines
     assert lines[-1] == "[]"
+
+
+# The example: unwrapping leaves `data, target = data, Variable(target)`, which the
+# clean-up of `volfix fix` collapses. A quick fix applies the collapsed text too.
+TUPLE = ("import torch\n"
+         "from torch.autograd import Variable\n"
+         "\n"
+         "for data, target in loader:\n"
+         "    data, target = Variable(data, volatile=True), Variable(target)\n"
+         "    total += criterion(model(data), target).item()\n")
+
+
+def test_a_quick_fix_applies_what_volfix_fix_writes_for_it(start, tmp_path):
+    client, _ = start(BASIC)
+    uri = (tmp_path / "tuple.py").as_uri()
+    open_document(client, uri, TUPLE)
+    assert [d["code"] for d in client.diagnostics(uri, version=1)] == ["VF101", "VF110"]
+    (vf101,) = code_actions(client, uri, span(4, 20, 20), only=["quickfix"])
+    written = api.fix_source(TUPLE, path="tuple.py").fixed_source  # the safe VF101 fix alone
+    assert "data, target = data" not in written
+    assert applied(TUPLE, vf101, uri) == written
+    (vf110,) = code_actions(client, uri, span(4, 55, 55), only=["quickfix"])
+    assert applied(TUPLE, vf110, uri) == TUPLE.replace(
+        "    data, target = Variable(data, volatile=True), Variable(target)\n",
+        "    data = Variable(data, volatile=True)\n")  # `target = target` collapsed away

@@ -50,7 +50,7 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
                 use_cache: bool = True, force_exclude: bool = False,
                 progress: Optional[Callable[[int, int], None]] = None,
                 review: Optional[ReviewCallback] = None,
-                configs: Optional["ConfigResolver"] = None) -> List[FileResult]:
+                configs: Optional["ConfigResolver"] = None, with_fixes: bool = False) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found.
 
@@ -61,11 +61,14 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     `config` applies to every file, unless `configs` gives each file its own:
     `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
     `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
-    and uses `config` where there is none."""
+    and uses `config` where there is none.
+
+    `with_fixes=True` (check mode) also computes every fix's edits, as `check_source` does:
+    the text `volfix fix` writes for that fix alone, clean-up included (for JSON and SARIF)."""
     from . import runner
 
     cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
                       use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                      review=review, configs=configs)
+                      review=review, configs=configs, with_fixes=with_fixes)

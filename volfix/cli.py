@@ -21,7 +21,7 @@ from ._version import __version__
 from .config import Config, VolfixConfigError
 from .model import FileResult
 from .nearest_config import ConfigResolver
-from .reporters import FORMATS
+from .reporters import FORMATS, is_human_format
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -283,6 +283,12 @@ def _validate(opts: Options) -> None:
         raise click.UsageError("`-` (stdin) cannot be combined with other paths")
     if opts.reads_stdin and opts.write_baseline:
         raise click.UsageError("--write-baseline needs files, not stdin")
+    if opts.diff and not is_human_format(opts.output_format):
+        # ruff prints the diff and ignores the format; a machine reading JSON would choke on it.
+        raise click.UsageError(
+            f"--diff prints a unified diff and cannot be combined with --format {opts.output_format}"
+            + ("; each fix's edits are in the findings (`fix.edits`), or drop --diff"
+               if opts.output_format in EDIT_FORMATS else "; drop one of them"))
     if opts.quiet and opts.verbose:
         raise click.UsageError("--quiet and --verbose cannot be used together")
     if opts.interactive:
@@ -378,11 +384,19 @@ def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
         return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
                                unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
-                               progress=progress, configs=configs)
+                               progress=progress, configs=configs, with_fixes=wants_edits(opts))
 
     if opts.quiet:
         return work(lambda done, total: None)
     return run_with_progress(work, label=f"volfix {opts.command}")
+
+
+def wants_edits(opts: Options) -> bool:
+    """Formats that carry each fix's edits (ruff's `fix.edits`, SARIF `fixes`)."""
+    return opts.output_format in EDIT_FORMATS and not opts.statistics
+
+
+EDIT_FORMATS = ("json", "json-lines", "sarif")
 
 
 def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult], bytes]:
@@ -395,7 +409,7 @@ def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult]
         # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.
         return [FileResult(name)], data
     config = configs.for_file(name, name) if name else configs.base
-    with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
+    with_fixes = wants_edits(opts) or opts.show_fixes
     result, out = process_stdin(data, name=name, config=config, mode=opts.mode,
                                 with_fixes=with_fixes)
     return [result if name else dataclasses.replace(result, path=DEFAULT_NAME)], out

@@ -76,8 +76,9 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
 
 
 def diff_edits(old: str, new: str) -> List[TextEdit]:
-    """The edits that turn `old` into `new`: one per changed run of lines, trimmed to the
-    characters that differ. `apply_edits(old, diff_edits(old, new)) == new`."""
+    """The edits that turn `old` into `new`: one per changed run of lines, whole lines, or
+    the characters that differ when one line becomes one line (`async=` -> `non_blocking=`).
+    `apply_edits(old, diff_edits(old, new)) == new`."""
     import difflib
     import re
 
@@ -96,6 +97,9 @@ def diff_edits(old: str, new: str) -> List[TextEdit]:
             continue
         start, end, content = starts[i1], starts[i2], "".join(b[j1:j2])
         removed = old[start:end]
+        if i2 - i1 != 1 or j2 - j1 != 1:
+            out.append(TextEdit(start, end, content))  # whole lines, as a reviewer reads them
+            continue
         head = 0
         while head < min(len(removed), len(content)) and removed[head] == content[head]:
             head += 1

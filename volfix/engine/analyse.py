@@ -204,10 +204,9 @@ def to_diagnostic(doc: Document, finding: Finding, ctx: RuleContext, options: Op
             note = "; ".join(n for n in (note, "not fixed yet: fix the `async=` keywords (VF301) first") if n)
             finding.fix = None
         else:
-            edits: Tuple[Edit, ...] = ()
-            if options.with_fixes:
-                edits = rendered_edits(doc, plan, ctx)
-            fix = Fix(plan.applicability, title, edits)
+            # with_fixes: the edits are rendered per fix group, clean-up included, by
+            # engine.fixing.with_fix_edits once the groups are known.
+            fix = Fix(plan.applicability, title, ())
     message = finding.message or registry.get(finding.code).MESSAGE
     return Diagnostic(code=finding.code, message=message, location=Location(row, col + 1),
                       end_location=Location(erow, ecol + 1), fix=fix, note=note, snippet=snippet.strip())
@@ -232,22 +231,6 @@ def fix_title(plan: FixPlan, rule, finding: Finding) -> str:
 
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def rendered_edits(doc: Document, plan: FixPlan, ctx: RuleContext) -> Tuple[Edit, ...]:
-    """The plan as 1-based edits (for JSON, SARIF and editors)."""
-    from .render_plan import plan_edits
-
-    edits = plan_edits(doc, plan)
-    if edits is None:
-        return ()
-    src = doc.src
-    out = []
-    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, not e.key, e.end, e.content)):
-        r1, c1 = src.row_col(e.start)
-        r2, c2 = src.row_col(e.end)
-        out.append(Edit(e.content, Location(r1, c1 + 1), Location(r2, c2 + 1)))
-    return tuple(out)
 
 
 def parse_diagnostic(text: str, error: ParseError) -> Diagnostic:

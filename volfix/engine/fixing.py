@@ -9,6 +9,10 @@ made unused are removed. A text that does not compile is never handed back.
 from __future__ import annotations
 
 import ast
+import bisect
+import dataclasses
+import bisect
+import dataclasses
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..edits import TextEdit, apply_edits, diff_edits, select_compatible
@@ -142,19 +146,34 @@ class Finish:
                        self.keep_variable_import, self.extra_used)
 
 
-def fix_edits(text: str, options: Options, groups: Sequence[FixGroup], analysis: Analysis, *,
-              parse: Optional[Parse] = None, verify=compiles, extra_used: frozenset = frozenset(),
-              keep_variable_import: bool = False) -> dict:
-    """id(group) -> the edits that turn `text` into what `volfix fix` writes for that group
-    alone, clean-up included (for JSON, SARIF, editors' quick fixes); None when the group's
-    fix cannot be rendered or breaks the text."""
+def with_fix_edits(text: str, analysis: Analysis, options: Options, *, parse: Optional[Parse] = None,
+                   verify=compiles, extra_used: frozenset = frozenset(),
+                   keep_variable_import: bool = False) -> List[Diagnostic]:
+    """The analysis's diagnostics, each fix carrying the edits that turn `text` into what
+    `volfix fix` writes for that fix alone, clean-up included (for JSON, SARIF and editors'
+    quick fixes: every preview of a fix is the text `fix` writes). The findings fixed together
+    (one region) share their edits; a fix that cannot be rendered or breaks the text has none."""
+    from ..model import Edit, Location
+    from ..syntax.positions import SourceText
+
     finish = Finish(options, parse, verify, True, keep_variable_import, extra_used)
-    out = {}
-    for group in groups:
+    starts = SourceText(text).line_starts
+
+    def location(offset: int) -> Location:
+        row = bisect.bisect_right(starts, offset)
+        return Location(row, offset - starts[row - 1] + 1)
+
+    replaced = {}
+    for group in analysis.groups:
         edits = _edits(analysis, group)
         after = None if edits is None else finish.preview(text, edits)
-        out[id(group)] = None if after is None or not verify(after) else diff_edits(text, after)
-    return out
+        found: Tuple[Edit, ...] = ()
+        if after is not None and after != text and verify(after):
+            found = tuple(Edit(e.content, location(e.start), location(e.end)) for e in diff_edits(text, after))
+        for d in group.diagnostics:
+            if d.fix is not None:
+                replaced[id(d)] = dataclasses.replace(d, fix=dataclasses.replace(d.fix, edits=found))
+    return [replaced.get(id(d), d) for d in analysis.diagnostics]
 
 
 def _analyse(text: str, options: Options, parse: Optional[Parse]) -> Analysis:

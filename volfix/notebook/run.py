@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..config import Config
 from ..engine import options_for
 from ..engine.analyse import analyse
-from ..engine.fixing import Review, compiles, fix_loop
+from ..engine.fixing import Review, compiles, fix_loop, with_fix_edits
 from ..model import Diagnostic, Edit, FileResult, Location
 from ..review import FixProposal
 from ..syntax.document import Document, join_cells, parse_joined, split_cells
@@ -197,7 +197,11 @@ def check_cells(cells: Cells, text: str, options) -> Tuple[Diagnostic, ...]:
     if doc is None:
         return ()
     analysis = analyse(text, options, doc=doc, parse_errors=tuple(errors))
-    return tuple(map_diagnostic(d, doc) for d in analysis.diagnostics)
+    diagnostics = analysis.diagnostics
+    if options.with_fixes:
+        diagnostics = with_fix_edits(text, analysis, options, parse=cells.parse, verify=cells.verify(text),
+                                     extra_used=frozenset(cells.extra_uses()))
+    return tuple(map_diagnostic(d, doc) for d in diagnostics)
 
 
 def map_diagnostic(d: Diagnostic, doc: Optional[Document]) -> Diagnostic:
