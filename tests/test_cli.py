@@ -361,7 +361,7 @@ def test_statistics(legacy):
     assert result.stdout == "2  VF101  [*] volatile-in-variable-call\n"
     as_json = invoke("check", "--statistics", "--format", "json")
     assert json.loads(as_json.stdout) == [
-        {"code": "VF101", "name": "volatile-in-variable-call", "count": 2, "fixable": True}]
+        {"code": "VF101", "name": "volatile-in-variable-call", "count": 2, "fixable": True, "fixable_count": 2}]
 
 
 def test_show_fixes_in_check_mode(legacy):

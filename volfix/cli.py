@@ -98,8 +98,8 @@ _COMMON_OPTIONS = [
                  help="Rules to run in addition to the selection."),
     click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
                  help="Read settings from FILE instead of the nearest pyproject.toml/volfix.toml."),
-    click.option("--format", "output_format", type=click.Choice(FORMATS), default="full",
-                 show_default=True, help="Output format for the findings."),
+    click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="full",
+                 show_default=True, help="Output format for the findings (`--format` is the same option)."),
     click.option("--output-file", "-o", type=click.Path(dir_okay=False), metavar="FILE",
                  help="Write the findings to FILE instead of stdout."),
     click.option("--statistics", is_flag=True, help="Show counts per rule instead of each finding."),
@@ -175,12 +175,17 @@ def entry() -> None:
 
 @main.command()
 @_common_options
+@click.option("--fix/--no-fix", "apply_fixes", default=False,
+              help="Apply the fixes, as `volfix fix` does (ruff's `check --fix`).")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix: exit 1 when a file was changed, even if no finding remains.")
 def check(**kwargs) -> None:
     """Report legacy autograd code; exit 1 if any finding remains.
 
-    PATH defaults to `.`; `-` reads stdin.
+    PATH defaults to `.`; `-` reads stdin. `--fix` applies the fixes (as `volfix fix`).
     """
-    _exit(Options(command="check", paths=kwargs.pop("paths"), config=kwargs.pop("config_file"),
+    command = "fix" if kwargs.pop("apply_fixes") else "check"
+    _exit(Options(command=command, paths=kwargs.pop("paths"), config=kwargs.pop("config_file"),
                   **kwargs))
 
 
@@ -283,6 +288,8 @@ def _validate(opts: Options) -> None:
         raise click.UsageError("`-` (stdin) cannot be combined with other paths")
     if opts.reads_stdin and opts.write_baseline:
         raise click.UsageError("--write-baseline needs files, not stdin")
+    if opts.exit_non_zero_on_fix and opts.command == "check":
+        raise click.UsageError("--exit-non-zero-on-fix needs --fix (or `volfix fix`): `check` changes nothing")
     if opts.diff and not is_human_format(opts.output_format):
         # ruff prints the diff and ignores the format; a machine reading JSON would choke on it.
         raise click.UsageError(
@@ -451,8 +458,8 @@ def exit_code(results: List[FileResult], opts: Options) -> int:
 
 @main.command("rule")
 @click.argument("code", required=False)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True)
 def rule_command(code: Optional[str], output_format: str) -> None:
     """List every rule, or explain the rule CODE.
 

@@ -309,7 +309,8 @@ def render_errors(results: List[FileResult], debug: bool = False) -> str:
 
 
 def statistics(results: List[FileResult], ctx: ReportContext) -> List[dict]:
-    """Per-code counts, most frequent first: code, name, count, fixable (any fix applicable)."""
+    """Per-code counts, most frequent first: code, name, count, fixable (every finding's fix
+    applies with this run's settings, as ruff's `[*]`), fixable_count (how many do)."""
     from ..registry import rules
 
     known = rules()
@@ -323,12 +324,14 @@ def statistics(results: List[FileResult], ctx: ReportContext) -> List[dict]:
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         rule = known.get(code)
         rows.append({"code": code, "name": rule.name() if rule else "", "count": count,
-                     "fixable": fixable[code] > 0})
+                     "fixable": fixable[code] == count, "fixable_count": fixable[code]})
     return rows
 
 
 def render_statistics(results: List[FileResult], ctx: ReportContext) -> str:
-    """A table like ruff's `--statistics`: count, code, `[*]` when fixable, rule name."""
+    """A table like ruff's `--statistics`: count, code, a marker, rule name. As ruff: `[*]` when
+    `volfix fix` (with this run's --unsafe-fixes) fixes every finding of the rule, `[~]` when it
+    fixes some of them, `[ ]` when none."""
     rows = statistics(results, ctx)
     if not rows:
         return ""
@@ -337,7 +340,7 @@ def render_statistics(results: List[FileResult], ctx: ReportContext) -> str:
     code_width = max(len(row["code"]) for row in rows)
     out = []
     for row in rows:
-        marker = paint("[*]", "marker") if row["fixable"] else "   "
+        marker = paint("[*]", "marker") if row["fixable"] else "[~]" if row["fixable_count"] else "[ ]"
         code = paint(row["code"].ljust(code_width), "code")
         out.append(f"{str(row['count']).rjust(count_width)}  {code}  {marker} {row['name']}".rstrip())
     return "\n".join(out) + "\n"
