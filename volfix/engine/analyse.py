@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 from .. import registry
 from ..findings import Finding, FixPlan
 from ..flow.helper_calls import HELPER_CALL, callee_names
-from ..model import Applicability, Diagnostic, Edit, Fix, Location
+from ..model import Applicability, Diagnostic, Fix, Location
 from ..rules.base import MODULE, VARIABLE_CALL, handles_node
 from ..rules.context import RuleContext
 from ..syntax import names as nm

@@ -11,8 +11,6 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
-import bisect
-import dataclasses
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..edits import TextEdit, apply_edits, diff_edits, select_compatible
