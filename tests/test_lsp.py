@@ -133,7 +133,7 @@ def test_diagnostics_code_actions_and_hover_on_a_file(start, tmp_path):
     # The cursor on the VF101 finding: its quick fix, then the two fix-all source actions.
     actions = code_actions(client, uri, span(1, 30, 30))
     assert [(a["title"], a["kind"]) for a in actions] == [
-        ("volfix (VF101): Unwrap and run the dependent statements under a grad-mode `with` block", "quickfix"),
+        ("volfix (VF101): Unwrap and run line 2 under `with torch.no_grad():`", "quickfix"),
         ("volfix: fix all safe", "source.fixAll.volfix"),
         ("volfix: fix all, including unsafe fixes (review the diff)", "source.volfix.fixAllUnsafe"),
     ]
@@ -381,8 +381,7 @@ def test_notebook_cells_are_checked_and_fixed_as_one_notebook(start, tmp_path):
 
     # The quick fix wraps the cell's statement and adds `import torch` to the imports cell.
     (quickfix, fix_all) = code_actions(client, cells[2], span(1, 30, 30))
-    assert quickfix["title"] == ("volfix (VF101): Unwrap and run the dependent statements under a "
-                                 "grad-mode `with` block")
+    assert quickfix["title"] == "volfix (VF101): Unwrap and run line 2 under `with torch.no_grad():`"
     edits = document_edits(quickfix["edit"])
     assert sorted(edits) == [cells[1], cells[2]]
     assert apply_text_edits(texts[cells[1]], edits[cells[1]]) == (

@@ -44,7 +44,7 @@ def test_a_proposal_shows_one_fix_and_its_clean_up_on_the_current_text():
     assert [d.code for d in first.diagnostics] == ["VF101"]
     assert first.path == "m.py" and first.cell is None
     assert first.applicability is Applicability.SAFE
-    assert first.message == "Unwrap and run the dependent statements under a grad-mode `with` block"
+    assert first.message == "Unwrap and run line 4 under `with torch.no_grad():`"
     assert first.note is None
     assert first.before == SHIFTING
     # The fix with the clean-up `volfix fix` does after it: the import it made unused goes.

@@ -197,7 +197,7 @@ def to_diagnostic(doc: Document, finding: Finding, ctx: RuleContext, options: Op
     plan = finding.fix
     if plan is not None:
         rule = registry.get(finding.code)
-        title = plan.title or fix_title(plan, rule, finding)
+        title = plan.title or fix_title(plan, rule, finding, doc)
         plan.title = title
         blocked = any(site_inside(plan, s, src) for s in doc.async_sites) and finding.code != "VF301"
         if blocked:
@@ -219,14 +219,56 @@ def site_inside(plan: FixPlan, site, src) -> bool:
     return any(start <= offset < end for start, end in spans)
 
 
-def fix_title(plan: FixPlan, rule, finding: Finding) -> str:
+def fix_title(plan: FixPlan, rule, finding: Finding, doc: Document) -> str:
+    """What the fix does, naming its regions so a reviewer can size them up: "Unwrap and run
+    lines 8-10 under `with torch.no_grad():`", "Unwrap and decorate `evaluate()` with
+    `@torch.no_grad()`". Lines are the file's (a notebook's: the cell's) before the fix."""
     unwrap = "" if finding.call_site else "Unwrap and "
-    forms = {r.form for r in plan.regions}
-    if "decorator" in forms:
-        return _sentence(f"{unwrap}decorate the function with `@torch.no_grad()`")
-    if "with" in forms:
-        return _sentence(f"{unwrap}run the dependent statements under a grad-mode `with` block")
-    return rule.FIX_TITLE or "Apply the fix"
+    if not plan.regions:
+        return rule.FIX_TITLE or "Apply the fix"
+    home = doc.part_of_row(doc.src.row_col(finding.start)[0])
+    decorated = [r for r in plan.regions if r.form == "decorator"]
+    blocks: Dict[str, List[str]] = {}
+    for region in plan.regions:
+        if region.form != "decorator":
+            blocks.setdefault(region.header, []).append(_lines(doc, region, home))
+    parts = []
+    if decorated:
+        names = " and ".join(f"`{_function_name(doc.text, r.start)}()`" for r in decorated)
+        headers = " / ".join(dict.fromkeys(f"`@{r.header}`" for r in decorated))
+        parts.append(f"decorate {names} with {headers}")
+    for header, spans in blocks.items():
+        parts.append(f"run {_spans(spans)} under `with {header}:`")
+    return _sentence(unwrap + "; ".join(parts))
+
+
+_DEF = re.compile(r"\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _function_name(text: str, start: int) -> str:
+    match = _DEF.match(text, start)
+    return match.group(1) if match else "the function"
+
+
+def _lines(doc: Document, region, home) -> str:
+    """`8`, `8-10`, or `2-3 of cell 5` for a region in another cell than the finding."""
+    src = doc.src
+    first = src.row_col(region.start)[0]
+    last = src.row_col(max(region.start, region.end - 1))[0]
+    part = doc.part_of_row(first)
+    where = ""
+    if part is not None and part.number is not None:
+        first, last = first - part.first_row + 1, last - part.first_row + 1
+        if home is None or part.number != home.number:
+            where = f" of cell {part.number}"
+    return (f"{first}" if first == last else f"{first}-{last}") + where
+
+
+def _spans(spans: List[str]) -> str:
+    """["8-10"] -> "lines 8-10"; ["30", "32-33", "40"] -> "lines 30, 32-33 and 40"."""
+    word = "line" if len(spans) == 1 and "-" not in spans[0] else "lines"
+    listed = spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + " and " + spans[-1]
+    return f"{word} {listed}"
 
 
 def _sentence(text: str) -> str:
