@@ -18,6 +18,7 @@ from .model import FileResult
 if TYPE_CHECKING:  # pragma: no cover
     from .nearest_config import ConfigResolver
     from .review import ReviewCallback
+    from .runner import RunStats
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
@@ -50,13 +51,17 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
                 use_cache: bool = True, force_exclude: bool = False,
                 progress: Optional[Callable[[int, int], None]] = None,
                 review: Optional[ReviewCallback] = None,
-                configs: Optional["ConfigResolver"] = None, with_fixes: bool = False) -> List[FileResult]:
+                configs: Optional["ConfigResolver"] = None, with_fixes: bool = False,
+                stats: Optional["RunStats"] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found.
 
     With `review` (fix/diff mode), files are fixed one at a time in this process, in path
     order, and each fix is applied only if `review(proposal)` returns True; a file is
     written once all its fixes are answered.
+
+    `stats`, a `volfix.runner.RunStats()`, is filled with what the run did (files walked;
+    candidates: the others were ruled out by the bytes prefilter and never parsed).
 
     `config` applies to every file, unless `configs` gives each file its own:
     `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
@@ -69,6 +74,9 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
 
     cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
-    return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
-                      use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                      review=review, configs=configs, with_fixes=with_fixes)
+    results, found = runner.run_with_stats(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
+                                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
+                                           review=review, configs=configs, with_fixes=with_fixes)
+    if stats is not None:
+        stats.__dict__.update(found.__dict__)
+    return results

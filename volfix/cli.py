@@ -250,6 +250,7 @@ def run(opts: Options) -> int:
     config = configs.base
     root = repo_root(os.getcwd())
     stdin_out = None
+    not_parsed = 0
     if opts.reads_stdin:
         results, stdin_out = _run_stdin(opts, configs)
     elif opts.interactive:
@@ -258,10 +259,16 @@ def run(opts: Options) -> int:
         results = review_paths(opts.paths, config, color=output.use_color(opts.color, sys.stdout),
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude)
     else:
-        results = _run_paths(opts, configs)
+        from .runner import RunStats
+
+        stats = RunStats()
+        results = _run_paths(opts, configs, stats=stats)
+        not_parsed = stats.discovered - stats.candidates
     elapsed = time.perf_counter() - started
 
     ctx = output.report_context(opts, root, config.unsafe_fixes, config.legacy_semantics)
+    if not_parsed:
+        ctx = dataclasses.replace(ctx, not_parsed=not_parsed)
     if opts.report:
         output.write_report(opts.report, report_results(opts, configs, results, stdin_out), ctx)
     if opts.write_baseline:
@@ -382,7 +389,8 @@ def _config_start_dir(opts: Options) -> str:
 # ---------------------------------------------------------------------------- running
 
 
-def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
+def _run_paths(opts: Options, configs: ConfigResolver, stats=None) -> List[FileResult]:
+    """The results of the paths; `stats` (a runner.RunStats) is filled with what the run did."""
     from . import api
     from .progress import run_with_progress
 
@@ -391,7 +399,8 @@ def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
         return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
                                unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
-                               progress=progress, configs=configs, with_fixes=wants_edits(opts))
+                               progress=progress, configs=configs, with_fixes=wants_edits(opts),
+                               stats=stats)
 
     if opts.quiet:
         return work(lambda done, total: None)

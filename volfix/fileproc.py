@@ -46,7 +46,8 @@ def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: 
         from .notebook import process_notebook
 
         result, new_bytes = process_notebook(data, path=shown, config=file_config, mode=mode,
-                                             unsafe_fixes=unsafe_fixes, review=review, with_fixes=with_fixes)
+                                             unsafe_fixes=unsafe_fixes, review=review, with_fixes=with_fixes,
+                                             links=links)
         if mode == "fix" and new_bytes is not None and new_bytes != data:
             problem = write(path, new_bytes, data)
             if problem is not None:

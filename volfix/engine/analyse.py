@@ -281,7 +281,8 @@ def parse_diagnostic(text: str, error: ParseError) -> Diagnostic:
         from ..py2 import python2_reason
 
         reason = python2_reason(text) if error.part is None else None
-        message = f"File cannot be parsed: {reason or error.message}"
+        what = "File" if error.part is None else "Cell"  # a notebook's cell: the others are checked
+        message = f"{what} cannot be parsed: {reason or error.message}"
     else:
         message = f"File cannot be read: {error.message}"
     return Diagnostic(code=error.code, message=message, location=Location(error.row, error.col),

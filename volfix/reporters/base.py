@@ -20,3 +20,6 @@ class ReportContext:
     color: bool = False
     # Terminal width for code frames, None = unlimited.
     width: Optional[int] = None
+    # Files walked that the bytes prefilter ruled out (no `volatile`, `Variable`, `async`):
+    # never parsed, so a syntax error there is not reported (the summary says so).
+    not_parsed: int = 0

@@ -273,8 +273,15 @@ def render_summary(results: List[FileResult], ctx: ReportContext) -> str:
     if failed:
         lines.append(f"volfix failed on {_plural(failed, 'file')} (a volfix bug): see the errors above.")
     if not lines:
-        lines.append("All checks passed!")
+        lines.append("All checks passed!" + _not_parsed(ctx.not_parsed))
     return "".join(line + "\n" for line in lines)
+
+
+def _not_parsed(count: int) -> str:
+    if not count:
+        return ""
+    files = "file that cannot hold a finding was" if count == 1 else "files that cannot hold a finding were"
+    return f" ({count} {files} not parsed: a syntax error there is not reported)"
 
 
 def _legacy_semantics_clause(results: List[FileResult], hidden: int, ctx: ReportContext) -> str:
