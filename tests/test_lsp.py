@@ -471,3 +471,19 @@ def test_a_quick_fix_applies_what_volfix_fix_writes_for_it(start, tmp_path):
     assert applied(TUPLE, vf110, uri) == TUPLE.replace(
         "    data, target = Variable(data, volatile=True), Variable(target)\n",
         "    data = Variable(data, volatile=True)\n")  # `target = target` collapsed away
+
+
+def test_the_advertised_command_fixes_all(start, tmp_path):
+    client, init = start(BASIC)
+    assert init["capabilities"]["executeCommandProvider"]["commands"] == ["volfix.fixAll"]
+    uri = (tmp_path / "legacy.py").as_uri()
+    open_document(client, uri, SOURCE)
+    client.diagnostics(uri, version=1)
+    for unsafe, expected in ((False, SAFE_FIXED), (True, UNSAFE_FIXED)):
+        argument = {"uri": uri, "unsafe": True} if unsafe else uri
+        assert client.request("workspace/executeCommand",
+                              {"command": "volfix.fixAll", "arguments": [argument]}) is True
+        client.wait_for_request("workspace/applyEdit")
+        sent = [m["params"] for m in client.server_requests if m["method"] == "workspace/applyEdit"]
+        assert len(sent) == 1 + unsafe
+        assert applied(SOURCE, sent[-1], uri) == expected

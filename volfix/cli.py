@@ -276,7 +276,10 @@ def run(opts: Options) -> int:
     if opts.baseline:
         from .baseline import load_baseline
 
+        before = sum(len(r.diagnostics) for r in results)
         results = load_baseline(opts.baseline).filter(results)
+        hidden = before - sum(len(r.diagnostics) for r in results)
+        ctx = dataclasses.replace(ctx, baseline_hidden=hidden, baseline=opts.baseline)
 
     stdin_fix = opts.reads_stdin and opts.mode == "fix"
     if stdin_fix:

@@ -23,3 +23,6 @@ class ReportContext:
     # Files walked that the bytes prefilter ruled out (no `volatile`, `Variable`, `async`):
     # never parsed, so a syntax error there is not reported (the summary says so).
     not_parsed: int = 0
+    # --baseline: how many findings it hid, and the file.
+    baseline_hidden: int = 0
+    baseline: Optional[str] = None

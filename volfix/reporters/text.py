@@ -249,7 +249,10 @@ def render_summary(results: List[FileResult], ctx: ReportContext) -> str:
     fixed = sum(r.fixed_count for r in results)
     lines: List[str] = []
     if ctx.mode == "fix":
-        if fixed or findings:
+        if ctx.show_fixes and (fixed or findings):
+            # --show-fixes listed them under "Fixed N findings:" already: ruff's wording here.
+            lines.append(f"Found {_plural(fixed + findings, 'finding')} ({fixed} fixed, {findings} remaining).")
+        elif fixed or findings:
             lines.append(f"Fixed {_plural(fixed, 'finding')} ({findings} remaining).")
     elif ctx.mode == "diff":
         changed = sum(1 for r in results if r.changed)
@@ -274,6 +277,9 @@ def render_summary(results: List[FileResult], ctx: ReportContext) -> str:
         lines.append(f"volfix failed on {_plural(failed, 'file')} (a volfix bug): see the errors above.")
     if not lines:
         lines.append("All checks passed!" + _not_parsed(ctx.not_parsed))
+    if ctx.baseline_hidden:
+        lines.append(f"{_plural(ctx.baseline_hidden, 'finding')} recorded in the baseline "
+                     f"`{ctx.baseline}` not shown.")
     return "".join(line + "\n" for line in lines)
 
 
