@@ -432,7 +432,7 @@ def test_server_without_pygls_fails_with_one_line():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr == ('Error: `volfix server` needs pygls; install it with: pip install "volfix[lsp]"\n')
+    assert done.stderr == ('Error: `volfix server` needs pygls; install it with: pip install "pygls>=2,<3"\n')
 
 
 def test_check_and_version_do_not_import_pygls(tmp_path):

@@ -555,13 +555,13 @@ if __name__ == "__main__":  # pragma: no cover
 def server_command() -> None:
     """Run the language server: LSP over stdin/stdout, for editors.
 
-    Needs the `lsp` extra: pip install "volfix[lsp]".
+    Needs the `lsp` extra (pygls): pip install "pygls>=2,<3".
     """
     import importlib.util
 
     missing = next((m for m in ("pygls", "lsprotocol") if importlib.util.find_spec(m) is None), None)
     if missing is not None:
-        raise ConfigError(f'`volfix server` needs {missing}; install it with: pip install "volfix[lsp]"')
+        raise ConfigError(f'`volfix server` needs {missing}; install it with: pip install "pygls>=2,<3"')
     from .lsp.server import serve
 
     serve()
