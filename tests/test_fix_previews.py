@@ -141,3 +141,16 @@ def test_edits_locations_are_one_based_and_end_exclusive():
     (finding,) = result.diagnostics
     (edit,) = finding.fix.edits
     assert (edit.location, edit.end_location, edit.content) == (Location(2, 12), Location(2, 17), "non_blocking")
+
+
+def test_a_notebook_fix_that_edits_another_cell_has_no_edits_rather_than_wrong_ones(project):
+    source = "for x in loader:\n    out = model(Variable(x, volatile=True))\n    total += out.sum().item()"
+    cells = [{"cell_type": "code", "metadata": {}, "source": "import torch\nfrom torch.autograd import Variable",
+              "outputs": [], "execution_count": None},
+             {"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None}]
+    (project / "nb.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                  "nbformat_minor": 5}))
+    (finding,) = json_findings("--format", "json", "nb.ipynb")
+    # `volfix fix` also removes the import in cell 1: edits relative to cell 2 cannot say that.
+    assert finding["cell"] == 2 and finding["fix"]["applicability"] == "safe"
+    assert finding["fix"]["edits"] == []

@@ -240,7 +240,11 @@ def map_diagnostic(d: Diagnostic, doc: Optional[Document]) -> Diagnostic:
 
     fix = d.fix
     if fix is not None and fix.edits:
+        # Edits are cell-relative like the finding: a fix that also edits another cell (an
+        # import added or removed there) cannot be given as edits of this one.
+        inside = all(part.first_row <= e.location.row and e.end_location.row <= part.last_row + 1
+                     for e in fix.edits)
         fix = dataclasses.replace(fix, edits=tuple(Edit(e.content, move(e.location), move(e.end_location))
-                                                   for e in fix.edits))
+                                                   for e in fix.edits) if inside else ())
     return dataclasses.replace(d, cell=part.number, location=move(d.location), end_location=move(d.end_location),
                                fix=fix)
