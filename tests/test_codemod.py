@@ -57,3 +57,53 @@ def test_libcsts_codemod_tool_runs_it(tmp_path):
                            "--no-format", str(target)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert target.read_text(encoding="utf-8") == fix_source(LEGACY, path=str(target)).fixed_source
+
+
+def readme_codemod_commands():
+    """The commands of the README's codemod block, as written (comments dropped)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- codemod:start -->\n```sh\n(.*?)```\n<!-- codemod:end -->", readme, re.S)
+    assert block is not None
+    return [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+ASYNC_LEGACY = LEGACY + "\n\ndef to_gpu(x):\n    return x.cuda(async=True)\n"
+
+
+def test_the_readme_codemod_commands_work_as_written_on_async_files(tmp_path):
+    """libcst's tool cannot parse `async=` (nor run without black unless --no-format): the
+    README's sequence handles both, and ends where `volfix fix` ends."""
+    import shlex
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "predict.py").write_text(ASYNC_LEGACY, encoding="utf-8")
+    (src / "train.py").write_text("import torch\nfrom torch.autograd import Variable\nh = Variable(state)\n",
+                                  encoding="utf-8")
+    commands = readme_codemod_commands()
+    assert [c.split()[:2] for c in commands] == [["volfix", "fix"], ["python", "-m"], ["python", "-m"]]
+    assert all("--no-format" in c for c in commands[1:])
+    for command in commands:
+        argv = shlex.split(command)
+        argv = [sys.executable, "-m", "volfix"] + argv[1:] if argv[0] == "volfix" else [sys.executable] + argv[1:]
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert proc.returncode == 0, (command, proc.stdout + proc.stderr)
+        assert "Failed to codemod 0 files" in proc.stderr or argv[2] == "volfix", proc.stderr
+    expected = fix_source(ASYNC_LEGACY, path="src/predict.py").fixed_source
+    assert (src / "predict.py").read_text(encoding="utf-8") == expected
+    assert "non_blocking=True" in expected and "@torch.no_grad()" in expected
+    assert (src / "train.py").read_text(encoding="utf-8") == "import torch\nh = state\n"
+
+
+def test_without_the_rename_libcsts_tool_fails_on_an_async_file(tmp_path):
+    """What the README says: the tool parses before the codemod runs, so it cannot help."""
+    target = tmp_path / "a.py"
+    target.write_text(ASYNC_LEGACY, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "libcst.tool", "codemod", "--no-format", "-x",
+                           "volfix.codemod.VolatileMigration", str(target)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert "Failed to codemod 1 files" in proc.stderr
+    assert target.read_text(encoding="utf-8") == ASYNC_LEGACY

@@ -49,7 +49,12 @@ NOTEBOOK_CELLS = [
     ("code", ["x = torch.ones(2)\n", "y = Variable(x, volatile=True)\n", "print(model(y).sum())"]),
 ]
 
-VF101_CHANGE = "Unwrap and run the dependent statements under a grad-mode `with` block"
+# A fix names the lines of its region: in the file as it is (check), or as written (fix).
+VF101_CHANGE = "Unwrap and run lines 8-9 under `with torch.no_grad():`"  # evaluate.py before the fix
+VF101_CELL_CHANGE = "Unwrap and run lines 2-3 under `with torch.no_grad():`"  # cell 3 before the fix
+VF101_WRITTEN = "Unwrap and run lines 9-10 under `with torch.no_grad():`"  # below `with ...:` (line 8)
+VF101_CELL_WRITTEN = "Unwrap and run line 3 under `with torch.no_grad():`"  # `y = x` collapsed
+VF101_WRITTEN_UNSAFE = "Unwrap and run lines 8-9 under `with torch.no_grad():`"  # the import went too
 VF110_NOTE = ("unsafe fix: if the argument requires grad, gradients will now flow into it "
               "(`--legacy-semantics` makes this safe for genuine 0.3 code)")
 VF203_NOTE = "no fix: the intent of a dynamic access cannot be read from the code"
@@ -119,7 +124,7 @@ Nothing was changed yet: this is what `volfix fix` would do.
 
 | Line | Rule | Fix | Change | Reviewer note |
 |---|---|---|---|---|
-| [`nb/demo.ipynb, cell 3, line 2`](../nb/demo.ipynb) | [VF101]({url('VF101')}) | safe | {VF101_CHANGE} |  |
+| [`nb/demo.ipynb, cell 3, line 2`](../nb/demo.ipynb) | [VF101]({url('VF101')}) | safe | {VF101_CELL_CHANGE} |  |
 
 ## [`src/evaluate.py`](../src/evaluate.py)
 
@@ -162,7 +167,7 @@ What `volfix fix` changed, and what is left.
 
 | Line | Rule | Fix | Change | Reviewer note |
 |---|---|---|---|---|
-| [`nb/demo.ipynb, cell 3, line 2`](../nb/demo.ipynb) | [VF101]({url('VF101')}) | safe | {VF101_CHANGE} |  |
+| [`nb/demo.ipynb, cell 3, line 2`](../nb/demo.ipynb) | [VF101]({url('VF101')}) | safe | {VF101_CELL_WRITTEN} |  |
 
 ## [`src/evaluate.py`](../src/evaluate.py)
 
@@ -170,7 +175,7 @@ What `volfix fix` changed, and what is left.
 
 | Line | Rule | Fix | Change | Reviewer note |
 |---|---|---|---|---|
-| [`src/evaluate.py:8`](../src/evaluate.py#L8) | [VF101]({url('VF101')}) | safe | {VF101_CHANGE} |  |
+| [`src/evaluate.py:8`](../src/evaluate.py#L8) | [VF101]({url('VF101')}) | safe | {VF101_WRITTEN} |  |
 
 **Remaining**
 
@@ -203,7 +208,7 @@ def test_report_after_unsafe_fixes_marks_the_unsafe_change_for_review(migration)
 
 | Line | Rule | Fix | Change | Reviewer note |
 |---|---|---|---|---|
-| [`src/evaluate.py:7`](../src/evaluate.py#L7) | [VF101]({url('VF101')}) | safe | {VF101_CHANGE} |  |
+| [`src/evaluate.py:7`](../src/evaluate.py#L7) | [VF101]({url('VF101')}) | safe | {VF101_WRITTEN_UNSAFE} |  |
 | [`src/evaluate.py:14`](../src/evaluate.py#L14) | [VF110]({url('VF110')}) | unsafe | Remove the `Variable` wrapper | {VF110_NOTE} |
 
 **Remaining**

@@ -2,6 +2,7 @@
 on hand-built results: these tests need no engine."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -274,14 +275,17 @@ def test_statistics_table_counts_per_code_most_frequent_first():
     results = [legacy_result(vf101(), vf203(3, 1, 4), vf203(4, 1, 4), vf203(5, 1, 4)),
                legacy_result(vf101(applicability=Applicability.UNSAFE), path="b.py")]
     assert text.render_statistics(results, CTX) == (
-        "3  VF203      dynamic-volatile-access\n"
-        "2  VF101  [*] volatile-in-variable-call\n"
+        "3  VF203  [ ] dynamic-volatile-access\n"
+        "2  VF101  [~] volatile-in-variable-call\n"  # the unsafe one needs --unsafe-fixes
     )
     rows = json.loads(json_.render_statistics(results, CTX))
     assert rows == [
-        {"code": "VF203", "name": "dynamic-volatile-access", "count": 3, "fixable": False},
-        {"code": "VF101", "name": "volatile-in-variable-call", "count": 2, "fixable": True},
+        {"code": "VF203", "name": "dynamic-volatile-access", "count": 3, "fixable": False, "fixable_count": 0},
+        {"code": "VF101", "name": "volatile-in-variable-call", "count": 2, "fixable": False, "fixable_count": 1},
     ]
+    # With --unsafe-fixes `volfix fix` fixes both: [*], as ruff.
+    unsafe = dataclasses.replace(CTX, unsafe_fixes=True)
+    assert text.render_statistics(results, unsafe).splitlines()[1] == "2  VF101  [*] volatile-in-variable-call"
 
 
 def test_statistics_of_nothing_is_empty():

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from volfix import api, fix_source
-from volfix.edits import TextEdit
+from volfix.edits import TextEdit, apply_edits
 from volfix.config import DEFAULT_CONFIG
 from volfix.fileproc import process_file
 from volfix.model import Applicability, Diagnostic, Fix, Location
@@ -37,30 +37,32 @@ class Answers:
         return self.answers.pop(0)
 
 
-def test_a_proposal_shows_one_fix_alone_on_the_current_text():
+def test_a_proposal_shows_one_fix_and_its_clean_up_on_the_current_text():
     review = Answers(True, False, True)
     result = fix_source(SHIFTING, path="m.py", review=review)
     first, second, third = review.proposals
     assert [d.code for d in first.diagnostics] == ["VF101"]
     assert first.path == "m.py" and first.cell is None
     assert first.applicability is Applicability.SAFE
-    assert first.message == "Unwrap and run the dependent statements under a grad-mode `with` block"
+    assert first.message == "Unwrap and run line 4 under `with torch.no_grad():`"
     assert first.note is None
     assert first.before == SHIFTING
+    # The fix with the clean-up `volfix fix` does after it: the import it made unused goes.
     assert first.after == SHIFTING.replace("out = model(Variable(x, volatile=True))\n",
-                                           "with torch.no_grad():\n    out = model(x)\n")
-    # The two renames are proposed on the same text as the region (one pass), each alone.
-    assert second.before == SHIFTING and third.before == SHIFTING
-    assert second.after == SHIFTING.replace("h = x.cuda(async=True)", "h = x.cuda(non_blocking=True)")
-    assert third.after == SHIFTING.replace("g = y.cuda(async=True)", "g = y.cuda(non_blocking=True)")
+                                           "with torch.no_grad():\n    out = model(x)\n").replace(
+        "from torch.autograd import Variable\n", "")
+    # Each later fix is proposed on the text as accepted so far, each alone.
+    assert second.before == first.after and third.before == first.after
+    assert second.after == first.after.replace("h = x.cuda(async=True)", "h = x.cuda(non_blocking=True)")
+    assert third.after == first.after.replace("g = y.cuda(async=True)", "g = y.cuda(non_blocking=True)")
     assert [d.location for d in second.diagnostics] == [Location(5, 12)]
     assert [d.location for d in third.diagnostics] == [Location(6, 12)]
-    # The declined rename moved down a line when the region was applied: not asked again.
+    # The declined rename is not asked again.
     assert len(review.proposals) == 3
-    # The import the region made unused goes, though a declined `async=` stays in the file.
-    assert result.fixed_source == ("import torch\n\n"
-                                   "with torch.no_grad():\n    out = model(x)\n"
-                                   "h = x.cuda(async=True)\ng = y.cuda(non_blocking=True)\n")
+    # What is written is the last accepted proposal, byte for byte.
+    assert result.fixed_source == third.after == ("import torch\n\n"
+                                                  "with torch.no_grad():\n    out = model(x)\n"
+                                                  "h = x.cuda(async=True)\ng = y.cuda(non_blocking=True)\n")
     assert result.applied_codes == ("VF101", "VF301") and result.fixed_count == 2
     assert [(d.code, d.location, d.fixable) for d in result.diagnostics] == [("VF301", Location(5, 12), True)]
 
@@ -87,13 +89,41 @@ def test_a_twin_of_a_declined_fix_is_still_asked_about():
     assert result.fixed_source == "import torch\na = x.cuda(async=True)\nb = x.cuda(non_blocking=True)\n"
 
 
-def test_clean_up_after_accepted_fixes_is_not_a_question():
+def test_clean_up_after_accepted_fixes_is_part_of_the_proposal_not_a_question():
     source = "import torch\nfrom torch.autograd import Variable\n\nh = Variable(torch.zeros(3))\n"
     review = Answers(True)
     result = fix_source(source, path="c.py", review=review)
     assert [[d.code for d in p.diagnostics] for p in review.proposals] == [["VF110"]]
-    assert "from torch.autograd import Variable" in review.proposals[0].after  # the fix alone
-    assert result.fixed_source == "import torch\n\nh = torch.zeros(3)\n"  # then the clean-up
+    assert review.proposals[0].after == "import torch\n\nh = torch.zeros(3)\n"  # the import goes too
+    assert result.fixed_source == review.proposals[0].after
+
+
+# The issue's example: unwrapping leaves `data, target = data, Variable(target)`, which the
+# clean-up collapses; the proposal must show the collapsed line that is written.
+TUPLE = """import torch
+from torch.autograd import Variable
+
+
+def evaluate(model, loader, criterion):
+    total = 0
+    for data, target in loader:
+        data, target = Variable(data, volatile=True), Variable(target)
+        output = model(data)
+        total += criterion(output, target).item()
+    return total
+"""
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_the_preview_is_what_fix_writes_for_a_tuple_assignment(unsafe):
+    review = Answers(True, True)
+    result = fix_source(TUPLE, path="e.py", review=review, unsafe_fixes=unsafe)
+    assert len(review.proposals) == (2 if unsafe else 1)
+    first = review.proposals[0]
+    assert "data, target = data" not in first.after
+    assert "            target = Variable(target)\n" in first.after
+    assert result.fixed_source == review.proposals[-1].after
+    assert result.fixed_source == fix_source(TUPLE, path="e.py", unsafe_fixes=unsafe).fixed_source
 
 
 def test_unsafe_fixes_are_proposed_only_with_unsafe_fixes():
@@ -123,12 +153,15 @@ def test_a_notebook_proposal_names_its_cell_and_shows_the_cell_source(tmp_path):
     result = process_file(str(path), config=DEFAULT_CONFIG, mode="fix", display_path="nb.ipynb",
                           review=review)
     first, second = review.proposals
-    assert (first.path, first.cell, [d.cell for d in first.diagnostics]) == ("nb.ipynb", 3, [3])
-    assert first.before == cells[2][1]  # magics restored, not the masked text
-    assert first.after == "for x in loader:\n    with torch.no_grad():\n        out = model(x)\n    %time out.sum()"
+    # The fix changes cell 3 and its clean-up cell 1 (the import it made unused): both are
+    # shown, each headed with its number, magics restored (not the masked text).
+    fixed_cell = "for x in loader:\n    with torch.no_grad():\n        out = model(x)\n    %time out.sum()"
+    assert (first.path, first.cell, [d.cell for d in first.diagnostics]) == ("nb.ipynb", None, [3])
+    assert first.before == f"# cell 1\n{cells[0][1]}\n# cell 3\n{cells[2][1]}\n"
+    assert first.after == f"# cell 1\nimport torch\n# cell 3\n{fixed_cell}\n"
     assert (second.cell, second.before, second.after) == (4, "h = x.cuda(async=True)", "h = x.cuda(non_blocking=True)")
     written = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
-    assert written == ["import torch", "# eval", first.after, "h = x.cuda(async=True)"]
+    assert written == ["import torch", "# eval", fixed_cell, "h = x.cuda(async=True)"]
     assert [(d.code, d.cell) for d in result.diagnostics] == [("VF301", 4)]
 
 
@@ -163,45 +196,54 @@ def _candidate(row: int, col: int, edits, snippet: str = "Variable(x)"):
 TEXT = "h = Variable(x)\ng = Variable(x)\n"  # the twins start at offsets 4 and 20
 
 
-def test_answers_follow_their_fix_through_the_edits_of_a_pass():
+def _reviewer(review) -> FixReviewer:
+    return FixReviewer(review, "r.py", apply_edits)  # a preview without clean-up: the edits alone
+
+
+def _step(candidate, text: str = TEXT):
+    return candidate[0], apply_edits(text, candidate[1])
+
+
+def test_answers_follow_their_fix_through_the_edits_of_a_step():
     review = Answers(False, True)
-    reviewer = FixReviewer(review, "r.py")
+    reviewer = _reviewer(review)
     first, second = _candidate(1, 5, [TextEdit(4, 15, "x")]), _candidate(2, 5, [TextEdit(20, 31, "x")])
-    assert reviewer.select(TEXT, [first, second]) == [second]
+    assert reviewer.next(TEXT, [first, second]) == _step(second)
     reviewer.follow([TextEdit(0, 0, "# added\n"), TextEdit(20, 31, "x")])
     moved = _candidate(2, 5, [TextEdit(12, 23, "x")])  # the declined one, a line lower now
-    assert reviewer.select("# added\n" + TEXT.replace("g = Variable(x)", "g = x"), [moved]) == []
+    assert reviewer.next("# added\n" + TEXT.replace("g = Variable(x)", "g = x"), [moved]) is None
     assert len(review.proposals) == 2
 
 
 def test_a_declined_fix_whose_text_another_fix_rewrote_is_declined_everywhere():
     review = Answers(False)
-    reviewer = FixReviewer(review, "r.py")
-    assert reviewer.select(TEXT, [_candidate(1, 5, [TextEdit(4, 15, "x")])]) == []
+    reviewer = _reviewer(review)
+    assert reviewer.next(TEXT, [_candidate(1, 5, [TextEdit(4, 15, "x")])]) is None
     reviewer.follow([TextEdit(0, 16, "h = Variable(x)  # rewritten\n")])
     twin = _candidate(2, 5, [TextEdit(33, 44, "x")])
-    assert reviewer.select("h = Variable(x)  # rewritten\ng = Variable(x)\n", [twin]) == []
+    assert reviewer.next("h = Variable(x)  # rewritten\ng = Variable(x)\n", [twin]) is None
     assert len(review.proposals) == 1
 
 
 def test_a_later_group_holding_a_declined_finding_is_not_proposed():
     review = Answers(False, True)
-    reviewer = FixReviewer(review, "r.py")
+    reviewer = _reviewer(review)
     (key, first), edits = _candidate(1, 5, [TextEdit(4, 15, "x")])
     (_, second), _ = _candidate(2, 5, [])
     both = ((key, first + second), [TextEdit(0, 31, "h = x\ng = x")])
-    assert reviewer.select(TEXT, [both]) == []
+    assert reviewer.next(TEXT, [both]) is None
     alone = _candidate(2, 5, [TextEdit(20, 31, "x")])  # regrouped: one of the declined two
-    assert reviewer.select(TEXT, [alone]) == []
+    assert reviewer.next(TEXT, [alone]) is None
     other = _candidate(1, 5, [TextEdit(4, 15, "x")], snippet="Variable(y)")  # not declined
-    assert reviewer.select(TEXT, [other]) == [other]
+    assert reviewer.next(TEXT, [other]) == _step(other)
     assert [len(p.diagnostics) for p in review.proposals] == [2, 1]
 
 
-def test_a_fix_conflicting_with_an_accepted_one_waits_for_the_next_pass():
+def test_one_fix_is_asked_about_at_a_time():
     review = Answers(True)
-    reviewer = FixReviewer(review, "r.py")
+    reviewer = _reviewer(review)
     accepted = _candidate(1, 5, [TextEdit(4, 15, "x")])
     overlapping = _candidate(1, 5, [TextEdit(0, 15, "h = x")], snippet="h = Variable(x)")
-    assert reviewer.select(TEXT, [accepted, overlapping]) == [accepted]
-    assert len(review.proposals) == 1  # the other one is asked about when it comes back
+    assert reviewer.next(TEXT, [accepted, overlapping]) == _step(accepted)
+    assert len(review.proposals) == 1  # the other one is asked about on the text that results
+    assert review.proposals[0].after == "h = x\ng = Variable(x)\n"

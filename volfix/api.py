@@ -18,6 +18,7 @@ from .model import FileResult
 if TYPE_CHECKING:  # pragma: no cover
     from .nearest_config import ConfigResolver
     from .review import ReviewCallback
+    from .runner import RunStats
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
@@ -50,7 +51,8 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
                 use_cache: bool = True, force_exclude: bool = False,
                 progress: Optional[Callable[[int, int], None]] = None,
                 review: Optional[ReviewCallback] = None,
-                configs: Optional["ConfigResolver"] = None) -> List[FileResult]:
+                configs: Optional["ConfigResolver"] = None, with_fixes: bool = False,
+                stats: Optional["RunStats"] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found.
 
@@ -58,14 +60,23 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     order, and each fix is applied only if `review(proposal)` returns True; a file is
     written once all its fixes are answered.
 
+    `stats`, a `volfix.runner.RunStats()`, is filled with what the run did (files walked;
+    candidates: the others were ruled out by the bytes prefilter and never parsed).
+
     `config` applies to every file, unless `configs` gives each file its own:
     `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
     `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
-    and uses `config` where there is none."""
+    and uses `config` where there is none.
+
+    `with_fixes=True` (check mode) also computes every fix's edits, as `check_source` does:
+    the text `volfix fix` writes for that fix alone, clean-up included (for JSON and SARIF)."""
     from . import runner
 
     cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
-    return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
-                      use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                      review=review, configs=configs)
+    results, found = runner.run_with_stats(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
+                                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
+                                           review=review, configs=configs, with_fixes=with_fixes)
+    if stats is not None:
+        stats.__dict__.update(found.__dict__)
+    return results

@@ -21,7 +21,7 @@ from ._version import __version__
 from .config import Config, VolfixConfigError
 from .model import FileResult
 from .nearest_config import ConfigResolver
-from .reporters import FORMATS
+from .reporters import FORMATS, is_human_format
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -98,8 +98,8 @@ _COMMON_OPTIONS = [
                  help="Rules to run in addition to the selection."),
     click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
                  help="Read settings from FILE instead of the nearest pyproject.toml/volfix.toml."),
-    click.option("--format", "output_format", type=click.Choice(FORMATS), default="full",
-                 show_default=True, help="Output format for the findings."),
+    click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="full",
+                 show_default=True, help="Output format for the findings (`--format` is the same option)."),
     click.option("--output-file", "-o", type=click.Path(dir_okay=False), metavar="FILE",
                  help="Write the findings to FILE instead of stdout."),
     click.option("--statistics", is_flag=True, help="Show counts per rule instead of each finding."),
@@ -175,12 +175,17 @@ def entry() -> None:
 
 @main.command()
 @_common_options
+@click.option("--fix/--no-fix", "apply_fixes", default=False,
+              help="Apply the fixes, as `volfix fix` does (ruff's `check --fix`).")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix: exit 1 when a file was changed, even if no finding remains.")
 def check(**kwargs) -> None:
     """Report legacy autograd code; exit 1 if any finding remains.
 
-    PATH defaults to `.`; `-` reads stdin.
+    PATH defaults to `.`; `-` reads stdin. `--fix` applies the fixes (as `volfix fix`).
     """
-    _exit(Options(command="check", paths=kwargs.pop("paths"), config=kwargs.pop("config_file"),
+    command = "fix" if kwargs.pop("apply_fixes") else "check"
+    _exit(Options(command=command, paths=kwargs.pop("paths"), config=kwargs.pop("config_file"),
                   **kwargs))
 
 
@@ -245,6 +250,7 @@ def run(opts: Options) -> int:
     config = configs.base
     root = repo_root(os.getcwd())
     stdin_out = None
+    not_parsed = 0
     if opts.reads_stdin:
         results, stdin_out = _run_stdin(opts, configs)
     elif opts.interactive:
@@ -253,10 +259,16 @@ def run(opts: Options) -> int:
         results = review_paths(opts.paths, config, color=output.use_color(opts.color, sys.stdout),
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude)
     else:
-        results = _run_paths(opts, configs)
+        from .runner import RunStats
+
+        stats = RunStats()
+        results = _run_paths(opts, configs, stats=stats)
+        not_parsed = stats.discovered - stats.candidates
     elapsed = time.perf_counter() - started
 
     ctx = output.report_context(opts, root, config.unsafe_fixes, config.legacy_semantics)
+    if not_parsed:
+        ctx = dataclasses.replace(ctx, not_parsed=not_parsed)
     if opts.report:
         output.write_report(opts.report, report_results(opts, configs, results, stdin_out), ctx)
     if opts.write_baseline:
@@ -264,7 +276,10 @@ def run(opts: Options) -> int:
     if opts.baseline:
         from .baseline import load_baseline
 
+        before = sum(len(r.diagnostics) for r in results)
         results = load_baseline(opts.baseline).filter(results)
+        hidden = before - sum(len(r.diagnostics) for r in results)
+        ctx = dataclasses.replace(ctx, baseline_hidden=hidden, baseline=opts.baseline)
 
     stdin_fix = opts.reads_stdin and opts.mode == "fix"
     if stdin_fix:
@@ -283,6 +298,14 @@ def _validate(opts: Options) -> None:
         raise click.UsageError("`-` (stdin) cannot be combined with other paths")
     if opts.reads_stdin and opts.write_baseline:
         raise click.UsageError("--write-baseline needs files, not stdin")
+    if opts.exit_non_zero_on_fix and opts.command == "check":
+        raise click.UsageError("--exit-non-zero-on-fix needs --fix (or `volfix fix`): `check` changes nothing")
+    if opts.diff and not is_human_format(opts.output_format):
+        # ruff prints the diff and ignores the format; a machine reading JSON would choke on it.
+        raise click.UsageError(
+            f"--diff prints a unified diff and cannot be combined with --format {opts.output_format}"
+            + ("; each fix's edits are in the findings (`fix.edits`), or drop --diff"
+               if opts.output_format in EDIT_FORMATS else "; drop one of them"))
     if opts.quiet and opts.verbose:
         raise click.UsageError("--quiet and --verbose cannot be used together")
     if opts.interactive:
@@ -369,7 +392,8 @@ def _config_start_dir(opts: Options) -> str:
 # ---------------------------------------------------------------------------- running
 
 
-def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
+def _run_paths(opts: Options, configs: ConfigResolver, stats=None) -> List[FileResult]:
+    """The results of the paths; `stats` (a runner.RunStats) is filled with what the run did."""
     from . import api
     from .progress import run_with_progress
 
@@ -378,11 +402,20 @@ def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
         return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
                                unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
-                               progress=progress, configs=configs)
+                               progress=progress, configs=configs, with_fixes=wants_edits(opts),
+                               stats=stats)
 
     if opts.quiet:
         return work(lambda done, total: None)
     return run_with_progress(work, label=f"volfix {opts.command}")
+
+
+def wants_edits(opts: Options) -> bool:
+    """Formats that carry each fix's edits (ruff's `fix.edits`, SARIF `fixes`)."""
+    return opts.output_format in EDIT_FORMATS and not opts.statistics
+
+
+EDIT_FORMATS = ("json", "json-lines", "sarif")
 
 
 def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult], bytes]:
@@ -395,7 +428,7 @@ def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult]
         # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.
         return [FileResult(name)], data
     config = configs.for_file(name, name) if name else configs.base
-    with_fixes = opts.output_format not in ("full", "concise") or opts.show_fixes
+    with_fixes = wants_edits(opts) or opts.show_fixes
     result, out = process_stdin(data, name=name, config=config, mode=opts.mode,
                                 with_fixes=with_fixes)
     return [result if name else dataclasses.replace(result, path=DEFAULT_NAME)], out
@@ -437,8 +470,8 @@ def exit_code(results: List[FileResult], opts: Options) -> int:
 
 @main.command("rule")
 @click.argument("code", required=False)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True)
 def rule_command(code: Optional[str], output_format: str) -> None:
     """List every rule, or explain the rule CODE.
 
@@ -522,13 +555,13 @@ if __name__ == "__main__":  # pragma: no cover
 def server_command() -> None:
     """Run the language server: LSP over stdin/stdout, for editors.
 
-    Needs the `lsp` extra: pip install "volfix[lsp]".
+    Needs the `lsp` extra (pygls): pip install "pygls>=2,<3".
     """
     import importlib.util
 
     missing = next((m for m in ("pygls", "lsprotocol") if importlib.util.find_spec(m) is None), None)
     if missing is not None:
-        raise ConfigError(f'`volfix server` needs {missing}; install it with: pip install "volfix[lsp]"')
+        raise ConfigError(f'`volfix server` needs {missing}; install it with: pip install "pygls>=2,<3"')
     from .lsp.server import serve
 
     serve()

@@ -1,7 +1,13 @@
 """The whole migration as a libcst codemod, for libcst's own codemod tool:
 
-    python -m libcst.tool codemod -x volfix.codemod.VolatileMigration src/
-    python -m libcst.tool codemod -x volfix.codemod.VolatileMigration --unsafe-fixes train.py
+    volfix fix --select VF301 src/
+    python -m libcst.tool codemod --no-format -x volfix.codemod.VolatileMigration src/
+    python -m libcst.tool codemod --no-format -x volfix.codemod.VolatileMigration --unsafe-fixes train.py
+
+`--no-format`: the tool runs black on changed files by default (volfix keeps the formatting).
+libcst's tool parses every file with libcst before the codemod runs, and libcst cannot parse
+`async=` keywords (VF301): a file with them fails in the tool, never reaching this codemod, so
+they are renamed first with `volfix fix --select VF301` (a token-level pass, no parse needed).
 
 or from Python through libcst's API (`VolatileMigration(CodemodContext()).transform_module(tree)`).
 Each file is migrated on its own, with the settings of its nearest `pyproject.toml` /

@@ -73,3 +73,38 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
         pos = max(pos, e.end)
     out.append(text[pos:])
     return "".join(out)
+
+
+def diff_edits(old: str, new: str) -> List[TextEdit]:
+    """The edits that turn `old` into `new`: one per changed run of lines, whole lines, or
+    the characters that differ when one line becomes one line (`async=` -> `non_blocking=`).
+    `apply_edits(old, diff_edits(old, new)) == new`."""
+    import difflib
+    import re
+
+    if old == new:
+        return []
+    breaks = re.compile(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)")  # Python's line breaks, kept
+    a = [line for line in breaks.split(old) if line]
+    b = [line for line in breaks.split(new) if line]
+    starts = [0]
+    for line in a:
+        starts.append(starts[-1] + len(line))
+    out = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        start, end, content = starts[i1], starts[i2], "".join(b[j1:j2])
+        removed = old[start:end]
+        if i2 - i1 != 1 or j2 - j1 != 1:
+            out.append(TextEdit(start, end, content))  # whole lines, as a reviewer reads them
+            continue
+        head = 0
+        while head < min(len(removed), len(content)) and removed[head] == content[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(removed), len(content)) - head and removed[-1 - tail] == content[-1 - tail]:
+            tail += 1
+        out.append(TextEdit(start + head, end - tail, content[head:len(content) - tail]))
+    return out

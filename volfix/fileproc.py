@@ -16,13 +16,14 @@ from .model import Diagnostic, FileResult, Location
 
 
 def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
-                 display_path: Optional[str] = None, links=None, review=None) -> FileResult:
+                 display_path: Optional[str] = None, links=None, review=None,
+                 with_fixes: bool = False) -> FileResult:
     """Read one file (.py/.pyi/.ipynb), check or fix it, write it back in fix mode.
     `links`: the file's links to the other files of the project (`volfix.flow.project`)."""
     shown = display_path or path
     try:
         return _process(path, shown, config=config, mode=mode, unsafe_fixes=unsafe_fixes, links=links,
-                        review=review)
+                        review=review, with_fixes=with_fixes)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the one per-file boundary: a crash is a volfix bug, the run goes on
@@ -34,8 +35,8 @@ def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes
                                             + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
-def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool, links, review
-             ) -> FileResult:
+def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool, links, review,
+             with_fixes: bool = False) -> FileResult:
     try:
         data, _stat = sourcefile.read_file(path)
     except OSError as exc:
@@ -45,7 +46,8 @@ def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: 
         from .notebook import process_notebook
 
         result, new_bytes = process_notebook(data, path=shown, config=file_config, mode=mode,
-                                             unsafe_fixes=unsafe_fixes, review=review)
+                                             unsafe_fixes=unsafe_fixes, review=review, with_fixes=with_fixes,
+                                             links=links)
         if mode == "fix" and new_bytes is not None and new_bytes != data:
             problem = write(path, new_bytes, data)
             if problem is not None:
@@ -56,7 +58,7 @@ def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: 
     except sourcefile.SourceDecodeError as exc:
         return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", f"File cannot be read: {exc}"),))
     if mode == "check":
-        return check_text(decoded.text, path=shown, config=file_config, links=links)
+        return check_text(decoded.text, path=shown, config=file_config, links=links, with_fixes=with_fixes)
     result = fix_text(decoded.text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes, links=links,
                       review=review)
     if not result.changed:

@@ -107,7 +107,10 @@ def render_proposal(proposal: FixProposal, paint: Paint) -> str:
     lines.append(f"{tag} {proposal.message or 'Apply the fix'}\n")
     if proposal.note:
         lines.append(f"  note: {proposal.note}\n")
-    if proposal.cell is not None:
+    if proposal.cells:
+        lines.extend(cell_diff(proposal.path, cell, before, after, paint)
+                     for cell, before, after in proposal.cells)
+    elif proposal.cell is not None:
         lines.append(cell_diff(proposal.path, proposal.cell, proposal.before, proposal.after, paint))
     else:
         lines.append(unified_diff(proposal.before, proposal.after, proposal.path, paint))

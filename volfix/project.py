@@ -47,6 +47,7 @@ from .syntax.document import Document, parse_document
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
+_STAR_IMPORT_IN_JSON = re.compile(rb"from\s+[\w.]+\s+import\s+\*")
 MAX_ROUNDS = 4
 
 Reader = Callable[[str], Optional[bytes]]
@@ -118,7 +119,8 @@ class ProjectIndex:
     def document(self, path: str) -> Optional[Document]:
         if path not in self._docs:
             raw = self.bytes_of(path)
-            self._docs[path] = _document(raw) if raw is not None else None
+            self._docs[path] = None if raw is None else _notebook_document(raw) if path.endswith(".ipynb") \
+                else _document(raw)
         return self._docs[path]
 
     # ------------------------------------------------------------------ building
@@ -130,7 +132,8 @@ class ProjectIndex:
             if raw is not None and HELPER_HINT.search(raw):
                 hinted.append((path, raw))
         self.find_helpers(hinted)
-        stars = self.star_links(py_files)
+        notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
+        stars = self.star_links(py_files, notebooks)
         if not self.helpers and not stars:
             return {}
         seen: Set[Tuple[str, str]] = set()
@@ -210,12 +213,14 @@ class ProjectIndex:
                 new = True
         return new
 
-    def star_links(self, py_files: List[str]) -> Dict[str, Tuple[str, ...]]:
-        """Project modules other files star-import: importer -> modules (paths)."""
+    def star_links(self, py_files: List[str], notebooks: Sequence[str] = ()) -> Dict[str, Tuple[str, ...]]:
+        """Project modules other files star-import: importer -> modules (paths). A notebook of
+        the run (`from main import *` in a cell) star-imports like a module beside it."""
         out: Dict[str, Tuple[str, ...]] = {}
-        for path in py_files:
+        for path in list(py_files) + list(notebooks):
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
-            if raw is None or not _STAR_IMPORT.search(raw):
+            pattern = _STAR_IMPORT_IN_JSON if path.endswith(".ipynb") else _STAR_IMPORT
+            if raw is None or not pattern.search(raw):
                 continue
             doc = self.document(path)
             if doc is None:
@@ -261,6 +266,18 @@ class ProjectIndex:
 
     def binds_variable(self, path: str) -> bool:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
+
+
+def _notebook_document(raw: bytes) -> Optional[Document]:
+    """A notebook's code cells, joined and parsed as the engine sees them."""
+    from .notebook.jsonfile import NotebookError, parse_notebook
+    from .notebook.run import Cells
+
+    try:
+        cells = Cells(parse_notebook(raw))
+    except NotebookError:
+        return None
+    return cells.parse(cells.text)[0] if cells.analysed else None
 
 
 def _document(raw: bytes) -> Optional[Document]:

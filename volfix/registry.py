@@ -52,8 +52,8 @@ def expand_selectors(selectors: Iterable[str], codes: Iterable[str]) -> FrozenSe
         sel = raw.strip().upper()
         if not sel:
             continue
-        if sel == "ALL":
-            out |= {c for c in codes if _default_enabled(c)}
+        if sel == "ALL":  # as in ruff: every rule, the ones off by default too
+            out |= codes
             continue
         matched = {c for c in codes if c.startswith(sel)}
         if not matched:

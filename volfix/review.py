@@ -1,17 +1,18 @@
 """Reviewing fixes one at a time before they are applied (`fix_source(..., review=...)`,
 `volfix fix --interactive`).
 
-The engine applies fixes in passes: a fix may only appear once others are applied, so the
-list of fixes cannot be known in advance. A review callback is therefore asked from inside
-the fix loop, once per candidate fix group, before the group is applied:
+A fix may only appear once others are applied, so the list of fixes cannot be known in
+advance. With a review callback the engine therefore applies one fix group at a time, asking
+before each one, and analyses the text again after it:
 
     def review(proposal: FixProposal) -> bool: ...   # True: apply it; False: leave it
 
 A declined group is never proposed again in that run of the loop, even though its findings
 stay in the text and come back in every later pass; nor is any later group that would fix
-one of them (a region planned again around fewer findings). The clean-up the engine runs after
-the accepted fixes (no-op self-assignments they created, a `Variable` import they made
-unused) belongs to those fixes and is not proposed separately.
+one of them (a region planned again around fewer findings). The clean-up `volfix fix` runs after
+a fix (no-op self-assignments it created, a `Variable` import it made unused) belongs to that
+fix: it is part of the proposal's `after`, and the text written is exactly the last `after`
+accepted.
 
 Nothing here prints: the CLI (`volfix.interactive`) shows proposals and reads answers.
 """
@@ -31,9 +32,9 @@ class FixProposal:
     """One fix group offered for review: the findings it resolves and its effect.
 
     `before` is the text as it stands when the fix is proposed (the whole file, or the
-    notebook cell `cell`) and `after` the same text with this fix alone applied; the
-    diagnostics are located in `before`. Other fixes accepted in the same pass touch other
-    parts of the text, so the change shown is exactly the change this fix makes.
+    notebook cell `cell`) and `after` the same text with this fix alone applied and cleaned
+    up as `volfix fix` does; the diagnostics are located in `before`. If the fix is accepted,
+    `after` is the text from then on: the change shown is exactly the change written.
     """
 
     path: str
@@ -42,6 +43,9 @@ class FixProposal:
     before: str
     after: str
     cell: Optional[int] = None  # 1-based notebook cell, as Diagnostic.cell
+    # A notebook fix that changes several cells (its clean-up removes an import in another
+    # one): (cell, before, after) for each; `before`/`after` then show them all, headed.
+    cells: Tuple[Tuple[int, str, str], ...] = ()
 
     @property
     def message(self) -> str:
@@ -57,6 +61,8 @@ class FixProposal:
 
 
 ReviewCallback = Callable[[FixProposal], bool]
+# The text after one fix's edits, cleaned up as `volfix fix` would (engine.fixing.Finish.preview).
+Preview = Callable[[str, Sequence], str]
 
 
 class FixReviewer:
@@ -73,43 +79,38 @@ class FixReviewer:
     "yes").
     """
 
-    def __init__(self, review: ReviewCallback, path: str):
+    def __init__(self, review: ReviewCallback, path: str, preview: Preview):
         self.review = review
         self.path = path
+        self.preview = preview
         self._answers: Dict[tuple, List[Tuple[int, bool]]] = {}  # (code, snippet) -> [(offset, answer)]
         self._declined_everywhere: set = set()
 
-    def select(self, text: str, candidates: Sequence[tuple]) -> list:
-        """The candidates to apply in this pass, asking about each one not answered yet.
+    def next(self, text: str, candidates: Sequence[tuple]) -> Optional[Tuple[tuple, str]]:
+        """The next fix to apply to `text` and the text it makes, asking about it first
+        unless its findings were accepted already; None when every candidate is declined.
 
-        `candidates` are the engine's `((ident, diagnostics), edits)` in its order. A
-        candidate whose edits conflict with one already accepted in this pass is neither
-        asked nor returned: the engine analyses again after this pass and it comes back
-        then, planned on the new text.
+        `candidates` are the engine's `((ident, diagnostics), edits)` in its order. The text
+        returned is the one shown to the reviewer (`FixProposal.after`): the fix with the
+        clean-up `volfix fix` does after it.
         """
-        from .edits import apply_edits, select_compatible
-
         starts = _line_starts(text)
-        accepted: list = []
-        for candidate in candidates:
-            (_, diagnostics), edits = candidate
+        for (ident, diagnostics), edits in candidates:
             findings = [((d.code, d.snippet), _offset(starts, d.location)) for d in diagnostics]
             known = [self._answer(finding, offset) for finding, offset in findings]
             if False in known:
                 continue
-            if len(select_compatible(accepted + [candidate])[0]) != len(accepted) + 1:
-                continue
+            after = self.preview(text, edits)
             if None in known:
                 proposal = FixProposal(path=self.path, diagnostics=tuple(diagnostics),
-                                       applicability=_worst(diagnostics), before=text,
-                                       after=apply_edits(text, edits))
+                                       applicability=_worst(diagnostics), before=text, after=after)
                 answer = bool(self.review(proposal))
                 for finding, offset in findings:
                     self._answers.setdefault(finding, []).append((offset, answer))
                 if not answer:
                     continue
-            accepted.append(candidate)
-        return accepted
+            return (ident, diagnostics), after
+        return None
 
     def follow(self, edits: Iterable) -> None:
         """Move the remembered positions through `edits` (TextEdits just applied)."""

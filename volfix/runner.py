@@ -110,7 +110,8 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
         jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
         progress: Optional[Progress] = None, configs: Optional[ConfigResolver] = None,
-        _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None) -> List[FileResult]:
+        _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
+        with_fixes: bool = False) -> List[FileResult]:
     """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
     (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
     by path; files the prefilter rules out have none.
@@ -127,15 +128,15 @@ def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fix
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                          configs=configs, _process=_process, review=review)[0]
+                          configs=configs, _process=_process, review=review, with_fixes=with_fixes)[0]
 
 
 def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
                    unsafe_fixes: bool = False, jobs: Optional[int] = None, use_cache: bool = True,
                    force_exclude: bool = False, progress: Optional[Progress] = None,
                    configs: Optional[ConfigResolver] = None,
-                   _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None
-                   ) -> Tuple[List[FileResult], RunStats]:
+                   _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
+                   with_fixes: bool = False) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
     from . import discovery
 
@@ -163,19 +164,19 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
 
         cache = ResultCache(root, config.cache_key())
     return _run_candidates(paths, files, candidates, config, configs, cache, stats, mode, unsafe_fixes,
-                           workers, progress, _process, review)
+                           workers, progress, _process, review, with_fixes and mode == "check")
 
 
 def _run_candidates(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
                     config: Config, configs: ConfigResolver, cache, stats: RunStats, mode: str,
                     unsafe_fixes: bool, workers: int, progress: Optional[Progress],
-                    _process: Optional[ProcessFn], review: Optional[ReviewCallback]
-                    ) -> Tuple[List[FileResult], RunStats]:
+                    _process: Optional[ProcessFn], review: Optional[ReviewCallback],
+                    with_fixes: bool = False) -> Tuple[List[FileResult], RunStats]:
     """Link, look up and analyse the `candidates` among `files`."""
     total = len(files)
     links = _link(paths, files, candidates, config, cache, workers)
     stats.candidates = len(candidates)
-    results, tasks = _lookup(candidates, cache, mode, links, configs)
+    results, tasks = _lookup(candidates, cache, mode, links, configs, with_fixes)
     stats.cache_hits = len(results)
     done = total - len(tasks)
     if progress is not None:
@@ -194,6 +195,8 @@ def _run_candidates(paths: Sequence[str], files: List[str], candidates: List[Tup
     stats.analysed = len(tasks)
     stats.lines_analysed = sum(t.lines for t in tasks)
     options = {"mode": mode, "unsafe_fixes": unsafe_fixes}
+    if with_fixes:  # JSON/SARIF: every fix's edits (a result with them is cached as any other)
+        options["with_fixes"] = True
     workers = min(workers, len(tasks))
     if review is not None:
         # The callback talks to this process (a terminal, a test): no pool, one file at a time.
@@ -323,7 +326,7 @@ def _task_options(options: Dict, task: _Task) -> Dict:
 
 
 def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
-            links: Optional[Dict[str, object]], configs: ConfigResolver
+            links: Optional[Dict[str, object]], configs: ConfigResolver, with_fixes: bool = False
             ) -> Tuple[List[FileResult], List[_Task]]:
     """Cache hits as results; the other candidates as tasks for the engine. Each task
     carries its file's effective configuration, whose key is part of the cache key."""
@@ -348,11 +351,17 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
                 task.cache_key = cache.key(path, keyed, "check", config_key)
                 task.data = data
                 hit = cache.get(task.cache_key, shown, data)
+                if hit is not None and with_fixes and not _has_edits(hit):
+                    hit = None  # cached by a plain check: analysed again for the edits
                 if hit is not None and (mode == "check" or _nothing_to_fix(hit)):
                     results.append(hit if mode == "check" else replace(hit, fixed_source=hit.source))
                     continue
             tasks.append(task)
     return results, tasks
+
+
+def _has_edits(result: FileResult) -> bool:
+    return all(d.fix.edits for d in result.diagnostics if d.fixable)
 
 
 def _nothing_to_fix(result: FileResult) -> bool:

@@ -17,7 +17,7 @@ from typing import Optional, Union
 from ..config import Config
 from ..model import FileResult
 from .analyse import Options, analyse, may_have_findings, suppression_only
-from .fixing import Review, fix_loop
+from .fixing import Review, fix_loop, with_fix_edits
 
 __all__ = ["check_text", "fix_text", "options_for", "per_file_config"]
 
@@ -37,7 +37,11 @@ def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fix
     if not may_have_findings(text, options.enabled, links) and not ("VF010" in options.enabled and suppression_only(text)):
         return FileResult(path=path, source=text)
     analysis = analyse(text, options)
-    return FileResult(path=path, diagnostics=tuple(analysis.diagnostics), source=text)
+    diagnostics = analysis.diagnostics
+    if with_fixes:
+        keep = links is not None and links.star_exported
+        diagnostics = with_fix_edits(text, analysis, options, keep_variable_import=keep)
+    return FileResult(path=path, diagnostics=tuple(diagnostics), source=text)
 
 
 def fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fixes: bool = False,

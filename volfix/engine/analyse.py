@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 from .. import registry
 from ..findings import Finding, FixPlan
 from ..flow.helper_calls import HELPER_CALL, callee_names
-from ..model import Applicability, Diagnostic, Edit, Fix, Location
+from ..model import Applicability, Diagnostic, Fix, Location
 from ..rules.base import MODULE, VARIABLE_CALL, handles_node
 from ..rules.context import RuleContext
 from ..syntax import names as nm
@@ -197,17 +197,16 @@ def to_diagnostic(doc: Document, finding: Finding, ctx: RuleContext, options: Op
     plan = finding.fix
     if plan is not None:
         rule = registry.get(finding.code)
-        title = plan.title or fix_title(plan, rule, finding)
+        title = plan.title or fix_title(plan, rule, finding, doc)
         plan.title = title
         blocked = any(site_inside(plan, s, src) for s in doc.async_sites) and finding.code != "VF301"
         if blocked:
             note = "; ".join(n for n in (note, "not fixed yet: fix the `async=` keywords (VF301) first") if n)
             finding.fix = None
         else:
-            edits: Tuple[Edit, ...] = ()
-            if options.with_fixes:
-                edits = rendered_edits(doc, plan, ctx)
-            fix = Fix(plan.applicability, title, edits)
+            # with_fixes: the edits are rendered per fix group, clean-up included, by
+            # engine.fixing.with_fix_edits once the groups are known.
+            fix = Fix(plan.applicability, title, ())
     message = finding.message or registry.get(finding.code).MESSAGE
     return Diagnostic(code=finding.code, message=message, location=Location(row, col + 1),
                       end_location=Location(erow, ecol + 1), fix=fix, note=note, snippet=snippet.strip())
@@ -220,34 +219,60 @@ def site_inside(plan: FixPlan, site, src) -> bool:
     return any(start <= offset < end for start, end in spans)
 
 
-def fix_title(plan: FixPlan, rule, finding: Finding) -> str:
+def fix_title(plan: FixPlan, rule, finding: Finding, doc: Document) -> str:
+    """What the fix does, naming its regions so a reviewer can size them up: "Unwrap and run
+    lines 8-10 under `with torch.no_grad():`", "Unwrap and decorate `evaluate()` with
+    `@torch.no_grad()`". Lines are the file's (a notebook's: the cell's) before the fix."""
     unwrap = "" if finding.call_site else "Unwrap and "
-    forms = {r.form for r in plan.regions}
-    if "decorator" in forms:
-        return _sentence(f"{unwrap}decorate the function with `@torch.no_grad()`")
-    if "with" in forms:
-        return _sentence(f"{unwrap}run the dependent statements under a grad-mode `with` block")
-    return rule.FIX_TITLE or "Apply the fix"
+    if not plan.regions:
+        return rule.FIX_TITLE or "Apply the fix"
+    home = doc.part_of_row(doc.src.row_col(finding.start)[0])
+    decorated = [r for r in plan.regions if r.form == "decorator"]
+    blocks: Dict[str, List[str]] = {}
+    for region in plan.regions:
+        if region.form != "decorator":
+            blocks.setdefault(region.header, []).append(_lines(doc, region, home))
+    parts = []
+    if decorated:
+        names = " and ".join(f"`{_function_name(doc.text, r.start)}()`" for r in decorated)
+        headers = " / ".join(dict.fromkeys(f"`@{r.header}`" for r in decorated))
+        parts.append(f"decorate {names} with {headers}")
+    for header, spans in blocks.items():
+        parts.append(f"run {_spans(spans)} under `with {header}:`")
+    return _sentence(unwrap + "; ".join(parts))
+
+
+_DEF = re.compile(r"\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _function_name(text: str, start: int) -> str:
+    match = _DEF.match(text, start)
+    return match.group(1) if match else "the function"
+
+
+def _lines(doc: Document, region, home) -> str:
+    """`8`, `8-10`, or `2-3 of cell 5` for a region in another cell than the finding."""
+    src = doc.src
+    first = src.row_col(region.start)[0]
+    last = src.row_col(max(region.start, region.end - 1))[0]
+    part = doc.part_of_row(first)
+    where = ""
+    if part is not None and part.number is not None:
+        first, last = first - part.first_row + 1, last - part.first_row + 1
+        if home is None or part.number != home.number:
+            where = f" of cell {part.number}"
+    return (f"{first}" if first == last else f"{first}-{last}") + where
+
+
+def _spans(spans: List[str]) -> str:
+    """["8-10"] -> "lines 8-10"; ["30", "32-33", "40"] -> "lines 30, 32-33 and 40"."""
+    word = "line" if len(spans) == 1 and "-" not in spans[0] else "lines"
+    listed = spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + " and " + spans[-1]
+    return f"{word} {listed}"
 
 
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def rendered_edits(doc: Document, plan: FixPlan, ctx: RuleContext) -> Tuple[Edit, ...]:
-    """The plan as 1-based edits (for JSON, SARIF and editors)."""
-    from .render_plan import plan_edits
-
-    edits = plan_edits(doc, plan)
-    if edits is None:
-        return ()
-    src = doc.src
-    out = []
-    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, not e.key, e.end, e.content)):
-        r1, c1 = src.row_col(e.start)
-        r2, c2 = src.row_col(e.end)
-        out.append(Edit(e.content, Location(r1, c1 + 1), Location(r2, c2 + 1)))
-    return tuple(out)
 
 
 def parse_diagnostic(text: str, error: ParseError) -> Diagnostic:
@@ -256,7 +281,8 @@ def parse_diagnostic(text: str, error: ParseError) -> Diagnostic:
         from ..py2 import python2_reason
 
         reason = python2_reason(text) if error.part is None else None
-        message = f"File cannot be parsed: {reason or error.message}"
+        what = "File" if error.part is None else "Cell"  # a notebook's cell: the others are checked
+        message = f"{what} cannot be parsed: {reason or error.message}"
     else:
         message = f"File cannot be read: {error.message}"
     return Diagnostic(code=error.code, message=message, location=Location(error.row, error.col),

@@ -9,9 +9,11 @@ made unused are removed. A text that does not compile is never handed back.
 from __future__ import annotations
 
 import ast
+import bisect
+import dataclasses
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from ..edits import TextEdit, apply_edits, select_compatible
+from ..edits import TextEdit, apply_edits, diff_edits, select_compatible
 from ..model import Applicability, Diagnostic
 from ..review import FixReviewer, ReviewCallback
 from ..syntax import big_files
@@ -45,32 +47,15 @@ def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse
     problems: List[Diagnostic] = []
     banned: set = set()
     current = text
-    reviewer = FixReviewer(review, path) if review is not None else None
     if not verify(text):
         return text, applied, problems  # not Python 3 even with `async=` masked: nothing to fix
+    if review is not None:
+        finish = Finish(options, parse, verify, may_remove_imports, keep_variable_import, extra_used)
+        return _review_loop(text, options, unsafe, parse, verify, FixReviewer(review, path, finish.preview))
     for _ in range(MAX_FIX_PASSES):
-        analysis = _analyse(current, options, parse)
-        candidates = []
-        for group in analysis.groups:
-            if not _applicable(group.applicability, unsafe):
-                continue
-            ident = tuple((d.code, d.snippet) for d in group.diagnostics)
-            if ident in banned:
-                continue
-            edits = _edits(analysis, group)
-            if edits is None:
-                banned.add(ident)
-                problems.extend(_bug(d, "its fix could not be rendered") for d in group.diagnostics)
-                continue
-            candidates.append(((ident, group.diagnostics), edits))
+        candidates = _candidates(_analyse(current, options, parse), unsafe, banned, problems)
         if not candidates:
             break
-        # VF104's fix contains its helper's VF103 fix: it goes first, or it would never apply.
-        candidates.sort(key=lambda c: not any(d.code == "VF104" for d in c[0][1]))
-        if reviewer is not None:
-            candidates = reviewer.select(current, candidates)  # asks; declined ones never return
-            if not candidates:
-                break
         chosen, edits = select_compatible(candidates)
         new = apply_edits(current, edits)
         if not verify(new):
@@ -81,8 +66,6 @@ def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse
             applied.extend(diags)
         if new == current:
             break
-        if reviewer is not None:
-            reviewer.follow(edits)
         current = new
     if applied:
         current = cleanup(text, current, options, parse, verify, may_remove_imports, keep_variable_import,
@@ -90,6 +73,105 @@ def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse
     if current != text and not verify(current):  # never hand back code that does not compile
         return text, [], problems + [_bug(None, "the fixed file did not compile")]
     return current, applied, problems
+
+
+def _candidates(analysis: Analysis, unsafe: bool, banned: set, problems: list) -> list:
+    """The applicable fix groups of one pass as `((ident, diagnostics), edits)`, VF104 first."""
+    candidates = []
+    for group in analysis.groups:
+        if not _applicable(group.applicability, unsafe):
+            continue
+        ident = tuple((d.code, d.snippet) for d in group.diagnostics)
+        if ident in banned:
+            continue
+        edits = _edits(analysis, group)
+        if edits is None:
+            banned.add(ident)
+            problems.extend(_bug(d, "its fix could not be rendered") for d in group.diagnostics)
+            continue
+        candidates.append(((ident, group.diagnostics), edits))
+    # VF104's fix contains its helper's VF103 fix: it goes first, or it would never apply.
+    candidates.sort(key=lambda c: not any(d.code == "VF104" for d in c[0][1]))
+    return candidates
+
+
+def _review_loop(text: str, options: Options, unsafe: bool, parse: Optional[Parse], verify,
+                 reviewer: FixReviewer) -> Tuple[str, List[Diagnostic], List[Diagnostic]]:
+    """The fix loop with a reviewer: one fix at a time, each applied exactly as it was shown
+    (`FixProposal.after`: the fix and the clean-up it calls for), then the text is analysed
+    again. What is written is the last text shown, so a preview never differs from the file."""
+    applied: List[Diagnostic] = []
+    problems: List[Diagnostic] = []
+    banned: set = set()
+    current = text
+    for _ in range(MAX_REVIEW_STEPS):
+        candidates = _candidates(_analyse(current, options, parse), unsafe, banned, problems)
+        step = reviewer.next(current, candidates)  # asks; declined findings never return
+        if step is None:
+            break
+        (ident, diagnostics), after = step
+        if after == current or not verify(after):
+            banned.add(ident)
+            if after != current:
+                problems.extend(_bug(d, f"{d.code} fix produced code that does not compile") for d in diagnostics)
+            continue
+        applied.extend(diagnostics)
+        reviewer.follow(diff_edits(current, after))
+        current = after
+    return current, applied, problems
+
+
+MAX_REVIEW_STEPS = 500
+
+
+class Finish:
+    """What `volfix fix` does after the fixes of a text: the clean-up, with the options of
+    this text (a notebook's parse and verification, the imports it may remove)."""
+
+    def __init__(self, options: Options, parse: Optional[Parse], verify, may_remove_imports: bool,
+                 keep_variable_import: bool, extra_used: frozenset):
+        self.options, self.parse, self.verify = options, parse, verify
+        self.may_remove_imports, self.keep_variable_import = may_remove_imports, keep_variable_import
+        self.extra_used = extra_used
+
+    def preview(self, text: str, edits: Sequence[TextEdit]) -> str:
+        """`text` with one fix group's `edits` applied and cleaned up: what `volfix fix`
+        writes for that fix alone. Unchanged clean-up when the edits break the text."""
+        new = apply_edits(text, edits)
+        if new == text or not self.verify(new):
+            return new
+        return cleanup(text, new, self.options, self.parse, self.verify, self.may_remove_imports,
+                       self.keep_variable_import, self.extra_used)
+
+
+def with_fix_edits(text: str, analysis: Analysis, options: Options, *, parse: Optional[Parse] = None,
+                   verify=compiles, extra_used: frozenset = frozenset(),
+                   keep_variable_import: bool = False) -> List[Diagnostic]:
+    """The analysis's diagnostics, each fix carrying the edits that turn `text` into what
+    `volfix fix` writes for that fix alone, clean-up included (for JSON, SARIF and editors'
+    quick fixes: every preview of a fix is the text `fix` writes). The findings fixed together
+    (one region) share their edits; a fix that cannot be rendered or breaks the text has none."""
+    from ..model import Edit, Location
+    from ..syntax.positions import SourceText
+
+    finish = Finish(options, parse, verify, True, keep_variable_import, extra_used)
+    starts = SourceText(text).line_starts
+
+    def location(offset: int) -> Location:
+        row = bisect.bisect_right(starts, offset)
+        return Location(row, offset - starts[row - 1] + 1)
+
+    replaced = {}
+    for group in analysis.groups:
+        edits = _edits(analysis, group)
+        after = None if edits is None else finish.preview(text, edits)
+        found: Tuple[Edit, ...] = ()
+        if after is not None and after != text and verify(after):
+            found = tuple(Edit(e.content, location(e.start), location(e.end)) for e in diff_edits(text, after))
+        for d in group.diagnostics:
+            if d.fix is not None:
+                replaced[id(d)] = dataclasses.replace(d, fix=dataclasses.replace(d.fix, edits=found))
+    return [replaced.get(id(d), d) for d in analysis.diagnostics]
 
 
 def _analyse(text: str, options: Options, parse: Optional[Parse]) -> Analysis:

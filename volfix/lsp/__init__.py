@@ -1,4 +1,4 @@
-"""The volfix language server (`volfix server`, needs `pip install "volfix[lsp]"`).
+"""The volfix language server (`volfix server`, needs pygls: the `lsp` extra).
 
     positions.py   volfix locations (1-based, code points) <-> LSP positions (UTF-16 units)
     convert.py     volfix diagnostics and fixes -> LSP diagnostics, edits, actions, hover text

@@ -20,7 +20,7 @@ import queue
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Set, Tuple, TypeVar, Union
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE = 0.15  # seconds of quiet after a change before checking
 PYTHON_SUFFIXES = (".py", ".pyi")
+FIX_ALL_COMMAND = "volfix.fixAll"  # workspace/executeCommand: [uri] or [{"uri": ..., "unsafe": true}]
+
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[types.NotebookDocumentFilterWithCells(
         cells=[types.NotebookCellLanguage(language="python")])],
@@ -371,6 +373,24 @@ class VolfixLanguageServer(LanguageServer):
             changes = await self.run(fix_cells, snapshot.path)
         return None if changes is None else convert.workspace_edit(changes, self.versioned_edits)
 
+    async def fix_all_command(self, args: Sequence[object]) -> Optional[bool]:
+        """`volfix.fixAll` with the document's URI (or `{"uri": ..., "unsafe": true}`): apply
+        what `volfix fix` (with `unsafe`: `--unsafe-fixes`) would, by `workspace/applyEdit`.
+        Returns whether there was anything to apply."""
+        first = args[0] if args else None
+        uri = first.get("uri") if isinstance(first, dict) else first
+        unsafe = bool(first.get("unsafe")) if isinstance(first, dict) else False
+        if not isinstance(uri, str):
+            raise ValueError(f"{FIX_ALL_COMMAND} needs the document's URI")
+        result = await self.current_result(uri)
+        if result is None:
+            return False
+        edit = await self.fix_all_edit(result, unsafe)
+        if edit is None or not (edit.document_changes or edit.changes):
+            return False
+        self.workspace_apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="volfix: fix all"))
+        return True
+
     async def resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         uri = data.get("uri")
@@ -475,6 +495,12 @@ def create_server() -> VolfixLanguageServer:
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(ls: VolfixLanguageServer, params: types.CodeAction) -> types.CodeAction:
         return await ls.resolve_code_action(params)
+
+    # pygls always advertises `executeCommandProvider` (with the commands registered): offer
+    # one, "fix all" for editors that bind commands rather than source actions.
+    @server.command(FIX_ALL_COMMAND)
+    async def fix_all_command(ls: VolfixLanguageServer, *args) -> Optional[bool]:
+        return await ls.fix_all_command(args)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: VolfixLanguageServer, params: types.HoverParams) -> Optional[types.Hover]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 # Cell magics whose body is Python run in the kernel's namespace.
 PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -40,6 +40,11 @@ class MaskedCell:
     cell_magic: Optional[str] = None  # name of a leading %%magic
     cell_magic_line: int = 0  # its 0-based line index in the cell
     skip: bool = False  # a cell magic whose body is not Python
+    # IPython strips the first non-blank line's indentation from every line that has it
+    # (`leading_indent`): a cell may start with a space. `text` is dedented; this comes back.
+    indent: str = ""
+    # With `indent`: the lines IPython left as they were (not starting with it), by content.
+    unindented: Tuple[str, ...] = ()
 
 
 def _is_magic(body: str) -> bool:
@@ -50,8 +55,43 @@ def _is_magic(body: str) -> bool:
     return _HELP_END.fullmatch(body.rstrip()) is not None
 
 
+def dedent_cell(text: str) -> Tuple[str, str]:
+    """(the cell as IPython runs it, the indentation removed): IPython's `leading_indent`
+    removes the first non-blank line's indentation from every line that starts with it."""
+    lines = split_lines(text)
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[:len(first) - len(first.lstrip(" \t"))]
+    if not indent:
+        return text, ""
+    return "".join(line[len(indent):] if line.startswith(indent) else line for line in lines), indent
+
+
+def indent_cell(text: str, indent: str, unindented: Sequence[str] = ()) -> str:
+    """The inverse of `dedent_cell` for a (fixed) cell: the indentation back on every
+    non-empty line but the ones IPython left as they were (`unindented`, by content)."""
+    if not indent:
+        return text
+    kept = set(unindented)
+    return "".join(indent + line if _ENDING.sub("", line) and _ENDING.sub("", line) not in kept else line
+                   for line in split_lines(text))
+
+
+def _unindented(text: str, indent: str) -> Tuple[str, ...]:
+    if not indent:
+        return ()
+    return tuple(_ENDING.sub("", line) for line in split_lines(text)
+                 if _ENDING.sub("", line) and not line.startswith(indent))
+
+
 def mask_magics(text: str) -> MaskedCell:
     """Replace IPython syntax in a cell with placeholder statements (same line count)."""
+    dedented, indent = dedent_cell(text)
+    masked = _mask_magics(dedented)
+    masked.indent, masked.unindented = indent, _unindented(text, indent)
+    return masked
+
+
+def _mask_magics(text: str) -> MaskedCell:
     lines = split_lines(text)
     out = MaskedCell(text="")
     result: List[str] = []
@@ -99,8 +139,12 @@ def unmask_magics(text: str, masked: MaskedCell) -> str:
     moved it into a `with` block); continuation lines come back verbatim. A leading cell
     magic goes back to the first line.
     """
-    if masked.skip or not masked.magics:
+    if masked.skip:
         return text
+    return indent_cell(_unmask(text, masked) if masked.magics else text, masked.indent, masked.unindented)
+
+
+def _unmask(text: str, masked: MaskedCell) -> str:
     lines = split_lines(text)
     seen = set()
     head: List[int] = []

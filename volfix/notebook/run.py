@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..config import Config
 from ..engine import options_for
 from ..engine.analyse import analyse
-from ..engine.fixing import Review, compiles, fix_loop
+from ..engine.fixing import Review, compiles, fix_loop, with_fix_edits
 from ..model import Diagnostic, Edit, FileResult, Location
 from ..review import FixProposal
 from ..syntax.document import Document, join_cells, parse_joined, split_cells
@@ -73,6 +73,10 @@ class Cells:
 
         return verify
 
+    def indents(self) -> Dict[int, str]:
+        """Cell number -> the indentation IPython strips from it (cells that start with one)."""
+        return {raw.index + 1: masked.indent for raw, masked in self.analysed if masked.indent}
+
     def extra_uses(self) -> Set[str]:
         """Names used where the analysis cannot see: magic lines and skipped cells."""
         words: Set[str] = set()
@@ -115,8 +119,10 @@ class Cells:
                 return "".join(f"# cell {self.numbers[i]}\n{self.restored(i, cells[i])}".rstrip("\n") + "\n"
                                for i in changed)
 
+            each = tuple((self.numbers[i], self.restored(i, before[i]), self.restored(i, after[i]))
+                         for i in changed)
             return review(dataclasses.replace(proposal, diagnostics=diagnostics, before=view(before),
-                                              after=view(after)))
+                                              after=view(after), cells=each))
 
         return ask
 
@@ -140,7 +146,7 @@ class Cells:
 
 def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "check",
                      unsafe_fixes: bool = False, with_fixes: bool = False,
-                     review: Optional[Review] = None) -> Tuple[FileResult, Optional[bytes]]:
+                     review: Optional[Review] = None, links=None) -> Tuple[FileResult, Optional[bytes]]:
     """Check (mode "check") or fix ("fix", "diff") the code cells of a notebook.
 
     Returns the result and, in fix/diff mode when something changed, the new file bytes (the
@@ -161,7 +167,7 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
     if not is_python_notebook(nb.metadata):
         return FileResult(path=path, source=source, fixed_source=None if mode == "check" else source), None
     cells = Cells(nb)
-    options = options_for(config, with_fixes=with_fixes)
+    options = options_for(config, with_fixes=with_fixes, links=links)  # links: `from main import *`
     if not cells.analysed:
         return FileResult(path=path, source=source, fixed_source=None if mode == "check" else source), None
     if mode == "check":
@@ -195,7 +201,29 @@ def check_cells(cells: Cells, text: str, options) -> Tuple[Diagnostic, ...]:
     if doc is None:
         return ()
     analysis = analyse(text, options, doc=doc, parse_errors=tuple(errors))
-    return tuple(map_diagnostic(d, doc) for d in analysis.diagnostics)
+    diagnostics = analysis.diagnostics
+    if options.with_fixes:
+        diagnostics = with_fix_edits(text, analysis, options, parse=cells.parse, verify=cells.verify(text),
+                                     extra_used=frozenset(cells.extra_uses()))
+    indents = cells.indents()
+    return tuple(indented(map_diagnostic(d, doc), indents) for d in diagnostics)
+
+
+def indented(d: Diagnostic, indents: Dict[int, str]) -> Diagnostic:
+    """A finding in a cell that IPython dedents (it starts with a space): columns of the cell
+    as written."""
+    shift = len(indents.get(d.cell, "")) if d.cell is not None else 0
+    if not shift:
+        return d
+
+    def move(loc: Location) -> Location:
+        return Location(loc.row, loc.column + shift)
+
+    fix = d.fix
+    if fix is not None and fix.edits:
+        fix = dataclasses.replace(fix, edits=tuple(Edit(e.content, move(e.location), move(e.end_location))
+                                                   for e in fix.edits))
+    return dataclasses.replace(d, location=move(d.location), end_location=move(d.end_location), fix=fix)
 
 
 def map_diagnostic(d: Diagnostic, doc: Optional[Document]) -> Diagnostic:
@@ -212,7 +240,11 @@ def map_diagnostic(d: Diagnostic, doc: Optional[Document]) -> Diagnostic:
 
     fix = d.fix
     if fix is not None and fix.edits:
+        # Edits are cell-relative like the finding: a fix that also edits another cell (an
+        # import added or removed there) cannot be given as edits of this one.
+        inside = all(part.first_row <= e.location.row and e.end_location.row <= part.last_row + 1
+                     for e in fix.edits)
         fix = dataclasses.replace(fix, edits=tuple(Edit(e.content, move(e.location), move(e.end_location))
-                                                   for e in fix.edits))
+                                                   for e in fix.edits) if inside else ())
     return dataclasses.replace(d, cell=part.number, location=move(d.location), end_location=move(d.end_location),
                                fix=fix)

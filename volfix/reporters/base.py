@@ -20,3 +20,9 @@ class ReportContext:
     color: bool = False
     # Terminal width for code frames, None = unlimited.
     width: Optional[int] = None
+    # Files walked that the bytes prefilter ruled out (no `volatile`, `Variable`, `async`):
+    # never parsed, so a syntax error there is not reported (the summary says so).
+    not_parsed: int = 0
+    # --baseline: how many findings it hid, and the file.
+    baseline_hidden: int = 0
+    baseline: Optional[str] = None

@@ -75,7 +75,8 @@ def render_lines(results: List[FileResult], ctx: ReportContext) -> str:
 
 
 def render_statistics(results: List[FileResult], ctx: ReportContext) -> str:
-    """--statistics with a JSON format: [{"code", "name", "count", "fixable"}], as ruff."""
+    """--statistics with a JSON format: [{"code", "name", "count", "fixable", "fixable_count"}],
+    as ruff ("fixable": every finding of the rule is)."""
     from .text import statistics
 
     return json.dumps(statistics(results, ctx), indent=2) + "\n"

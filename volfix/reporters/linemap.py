@@ -81,6 +81,14 @@ class FileLineMap:
         found = self._map_for(cell)
         return found.backward(row) if found is not None else row
 
+    def after_line(self, row: int, cell: Optional[int] = None) -> str:
+        """Line `row` (1-based) of the text after the fixes, stripped ("" if out of range)."""
+        texts = self._texts.get(cell)
+        if texts is None:
+            return ""
+        lines = _NEWLINE.split(texts[1])
+        return lines[row - 1].strip() if 1 <= row <= len(lines) else ""
+
     def _map_for(self, cell: Optional[int]) -> Optional[LineMap]:
         if cell not in self._maps:
             texts = self._texts.get(cell)

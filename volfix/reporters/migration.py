@@ -23,6 +23,7 @@ rows link the notebook and name the cell; their rows are cell-relative.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 from urllib.parse import quote
@@ -125,7 +126,8 @@ def _file_section(rel: str, result: FileResult, ctx: ReportContext, base: str) -
                 for d in result.applied]
         out += ["**Changed**" if done else "**Would change**", "",
                 "| Line | Rule | Fix | Change | Reviewer note |", "|---|---|---|---|---|"]
-        out += [_applied_row(rel, href, d, row, ctx) for d, row in _ordered(rows)] + [""]
+        out += [_applied_row(rel, href, d, row, ctx, lines if done else None)
+                for d, row in _ordered(rows)] + [""]
     if result.diagnostics:
         # What remains is located in the fixed text (written after `fix`, not after `check`).
         rows = [(d, d.location.row if done else lines.backward(d.location.row, d.cell))
@@ -141,12 +143,38 @@ def _ordered(rows: List[Tuple[Diagnostic, int]]) -> List[Tuple[Diagnostic, int]]
                                           item[0].code))
 
 
-def _applied_row(rel: str, href: str, d: Diagnostic, row: int, ctx: ReportContext) -> str:
+def _applied_row(rel: str, href: str, d: Diagnostic, row: int, ctx: ReportContext,
+                 lines: Optional[FileLineMap] = None) -> str:
     unsafe = d.fix is not None and d.fix.applicability is Applicability.UNSAFE
     note = display_note(d, ctx) or ("unsafe fix: review the change" if unsafe else "")
     change = d.fix.message if d.fix is not None and d.fix.message else d.message
+    if lines is not None:
+        change = _spans_moved(change, lines, d.cell)
     return _row(_link(rel, href, d, row), _rule(d.code), "unsafe" if unsafe else "safe",
                 change, note)
+
+
+_SPANS = re.compile(r"\b(lines? )(\d+(?:-\d+)?(?:(?:, | and )\d+(?:-\d+)?)*)(?! of cell)")
+_HEADER = re.compile(r"(?:with .*|@.*|async with .*):?$")
+
+
+def _spans_moved(text: str, lines: FileLineMap, cell: Optional[int]) -> str:
+    """A fix's title names the lines of its region in the text it was planned on ("run lines
+    8-9 under ..."); after `fix` the report links to the written file, so the lines are moved
+    there: below the `with` line the fix added, fewer when its clean-up collapsed one."""
+    def span(match) -> str:
+        first, _, last = match.group().partition("-")
+        start, end = lines.forward(int(first), cell), lines.forward(int(last or first), cell)
+        while start < end and _HEADER.match(lines.after_line(start, cell)):
+            start += 1  # the first statement was replaced: it maps to the added `with` line
+        return str(start) if start >= end else f"{start}-{end}"
+
+    def move(match) -> str:
+        listed = re.sub(r"\d+(?:-\d+)?", span, match.group(2))
+        word = "line " if re.fullmatch(r"\d+", listed) else "lines "
+        return word + listed
+
+    return _SPANS.sub(move, text)
 
 
 def _remaining_row(rel: str, href: str, d: Diagnostic, row: int, ctx: ReportContext) -> str:

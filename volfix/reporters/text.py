@@ -249,7 +249,10 @@ def render_summary(results: List[FileResult], ctx: ReportContext) -> str:
     fixed = sum(r.fixed_count for r in results)
     lines: List[str] = []
     if ctx.mode == "fix":
-        if fixed or findings:
+        if ctx.show_fixes and (fixed or findings):
+            # --show-fixes listed them under "Fixed N findings:" already: ruff's wording here.
+            lines.append(f"Found {_plural(fixed + findings, 'finding')} ({fixed} fixed, {findings} remaining).")
+        elif fixed or findings:
             lines.append(f"Fixed {_plural(fixed, 'finding')} ({findings} remaining).")
     elif ctx.mode == "diff":
         changed = sum(1 for r in results if r.changed)
@@ -273,8 +276,18 @@ def render_summary(results: List[FileResult], ctx: ReportContext) -> str:
     if failed:
         lines.append(f"volfix failed on {_plural(failed, 'file')} (a volfix bug): see the errors above.")
     if not lines:
-        lines.append("All checks passed!")
+        lines.append("All checks passed!" + _not_parsed(ctx.not_parsed))
+    if ctx.baseline_hidden:
+        lines.append(f"{_plural(ctx.baseline_hidden, 'finding')} recorded in the baseline "
+                     f"`{ctx.baseline}` not shown.")
     return "".join(line + "\n" for line in lines)
+
+
+def _not_parsed(count: int) -> str:
+    if not count:
+        return ""
+    files = "file that cannot hold a finding was" if count == 1 else "files that cannot hold a finding were"
+    return f" ({count} {files} not parsed: a syntax error there is not reported)"
 
 
 def _legacy_semantics_clause(results: List[FileResult], hidden: int, ctx: ReportContext) -> str:
@@ -309,7 +322,8 @@ def render_errors(results: List[FileResult], debug: bool = False) -> str:
 
 
 def statistics(results: List[FileResult], ctx: ReportContext) -> List[dict]:
-    """Per-code counts, most frequent first: code, name, count, fixable (any fix applicable)."""
+    """Per-code counts, most frequent first: code, name, count, fixable (every finding's fix
+    applies with this run's settings, as ruff's `[*]`), fixable_count (how many do)."""
     from ..registry import rules
 
     known = rules()
@@ -323,12 +337,14 @@ def statistics(results: List[FileResult], ctx: ReportContext) -> List[dict]:
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         rule = known.get(code)
         rows.append({"code": code, "name": rule.name() if rule else "", "count": count,
-                     "fixable": fixable[code] > 0})
+                     "fixable": fixable[code] == count, "fixable_count": fixable[code]})
     return rows
 
 
 def render_statistics(results: List[FileResult], ctx: ReportContext) -> str:
-    """A table like ruff's `--statistics`: count, code, `[*]` when fixable, rule name."""
+    """A table like ruff's `--statistics`: count, code, a marker, rule name. As ruff: `[*]` when
+    `volfix fix` (with this run's --unsafe-fixes) fixes every finding of the rule, `[~]` when it
+    fixes some of them, `[ ]` when none."""
     rows = statistics(results, ctx)
     if not rows:
         return ""
@@ -337,7 +353,7 @@ def render_statistics(results: List[FileResult], ctx: ReportContext) -> str:
     code_width = max(len(row["code"]) for row in rows)
     out = []
     for row in rows:
-        marker = paint("[*]", "marker") if row["fixable"] else "   "
+        marker = paint("[*]", "marker") if row["fixable"] else "[~]" if row["fixable_count"] else "[ ]"
         code = paint(row["code"].ljust(code_width), "code")
         out.append(f"{str(row['count']).rjust(count_width)}  {code}  {marker} {row['name']}".rstrip())
     return "\n".join(out) + "\n"

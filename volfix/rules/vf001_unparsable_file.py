@@ -24,8 +24,10 @@ class UnparsableFile(Rule):
     ```
 
     ## Fix safety
-    No fix is offered: port the file to Python 3 first (e.g. with `pyupgrade` or `2to3`),
-    then run volfix again. `async=` keywords are not a reason for this code: VF301 repairs them
+    No fix is offered: port the file to Python 3 first, then run volfix again. For a Python 2
+    file use a tool that reads Python 2: `2to3` (in the standard library up to Python 3.12)
+    or `futurize` (the `future` package); `pyupgrade` cannot help, it only reads files that
+    already parse as Python 3. `async=` keywords are not a reason for this code: VF301 repairs them
     (but an `async` *parameter* is: renaming it would change an API). Only files that could hold
     legacy code (they mention `Variable` with an import of `torch.autograd`, `volatile` with
     torch, or an `async=` keyword) are parsed, so only those are reported: volfix is not a

@@ -33,8 +33,10 @@ MAX_DEPTH = 8
 class ScalarDataIndex(Rule):
     """
     ## What it does
-    Finds `x.data[0]` where `x` is a loss or a full reduction (`criterion(out, y)`,
-    `F.nll_loss(...)`, `x.sum()`, `x.mean()`, a name bound to one).
+    Finds `x.data[0]` where `x` is a loss or a full reduction: the output of a loss module
+    (`criterion(out, y)` with `criterion = nn.CrossEntropyLoss()`), `F.nll_loss(...)`,
+    `x.sum()`, `x.mean()`, or a name bound to one (a safe fix); or a value only named like a
+    loss (`loss`, `d_loss`, `self.loss`: an unsafe fix).
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.
