@@ -321,6 +321,14 @@ def test_nesting_with_a_different_strictness_is_refused():
     assert "volatile" not in torch.Tensor.__dict__
 
 
+def test_the_class_is_importable_from_volfix_legacy(legacy):
+    import volfix.legacy
+
+    assert volfix.legacy.Variable is legacy
+    with pytest.raises(AttributeError):
+        volfix.legacy.Tensor  # noqa: B018
+
+
 def test_variables_made_inside_are_plain_outside():
     with legacy_semantics():
         from torch.autograd import Variable

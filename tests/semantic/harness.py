@@ -15,6 +15,7 @@ import importlib.util
 import io
 import itertools
 import math
+import random
 import sys
 import tokenize
 import traceback
@@ -26,6 +27,10 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from volfix.legacy import legacy_semantics, read_script
+
+# The programs run tiny tensors, where torch's intra-op threads only contend for the cores
+# (2 shared cores: the fixture training scripts took 10-50 s with the default, 0.5 s with one).
+torch.set_num_threads(1)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "legacy"
 # A multi-module program (sibling imports, as research scripts do).
@@ -133,6 +138,38 @@ def run_program(source: str, directory: Path, label: str, legacy: bool = False) 
             spec.loader.exec_module(module)  # module-level scripts run here
             result = module.run()
         except Exception as exc:  # reported by the tests that need the result
+            error = exc
+    return _outcome(result, error, caught, probe)
+
+
+def _globals_of(module) -> Dict[str, Any]:
+    """A module-level program's results: its public globals that are tensors or numbers
+    (or lists and tuples of them)."""
+    def is_value(value) -> bool:
+        if isinstance(value, (list, tuple)):
+            return all(is_value(item) for item in value)
+        return isinstance(value, (torch.Tensor, bool, int, float))
+    return {name: value for name, value in vars(module).items()
+            if not name.startswith("_") and is_value(value)}
+
+
+def run_module(source: str, directory: Path, label: str, legacy: bool = False) -> Outcome:
+    """Run `source` as a module-level program (a script: no run() to call), seeded; its
+    result is `_globals_of` the module."""
+    path = directory / f"{label}.py"
+    path.write_text(source, encoding="utf-8")
+    if legacy:
+        path.write_text(read_script(str(path)), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_volfix_semantic_{next(_counter)}", path)
+    module = importlib.util.module_from_spec(spec)
+    result, error = None, None
+    random.seed(0)
+    torch.manual_seed(0)
+    with _recording(legacy) as (caught, probe), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            spec.loader.exec_module(module)
+            result = _globals_of(module)
+        except Exception as exc:
             error = exc
     return _outcome(result, error, caught, probe)
 
