@@ -15,6 +15,7 @@ import importlib.util
 import io
 import itertools
 import math
+import os
 import random
 import sys
 import tokenize
@@ -154,8 +155,8 @@ def _globals_of(module) -> Dict[str, Any]:
 
 
 def run_module(source: str, directory: Path, label: str, legacy: bool = False) -> Outcome:
-    """Run `source` as a module-level program (a script: no run() to call), seeded; its
-    result is `_globals_of` the module."""
+    """Run `source` as a module-level program (a script: no run() to call), seeded, in
+    `directory`; its result is `_globals_of` the module."""
     path = directory / f"{label}.py"
     path.write_text(source, encoding="utf-8")
     if legacy:
@@ -165,12 +166,17 @@ def run_module(source: str, directory: Path, label: str, legacy: bool = False) -
     result, error = None, None
     random.seed(0)
     torch.manual_seed(0)
-    with _recording(legacy) as (caught, probe), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            spec.loader.exec_module(module)
-            result = _globals_of(module)
-        except Exception as exc:
-            error = exc
+    cwd = os.getcwd()
+    os.chdir(directory)  # files a script writes (`open("config.json", "w")`) land there
+    try:
+        with _recording(legacy) as (caught, probe), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                spec.loader.exec_module(module)
+                result = _globals_of(module)
+            except Exception as exc:
+                error = exc
+    finally:
+        os.chdir(cwd)
     return _outcome(result, error, caught, probe)
 
 
