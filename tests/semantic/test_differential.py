@@ -19,6 +19,7 @@ exact difference as the reason, until the fix planner is corrected (issue 21).
 """
 from __future__ import annotations
 
+import ast
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ torch = pytest.importorskip("torch")
 from volfix import runner  # noqa: E402
 from volfix.api import fix_source  # noqa: E402
 from volfix.config import Config  # noqa: E402
+from volfix.syntax.async_keywords import mask_async  # noqa: E402
 
 from harness import (  # noqa: E402
     EXAMPLES, PACKAGE, Outcome, outcome_differences, run_module, run_package, run_program,
@@ -207,11 +209,6 @@ def test_fixed_package_matches_its_0_3_run(name, mode, package_dirs):
 # ------------------------------------------------------ the fixtures that are programs
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-FIXTURE_IDS = sorted(str(p.relative_to(FIXTURES))[: -len(".in.py")] for p in FIXTURES.glob("VF*/*.in.py"))
-# Most fixtures are snippets: functions nobody calls, or code reading names they never define.
-# A fixture is compared when its original, run as a script under the 0.3 semantics, finishes
-# and ran its legacy code (`is_program`); the others are skipped, saying why.
-_fixture_legacy: Dict[str, Outcome] = {}
 
 
 def fixture_source(fixture: str) -> Optional[str]:
@@ -220,6 +217,29 @@ def fixture_source(fixture: str) -> Optional[str]:
         return (FIXTURES / f"{fixture}.in.py").read_text(encoding="utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def calls_at_module_level(source: Optional[str]) -> bool:
+    """Some statement outside def/class/import calls something: the fixture may be a script.
+    (One that only defines functions, or that does not parse, cannot run as a program.)"""
+    try:
+        tree = ast.parse(mask_async(source)[0]) if source is not None else None
+    except SyntaxError:
+        return False
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return tree is not None and any(
+        isinstance(node, ast.Call)
+        for stmt in tree.body if not isinstance(stmt, definitions) for node in ast.walk(stmt))
+
+
+# Most fixtures are snippets: functions nobody calls, or code reading names they never define.
+# Those whose module level calls something are collected; one is compared when its original,
+# run as a script under the 0.3 semantics, finishes and ran its legacy code (`is_program`),
+# and skipped, saying why, otherwise.
+FIXTURE_IDS = sorted(fixture for fixture in (str(p.relative_to(FIXTURES))[: -len(".in.py")]
+                                             for p in FIXTURES.glob("VF*/*.in.py"))
+                     if calls_at_module_level(fixture_source(fixture)))
+_fixture_legacy: Dict[str, Outcome] = {}
 
 
 def fixture_legacy_run(fixture: str, workdir: Path) -> Outcome:
