@@ -119,7 +119,9 @@ def _recording(legacy: bool):
 
 
 def _outcome(result, error: Optional[BaseException], caught, probe: GraphProbe) -> Outcome:
-    text = "".join(traceback.format_exception(type(error), error, error.__traceback__)) if error else None
+    text = None
+    if error is not None:
+        text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     return Outcome(result, text, [str(w.message) for w in caught], "".join(probe.profile),
                    type(error).__name__ if error else None, probe.parameters())
 
@@ -252,11 +254,12 @@ def value_differences(before, after, where: str) -> List[str]:
         if (before.dtype, before.shape) != (after.dtype, after.shape):
             found.append(f"{where}: {before.dtype}{tuple(before.shape)} in 0.3, "
                          f"{after.dtype}{tuple(after.shape)} after the fix")
-        elif not torch.allclose(_plain(after), _plain(before), rtol=RTOL, atol=ATOL, equal_nan=True):
+        elif not _close(before, after):
             found.append(f"{where}: values differ")
         return found
     if isinstance(before, float) and isinstance(after, float):
-        same = math.isclose(after, before, rel_tol=RTOL, abs_tol=ATOL) or (before != before and after != after)
+        both_nan = before != before and after != after
+        same = both_nan or math.isclose(after, before, rel_tol=RTOL, abs_tol=ATOL)
         return [] if same else [f"{where}: {before!r} in 0.3, {after!r} after the fix"]
     if isinstance(before, (list, tuple)) and type(after) is type(before):
         if len(before) != len(after):
@@ -266,14 +269,18 @@ def value_differences(before, after, where: str) -> List[str]:
     if isinstance(before, dict) and isinstance(after, dict):
         if before.keys() != after.keys():
             return [f"{where}: keys {sorted(before)} in 0.3, {sorted(after)} after the fix"]
-        return [d for key in before for d in value_differences(before[key], after[key], f"{where}[{key!r}]")]
+        return [d for key in before
+                for d in value_differences(before[key], after[key], f"{where}[{key!r}]")]
     if type(after) is not type(before) or after != before:
         return [f"{where}: {before!r} in 0.3, {after!r} after the fix"]
     return []
 
 
-def _plain(tensor: torch.Tensor) -> torch.Tensor:
-    return tensor.detach().as_subclass(torch.Tensor)
+def _close(before: torch.Tensor, after: torch.Tensor) -> bool:
+    """Same shape and values (0.3 runs hand back Variables: compared as plain tensors)."""
+    before, after = (t.detach().as_subclass(torch.Tensor) for t in (before, after))
+    return before.shape == after.shape and torch.allclose(after, before, rtol=RTOL, atol=ATOL,
+                                                          equal_nan=True)
 
 
 def outcome_differences(before: Outcome, after: Outcome) -> List[str]:
@@ -290,8 +297,8 @@ def outcome_differences(before: Outcome, after: Outcome) -> List[str]:
     if len(before.params) != len(after.params):
         found.append(f"parameters: {len(before.params)} in 0.3, {len(after.params)} after the fix")
     else:
-        found += [f"parameter {i}: values differ" for i, (b, a) in enumerate(zip(before.params, after.params))
-                  if b.shape != a.shape or not torch.allclose(_plain(a), _plain(b), rtol=RTOL, atol=ATOL)]
+        found += [f"parameter {i}: values differ"
+                  for i, (b, a) in enumerate(zip(before.params, after.params)) if not _close(b, a)]
     return found
 
 

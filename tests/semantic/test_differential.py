@@ -162,6 +162,27 @@ def test_the_oracle_sees_0_3_graphs(workdir):
     assert outcome_differences(zero_three, today) == ["forward graphs: TTTFF in 0.3, TTTTT after the fix"]
 
 
+def test_the_comparison_reports_each_kind_of_difference():
+    w = torch.ones(2, requires_grad=True)
+    base = Outcome({"loss": 1.0, "out": w * 2, "n": 3}, None, [], "TF", None, [torch.zeros(2)])
+    same = Outcome({"loss": 1.0 + 1e-9, "out": (w * 2).detach() + 0, "n": 3}, None, [], "TF", None,
+                   [torch.zeros(2)])
+    assert outcome_differences(base, same) == ["run()['out']: graph in 0.3, data after the fix"]
+    other = Outcome({"loss": 1.5, "out": w * 3, "n": 3.0}, "Traceback...", [], "TT", "RuntimeError",
+                    [torch.ones(2)])
+    assert outcome_differences(base, other) == [
+        "exception: none in 0.3, RuntimeError after the fix",
+        "forward graphs: TF in 0.3, TT after the fix",
+        "parameter 0: values differ"]
+    other.error, other.error_type = None, None
+    assert outcome_differences(base, other) == [
+        "forward graphs: TF in 0.3, TT after the fix",
+        "run()['loss']: 1.0 in 0.3, 1.5 after the fix",
+        "run()['out']: values differ",
+        "run()['n']: 3 in 0.3, 3.0 after the fix",
+        "parameter 0: values differ"]
+
+
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_each_original_means_something_else_today(name, workdir):
     """Every program shows a legacy behaviour: its 0.3 run and the same source under plain

@@ -116,7 +116,7 @@ def _check_backward(func: Callable, args: tuple, kwargs: dict) -> None:
 
 
 def _is_backward(func: Callable) -> bool:
-    return func is torch.Tensor.backward or func is torch.autograd.backward or func is torch.autograd.grad
+    return func in (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
 
 
 class _VariableMeta(type(torch.Tensor)):
@@ -287,7 +287,7 @@ def _install() -> _Patches:
 def enter(strict: bool = False) -> None:
     with _state.lock:
         if _state.depth and strict != _state.strict:
-            raise RuntimeError("legacy_semantics() is already active with strict={}".format(_state.strict))
+            raise RuntimeError(f"legacy_semantics() is already active with strict={_state.strict}")
         if _state.depth == 0:
             _state.patches = _install()
             _state.strict = strict
