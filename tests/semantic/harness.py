@@ -15,6 +15,8 @@ import importlib.util
 import io
 import itertools
 import math
+import os
+import random
 import sys
 import tokenize
 import traceback
@@ -26,6 +28,10 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from volfix.legacy import legacy_semantics, read_script
+
+# The programs run tiny tensors, where torch's intra-op threads only contend for the cores
+# (2 shared cores: the fixture training scripts took 10-50 s with the default, 0.5 s with one).
+torch.set_num_threads(1)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "legacy"
 # A multi-module program (sibling imports, as research scripts do).
@@ -113,7 +119,9 @@ def _recording(legacy: bool):
 
 
 def _outcome(result, error: Optional[BaseException], caught, probe: GraphProbe) -> Outcome:
-    text = "".join(traceback.format_exception(type(error), error, error.__traceback__)) if error else None
+    text = None
+    if error is not None:
+        text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     return Outcome(result, text, [str(w.message) for w in caught], "".join(probe.profile),
                    type(error).__name__ if error else None, probe.parameters())
 
@@ -134,6 +142,43 @@ def run_program(source: str, directory: Path, label: str, legacy: bool = False) 
             result = module.run()
         except Exception as exc:  # reported by the tests that need the result
             error = exc
+    return _outcome(result, error, caught, probe)
+
+
+def _globals_of(module) -> Dict[str, Any]:
+    """A module-level program's results: its public globals that are tensors or numbers
+    (or lists and tuples of them)."""
+    def is_value(value) -> bool:
+        if isinstance(value, (list, tuple)):
+            return all(is_value(item) for item in value)
+        return isinstance(value, (torch.Tensor, bool, int, float))
+    return {name: value for name, value in vars(module).items()
+            if not name.startswith("_") and is_value(value)}
+
+
+def run_module(source: str, directory: Path, label: str, legacy: bool = False) -> Outcome:
+    """Run `source` as a module-level program (a script: no run() to call), seeded, in
+    `directory`; its result is `_globals_of` the module."""
+    path = directory / f"{label}.py"
+    path.write_text(source, encoding="utf-8")
+    if legacy:
+        path.write_text(read_script(str(path)), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_volfix_semantic_{next(_counter)}", path)
+    module = importlib.util.module_from_spec(spec)
+    result, error = None, None
+    random.seed(0)
+    torch.manual_seed(0)
+    cwd = os.getcwd()
+    os.chdir(directory)  # files a script writes (`open("config.json", "w")`) land there
+    try:
+        with _recording(legacy) as (caught, probe), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                spec.loader.exec_module(module)
+                result = _globals_of(module)
+            except Exception as exc:
+                error = exc
+    finally:
+        os.chdir(cwd)
     return _outcome(result, error, caught, probe)
 
 
@@ -209,11 +254,12 @@ def value_differences(before, after, where: str) -> List[str]:
         if (before.dtype, before.shape) != (after.dtype, after.shape):
             found.append(f"{where}: {before.dtype}{tuple(before.shape)} in 0.3, "
                          f"{after.dtype}{tuple(after.shape)} after the fix")
-        elif not torch.allclose(_plain(after), _plain(before), rtol=RTOL, atol=ATOL, equal_nan=True):
+        elif not _close(before, after):
             found.append(f"{where}: values differ")
         return found
     if isinstance(before, float) and isinstance(after, float):
-        same = math.isclose(after, before, rel_tol=RTOL, abs_tol=ATOL) or (before != before and after != after)
+        both_nan = before != before and after != after
+        same = both_nan or math.isclose(after, before, rel_tol=RTOL, abs_tol=ATOL)
         return [] if same else [f"{where}: {before!r} in 0.3, {after!r} after the fix"]
     if isinstance(before, (list, tuple)) and type(after) is type(before):
         if len(before) != len(after):
@@ -223,14 +269,18 @@ def value_differences(before, after, where: str) -> List[str]:
     if isinstance(before, dict) and isinstance(after, dict):
         if before.keys() != after.keys():
             return [f"{where}: keys {sorted(before)} in 0.3, {sorted(after)} after the fix"]
-        return [d for key in before for d in value_differences(before[key], after[key], f"{where}[{key!r}]")]
+        return [d for key in before
+                for d in value_differences(before[key], after[key], f"{where}[{key!r}]")]
     if type(after) is not type(before) or after != before:
         return [f"{where}: {before!r} in 0.3, {after!r} after the fix"]
     return []
 
 
-def _plain(tensor: torch.Tensor) -> torch.Tensor:
-    return tensor.detach().as_subclass(torch.Tensor)
+def _close(before: torch.Tensor, after: torch.Tensor) -> bool:
+    """Same shape and values (0.3 runs hand back Variables: compared as plain tensors)."""
+    before, after = (t.detach().as_subclass(torch.Tensor) for t in (before, after))
+    return before.shape == after.shape and torch.allclose(after, before, rtol=RTOL, atol=ATOL,
+                                                          equal_nan=True)
 
 
 def outcome_differences(before: Outcome, after: Outcome) -> List[str]:
@@ -247,8 +297,8 @@ def outcome_differences(before: Outcome, after: Outcome) -> List[str]:
     if len(before.params) != len(after.params):
         found.append(f"parameters: {len(before.params)} in 0.3, {len(after.params)} after the fix")
     else:
-        found += [f"parameter {i}: values differ" for i, (b, a) in enumerate(zip(before.params, after.params))
-                  if b.shape != a.shape or not torch.allclose(_plain(a), _plain(b), rtol=RTOL, atol=ATOL)]
+        found += [f"parameter {i}: values differ"
+                  for i, (b, a) in enumerate(zip(before.params, after.params)) if not _close(b, a)]
     return found
 
 

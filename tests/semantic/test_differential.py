@@ -1,9 +1,11 @@
 """Differential tests: each legacy program's 0.3 meaning is the oracle for its fixed version.
 
-For every program in examples/legacy/ (and the lm_package/ program), the untouched original
-runs under `volfix.legacy.legacy_semantics()`, PyTorch 0.3's `volatile` on this torch, and
-the program `volfix fix` makes runs under plain torch, with the same seeds, once with the safe
-fixes only (the default configuration) and once with `--unsafe-fixes`. They must agree on
+For every program in examples/legacy/ (and the lm_package/ program), and every fixture that
+is a program rather than a snippet, the untouched original runs under
+`volfix.legacy.legacy_semantics()`, PyTorch 0.3's `volatile` on this torch, and the program
+`volfix fix` makes runs with the same seeds: with the safe fixes only (the default
+configuration) and with `--unsafe-fixes` under plain torch, and the safe-fixed one once more
+under the 0.3 semantics (`MODES`). They must agree on
 - the exception raised, if any (its type);
 - the forward-graph profile: for every top-level call of a module with parameters, whether
   its output has a grad_fn (tests/semantic/harness.py: GraphProbe);
@@ -17,6 +19,7 @@ exact difference as the reason, until the fix planner is corrected (issue 21).
 """
 from __future__ import annotations
 
+import ast
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +32,11 @@ torch = pytest.importorskip("torch")
 from volfix import runner  # noqa: E402
 from volfix.api import fix_source  # noqa: E402
 from volfix.config import Config  # noqa: E402
+from volfix.syntax.async_keywords import mask_async  # noqa: E402
 
 from harness import (  # noqa: E402
-    EXAMPLES, PACKAGE, Outcome, outcome_differences, run_package, run_program, sources_in,
+    EXAMPLES, PACKAGE, Outcome, outcome_differences, run_module, run_package, run_program,
+    sources_in,
 )
 
 # "safe" and "unsafe": the fixed program under plain torch. "safe-on-0.3": the safe-fixed
@@ -160,6 +165,27 @@ def test_the_oracle_sees_0_3_graphs(workdir):
     assert outcome_differences(zero_three, today) == ["forward graphs: TTTFF in 0.3, TTTTT after the fix"]
 
 
+def test_the_comparison_reports_each_kind_of_difference():
+    w = torch.ones(2, requires_grad=True)
+    base = Outcome({"loss": 1.0, "out": w * 2, "n": 3}, None, [], "TF", None, [torch.zeros(2)])
+    same = Outcome({"loss": 1.0 + 1e-9, "out": (w * 2).detach() + 0, "n": 3}, None, [], "TF", None,
+                   [torch.zeros(2)])
+    assert outcome_differences(base, same) == ["run()['out']: graph in 0.3, data after the fix"]
+    other = Outcome({"loss": 1.5, "out": w * 3, "n": 3.0}, "Traceback...", [], "TT", "RuntimeError",
+                    [torch.ones(2)])
+    assert outcome_differences(base, other) == [
+        "exception: none in 0.3, RuntimeError after the fix",
+        "forward graphs: TF in 0.3, TT after the fix",
+        "parameter 0: values differ"]
+    other.error, other.error_type = None, None
+    assert outcome_differences(base, other) == [
+        "forward graphs: TF in 0.3, TT after the fix",
+        "run()['loss']: 1.0 in 0.3, 1.5 after the fix",
+        "run()['out']: values differ",
+        "run()['n']: 3 in 0.3, 3.0 after the fix",
+        "parameter 0: values differ"]
+
+
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_each_original_means_something_else_today(name, workdir):
     """Every program shows a legacy behaviour: its 0.3 run and the same source under plain
@@ -202,3 +228,95 @@ def test_fixed_package_matches_its_0_3_run(name, mode, package_dirs):
     fixed = run_package(directory, legacy=mode == "safe-on-0.3")
     differences = outcome_differences(_package_legacy, fixed)
     assert differences == [], report(differences, _package_legacy, fixed, fixed_source)
+
+
+# ------------------------------------------------------ the fixtures that are programs
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def fixture_source(fixture: str) -> Optional[str]:
+    """The fixture's text, or None when it is not UTF-8 (the VF002 and encoding cases)."""
+    try:
+        return (FIXTURES / f"{fixture}.in.py").read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def calls_at_module_level(source: Optional[str]) -> bool:
+    """Some statement outside def/class/import calls something: the fixture may be a script.
+    (One that only defines functions, or that does not parse, cannot run as a program.)"""
+    try:
+        tree = ast.parse(mask_async(source)[0]) if source is not None else None
+    except SyntaxError:
+        return False
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return tree is not None and any(
+        isinstance(node, ast.Call)
+        for stmt in tree.body if not isinstance(stmt, definitions) for node in ast.walk(stmt))
+
+
+# Most fixtures are snippets: functions nobody calls, or code reading names they never define.
+# Those whose module level calls something are collected; one is compared when its original,
+# run as a script under the 0.3 semantics, finishes and ran its legacy code (`is_program`),
+# and skipped, saying why, otherwise.
+FIXTURE_IDS = sorted(fixture for fixture in (str(p.relative_to(FIXTURES))[: -len(".in.py")]
+                                             for p in FIXTURES.glob("VF*/*.in.py"))
+                     if calls_at_module_level(fixture_source(fixture)))
+_fixture_legacy: Dict[str, Outcome] = {}
+
+
+def fixture_legacy_run(fixture: str, workdir: Path) -> Outcome:
+    if fixture not in _fixture_legacy:
+        source = fixture_source(fixture)
+        if source is None:
+            return Outcome(None, "UnicodeDecodeError: not UTF-8 text", [], "", "UnicodeDecodeError")
+        label = fixture.replace("/", "_").replace("-", "_").replace(".", "_")
+        try:
+            _fixture_legacy[fixture] = run_module(source, workdir, f"{label}_legacy", legacy=True)
+        except SyntaxError as exc:  # Python 2 and unparsable fixtures (VF001)
+            _fixture_legacy[fixture] = Outcome(None, f"SyntaxError: {exc}", [], "", "SyntaxError")
+    return _fixture_legacy[fixture]
+
+
+def only_shared_names(legacy: Outcome, fixed: Outcome) -> Outcome:
+    """The 0.3 run's globals that the fixed program still defines: a fix may drop an alias
+    (`b_x = Variable(x)` becomes a use of `x`), which is not a change of behaviour; every
+    value both define is compared."""
+    if legacy.result is None or fixed.result is None:
+        return legacy
+    kept = {name: value for name, value in legacy.result.items() if name in fixed.result}
+    return Outcome(kept, legacy.error, legacy.warnings, legacy.graph, legacy.error_type, legacy.params)
+
+
+def is_program(outcome: Outcome) -> bool:
+    """It ran its legacy code: a module with parameters ran, or a 0.3 Variable is left."""
+    from volfix.legacy import Variable
+
+    made = any(type(value) is Variable for value in (outcome.result or {}).values())
+    return outcome.error is None and bool(outcome.graph or made)
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_IDS)
+def test_fixed_fixture_matches_its_0_3_run(fixture, workdir):
+    legacy = fixture_legacy_run(fixture, workdir)
+    if not is_program(legacy):
+        last = legacy.error.strip().splitlines()[-1] if legacy.error else "it computes nothing"
+        pytest.skip(f"a snippet, not a program ({last})")
+    source = fixture_source(fixture)
+    label = fixture.replace("/", "_").replace("-", "_").replace(".", "_")
+    found = {}
+    for mode in MODES:
+        fixed = fix_source(source, path=f"{label}.py", unsafe_fixes=mode == "unsafe", config=Config())
+        assert fixed.error is None, fixed.error
+        run = run_module(fixed.fixed_source, workdir, f"{label}_{mode}", legacy=mode == "safe-on-0.3")
+        differences = outcome_differences(only_shared_names(legacy, run), run)
+        if differences:
+            found[mode] = report(differences, legacy, run, fixed.fixed_source)
+    assert found == {}, "\n\n".join(f"[{mode}] {text}" for mode, text in found.items())
+
+
+def test_some_fixtures_are_programs(workdir):
+    """The fixture comparison is not all skips: the module-level training script with
+    evaluation blocks is a whole program."""
+    assert is_program(fixture_legacy_run("VF101/script-eval-blocks-in-nested-training-loops", workdir))
