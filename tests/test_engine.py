@@ -253,3 +253,13 @@ def test_a_file_whose_legacy_words_are_all_prose_is_not_analysed(monkeypatch):
 ])
 def test_every_way_code_spells_a_legacy_name_is_analysed(code):
     assert check_source(code, config=Config(select=("VF",))).diagnostics
+
+
+def test_an_if_on_a_tensor_emptied_by_the_fix_is_kept():
+    # Found by the property test: `if x:` on a model's output tests a tensor (it raises for
+    # more than one element), so the cleanup that deletes an emptied `if flag:` must keep it.
+    src = ("from torch.autograd import Variable\n\n\ndef f0(model, x):\n"
+           "    x = model(Variable(x, volatile=True))\n    if x:\n        x = Variable(y, volatile=True)\n")
+    for unsafe in (False, True):
+        fixed = fix_source(src, path="a.py", unsafe_fixes=unsafe).fixed_source
+        assert "    if x:\n        pass\n" in fixed, fixed

@@ -119,6 +119,7 @@ class Expressions:
         parent = self.index.parents.get(stmt)
         if whole_if and siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
                 and parent.body is siblings and flag_test(parent.test) is not None and src.segment(parent).startswith("if") \
+                and self._plain_flag(parent.test) \
                 and len(self.index.siblings(parent) or ()) > 1 \
                 and len(src.comments_between(src.start(parent), src.line_end(parent.end_lineno))) <= 1:
             whole = self.delete_statement(parent, whole_if=True)  # `if flag:` around nothing but `pass` goes too
@@ -130,6 +131,27 @@ class Expressions:
         if comment:
             return [TextEdit(src.start(stmt), src.line_end(last), comment)]
         return [TextEdit(src.line_starts[first - 1], src.line_after(last), "")]
+
+    def _plain_flag(self, test: ast.expr) -> bool:
+        """`if flag:` / `if not flag:` on a value whose truth test cannot raise or compute: a
+        parameter never rebound, or a name bound only to literals, comparisons and `not`. An
+        `if x:` on a model's output evaluates a tensor (it raises for more than one element),
+        so deleting it would change the program."""
+        name = test.operand if isinstance(test, ast.UnaryOp) else test
+        scope = self.index.function_of(name)
+        values = []
+        for other in self.index.names.get(name.id, ()):  # type: ignore[attr-defined]
+            if isinstance(other.ctx, ast.Load) or self.index.function_of(other) is not scope:
+                continue
+            parent = self.index.parents.get(other)
+            if not (isinstance(parent, ast.Assign) and other in parent.targets):
+                return False
+            values.append(parent.value)
+        if not values:
+            args = getattr(scope, "args", None)
+            return args is not None and name.id in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}  # type: ignore[attr-defined]
+        return all(isinstance(v, (ast.Constant, ast.Compare)) or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
+                   for v in values)
 
     def pass_instead(self, stmt: ast.stmt) -> List[TextEdit]:
         """Replace a statement by `pass` (its block would otherwise be empty)."""
