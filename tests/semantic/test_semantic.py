@@ -216,6 +216,15 @@ CASES = [
          graph_before="T{5}", graph_after="T{3}F{2}",
          repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor",
                        more=((").data[0]", ").data.tolist()"),))),
+    # The scalar reads VF401 once missed (issue 22): a project loss function's result, an
+    # accumulator of a moved criterion's `.data` read with `[0]`, a list of means, a pixel
+    # read by indexing every dimension; most of them inside the evaluation region. The
+    # repair reads each as 0.3 did, a Python number.
+    Case("vae_loss_logging", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("fc1_grad", "fc3_grad"),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=(("total_mse[0]", "total_mse.tolist()"),))),
 ]
 CASE_IDS = [case.name for case in CASES]
 LEGACY_NAMES = {"volatile", "Variable", "async"}
@@ -475,6 +484,16 @@ def test_scalar_reads_become_item_and_the_row_read_stays(workdir):
     # 0.3 read Python numbers; so does the fixed program (the original cannot run today).
     assert isinstance(after["mean_loss"], float) and isinstance(after["correct"], int)
     assert after["first_scores"].shape == (4,)
+
+
+def test_missed_scalar_reads_become_item(workdir):
+    case = next(c for c in CASES if c.name == "vae_loss_logging")
+    before, after = both_results(case, workdir)
+    fixed = runs_for(case, workdir).fixed_source.split('"""', 2)[2]
+    assert ".data[0]" not in fixed and "total_mse[0]" not in fixed, fixed
+    assert fixed.count(".item()") == 5, fixed
+    assert all(isinstance(after[key], float) for key in ("train_loss", "test_loss", "mse", "corner"))
+    assert all(isinstance(v, float) for row in after["per_term"] for v in row)
 
 
 # ------------------------------------------------- volfix check / fix on the examples
