@@ -225,6 +225,14 @@ CASES = [
          graph_before="T{5}", graph_after="T{3}F{2}",
          repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor",
                        more=(("total_mse[0]", "total_mse.tolist()"),))),
+    # `Variable` is never imported (issue 22): each call raised NameError. The calls are
+    # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
+    Case("unbound_variable", frozenset({"VF101", "VF110"}),
+         inference=("last_output",), grads=("fc1_grad", "fc2_grad"),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         repair=Repair("import torch.optim as optim\n",
+                       "import torch.optim as optim\nfrom torch.autograd import Variable\n",
+                       NameError, "name 'Variable' is not defined")),
 ]
 CASE_IDS = [case.name for case in CASES]
 LEGACY_NAMES = {"volatile", "Variable", "async"}

@@ -6,7 +6,7 @@ from ..model import Applicability
 from ..findings import Flag
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import unresolved_note, unwrap
+from .variable_calls import unbound_note, unresolved_note, unwrap
 
 
 class VolatileFlagInVariableCall(Rule):
@@ -85,7 +85,7 @@ class VolatileFlagInVariableCall(Rule):
         if isinstance(flag, ast.Constant) and flag.value is None:
             ctx.report(self.CODE, call, note="no fix: `volatile=None` raises a TypeError")
             return
-        unresolved = unresolved_note(vc)
+        unresolved = unresolved_note(vc) or unbound_note(vc)
         if unresolved and not (ctx.torch_file or ctx.index.module_names.star_modules):
             ctx.report(self.CODE, call, note=unresolved)
             return

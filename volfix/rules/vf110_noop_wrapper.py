@@ -38,7 +38,9 @@ class NoOpVariableWrapper(Rule):
     is evidently a plain tensor (a factory call, `torch.from_numpy`, `.data`, a numpy
     conversion) or with `legacy-semantics = true` (genuine 0.3 code could only wrap plain
     tensors); otherwise unsafe, because when `x` requires grad, gradients would now flow
-    into it. Arguments passed with `*`/`**` that volfix cannot read get no fix.
+    into it. Arguments passed with `*`/`**` that volfix cannot read get no fix. In a torch
+    file that never binds `Variable` and star-imports nothing (each call raised a NameError,
+    on 0.3 too), the calls are read as torch's and unwrapped with an unsafe fix and a note.
     """
 
     CODE = "VF110"
