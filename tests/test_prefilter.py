@@ -51,6 +51,7 @@ NEEDS_ANALYSIS = {
     "VF101-hash-in-string": "from torch.autograd import Variable\nx = ('#', Variable(t, volatile=True))\n",
     "VF101-string-closes": "from torch.autograd import Variable\ns = \"\"\"\n# doc \"\"\"; x = Variable(t)\n",
     "VF101-semicolon": "import torch.autograd as ag; x = ag.Variable(t)  # Variable\n",
+    "VF110-project-star-import": "from main import *\nmodel = Net()\ny = model(Variable(x))\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }
@@ -106,6 +107,9 @@ def test_notebook_cells_pass_like_source(case):
     "import torch\nmethods.remove(\"volatile\")\n",
     "import torch\nmode = 'volatile mode'\n",
     "import torch\nTABLE = {Tensor.volatile.__get__: lambda self: -1}\n",
+    # a star import without `Variable` in code, or `Variable` in a comment only
+    "from main import *\nmodel = Net()\n",
+    "from main import *\n# no Variable here\n",
 ])
 def test_file_without_tokens_is_skipped(source):
     assert not may_need_analysis(source.encode(), ALL)

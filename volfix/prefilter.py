@@ -14,7 +14,9 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
         `Variable` must also be *bound* where it occurs (in an import, as an attribute
         `autograd.Variable`, or with a star import of `torch.autograd`) and *used* other
         than as `Variable.<attr>`: a string `"Variable"`, prose in a docstring and
-        `Variable._execution_engine` (PyTorch's own code) make no candidate.
+        `Variable._execution_engine` (PyTorch's own code) make no candidate. A file that
+        uses `Variable` under a star import of any module (`from main import *`) is a
+        candidate too: the project linker follows the star import to a module that binds it.
     VF201-VF203                `torch`, and the word `volatile` in code, as an attribute
                                (`x.volatile`), a string (`"volatile"`) or a keyword
                                (`volatile=`)
@@ -179,6 +181,8 @@ _IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\n\\]|\\(?!n))*(?=\n|\\n|$))*
 _JSON_SEPARATOR = re.compile(rb'"\s*,\s*"')
 _JSON_START = re.compile(rb"\s*\{")
 _STAR_IMPORT = re.compile(rb"autograd(?:\.variable)?\s+import\s+\*")
+# A star import of any module, at a line start (in a notebook's JSON: after `"` or `\n`).
+_ANY_STAR_IMPORT = re.compile(rb'(?:^|"|\\n)[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*', re.M)
 
 
 def _after_dot(data: bytes, start: int) -> bool:
@@ -349,10 +353,13 @@ SUPPRESSION = Needs("`volfix` or a `VF<digit>` code (case-insensitive): a suppre
 # read without an import of `torch.autograd`: the name may come from a star import (SPEC §2.9).
 TORCH_VARIABLE = Needs(
     "`torch`, and `Variable` and `autograd` as words in code, `Variable` bound (an import, "
-    "`autograd.Variable`) and used; or `Variable` and a `volatile=` keyword",
+    "`autograd.Variable`) and used; or `Variable` and a `volatile=` keyword; or `Variable` "
+    "and a star import (`from main import *`: a project module's `Variable`)",
     _any(_family((b"torch", b"Variable", b"autograd"),
                  (_variable_bound_and_used, _code_word(b"autograd"))),
-         _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword)))))
+         _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword))),
+         _family((b"Variable", b"import *"), (_code_word(b"Variable"), lambda data: _ANY_STAR_IMPORT.search(data)
+                                              is not None))))
 TORCH_VOLATILE = Needs(
     "`torch`, and `volatile` as a word in code: an attribute (not `.volatile.__get__`), a "
     "getattr name or dict key, or a keyword",

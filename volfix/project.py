@@ -105,6 +105,7 @@ class ProjectIndex:
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
+        self.variable_importers: Set[str] = set()  # modules star-imported where `Variable` is used
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -131,7 +132,7 @@ class ProjectIndex:
                 hinted.append((path, raw))
         self.find_helpers(hinted)
         stars = self.star_links(py_files)
-        if not self.helpers and not stars:
+        if not self.helpers and not stars and not self.variable_importers:
             return {}
         seen: Set[Tuple[str, str]] = set()
         for _ in range(MAX_ROUNDS):
@@ -211,7 +212,9 @@ class ProjectIndex:
         return new
 
     def star_links(self, py_files: List[str]) -> Dict[str, Tuple[str, ...]]:
-        """Project modules other files star-import: importer -> modules (paths)."""
+        """Project modules other files star-import: importer -> modules (paths). Records in
+        `self.variable_importers` the modules star-imported by a file that uses `Variable`
+        (a `.py` file, or a notebook of the run: `from main import *` in a cell)."""
         out: Dict[str, Tuple[str, ...]] = {}
         for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
@@ -220,19 +223,27 @@ class ProjectIndex:
             doc = self.document(path)
             if doc is None:
                 continue
+            index = doc.index()
             targets = []
-            for module in doc.index().module_names.star_modules:
+            for module in index.module_names.star_modules:
                 target = resolve_module(module, path, py_files)
                 if target is not None:
                     targets.append(target)
             if targets:
                 out[path] = tuple(targets)
+                if any(isinstance(n.ctx, ast.Load) for n in index.names.get("Variable", ())):
+                    self.variable_importers.update(targets)
+        for path in sorted(self.run):
+            if path.endswith(".ipynb"):
+                modules = _notebook_star_modules_using_variable(self.bytes_of(path))
+                self.variable_importers.update(
+                    t for t in (resolve_module(m, path, py_files) for m in modules) if t is not None)
         return out
 
     # ------------------------------------------------------------------ links
     def links(self, stars: Dict[str, Tuple[str, ...]]) -> Dict[str, Links]:
         out: Dict[str, Links] = {}
-        exported = {t for targets in stars.values() for t in targets}
+        exported = self.variable_importers
         for path in self.run:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
@@ -261,6 +272,27 @@ class ProjectIndex:
 
     def binds_variable(self, path: str) -> bool:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
+
+
+_CELL_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\*", re.M)
+_VARIABLE_WORD = re.compile(r"\bVariable\b")
+
+
+def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
+    """The modules a notebook's code cells star-import, when a cell uses `Variable` (a line
+    that is not a comment spells it): those modules must keep binding it."""
+    if raw is None or b"import" not in raw or b"Variable" not in raw:
+        return []
+    from .notebook.jsonfile import NotebookError, parse_notebook
+
+    try:
+        nb = parse_notebook(raw)
+    except NotebookError:
+        return []
+    code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    uses = any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
+               for line in code.splitlines())
+    return _CELL_STAR_IMPORT.findall(code) if uses else []
 
 
 def _document(raw: bytes) -> Optional[Document]:

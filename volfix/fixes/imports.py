@@ -6,8 +6,8 @@ block: `from torch.autograd import Variable` usually goes away and `import torch
 place), else where libcst's `AddImportsVisitor` puts it in the leading import block, else at
 the top (after the docstring and comments; two blank lines before a top-level `def`).
 Removing: libcst's `RemoveImportsVisitor` on that one statement when other names stay; the
-statement's lines when it goes whole (its comments stay). A module that other files of the
-project star-import keeps its `Variable`: they may use it.
+statement's lines when it goes whole (its comments stay). A module that a file of the run
+star-imports (a `.py` file or a notebook) keeps its `Variable` while that file uses the name.
 """
 from __future__ import annotations
 
