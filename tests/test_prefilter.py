@@ -36,6 +36,7 @@ NEEDS_ANALYSIS = {
     "VF203-hasattr-wrapped": "import torch\nok = hasattr(\n    x,\n    'volatile')\n",
     "VF203-key-spaced": "import torch\nopts = {'volatile' : True}\n",
     "VF203-raw-string": "import torch\nflag = getattr(x, r'volatile')\n",
+    "VF201-allennlp": "from allennlp.data import Batch\nif batch.tokens.volatile:\n    pass\n",
     "VF201-spaced": "import torch\nflag = x . volatile\n",
     "VF201-wrapped": "import torch\nflag = (x.\n        volatile)\n",
     "VF201-continuation": "import torch\nflag = x.\\\n    volatile\n",
@@ -110,6 +111,8 @@ def test_notebook_cells_pass_like_source(case):
     # a star import without `Variable` in code, or `Variable` in a comment only
     "from main import *\nmodel = Net()\n",
     "from main import *\n# no Variable here\n",
+    # `.volatile` where neither torch nor a package built on it is imported
+    "from pycparser import c_ast\nif decl.volatile:\n    pass\n",
 ])
 def test_file_without_tokens_is_skipped(source):
     assert not may_need_analysis(source.encode(), ALL)

@@ -17,11 +17,12 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
         `Variable._execution_engine` (PyTorch's own code) make no candidate. A file that
         uses `Variable` under a star import of any module (`from main import *`) is a
         candidate too: the project linker follows the star import to a module that binds it.
-    VF201-VF203                `torch`, and the word `volatile` in code, as an attribute
+    VF201-VF203                `torch` (or a package built on it: allennlp, fastai, pyro,
+                               ...), and the word `volatile` in code, as an attribute
                                (`x.volatile`), a string (`"volatile"`) or a keyword
                                (`volatile=`)
-        `.volatile` reads and writes count only in files that import torch, and not on a
-        class's descriptor (`Tensor.volatile.__get__`). `getattr(x, "volatile")` and
+        `.volatile` reads and writes count only in files that import torch or such a
+        package (torchtext, allennlp: `batch.text.volatile`), and not on a class's descriptor (`Tensor.volatile.__get__`). `getattr(x, "volatile")` and
         `{"volatile": True}` spell it as a string; a string counts after a comma or before
         `:` or `]` (`methods.remove("volatile")` does not).
     VF301                      the word `async`, then optional whitespace, then `=` (not `==`)
@@ -360,10 +361,14 @@ TORCH_VARIABLE = Needs(
          _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword))),
          _family((b"Variable", b"import *"), (_code_word(b"Variable"), lambda data: _ANY_STAR_IMPORT.search(data)
                                               is not None))))
+# Packages built on torch that the files of a project import instead of torch itself (the
+# ones without "torch" in their name; `volfix.rules.volatile_attributes.TORCH_PACKAGES`).
+_TORCH_PACKAGE = re.compile(rb"\b(?:allennlp|fastai|pyro|ignite|onmt|inferno|skorch)\b")
 TORCH_VOLATILE = Needs(
-    "`torch`, and `volatile` as a word in code: an attribute (not `.volatile.__get__`), a "
-    "getattr name or dict key, or a keyword",
-    _family((b"torch", b"volatile"), (_code_word(b"volatile", _attribute_key_or_keyword),)))
+    "`torch` (or a package built on it: allennlp, fastai, pyro, ...), and `volatile` as a word "
+    "in code: an attribute (not `.volatile.__get__`), a getattr name or dict key, or a keyword",
+    _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
+                             _code_word(b"volatile", _attribute_key_or_keyword))))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
 TORCH_DATA_INDEX = Needs(
     "`torch`, and `.data[0]` in code",

@@ -18,6 +18,7 @@ from ..syntax.document import Document
 from ..syntax.index import ModuleIndex
 from ..flow import grad_mode, helper_calls
 from .variable_calls import VariableCall, classify
+from .volatile_attributes import TORCH_PACKAGES
 
 PLAIN_PRODUCERS = frozenset({f"torch.{n}" for n in (
     "zeros", "ones", "rand", "randn", "empty", "full", "arange", "eye", "linspace", "logspace",
@@ -48,6 +49,8 @@ class RuleContext:
         self.sources: List[Source] = []
         self.flag_sources: List[Source] = []  # VF103 whose flag may come from a parameter
         self.torch_file = index.imports_torch()
+        # `.volatile` is a tensor's flag here: the file imports torch or a package built on it.
+        self.tensor_file = self.torch_file or index.imports_any(TORCH_PACKAGES)
         self._calls: Dict[int, Optional[VariableCall]] = {}
         self._group = 0
         self._wrappers: Optional[Dict[str, int]] = None

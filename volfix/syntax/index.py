@@ -272,6 +272,11 @@ class ModuleIndex:
         return any(nm.is_torch(q) for name in self.module_names.final
                    for q in self.module_names.every(name))
 
+    def imports_any(self, packages: frozenset) -> bool:
+        """Whether a module-level import binds a module of one of `packages` (top-level names)."""
+        return any(q.partition(".")[0] in packages for name in self.module_names.final
+                   for q in self.module_names.every(name))
+
     def binds_anywhere(self, name: str) -> bool:
         """Whether any scope of the module binds `name`: an assignment or loop target, a
         parameter, a def or class, an import, `global`/`nonlocal`, `except ... as`."""
