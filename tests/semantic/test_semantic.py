@@ -143,8 +143,9 @@ CASES = [
          graph_before="T{6}", graph_after="F{3}TF{2}", extend_select=("VF104",)),
     # RL-Adventure's `Variable = lambda *args, **kwargs: ...` is a wrapper (SPEC.md §1, §2.6):
     # the call through it with volatile=True is a source; the wrapper itself still moves
-    # tensors to the GPU, so its name (and the forwarded call inside it) may stay.
-    Case("lambda_variable_wrapper", frozenset({"VF101", "VF110"}),
+    # tensors to the GPU, so its name (and the forwarded call inside it) may stay. That
+    # forwarded call is the project's API, not a site: no VF110 that could never be fixed.
+    Case("lambda_variable_wrapper", frozenset({"VF101"}),
          grads=("first_grad", "last_grad", "last_weight"),
          graph_before="T{7}", graph_after="F{4}TTF", keeps=frozenset({"Variable"})),
     # `volatile=not self.training` through a helper inside forward(): train mode records,
@@ -492,6 +493,16 @@ def test_scalar_reads_become_item_and_the_row_read_stays(workdir):
     # 0.3 read Python numbers; so does the fixed program (the original cannot run today).
     assert isinstance(after["mean_loss"], float) and isinstance(after["correct"], int)
     assert after["first_scores"].shape == (4,)
+
+
+def test_a_project_wrapper_leaves_nothing_after_unsafe_fixes():
+    """RL-Adventure's `Variable` lambda: once the calls through it are fixed, nothing is left
+    to report (the forwarded call inside it used to be a VF110 no fix could remove, so
+    `fix --unsafe-fixes` ended with exit 1 for good)."""
+    source = (EXAMPLES / "lambda_variable_wrapper.py").read_text(encoding="utf-8")
+    fixed = fix_source(source, path="lambda_variable_wrapper.py", unsafe_fixes=True)
+    assert fixed.diagnostics == (), [d.text for d in fixed.diagnostics]
+    assert check_source(fixed.fixed_source, path="lambda_variable_wrapper.py").diagnostics == ()
 
 
 def test_missed_scalar_reads_become_item(workdir):
