@@ -53,6 +53,8 @@ NEEDS_ANALYSIS = {
     "VF101-string-closes": "from torch.autograd import Variable\ns = \"\"\"\n# doc \"\"\"; x = Variable(t)\n",
     "VF101-semicolon": "import torch.autograd as ag; x = ag.Variable(t)  # Variable\n",
     "VF110-project-star-import": "from main import *\nmodel = Net()\ny = model(Variable(x))\n",
+    "VF105": "import torch\n\n\ndef to_tensor(x, volatile=False):\n    return x\n",
+    "VF105-argument": "import torch\nfrom utils import to_tensor\ny = to_tensor(x, volatile=True)\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }

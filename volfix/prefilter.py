@@ -22,9 +22,12 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
                                (`x.volatile`), a string (`"volatile"`) or a keyword
                                (`volatile=`)
         `.volatile` reads and writes count only in files that import torch or such a
-        package (torchtext, allennlp: `batch.text.volatile`), and not on a class's descriptor (`Tensor.volatile.__get__`). `getattr(x, "volatile")` and
+        package (torchtext, allennlp: `batch.text.volatile`), and not on a class's
+        descriptor (`Tensor.volatile.__get__`). `getattr(x, "volatile")` and
         `{"volatile": True}` spell it as a string; a string counts after a comma or before
         `:` or `]` (`methods.remove("volatile")` does not).
+    VF105                      `torch` (or such a package), and `volatile=` in code (a
+                               keyword argument, or a parameter's default)
     VF301                      the word `async`, then optional whitespace, then `=` (not `==`)
     VF401                      `torch`, and `.data[0]` in code
     VF010                      `volfix` or `VF<digit>`, case-insensitive: an unused
@@ -369,6 +372,11 @@ TORCH_VOLATILE = Needs(
     "in code: an attribute (not `.volatile.__get__`), a getattr name or dict key, or a keyword",
     _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
                              _code_word(b"volatile", _attribute_key_or_keyword))))
+TORCH_VOLATILE_KEYWORD = Needs(
+    "`torch` (or a package built on it), and `volatile=` in code: a keyword argument or a "
+    "parameter's default",
+    _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
+                             _code_word(b"volatile", _keyword))))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
 TORCH_DATA_INDEX = Needs(
     "`torch`, and `.data[0]` in code",

@@ -226,6 +226,12 @@ CASES = [
          graph_before="T{5}", graph_after="T{3}F{2}",
          repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor",
                        more=(("total_mse[0]", "total_mse.tolist()"),))),
+    # DDPG's `to_tensor(ndarray, volatile=False, ...)` (issue 22's dead flags): once the calls
+    # passing True carry regions, the parameter and every `volatile=` argument go (VF105, on by
+    # default), as the human migrations did; the target networks' pass loses its graph.
+    Case("dead_volatile_flag", frozenset({"VF103", "VF202"}),
+         inference=("target",), grads=("critic_grad", "critic_weight"),
+         graph_before="(TTTT){2}", graph_after="(FFFT){2}"),
     # `Variable` is never imported (issue 22): each call raised NameError. The calls are
     # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
     Case("unbound_variable", frozenset({"VF101", "VF110"}),
