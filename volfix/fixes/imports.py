@@ -187,6 +187,18 @@ def _removal(src: SourceText, stmt: ast.stmt, drop: list) -> Optional[TextEdit]:
     kept = " ".join(inner + ([comment] if comment else []))
     if kept:
         return TextEdit(src.start(stmt), src.line_end(last), kept)
+    # Blank lines on both sides would pile up (`import torch`, blank, the import, two blanks,
+    # `def`: three blanks): the blank lines above go too, the larger run stays.
+    above = 0
+    while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
+        above += 1
+    below = 0
+    while last + below + 1 <= len(src.line_starts) and src.line_after(last + below) < len(src.text) \
+            and not src.line(last + below + 1).strip():
+        below += 1
+    if above and below and first - above > 1:
+        drop_above = min(above, below)
+        return TextEdit(src.line_starts[first - 1 - drop_above], src.line_after(last), "")
     return TextEdit(src.line_starts[first - 1], src.line_after(last), "")
 
 
