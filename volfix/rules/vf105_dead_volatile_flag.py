@@ -1,5 +1,6 @@
 """VF105: a `volatile` parameter nothing reads, and the `volatile=` arguments passed to it."""
 import ast
+import builtins
 from typing import List, Optional
 
 from .. import prefilter
@@ -20,7 +21,8 @@ class DeadVolatileFlag(Rule):
     `volatile=` arguments passed to it: what is left of a helper such as
     `to_tensor(ndarray, volatile=False)` once its `Variable(..., volatile=volatile)` is gone.
     Also finds `volatile=` passed to a function this file imports (a helper in another
-    module of the project) when nothing else reports that call.
+    module of the project, also through `from util import *`) when nothing else reports
+    that call.
 
     ## Why is this bad?
     PyTorch 0.4 removed `volatile`. Once the helper's `Variable` call no longer takes the
@@ -144,6 +146,8 @@ class DeadVolatileFlag(Rule):
                 if name is None or name in own or name == "Variable":
                     continue  # this file's function: reported at its parameter when dead
                 qual = index.qual(call.func)
+                if qual is None and isinstance(call.func, ast.Name) and _from_star_import(index, name):
+                    qual = name  # `from util import *` then `to_tensor(x, volatile=True)`
                 if qual is None or qual.partition(".")[0] in _OWN_VOLATILE | {"torch"}:
                     continue  # not imported (a local class, a builtin), or an API with its own flag
                 message = (f"`volatile=` passed to `{name}()`, defined elsewhere: since PyTorch 0.4 removed the "
@@ -160,6 +164,15 @@ class DeadVolatileFlag(Rule):
                            note=f"unsafe fix: if `{name}()` still uses its `volatile` parameter for more than "
                                 f"`Variable(volatile=)`, dropping the argument changes what it does",
                            fix=ctx.edit_fix(Applicability.UNSAFE, "Drop the `volatile=` argument", edits))
+
+
+def _from_star_import(index, name: str) -> bool:
+    """`name` is bound nowhere in the file, which star-imports a module of its own (not
+    torch's, Triton's or Chainer's): the name comes from there."""
+    if index.binds_anywhere(name) or index.module_names.bound(name) or hasattr(builtins, name):
+        return False
+    return any(module.lstrip(".").partition(".")[0] not in _OWN_VOLATILE | {"torch"}
+               for module in index.module_names.star_modules)
 
 
 def _params(fn) -> List[str]:
