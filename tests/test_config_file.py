@@ -76,7 +76,7 @@ legacy-semantics = true
         respect_gitignore=False, unsafe_fixes=True, no_grad_style="with", legacy_semantics=True,
         source=str(cfg),
     )
-    assert config.enabled_codes() == {"VF101", "VF102", "VF103", "VF111", "VF112", "VF201", "VF301"}
+    assert config.enabled_codes() == {"VF101", "VF102", "VF103", "VF105", "VF111", "VF112", "VF201", "VF301"}
 
 
 def test_explicit_config_path_is_used_instead_of_discovery(tmp_path):
@@ -183,7 +183,7 @@ def test_cli_select_replaces_select_extend_select_and_ignore():
 
 def test_cli_select_with_cli_ignore_and_extend():
     config = merge_cli(BASE, select=("VF1",), ignore=("VF102,VF103",), extend_select=("VF201",))
-    assert config.enabled_codes() == {"VF101", "VF110", "VF111", "VF112", "VF201"}
+    assert config.enabled_codes() == {"VF101", "VF105", "VF110", "VF111", "VF112", "VF201"}
 
 
 def test_cli_extend_select_adds_and_overrides_config_ignore():
@@ -195,7 +195,7 @@ def test_cli_extend_select_adds_and_overrides_config_ignore():
 
 def test_cli_ignore_adds_to_config_ignore():
     config = merge_cli(BASE, ignore=["VF101"])
-    assert config.enabled_codes() == {"VF102", "VF103", "VF111", "VF112", "VF301"}
+    assert config.enabled_codes() == {"VF102", "VF103", "VF105", "VF111", "VF112", "VF301"}
 
 
 def test_cli_ignore_beats_cli_extend_select_of_same_layer():
@@ -250,6 +250,6 @@ def test_config_then_cli_end_to_end(tmp_path, monkeypatch):
                                         "unsafe-fixes = true\n")
     monkeypatch.chdir(tmp_path)
     config = merge_cli(load_config(None, "."), extend_select=["VF110"], ignore=["VF112"])
-    assert config.enabled_codes() == {"VF101", "VF102", "VF103", "VF110", "VF111"}
+    assert config.enabled_codes() == {"VF101", "VF102", "VF103", "VF105", "VF110", "VF111"}
     assert config.unsafe_fixes is True
     assert config.source == str(tmp_path / "pyproject.toml")

@@ -163,8 +163,9 @@ def test_wrapper_defined_in_an_earlier_cell_is_followed():
                                   "source": c} for c in cells],
                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
     checked, _ = process_notebook(data, path="nb.ipynb", config=Config())
+    # The wrapper's own forwarded call is the notebook's API, not a site (issue 22: a VF110
+    # there could never be fixed).
     assert [(d.code, d.cell, d.note) for d in checked.diagnostics] == [
-        ("VF110", 1, "no fix: arguments passed with `*`/`**` cannot be analysed"),
         ("VF101", 2, "through the wrapper `Variable` (line 2)")]
     fixed, new = process_notebook(data, path="nb.ipynb", config=Config(), mode="fix")
     second = json.loads(new)["cells"][1]["source"]

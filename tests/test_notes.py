@@ -79,6 +79,10 @@ def test_summary_counts_only_the_fixes_the_setting_makes_safe():
     two = results[:2]
     assert text.render_summary(two, CTX).splitlines()[-1].endswith(
         "; all of them are safe with `--legacy-semantics` (for genuine 0.3 code).")
+    one_of_two = [results[0], results[2]]
+    assert text.render_summary(one_of_two, CTX).splitlines()[-1] == (
+        "2 fixes available with `volfix fix --unsafe-fixes`; 1 of them is safe with "
+        "`--legacy-semantics` (for genuine 0.3 code).")
 
 
 # ---------------------------------------------------------------------------- the flag

@@ -36,6 +36,7 @@ NEEDS_ANALYSIS = {
     "VF203-hasattr-wrapped": "import torch\nok = hasattr(\n    x,\n    'volatile')\n",
     "VF203-key-spaced": "import torch\nopts = {'volatile' : True}\n",
     "VF203-raw-string": "import torch\nflag = getattr(x, r'volatile')\n",
+    "VF201-allennlp": "from allennlp.data import Batch\nif batch.tokens.volatile:\n    pass\n",
     "VF201-spaced": "import torch\nflag = x . volatile\n",
     "VF201-wrapped": "import torch\nflag = (x.\n        volatile)\n",
     "VF201-continuation": "import torch\nflag = x.\\\n    volatile\n",
@@ -51,6 +52,9 @@ NEEDS_ANALYSIS = {
     "VF101-hash-in-string": "from torch.autograd import Variable\nx = ('#', Variable(t, volatile=True))\n",
     "VF101-string-closes": "from torch.autograd import Variable\ns = \"\"\"\n# doc \"\"\"; x = Variable(t)\n",
     "VF101-semicolon": "import torch.autograd as ag; x = ag.Variable(t)  # Variable\n",
+    "VF110-project-star-import": "from main import *\nmodel = Net()\ny = model(Variable(x))\n",
+    "VF105": "import torch\n\n\ndef to_tensor(x, volatile=False):\n    return x\n",
+    "VF105-argument": "import torch\nfrom utils import to_tensor\ny = to_tensor(x, volatile=True)\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }
@@ -106,6 +110,11 @@ def test_notebook_cells_pass_like_source(case):
     "import torch\nmethods.remove(\"volatile\")\n",
     "import torch\nmode = 'volatile mode'\n",
     "import torch\nTABLE = {Tensor.volatile.__get__: lambda self: -1}\n",
+    # a star import without `Variable` in code, or `Variable` in a comment only
+    "from main import *\nmodel = Net()\n",
+    "from main import *\n# no Variable here\n",
+    # `.volatile` where neither torch nor a package built on it is imported
+    "from pycparser import c_ast\nif decl.volatile:\n    pass\n",
 ])
 def test_file_without_tokens_is_skipped(source):
     assert not may_need_analysis(source.encode(), ALL)

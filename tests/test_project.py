@@ -368,3 +368,68 @@ def test_a_method_family_gets_every_call_and_one_run_converges(tmp_path):
     assert [d for r in first.values() for d in r.diagnostics] == []
     assert all(not r.changed for r in fix(tmp_path).values())
     assert check(tmp_path) == []
+
+
+STAR_EXPORTER = '''\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super(Net, self).__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def predict(model, x):
+    return model(Variable(x, volatile=True))
+'''
+
+
+def _notebook(*cells: str) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": cell.splitlines(True)} for cell in cells],
+                       "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                       "nbformat": 4, "nbformat_minor": 2}, indent=1) + "\n"
+
+
+@pytest.mark.parametrize("keeps", [True, False], ids=["importer-uses-Variable", "importer-does-not"])
+def test_a_star_imported_module_keeps_variable_while_a_notebook_uses_it(tmp_path, keeps):
+    """`from main import *` in a notebook that calls `Variable`: main.py's import of it must
+    stay, or the notebook raises NameError (issue 22). A notebook that does not use it does
+    not hold the import back."""
+    (tmp_path / ".git").mkdir()
+    use = "x = Variable(torch.randn(3, 4))\n" if keeps else "x = torch.randn(3, 4)\n"
+    write(tmp_path, {"main.py": STAR_EXPORTER,
+                     "demo.ipynb": _notebook("from main import *\n", "model = Net()\n" + use + "print(model(x))\n")})
+    fix(tmp_path)
+    fixed = (tmp_path / "main.py").read_text()
+    assert "volatile" not in fixed and "@torch.no_grad()" in fixed
+    assert ("from torch.autograd import Variable" in fixed) is keeps
+
+
+def test_a_star_importing_script_is_checked_and_fixed_and_runs(tmp_path):
+    """A .py file that star-imports main and calls `Variable` is a candidate (its `Variable`
+    resolves through main), gets its VF110, and runs after the fix."""
+    torch = pytest.importorskip("torch")  # noqa: F841
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"main.py": STAR_EXPORTER,
+                     "script.py": "from main import *\n\nmodel = Net()\ny = predict(model, Variable(torch.randn(2, 4)))\n"
+                                  "print(y.requires_grad)\n"})
+    results = check(tmp_path)
+    codes = sorted((Path(r.path).name, d.code) for r in results for d in r.diagnostics)
+    assert codes == [("main.py", "VF101"), ("script.py", "VF110")]
+    fix(tmp_path, unsafe=False)
+    assert "Variable" not in (tmp_path / "script.py").read_text()
+    done = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

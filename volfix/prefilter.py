@@ -14,14 +14,20 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
         `Variable` must also be *bound* where it occurs (in an import, as an attribute
         `autograd.Variable`, or with a star import of `torch.autograd`) and *used* other
         than as `Variable.<attr>`: a string `"Variable"`, prose in a docstring and
-        `Variable._execution_engine` (PyTorch's own code) make no candidate.
-    VF201-VF203                `torch`, and the word `volatile` in code, as an attribute
+        `Variable._execution_engine` (PyTorch's own code) make no candidate. A file that
+        uses `Variable` under a star import of any module (`from main import *`) is a
+        candidate too: the project linker follows the star import to a module that binds it.
+    VF201-VF203                `torch` (or a package built on it: allennlp, fastai, pyro,
+                               ...), and the word `volatile` in code, as an attribute
                                (`x.volatile`), a string (`"volatile"`) or a keyword
                                (`volatile=`)
-        `.volatile` reads and writes count only in files that import torch, and not on a
-        class's descriptor (`Tensor.volatile.__get__`). `getattr(x, "volatile")` and
+        `.volatile` reads and writes count only in files that import torch or such a
+        package (torchtext, allennlp: `batch.text.volatile`), and not on a class's
+        descriptor (`Tensor.volatile.__get__`). `getattr(x, "volatile")` and
         `{"volatile": True}` spell it as a string; a string counts after a comma or before
         `:` or `]` (`methods.remove("volatile")` does not).
+    VF105                      `torch` (or such a package), and `volatile=` in code (a
+                               keyword argument, or a parameter's default)
     VF301                      the word `async`, then optional whitespace, then `=` (not `==`)
     VF401                      `torch`, and `.data[0]` in code
     VF010                      `volfix` or `VF<digit>`, case-insensitive: an unused
@@ -179,6 +185,8 @@ _IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\n\\]|\\(?!n))*(?=\n|\\n|$))*
 _JSON_SEPARATOR = re.compile(rb'"\s*,\s*"')
 _JSON_START = re.compile(rb"\s*\{")
 _STAR_IMPORT = re.compile(rb"autograd(?:\.variable)?\s+import\s+\*")
+# A star import of any module, at a line start (in a notebook's JSON: after `"` or `\n`).
+_ANY_STAR_IMPORT = re.compile(rb'(?:^|"|\\n)[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*', re.M)
 
 
 def _after_dot(data: bytes, start: int) -> bool:
@@ -349,14 +357,26 @@ SUPPRESSION = Needs("`volfix` or a `VF<digit>` code (case-insensitive): a suppre
 # read without an import of `torch.autograd`: the name may come from a star import (SPEC §2.9).
 TORCH_VARIABLE = Needs(
     "`torch`, and `Variable` and `autograd` as words in code, `Variable` bound (an import, "
-    "`autograd.Variable`) and used; or `Variable` and a `volatile=` keyword",
+    "`autograd.Variable`) and used; or `Variable` and a `volatile=` keyword; or `Variable` "
+    "and a star import (`from main import *`: a project module's `Variable`)",
     _any(_family((b"torch", b"Variable", b"autograd"),
                  (_variable_bound_and_used, _code_word(b"autograd"))),
-         _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword)))))
+         _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword))),
+         _family((b"Variable", b"import *"), (_code_word(b"Variable"), lambda data: _ANY_STAR_IMPORT.search(data)
+                                              is not None))))
+# Packages built on torch that the files of a project import instead of torch itself (the
+# ones without "torch" in their name; `volfix.rules.volatile_attributes.TORCH_PACKAGES`).
+_TORCH_PACKAGE = re.compile(rb"\b(?:allennlp|fastai|pyro|ignite|onmt|inferno|skorch)\b")
 TORCH_VOLATILE = Needs(
-    "`torch`, and `volatile` as a word in code: an attribute (not `.volatile.__get__`), a "
-    "getattr name or dict key, or a keyword",
-    _family((b"torch", b"volatile"), (_code_word(b"volatile", _attribute_key_or_keyword),)))
+    "`torch` (or a package built on it: allennlp, fastai, pyro, ...), and `volatile` as a word "
+    "in code: an attribute (not `.volatile.__get__`), a getattr name or dict key, or a keyword",
+    _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
+                             _code_word(b"volatile", _attribute_key_or_keyword))))
+TORCH_VOLATILE_KEYWORD = Needs(
+    "`torch` (or a package built on it), and `volatile=` in code: a keyword argument or a "
+    "parameter's default",
+    _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
+                             _code_word(b"volatile", _keyword))))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
 TORCH_DATA_INDEX = Needs(
     "`torch`, and `.data[0]` in code",

@@ -106,6 +106,7 @@ class ProjectIndex:
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
+        self.variable_importers: Set[str] = set()  # modules star-imported where `Variable` is used
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -134,7 +135,7 @@ class ProjectIndex:
         self.find_helpers(hinted)
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
         stars = self.star_links(py_files, notebooks)
-        if not self.helpers and not stars:
+        if not self.helpers and not stars and not self.variable_importers:
             return {}
         seen: Set[Tuple[str, str]] = set()
         for _ in range(MAX_ROUNDS):
@@ -215,7 +216,9 @@ class ProjectIndex:
 
     def star_links(self, py_files: List[str], notebooks: Sequence[str] = ()) -> Dict[str, Tuple[str, ...]]:
         """Project modules other files star-import: importer -> modules (paths). A notebook of
-        the run (`from main import *` in a cell) star-imports like a module beside it."""
+        the run (`from main import *` in a cell) star-imports like a module beside it. Records
+        in `self.variable_importers` the modules star-imported by a file that uses `Variable`
+        (a `.py` file, or a notebook of the run)."""
         out: Dict[str, Tuple[str, ...]] = {}
         for path in list(py_files) + list(notebooks):
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
@@ -225,19 +228,27 @@ class ProjectIndex:
             doc = self.document(path)
             if doc is None:
                 continue
+            index = doc.index()
             targets = []
-            for module in doc.index().module_names.star_modules:
+            for module in index.module_names.star_modules:
                 target = resolve_module(module, path, py_files)
                 if target is not None:
                     targets.append(target)
             if targets:
                 out[path] = tuple(targets)
+                if any(isinstance(n.ctx, ast.Load) for n in index.names.get("Variable", ())):
+                    self.variable_importers.update(targets)
+        for path in sorted(self.run):
+            if path.endswith(".ipynb"):
+                modules = _notebook_star_modules_using_variable(self.bytes_of(path))
+                self.variable_importers.update(
+                    t for t in (resolve_module(m, path, py_files) for m in modules) if t is not None)
         return out
 
     # ------------------------------------------------------------------ links
     def links(self, stars: Dict[str, Tuple[str, ...]]) -> Dict[str, Links]:
         out: Dict[str, Links] = {}
-        exported = {t for targets in stars.values() for t in targets}
+        exported = self.variable_importers
         for path in self.run:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
@@ -278,6 +289,27 @@ def _notebook_document(raw: bytes) -> Optional[Document]:
     except NotebookError:
         return None
     return cells.parse(cells.text)[0] if cells.analysed else None
+
+
+_CELL_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\*", re.M)
+_VARIABLE_WORD = re.compile(r"\bVariable\b")
+
+
+def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
+    """The modules a notebook's code cells star-import, when a cell uses `Variable` (a line
+    that is not a comment spells it): those modules must keep binding it."""
+    if raw is None or b"import" not in raw or b"Variable" not in raw:
+        return []
+    from .notebook.jsonfile import NotebookError, parse_notebook
+
+    try:
+        nb = parse_notebook(raw)
+    except NotebookError:
+        return []
+    code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    uses = any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
+               for line in code.splitlines())
+    return _CELL_STAR_IMPORT.findall(code) if uses else []
 
 
 def _document(raw: bytes) -> Optional[Document]:

@@ -3,9 +3,9 @@
 For every program in examples/legacy/ (and the lm_package/ program), and every fixture that
 is a program rather than a snippet, the untouched original runs under
 `volfix.legacy.legacy_semantics()`, PyTorch 0.3's `volatile` on this torch, and the program
-`volfix fix` makes runs with the same seeds: with the safe fixes only (the default
-configuration) and with `--unsafe-fixes` under plain torch, and the safe-fixed one once more
-under the 0.3 semantics (`MODES`). They must agree on
+`volfix fix` makes runs with the same seeds: with `--unsafe-fixes` under plain torch, and
+with the safe fixes only (the default configuration) under the 0.3 semantics, so that only
+the safe fixes themselves can differ (`MODES`). They must agree on
 - the exception raised, if any (its type);
 - the forward-graph profile: for every top-level call of a module with parameters, whether
   its output has a grad_fn (tests/semantic/harness.py: GraphProbe);
@@ -39,11 +39,14 @@ from harness import (  # noqa: E402
     sources_in,
 )
 
-# "safe" and "unsafe": the fixed program under plain torch. "safe-on-0.3": the safe-fixed
-# program under the 0.3 semantics too, so the sites plain `fix` leaves for --unsafe-fixes keep
-# their 0.3 meaning and only the safe fixes themselves can make a difference (SPEC §2.10: a
-# safe fix is one the oracle cannot tell from the legacy program).
-MODES = ("safe", "unsafe", "safe-on-0.3")
+# "unsafe": the program `volfix fix --unsafe-fixes` makes, under plain torch: every finding
+# fixed, so it must behave as the original did on 0.3, except where an unsafe fix's note says
+# it changes something. "safe-on-0.3": the program plain `volfix fix` makes, under the 0.3
+# semantics: the sites plain `fix` leaves for --unsafe-fixes keep their 0.3 meaning, so only the
+# safe fixes themselves can make a difference (SPEC §2.10: a safe fix is one the oracle cannot
+# tell from the legacy program). The safe-fixed program under plain torch is not compared: the
+# unsafe sites it leaves behave as they do today, not as on 0.3, by definition.
+MODES = ("unsafe", "safe-on-0.3")
 PROGRAMS = sorted(p.stem for p in EXAMPLES.glob("*.py"))
 
 # (program, mode) -> the difference from the 0.3 run, as outcome_differences() words it.
@@ -53,29 +56,16 @@ _MASKED = ("0.3 raised RuntimeError at `loss.backward()` (line 32): the labels a
            "are volatile, so the loss is (SEMANTICS.md fact 5). Their VF101 fixes are unsafe and say so "
            "(\"the value reaches `loss.backward()`, where 0.3 raised\")")
 KNOWN_DIFFERENCES: Dict[tuple, str] = {
-    # Plain `fix` leaves the unsafe VF101s, which torch 2.x ignores: the step trains.
-    ("masked_loss_training", "safe"): _MASKED + "; plain `fix` leaves them, and torch 2.x trains",
     # The difference the unsafe fix's note announces: the step trains.
     ("masked_loss_training", "unsafe"): _MASKED + "; unwrapped, the step trains, as the note says",
-    # The region over `return {...}` is unsafe ("the call of `compare()` trains on the result"),
-    # so plain `fix` leaves the flag helper and torch 2.x records both passes (FT in 0.3, TT).
-    ("flag_helper_both_ways", "safe"): "the region at the true call is unsafe (its caller trains on "
-                                       "the returned dict's other entry), so plain `fix` leaves it",
-    # 0.3 raised RuntimeError at `value_loss.backward()` (line 34); the fixed program trains.
-    # Plain `fix` leaves the VF101 at line 23 (unsafe), so torch 2.x records the target
-    # networks' pass (forward graphs FFT in 0.3, TTTTTT); safe-on-0.3 agrees with 0.3.
-    ("ddpg_target_update", "safe"): "0.3 raised at value_loss.backward(); the program that "
-                                    "plain `fix` leaves runs on torch 2.x, recording the target "
-                                    "networks' pass (VF101 line 23 is unsafe and left)",
     # The difference the VF101 note announces ("0.3 raised at `value_loss.backward()` (line
     # 34) on this value"): allowed for an unsafe fix; graphs FFT in 0.3, FFTFFT after.
     ("ddpg_target_update", "unsafe"): "0.3 raised at value_loss.backward(); the unsafe fix makes "
                                       "it train, as its note says",
-    # Not a safe fix: the VF101 at line 38 (priors made volatile in __init__) is unsafe, so
-    # plain `fix` leaves it and torch 2.x records a graph for the decoded boxes (forward
-    # graphs TF in 0.3, TT; run()['boxes'] data in 0.3, graph). safe-on-0.3 agrees with 0.3.
-    ("priors_attribute", "safe"): "the unsafe VF101 at line 38 is left by plain `fix`: boxes "
-                                  "get a graph on torch 2.x",
+    # `Variable` is never imported: the original raises NameError on 0.3 too. The unsafe fix
+    # unwraps the calls (its note says the name does not resolve), and the program runs.
+    ("unbound_variable", "unsafe"): "the original raises NameError (Variable is never imported); "
+                                    "the unsafe fix unwraps the calls, as its note says, and it runs"
 }
 
 
@@ -143,11 +133,13 @@ def test_fixed_program_matches_its_0_3_run(name, mode, workdir):
 def test_every_program_runs_under_0_3_semantics(workdir):
     """The oracle itself: every original runs unmodified under the runtime (no hand repair:
     `type(h) == Variable`, `async=`, `loss.data[0]` all work as in 0.3), except the programs
-    0.3 refused to run, which fail as 0.3 did: at backward() on a volatile root (fact 5)."""
+    0.3 refused to run, which fail as 0.3 did: at backward() on a volatile root (fact 5), or
+    at the call of a `Variable` the file never imported."""
     failures = {name: legacy_run(name, workdir).error for name in PROGRAMS}
     failed = {name: error.strip().splitlines()[-1] for name, error in failures.items() if error}
-    assert failed == {name: "RuntimeError: element 0 of variables tuple is volatile"
-                      for name in ZERO_THREE_REFUSED}, failed
+    expected = {name: "RuntimeError: element 0 of variables tuple is volatile" for name in ZERO_THREE_REFUSED}
+    expected["unbound_variable"] = "NameError: name 'Variable' is not defined"
+    assert failed == expected, failed
 
 
 # Programs whose own docstring says 0.3 raised at backward() (their volatile value is a
@@ -191,9 +183,23 @@ def test_each_original_means_something_else_today(name, workdir):
     """Every program shows a legacy behaviour: its 0.3 run and the same source under plain
     torch differ (graphs, results, or one of them raises), so agreeing with the 0.3 run
     is something a fix has to earn."""
+    if name in CANNOT_RUN_ON_0_3:
+        pytest.skip(CANNOT_RUN_ON_0_3[name])
     source = (EXAMPLES / f"{name}.py").read_text(encoding="utf-8")
     today = run_program(source, workdir, f"{name}_today")
     assert outcome_differences(legacy_run(name, workdir), today) != []
+
+
+# Programs whose original fails the same way on 0.3 and today: what they show is that the fix
+# makes them run.
+CANNOT_RUN_ON_0_3 = {
+    "unbound_variable": "`Variable` is never imported: NameError on 0.3 and today alike",
+}
+
+
+def test_a_program_that_cannot_run_on_0_3_fails_there(workdir):
+    for name in CANNOT_RUN_ON_0_3:
+        assert legacy_run(name, workdir).error is not None
 
 
 # ----------------------------------------- a program split over modules (lm_package)

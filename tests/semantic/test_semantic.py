@@ -135,8 +135,9 @@ CASES = [
          graph_before="T{6}", graph_after="F{3}TF{2}", extend_select=("VF104",)),
     # RL-Adventure's `Variable = lambda *args, **kwargs: ...` is a wrapper (SPEC.md §1, §2.6):
     # the call through it with volatile=True is a source; the wrapper itself still moves
-    # tensors to the GPU, so its name (and the forwarded call inside it) may stay.
-    Case("lambda_variable_wrapper", frozenset({"VF101", "VF110"}),
+    # tensors to the GPU, so its name (and the forwarded call inside it) may stay. That
+    # forwarded call is the project's API, not a site: no VF110 that could never be fixed.
+    Case("lambda_variable_wrapper", frozenset({"VF101"}),
          grads=("first_grad", "last_grad", "last_weight"),
          graph_before="T{7}", graph_after="F{4}TTF", keeps=frozenset({"Variable"})),
     # `volatile=not self.training` through a helper inside forward(): train mode records,
@@ -235,6 +236,29 @@ CASES = [
     Case("batch_constructor_flag", frozenset({"VF103"}),
          inference=("scores",), grads=("grad", "weight"),
          graph_before="TT", graph_after="TF"),
+    # The scalar reads VF401 once missed (issue 22): a project loss function's result, an
+    # accumulator of a moved criterion's `.data` read with `[0]`, a list of means, a pixel
+    # read by indexing every dimension; most of them inside the evaluation region. The
+    # repair reads each as 0.3 did, a Python number.
+    Case("vae_loss_logging", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("fc1_grad", "fc3_grad"),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=(("total_mse[0]", "total_mse.tolist()"),))),
+    # DDPG's `to_tensor(ndarray, volatile=False, ...)` (issue 22's dead flags): once the calls
+    # passing True carry regions, the parameter and every `volatile=` argument go (VF105, on by
+    # default), as the human migrations did; the target networks' pass loses its graph.
+    Case("dead_volatile_flag", frozenset({"VF103", "VF202"}),
+         inference=("target",), grads=("critic_grad", "critic_weight"),
+         graph_before="(TTTT){2}", graph_after="(FFFT){2}"),
+    # `Variable` is never imported (issue 22): each call raised NameError. The calls are
+    # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
+    Case("unbound_variable", frozenset({"VF101", "VF110"}),
+         inference=("last_output",), grads=("fc1_grad", "fc2_grad"),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         repair=Repair("import torch.optim as optim\n",
+                       "import torch.optim as optim\nfrom torch.autograd import Variable\n",
+                       NameError, "name 'Variable' is not defined")),
 ]
 CASE_IDS = [case.name for case in CASES]
 
@@ -381,6 +405,26 @@ def test_scalar_reads_become_item_and_the_row_read_stays(workdir):
     # 0.3 read Python numbers; so does the fixed program (the original cannot run today).
     assert isinstance(after["mean_loss"], float) and isinstance(after["correct"], int)
     assert after["first_scores"].shape == (4,)
+
+
+def test_a_project_wrapper_leaves_nothing_after_unsafe_fixes():
+    """RL-Adventure's `Variable` lambda: once the calls through it are fixed, nothing is left
+    to report (the forwarded call inside it used to be a VF110 no fix could remove, so
+    `fix --unsafe-fixes` ended with exit 1 for good)."""
+    source = (EXAMPLES / "lambda_variable_wrapper.py").read_text(encoding="utf-8")
+    fixed = fix_source(source, path="lambda_variable_wrapper.py", unsafe_fixes=True)
+    assert fixed.diagnostics == (), [d.text for d in fixed.diagnostics]
+    assert check_source(fixed.fixed_source, path="lambda_variable_wrapper.py").diagnostics == ()
+
+
+def test_missed_scalar_reads_become_item(workdir):
+    case = next(c for c in CASES if c.name == "vae_loss_logging")
+    before, after = both_results(case, workdir)
+    fixed = runs_for(case, workdir).fixed_source.split('"""', 2)[2]
+    assert ".data[0]" not in fixed and "total_mse[0]" not in fixed, fixed
+    assert fixed.count(".item()") == 5, fixed
+    assert all(isinstance(after[key], float) for key in ("train_loss", "test_loss", "mse", "corner"))
+    assert all(isinstance(v, float) for row in after["per_term"] for v in row)
 
 
 # ------------------------------------------------- volfix check / fix on the examples

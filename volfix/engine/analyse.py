@@ -110,6 +110,7 @@ def spells_any(tree: ast.AST, names: FrozenSet[str], strings: FrozenSet[str]) ->
                 return True
             continue
         if (kind is Attribute and node.attr in names) or (kind is keyword and node.arg in names) \
+                or (kind is ast.arg and node.arg in names) \
                 or (kind is alias and (node.name.rpartition(".")[2] in names or node.asname in names)):
             return True
         for name in node._fields:

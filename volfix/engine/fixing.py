@@ -265,7 +265,18 @@ def cleanup(original: str, text: str, options: Options, parse: Optional[Parse], 
                 new = _apply_analysed(text, edits, parse)
                 if verify(new):
                     text = new
-    return text
+    return _relayout(original, text, parse, verify)
+
+
+def _relayout(original: str, text: str, parse: Optional[Parse], verify) -> str:
+    """Continuation lines realigned, no blank line opening a new block (`fixes.layout`)."""
+    from ..fixes.layout import layout_edits
+
+    edits = layout_edits(_analysed_text(original, parse), _analysed_text(text, parse))
+    if not edits:
+        return text
+    new = _apply_analysed(text, edits, parse)
+    return new if verify(new) else text
 
 
 def _tree(text: str, parse: Optional[Parse], keep: Sequence[str] = ()) -> Optional[ast.Module]:

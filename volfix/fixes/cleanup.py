@@ -1,8 +1,9 @@
 """Leftovers the fixes create, collapsed to plain code (SPEC §2.8).
 
 Unwrapping `Variable(...)` can leave code no reviewer would accept: `x = x`, `a, b = a, f(b)`
-where `a = a` is a no-op, `[d for d in data]`, `image if image is not None else None`, and
-aliases such as `style_v = style`. Only leftovers that the fixes created are touched (never
+where `a = a` is a no-op, `[d for d in data]`, `image if image is not None else None`,
+aliases such as `style_v = style`, and a script's `def var(a): return a` (its calls become
+their argument). Only leftovers that the fixes created are touched (never
 code the author wrote), and every change is an exact text edit.
 """
 from __future__ import annotations
@@ -65,7 +66,7 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) 
                 edits.extend(expr.replace(node, expr.text_in_place_of(node, same)))
     if edits:
         return edits
-    return _aliases(index, expr, created)
+    return _aliases(index, expr, created) or _identity_helpers(index, expr, created)
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -267,6 +268,76 @@ def _else_row(src, after_row: int, before_row: int) -> Optional[int]:
 
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _identity_helpers(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
+    """`def var(a): return Variable(a)` became `def var(a): return a`: its calls `var(t)`
+    become `t` and the function goes, when every use is such a call in this file and no
+    other file is likely to import it (a notebook, a script with a `__main__` guard, or a
+    private name); a module's public function stays, since an importer would lose it."""
+    tree = index.tree
+    importable = not (CELL_SEPARATOR in expr.src.text or _has_main_guard(tree))
+    for fn in index.module_statements:
+        param = _identity_of(fn)
+        if param is None or not created(fn.body[-1]) or (importable and not fn.name.startswith("_")):
+            continue
+        calls = []
+        for node in index.names.get(fn.name, ()):
+            call = index.parents.get(node)
+            if not (isinstance(node.ctx, ast.Load) and isinstance(call, ast.Call) and call.func is node
+                    and len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+                calls = None
+                break
+            calls.append(call)
+        if not calls or sum(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign))
+                            and fn.name in _bound_names(s) for s in index.module_statements) != 1:
+            continue
+        edits = _delete_definition(expr.src, fn)
+        for call in calls:
+            edits.extend(expr.replace(call, expr.text_in_place_of(call, call.args[0])))
+        return edits
+    return []
+
+
+def _identity_of(fn: ast.stmt) -> Optional[str]:
+    """The parameter `fn` returns unchanged (`def var(a): return a`), else None."""
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+        return None
+    args = fn.args
+    if args.posonlyargs or args.vararg or args.kwarg or args.kwonlyargs or args.defaults or len(args.args) != 1:
+        return None
+    body = fn.body
+    if len(body) == 2 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    ret = body[0] if len(body) == 1 else None
+    if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name) and ret.value.id == args.args[0].arg:
+        return ret.value.id
+    return None
+
+
+def _bound_names(stmt: ast.stmt) -> List[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    return [t.id for t in getattr(stmt, "targets", ()) if isinstance(t, ast.Name)]
+
+
+def _has_main_guard(tree: ast.Module) -> bool:
+    return any(isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and isinstance(s.test.left, ast.Name)
+               and s.test.left.id == "__name__" for s in tree.body)
+
+
+def _delete_definition(src: SourceText, fn: ast.stmt) -> List[TextEdit]:
+    """The definition's lines, and as many blank lines above it as follow it (no pile-up)."""
+    first, last = fn.lineno, fn.end_lineno
+    above = 0
+    while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
+        above += 1
+    below = 0
+    while src.line_after(last + below) < len(src.text) and not src.line(last + below + 1).strip():
+        below += 1
+    start = src.line_starts[first - 1 - min(above, below)]
+    return [TextEdit(start, src.line_after(last), "")]
 
 
 def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:

@@ -6,8 +6,8 @@ block: `from torch.autograd import Variable` usually goes away and `import torch
 place), else where libcst's `AddImportsVisitor` puts it in the leading import block, else at
 the top (after the docstring and comments; two blank lines before a top-level `def`).
 Removing: libcst's `RemoveImportsVisitor` on that one statement when other names stay; the
-statement's lines when it goes whole (its comments stay). A module that other files of the
-project star-import keeps its `Variable`: they may use it.
+statement's lines when it goes whole (its comments stay). A module that a file of the run
+star-imports (a `.py` file or a notebook) keeps its `Variable` while that file uses the name.
 """
 from __future__ import annotations
 
@@ -187,6 +187,18 @@ def _removal(src: SourceText, stmt: ast.stmt, drop: list) -> Optional[TextEdit]:
     kept = " ".join(inner + ([comment] if comment else []))
     if kept:
         return TextEdit(src.start(stmt), src.line_end(last), kept)
+    # Blank lines on both sides would pile up (`import torch`, blank, the import, two blanks,
+    # `def`: three blanks): the blank lines above go too, the larger run stays.
+    above = 0
+    while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
+        above += 1
+    below = 0
+    while last + below + 1 <= len(src.line_starts) and src.line_after(last + below) < len(src.text) \
+            and not src.line(last + below + 1).strip():
+        below += 1
+    if above and below and first - above > 1:
+        drop_above = min(above, below)
+        return TextEdit(src.line_starts[first - 1 - drop_above], src.line_after(last), "")
     return TextEdit(src.line_starts[first - 1], src.line_after(last), "")
 
 

@@ -299,7 +299,8 @@ def _legacy_semantics_clause(results: List[FileResult], hidden: int, ctx: Report
                 if not d.is_applicable(ctx.unsafe_fixes) and is_safe_with_legacy_semantics(d))
     if not count:
         return ""
-    which = "it is" if hidden == 1 else ("all of them are" if count == hidden else f"{count} of them are")
+    which = "it is" if hidden == 1 else ("all of them are" if count == hidden else
+                                         f"{count} of them {'is' if count == 1 else 'are'}")
     return f"; {which} safe with `--legacy-semantics` (for genuine 0.3 code)"
 
 

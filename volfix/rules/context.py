@@ -16,8 +16,10 @@ from ..findings import FixPlan
 from ..model import Applicability
 from ..syntax.document import Document
 from ..syntax.index import ModuleIndex
+from ..syntax import names as nm
 from ..flow import grad_mode, helper_calls
 from .variable_calls import VariableCall, classify
+from .volatile_attributes import TORCH_PACKAGES
 
 PLAIN_PRODUCERS = frozenset({f"torch.{n}" for n in (
     "zeros", "ones", "rand", "randn", "empty", "full", "arange", "eye", "linspace", "logspace",
@@ -48,6 +50,8 @@ class RuleContext:
         self.sources: List[Source] = []
         self.flag_sources: List[Source] = []  # VF103 whose flag may come from a parameter
         self.torch_file = index.imports_torch()
+        # `.volatile` is a tensor's flag here: the file imports torch or a package built on it.
+        self.tensor_file = self.torch_file or index.imports_any(TORCH_PACKAGES)
         self._calls: Dict[int, Optional[VariableCall]] = {}
         self._group = 0
         self._wrappers: Optional[Dict[str, int]] = None
@@ -142,6 +146,24 @@ class RuleContext:
         return any(isinstance(n, ast.Starred) and isinstance(n.value, ast.Name) and n.value.id in forwarded
                    or isinstance(n, ast.keyword) and n.arg is None and isinstance(n.value, ast.Name)
                    and n.value.id in forwarded for n in ast.walk(init))
+
+    def wrapper_forward(self, call: ast.Call) -> bool:
+        """`autograd.Variable(*args, **kwargs)` inside a module-level wrapper (`wrappers()`)
+        that hands it nothing but the wrapper's own parameters: the project's API for
+        `Variable`, whose calls are read (and fixed) where they are made."""
+        fn = self.index.scope_of(call)
+        if isinstance(fn, ast.Lambda):
+            owner = self.index.parents.get(fn)
+            if not (isinstance(owner, ast.Assign) and len(owner.targets) == 1 and isinstance(owner.targets[0], ast.Name)
+                    and self.wrappers().get(owner.targets[0].id) == owner.lineno):
+                return False
+        elif not (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.wrappers().get(fn.name) == fn.lineno):
+            return False
+        params = set(nm.function_params(fn))
+        return (all(isinstance(a.value if isinstance(a, ast.Starred) else a, ast.Name)
+                    and (a.value if isinstance(a, ast.Starred) else a).id in params for a in call.args)
+                and all(k.arg is None and isinstance(k.value, ast.Name) and k.value.id in params
+                        for k in call.keywords))
 
     def forwards_to_variable(self, fn: ast.AST) -> bool:
         args = fn.args  # type: ignore[attr-defined]

@@ -30,6 +30,9 @@ class VariableCall:
     analysable: bool = True  # every argument is known (no opaque *args/**kwargs)
     wrapper: Optional[str] = None  # "through the wrapper `Variable` (line 3)": keep the call
     unresolved: Optional[str] = None  # the callee's name, when the file never binds it
+    # `Variable(...)` in a torch file that binds `Variable` nowhere and star-imports nothing: a
+    # NameError when it runs, even in 0.3. Read and unwrapped as torch's, with an unsafe fix.
+    unbound: bool = False
     # Edits that remove the `volatile` flag from the call (keyword, positional, splat entry).
     drop_volatile: List[TextEdit] = field(default_factory=list)
     # A local dict splatted into the call (`opts = dict(volatile=True)`): deleted with the flag.
@@ -85,6 +88,9 @@ def _named_wrapper(out: VariableCall, name: str, ctx) -> bool:
         out.wrapper = f"through the wrapper `{name}` (line {wrappers[name]})"
     elif linked is not None:
         out.wrapper = f"through the wrapper `{name}` ({linked.path}:{linked.line})"
+    elif binding is None and name == "Variable" and ctx.torch_file and not index.module_names.star_modules \
+            and not index.module_names.bound(name) and not index.binds_anywhere(name):
+        out.unbound = True
     elif binding is None and not index.module_names.bound(name) and not hasattr(builtins, name) \
             and any(k.arg == "volatile" for k in call.keywords) and name == "Variable":
         out.unresolved = name
@@ -216,12 +222,17 @@ class Unwrap:
 def unwrap(vc: VariableCall, ctx, *, detach_data: bool = False, legacy_call: bool = False) -> Unwrap:
     """The call replaced by its argument (`Variable(h.data)` -> `h.detach()` with
     `detach_data`), or by the exact `requires_grad` form when it asks for gradients.
-    `legacy_call`: the call spells `volatile=` (see `RuleContext.legacy_argument_plain`)."""
+    `legacy_call`: the call spells `volatile=` (see `RuleContext.legacy_argument_plain`).
+    An unbound `Variable` (a NameError today and in 0.3) is never an exact unwrap."""
+    return _if_unbound(vc, _unwrap(vc, ctx, detach_data, legacy_call))
+
+
+def _unwrap(vc: VariableCall, ctx, detach_data: bool, legacy_call: bool) -> Unwrap:
     if vc.wrapper is not None or vc.unresolved is not None or not vc.analysable:
         return Unwrap(list(vc.drop_volatile), keyword_only=True)
     rg = vc.requires_grad
     if rg is not None and literal_truth(rg) is not False:
-        return requires_grad_unwrap(vc, ctx)
+        return _requires_grad_unwrap(vc, ctx)
     call, data = vc.call, vc.data
     if detach_data and isinstance(data, ast.Attribute) and data.attr == "data":
         return Unwrap(ctx.expr.replace(call, f"{ctx.expr.attr_base(data.value)}.detach()"))
@@ -230,9 +241,19 @@ def unwrap(vc: VariableCall, ctx, *, detach_data: bool = False, legacy_call: boo
     return Unwrap(edits + vc.splat_deletion, deleted, exact, None if exact else NOTE_MAY_REQUIRE_GRAD)
 
 
+def _if_unbound(vc: VariableCall, undo: Unwrap) -> Unwrap:
+    if not vc.unbound:
+        return undo
+    return Unwrap(undo.edits, undo.deleted, False, unbound_note(vc), undo.keyword_only)
+
+
 def requires_grad_unwrap(vc: VariableCall, ctx) -> Unwrap:
     """`Variable(x, requires_grad=True)`: the factory keyword, `x.requires_grad_()`, or the exact
     `x.detach().requires_grad_(flag)` (SEMANTICS.md facts 13-14: a new leaf sharing x's storage)."""
+    return _if_unbound(vc, _requires_grad_unwrap(vc, ctx))
+
+
+def _requires_grad_unwrap(vc: VariableCall, ctx) -> Unwrap:
     call, data, flag = vc.call, vc.data, vc.requires_grad
     expr = ctx.expr
     if literal_truth(flag) is None:
@@ -266,3 +287,10 @@ def unresolved_note(vc: VariableCall) -> Optional[str]:
     if vc.unresolved is None:
         return None
     return f"`{vc.unresolved}` does not resolve to `torch.autograd.Variable` in this file"
+
+
+def unbound_note(vc: VariableCall) -> Optional[str]:
+    if not vc.unbound:
+        return None
+    return ("`Variable` is never imported in this file (this call raised a NameError): "
+            "unwrapped as `torch.autograd.Variable`")

@@ -3,7 +3,7 @@ from .. import prefilter
 from ..model import Applicability
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import unresolved_note, unwrap
+from .variable_calls import unbound_note, unresolved_note, unwrap
 
 
 class VolatileInVariableCall(Rule):
@@ -99,7 +99,7 @@ class VolatileInVariableCall(Rule):
         if vc.requires_grad_truth is True:
             ctx.report(self.CODE, call, note="no fix: `volatile` together with `requires_grad` raises a ValueError")
             return
-        unresolved = unresolved_note(vc)
+        unresolved = unresolved_note(vc) or unbound_note(vc)
         finding = ctx.report(self.CODE, call, note=unresolved or vc.wrapper)
         if unresolved and not (ctx.torch_file or ctx.index.module_names.star_modules):
             return

@@ -6,7 +6,7 @@ from ..model import Applicability
 from ..findings import Flag
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import unresolved_note, unwrap
+from .variable_calls import unbound_note, unresolved_note, unwrap
 
 
 class VolatileFlagInVariableCall(Rule):
@@ -63,7 +63,8 @@ class VolatileFlagInVariableCall(Rule):
     `**dict(...)`, `super()`), and into the other files of the project, which volfix reads
     even when they are not part of the run. The helper is unwrapped only when every call
     passing a true flag gets its region in this run; otherwise it is left as it is and the
-    diagnostic names the calls. The signature is kept (VF104, off by default, drops it).
+    diagnostic names the calls. The signature is kept (VF104, off by default, drops it; a
+    parameter named `volatile` left unread is VF105, on by default).
     When the function computes with the value itself, the region goes inside the function,
     under `set_grad_enabled(not flag)`; that is unsafe when a caller in the run calls it
     under `no_grad` (recording would be turned back on when the flag is false).
@@ -85,7 +86,7 @@ class VolatileFlagInVariableCall(Rule):
         if isinstance(flag, ast.Constant) and flag.value is None:
             ctx.report(self.CODE, call, note="no fix: `volatile=None` raises a TypeError")
             return
-        unresolved = unresolved_note(vc)
+        unresolved = unresolved_note(vc) or unbound_note(vc)
         if unresolved and not (ctx.torch_file or ctx.index.module_names.star_modules):
             ctx.report(self.CODE, call, note=unresolved)
             return

@@ -38,7 +38,13 @@ class NoOpVariableWrapper(Rule):
     is evidently a plain tensor (a factory call, `torch.from_numpy`, `.data`, a numpy
     conversion) or with `legacy-semantics = true` (genuine 0.3 code could only wrap plain
     tensors); otherwise unsafe, because when `x` requires grad, gradients would now flow
-    into it. Arguments passed with `*`/`**` that volfix cannot read get no fix.
+    into it. Arguments passed with `*`/`**` that volfix cannot read get no fix, except in a
+    project's own wrapper that hands its parameters on (`Variable = lambda *args, **kwargs:
+    autograd.Variable(*args, **kwargs).cuda()`, `def to_var(x, *args, **kwargs)`): that call
+    is the project's API for `Variable`, not reported (it could never be fixed); the calls
+    through the wrapper are reported and fixed where they pass `volatile=`. In a torch
+    file that never binds `Variable` and star-imports nothing (each call raised a NameError,
+    on 0.3 too), the calls are read as torch's and unwrapped with an unsafe fix and a note.
     """
 
     CODE = "VF110"
@@ -56,6 +62,8 @@ class NoOpVariableWrapper(Rule):
         if vc.requires_grad is not None and literal_truth(vc.requires_grad) is not False:
             return  # VF111
         if not vc.analysable:
+            if ctx.wrapper_forward(call):
+                return  # the project's own `Variable` wrapper: its calls are reported where made
             ctx.report(self.CODE, call, note="no fix: arguments passed with `*`/`**` cannot be analysed")
             return
         undo = unwrap(vc, ctx, detach_data=True)

@@ -14,8 +14,13 @@ _GRADIENT_CALLS = frozenset({"register_hook", "backward", "retain_grad"})
 class VolatileAttributeRead(Rule):
     """
     ## What it does
-    Finds reads of `x.volatile` in files that import torch, where `x` is a tensor (not a class:
-    `Tensor.volatile.__get__` in a table of descriptors is not a flag).
+    Finds reads of `x.volatile` in files that import torch or a package built on it, where `x`
+    is a tensor (not a class: `Tensor.volatile.__get__` in a table of descriptors is not a flag).
+
+    The packages are torchtext, torchvision, torchaudio, allennlp, fastai, pyro, ignite,
+    OpenNMT's `onmt` and the like (a test helper asserting `batch.text.volatile` may import
+    torchtext alone). In a file that imports none of them, `volatile` is not a tensor's flag
+    (C declarations, a parser's node attribute).
 
     ## Why is this bad?
     Since PyTorch 0.4 `x.volatile` is always False (and warns): branches on it silently
@@ -70,7 +75,7 @@ class VolatileAttributeRead(Rule):
 
     @on(ast.Attribute, attr="volatile")
     def read(self, node, ctx):
-        if not isinstance(node.ctx, ast.Load) or not ctx.torch_file or not is_tensor_attribute(node, ctx):
+        if not isinstance(node.ctx, ast.Load) or not ctx.tensor_file or not is_tensor_attribute(node, ctx):
             return
         parent = ctx.index.parents.get(node)
         if isinstance(parent, ast.keyword) and parent.arg == "volatile":

@@ -11,7 +11,8 @@ from .volatile_attributes import is_tensor_attribute
 class VolatileAttributeWrite(Rule):
     """
     ## What it does
-    Finds assignments `x.volatile = ...` in files that import torch.
+    Finds assignments `x.volatile = ...` in files that import torch or a package built on it
+    (torchtext, allennlp, fastai, pyro, ...).
 
     ## Why is this bad?
     Since PyTorch 0.4 the assignment is a no-op (with a warning): `x.volatile = True` no longer
@@ -56,7 +57,7 @@ class VolatileAttributeWrite(Rule):
 
     @on(ast.Attribute, attr="volatile")
     def write(self, node, ctx):
-        if not isinstance(node.ctx, ast.Store) or not ctx.torch_file or not is_tensor_attribute(node, ctx):
+        if not isinstance(node.ctx, ast.Store) or not ctx.tensor_file or not is_tensor_attribute(node, ctx):
             return
         stmt = ctx.index.parents.get(node)
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):

@@ -26,17 +26,23 @@ LOSS_FUNCTIONS = frozenset({
     "gaussian_nll_loss", "ctc_loss"})
 # Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
 LOSS_WORDS = frozenset({"loss", "losses", "cost"})
+# Words of a callee that suggest a loss function or module: `crit(...)`, `self.criterion(...)`, `loss_fn(...)`.
+LOSS_CALLEE_WORDS = frozenset({"loss", "crit", "criterion", "cost"})
+# Methods that return the same module (moved or converted): `nn.MSELoss().cuda()`.
+MODULE_MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "train", "eval"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 MAX_DEPTH = 8
+INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 
 
 class ScalarDataIndex(Rule):
     """
     ## What it does
-    Finds `x.data[0]` where `x` is a loss or a full reduction: the output of a loss module
-    (`criterion(out, y)` with `criterion = nn.CrossEntropyLoss()`), `F.nll_loss(...)`,
-    `x.sum()`, `x.mean()`, or a name bound to one (a safe fix); or a value only named like a
-    loss (`loss`, `d_loss`, `self.loss`: an unsafe fix).
+    Finds `x.data[0]` where `x` is a loss or a full reduction (`criterion(out, y)` with
+    `criterion = nn.CrossEntropyLoss()`, `F.nll_loss(...)`, `x.sum()`, `x.mean()`, a name
+    bound to one), and `x[0]` where `x` certainly is one (`total_loss[0]` after `total_loss +=
+    len(data) * criterion(...).data`); a value only named like a loss (`loss`, `d_loss`,
+    `self.loss`) gets an unsafe fix.
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.
@@ -73,13 +79,23 @@ class ScalarDataIndex(Rule):
     ```
 
     ## Fix safety
-    Safe when the value is certainly one element: the output of a loss module or
-    `torch.nn.functional` loss without `reduction='none'` / `reduce=False`, a reduction over
-    every element (`.sum()`, `.mean()`, `torch.sum(x)`, ...), arithmetic of those, or a local
-    name bound only to such values. `.item()` then returns the Python number `.data[0]`
-    returned in 0.3. For another value named like a loss (`loss`, `d_loss`, `self.loss`),
-    the fix is unsafe: if it held several elements, `.data[0]` meant its first one and
-    `.item()` raises. Other `x.data[0]` (the first row of a batch) are not reported.
+    Safe when the value is certainly one element: the output of a loss module (also moved,
+    `nn.MSELoss().cuda()`) or `torch.nn.functional` loss without `reduction='none'` /
+    `reduce=False`, a reduction over every element (`.sum()`, `.mean()`, `torch.sum(x)`,
+    ...), arithmetic of those with numbers (`len(data) * loss`), the result of a function of
+    the module (or a method of the class) whose every `return` is one of those, an element
+    of a list built only from them (`[torch.mean(l) for l in ls]`, `.append(loss)`), or a
+    local name bound only to such values. `.item()` then returns the Python number
+    `.data[0]` returned in 0.3.
+
+    The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
+    by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
+    if it held several elements, `.data[0]` meant its first one and `.item()` raises. It is
+    unsafe for `t[i, j, k, l].data[0]` too (an index per dimension is one element, but
+    volfix does not know how many dimensions `t` has), and for `x[0]` on a one-element
+    Variable (in 0.3 a one-element Variable that kept its graph; `.item()` is a number). `x[0]`
+    on a tensor read through `.data` is safe. Other `x.data[0]` and `x[0]` (the first row of a
+    batch) are not reported.
     """
 
     CODE = "VF401"
@@ -91,25 +107,62 @@ class ScalarDataIndex(Rule):
 
     @on(ast.Subscript)
     def subscript(self, node, ctx):
-        attribute = node.value
-        if not (isinstance(attribute, ast.Attribute) and attribute.attr == "data"
-                and isinstance(node.ctx, ast.Load) and _is_zero(node.slice)):
+        if not (isinstance(node.ctx, ast.Load) and _is_zero(node.slice)):
             return
-        subject = attribute.value
+        attribute = node.value
+        if isinstance(attribute, ast.Attribute) and attribute.attr == "data":
+            found = self._data_index(attribute.value, node, ctx)
+        else:
+            found = self._plain_index(attribute, node, ctx)
+        if found is None:
+            return
+        subject, applicability, note = found
+        message = None if subject is not attribute else INDEX_MESSAGE
+        text = ctx.src.text
+        if subject is attribute:  # `total[0]`: from the `[` (after any `)` closing `total`)
+            start = text.index("[", ctx.src.end(subject), ctx.src.end(node))
+        else:  # `(a + b).data[0]`: from the `.` after `)`
+            start = text.rindex(".", ctx.src.end(subject), ctx.src.end(attribute))
+        edit = TextEdit(start, ctx.src.end(node), ".item()")
+        ctx.report(self.CODE, node, note=note, message=message,
+                   fix=ctx.edit_fix(applicability, self.FIX_TITLE, [edit]))
+
+    @staticmethod
+    def _data_index(subject, node, ctx):
+        """`x.data[0]`: reported when `x` is certainly one element (safe), a full index
+        `t[i, j]` or a value named like a loss (unsafe)."""
         scalars = ScalarValues(ctx.index)
         if scalars.one_element(subject, node):
-            applicability, note = Applicability.SAFE, None
-        elif _loss_named(subject):
-            applicability = Applicability.UNSAFE
-            note = (f"unsafe fix: volfix cannot tell that `{ctx.src.segment(subject)}` has one element (it is "
-                    f"not bound to a known loss or reduction); if it has several, `.data[0]` meant the first "
-                    f"and `.item()` raises")
-        else:
-            return
-        text = ctx.src.text
-        start = text.rindex(".", ctx.src.end(subject), ctx.src.end(attribute))  # `(a + b).data`: after `)`
-        edit = TextEdit(start, ctx.src.end(node), ".item()")
-        ctx.report(self.CODE, node, note=note, fix=ctx.edit_fix(applicability, self.FIX_TITLE, [edit]))
+            return subject, Applicability.SAFE, None
+        shown = ctx.src.segment(subject)
+        if _full_index(subject):
+            base = ctx.src.segment(subject.value)
+            count = len(subject.slice.elts)
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: `{shown}` is one element when `{base}` has exactly {count} dimensions; "
+                f"if it has more, `.data[0]` meant its first element and `.item()` raises")
+        if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: volfix cannot tell that `{shown}` has one element (it is "
+                f"not bound to a known loss or reduction); if it has several, `.data[0]` meant the first "
+                f"and `.item()` raises")
+        return None
+
+    @staticmethod
+    def _plain_index(subject, node, ctx):
+        """`total[0]` without `.data`: reported only when `total` is certainly one element
+        (today a 0-dim tensor, which `[0]` cannot index). Safe when it is a tensor (built
+        from `.data`), whose `[0]` was the Python number in 0.3; unsafe for a Variable,
+        whose `[0]` was a one-element Variable that kept its graph."""
+        scalars = ScalarValues(ctx.index)
+        if not scalars.one_element(subject, node):
+            return None
+        if scalars.plain_tensor(subject, node):
+            return subject, Applicability.SAFE, None
+        shown = ctx.src.segment(subject)
+        return subject, Applicability.UNSAFE, (
+            f"unsafe fix: in 0.3 `{shown}[0]` was a one-element Variable that kept its graph; "
+            f"`.item()` is its Python number, so a `backward()` or autograd use of it breaks")
 
 
 def _is_zero(node: ast.AST) -> bool:
@@ -119,6 +172,43 @@ def _is_zero(node: ast.AST) -> bool:
 def _loss_named(expr: ast.AST) -> bool:
     name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
     return name is not None and any(word.lower() in LOSS_WORDS for word in _WORD.findall(name))
+
+
+def _loss_callee(expr: ast.AST) -> bool:
+    """`crit(out, y)`, `self.loss_fn(out, y)`, `criterion(...)` with `criterion` a parameter."""
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return name is not None and any(word.lower() in LOSS_CALLEE_WORDS for word in _WORD.findall(name))
+
+
+def _full_index(expr: ast.AST) -> bool:
+    """`t[i, j, k, l]`: two or more integer-like indices (no slice, `None`, `...` or list)."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and len(expr.slice.elts) >= 2):
+        return False
+    return all(_index_like(e) for e in expr.slice.elts)
+
+
+def _index_like(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return True
+    if isinstance(node, ast.BinOp):
+        return _index_like(node.left) and _index_like(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _index_like(node.operand)
+    return False
+
+
+class _Element:
+    """A loop or comprehension target: one element of `iterable`."""
+
+    __slots__ = ("iterable",)
+
+    def __init__(self, iterable: ast.AST) -> None:
+        self.iterable = iterable
 
 
 class ScalarValues:
@@ -140,8 +230,37 @@ class ScalarValues:
             return not all(_number(s) for s in sides)
         if isinstance(expr, ast.UnaryOp):
             return self.one_element(expr.operand, at, depth + 1, seen)
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":  # `criterion(...).data`
+            return self.one_element(expr.value, at, depth + 1, seen)
         if isinstance(expr, ast.Name):
             return self.name(expr.id, at, depth, seen)
+        return False
+
+    def plain_tensor(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
+        """A tensor, not a Variable, in 0.3: read through `.data` (or arithmetic of such
+        values and numbers, or a name bound only to them), so `[0]` gave a Python number."""
+        if depth > MAX_DEPTH:
+            return False
+        seen = seen if seen is not None else set()
+        if isinstance(expr, ast.Attribute):
+            return expr.attr == "data"
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            return expr.func.attr in SHAPE_KEEPING | REDUCTIONS and self.plain_tensor(
+                expr.func.value, at, depth + 1, seen)
+        if isinstance(expr, ast.BinOp):
+            sides = (expr.left, expr.right)
+            return (all(_number(s) or self.plain_tensor(s, at, depth + 1, seen) for s in sides)
+                    and not all(_number(s) for s in sides))
+        if isinstance(expr, ast.UnaryOp):
+            return self.plain_tensor(expr.operand, at, depth + 1, seen)
+        if isinstance(expr, ast.Name):
+            if expr.id in seen:
+                return True
+            seen.add(expr.id)
+            values = self.bindings(expr.id, at)
+            return (bool(values) and all(isinstance(v, ast.AST) for v in values)
+                    and all(_number(v) or self.plain_tensor(v, v, depth + 1, seen) for v in values)
+                    and not all(_number(v) for v in values))
         return False
 
     def call(self, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
@@ -160,7 +279,9 @@ class ScalarValues:
                 return _whole_reduction(call, func.attr)
             if func.attr in SHAPE_KEEPING:
                 return self.one_element(func.value, at, depth + 1, seen)
-        return self.loss_module(func, at, depth, seen)
+        if self.loss_module(func, at, depth, seen):
+            return True
+        return self.project_function(func, at, depth, seen)
 
     def loss_module(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`criterion(out, y)`: `criterion` (or `self.criterion`) is bound only to a loss
@@ -170,14 +291,67 @@ class ScalarValues:
             values = self.bindings(func.id, at)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             values = self.self_bindings(func.attr, at)
-        return bool(values) and all(v is not None and self.is_loss_module(v) for v in values)
+        return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
+
+    def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
+        """`criterion` (or `self.criterion`) is bound only by assignments volfix reads, so
+        what it is was decided by `loss_module` (a parameter or a loop target is unknown)."""
+        if self.index.qual(func) is not None:
+            return True  # `F.mse_loss`, an imported function: `call` knows it or it is no loss
+        if isinstance(func, ast.Name):
+            values = self.bindings(func.id, at)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            values = self.self_bindings(func.attr, at)
+        else:
+            return False
+        return bool(values) and all(isinstance(v, ast.AST) for v in values)
 
     def is_loss_module(self, value: ast.AST) -> bool:
+        """`nn.CrossEntropyLoss()`, also moved: `nn.MSELoss(size_average=False).cuda()`."""
+        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+               and value.func.attr in MODULE_MOVES and self.index.qual(value.func) is None):
+            value = value.func.value
         if not isinstance(value, ast.Call):
             return False
         qual = self.index.qual(value.func)
         return (qual is not None and qual.startswith("torch.nn.") and qual.endswith("Loss")
                 and _reduced(value, max_positional=2))
+
+    def project_function(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """`loss_function(recon, x, mu, logvar)`: a function of this module (or a method of
+        the class holding `at`, called on `self`) whose every `return` is one element."""
+        fn = None
+        if isinstance(func, ast.Name):
+            fn = self._module_function(func.id, at)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            fn = self._method(func.attr, at)
+        if fn is None:
+            return False
+        key = f"def {id(fn)}"
+        if key in seen:
+            return False  # recursion: decided by the other returns, never by itself alone
+        seen = seen | {key}
+        returns = [node.value for node in _own_returns(fn)]
+        return bool(returns) and all(v is not None and self.one_element(v, v, depth + 1, set(seen)) for v in returns)
+
+    def _module_function(self, name: str, at: ast.AST) -> Optional[ast.AST]:
+        """The one module-level `def name` when nothing else binds `name` where `at` reads it."""
+        if self.index.function_of(at) is not self.index.tree and self.bindings(name, at):
+            return None  # a local or a parameter shadows it
+        statements = self.index.module_statements
+        defs = [s for s in statements if isinstance(s, ast.FunctionDef) and s.name == name]
+        if len(defs) != 1 or self.index.assigned_values(self.index.tree).get(name):
+            return None
+        imported = any(bound == name for s in statements if isinstance(s, (ast.Import, ast.ImportFrom))
+                       for bound, _ in nm.import_bindings(s))
+        return None if imported else defs[0]
+
+    def _method(self, name: str, at: ast.AST) -> Optional[ast.AST]:
+        cls = self.index.method_class(self.index.function_of(at))
+        if cls is None:
+            return None
+        defs = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name]
+        return defs[0] if len(defs) == 1 else None
 
     def name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         if name in seen:
@@ -186,13 +360,63 @@ class ScalarValues:
         values = self.bindings(name, at)
         if not values or any(v is None for v in values):
             return False
-        if not all(_number(v) or self.one_element(v, v, depth + 1, seen) for v in values):
+        for v in values:
+            if isinstance(v, _Element):
+                if not self.elements(v.iterable, at, depth + 1, seen):
+                    return False
+            elif not (_number(v) or self.one_element(v, v, depth + 1, seen)):
+                return False
+        return not all(isinstance(v, ast.AST) and _number(v) for v in values)
+
+    def elements(self, iterable: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """Every element of `iterable` is one element: `[torch.mean(l) for l in ls]`,
+        `[loss_a, loss_b]`, or a name bound only to such lists (and `.append`ed to only with
+        such values)."""
+        if depth > MAX_DEPTH:
             return False
-        return not all(_number(v) for v in values)
+        if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)):
+            return self.one_element(iterable.elt, iterable.elt, depth + 1, seen)
+        if isinstance(iterable, (ast.List, ast.Tuple)):
+            return all(not isinstance(e, ast.Starred) and self.one_element(e, e, depth + 1, seen)
+                       for e in iterable.elts)
+        if not isinstance(iterable, ast.Name):
+            return False
+        key = f"[{iterable.id}]"
+        if key in seen:
+            return True
+        seen.add(key)
+        values = self.bindings(iterable.id, at)
+        if not values or not all(isinstance(v, ast.AST) and self.elements(v, v, depth + 1, seen) for v in values):
+            return False
+        added = self._appended(iterable.id, at)
+        return added is not None and all(self.one_element(a, a, depth + 1, seen) for a in added) and (
+            bool(added) or any(getattr(v, "elts", True) for v in values))
+
+    def _appended(self, name: str, at: ast.AST) -> Optional[list]:
+        """The values `name.append(v)` adds in the scope `at` reads `name` from; None when
+        the list is changed some other way (`extend`, `insert`, an item assignment)."""
+        index = self.index
+        scope = index.function_of(at)
+        out = []
+        for node in index.names.get(name, ()):
+            if index.function_of(node) is not scope or not isinstance(node.ctx, ast.Load):
+                continue
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.attr in ("extend", "insert", "__setitem__"):
+                return None
+            if isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load):
+                return None
+            if isinstance(parent, ast.Attribute) and parent.attr == "append":
+                call = index.parents.get(parent)
+                if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1):
+                    return None
+                out.append(call.args[0])
+        return out
 
     def bindings(self, name: str, at: ast.AST) -> list:
-        """The values bound to `name` in the scope `at` reads it from (None for a binding
-        that is not `name = value` / `name op= value`); [] when it is not bound there."""
+        """The values bound to `name` in the scope `at` reads it from (an `_Element` for a
+        `for` or comprehension target, None for another binding that is not `name = value` /
+        `name op= value`); [] when it is not bound there."""
         scope = self.index.function_of(at)
         out = self._bound_in(name, scope)
         if not out and scope is not self.index.tree:
@@ -210,8 +434,10 @@ class ScalarValues:
                 out.append(parent.value)
             elif isinstance(parent, ast.AugAssign) and isinstance(parent.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
                 out.append(parent.value)
+            elif isinstance(parent, (ast.For, ast.comprehension)) and parent.target is node:
+                out.append(_Element(parent.iter))
             else:
-                out.append(None)  # a loop target, a tuple, `with ... as`: unknown
+                out.append(None)  # a tuple, `with ... as`: unknown
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope):
             out.append(None)
         return out
@@ -233,9 +459,33 @@ class ScalarValues:
         return out
 
 
+def _own_returns(fn: ast.AST):
+    """The `return` statements of `fn` itself (not of nested functions or classes)."""
+    stack = list(fn.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+# Calls that give a Python number.
+_NUMBER_BUILTINS = frozenset({"len", "int", "float"})
+_NUMBER_METHODS = frozenset({"item", "numel", "size", "dim"})
+
+
 def _number(node: ast.AST) -> bool:
     if isinstance(node, ast.UnaryOp):
         return _number(node.operand)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name):
+            return func.id in _NUMBER_BUILTINS
+        if isinstance(func, ast.Attribute) and func.attr in _NUMBER_METHODS:
+            return func.attr != "size" or (len(node.args) == 1 and not node.keywords)  # `x.size(0)`
+        return False
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 

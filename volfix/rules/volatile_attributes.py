@@ -1,6 +1,14 @@
 """Which `.volatile` attributes are a tensor's flag (shared by VF201-VF203)."""
 import ast
 
+# Packages built on torch whose objects carry its tensors (torchtext's `Batch` fields, an
+# allennlp `Field`'s tensors): in a file that imports one, `x.volatile` is a tensor's flag as
+# surely as in a file that imports torch (a torchtext test asserting `batch.text.volatile`).
+# `volatile` in a file that imports neither (C declarations in strings, a parser's AST node
+# attribute) is never a tensor's flag to volfix.
+TORCH_PACKAGES = frozenset({"torch", "torchtext", "torchvision", "torchaudio", "torchnet", "allennlp", "fastai",
+                            "pyro", "ignite", "onmt", "inferno", "skorch", "pytorch_lightning", "torch_geometric"})
+
 # Classes whose `volatile` attribute is a descriptor, not a tensor's flag.
 _TORCH_CLASS_PREFIXES = ("torch.Tensor", "torch.autograd.Variable", "torch._C", "torch.nn.Parameter")
 

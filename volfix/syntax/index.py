@@ -35,6 +35,18 @@ _REVERSED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # a node type's child fields
 _STATEMENTS = frozenset(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.stmt))
 
 
+def _binds(node: ast.AST, name: str) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
+        return node.name == name
+    if isinstance(node, ast.arg):
+        return node.arg == name
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.partition(".")[0]) == name for a in node.names)
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return name in node.names
+    return False
+
+
 def _child_fields(kind: type) -> Tuple[str, ...]:
     return tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
 
@@ -61,6 +73,7 @@ class ModuleIndex:
         self._names_by_statement: Optional[Dict[int, Tuple[str, ...]]] = None
         self._slots: Dict[int, Optional[Tuple[ast.AST, str, list, int]]] = {}
         self._assignments: Dict[int, Dict[str, List[ast.AST]]] = {}
+        self._binds_anywhere: Dict[str, bool] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
@@ -258,6 +271,21 @@ class ModuleIndex:
     def imports_torch(self) -> bool:
         return any(nm.is_torch(q) for name in self.module_names.final
                    for q in self.module_names.every(name))
+
+    def imports_any(self, packages: frozenset) -> bool:
+        """Whether a module-level import binds a module of one of `packages` (top-level names)."""
+        return any(q.partition(".")[0] in packages for name in self.module_names.final
+                   for q in self.module_names.every(name))
+
+    def binds_anywhere(self, name: str) -> bool:
+        """Whether any scope of the module binds `name`: an assignment or loop target, a
+        parameter, a def or class, an import, `global`/`nonlocal`, `except ... as`."""
+        found = self._binds_anywhere.get(name)
+        if found is None:
+            found = any(not isinstance(n.ctx, ast.Load) for n in self.names.get(name, ())) or any(
+                _binds(node, name) for node in ast.walk(self.tree))
+            self._binds_anywhere[name] = found
+        return found
 
     def shadowed(self, name: str, scope: ast.AST) -> bool:
         """Is `name` bound locally in `scope` or an enclosing function?"""

@@ -1,0 +1,215 @@
+"""VF105: a `volatile` parameter nothing reads, and the `volatile=` arguments passed to it."""
+import ast
+import builtins
+from typing import List, Optional
+
+from .. import prefilter
+from ..flow.calls import FRAMEWORK_METHODS, bound_positional, call_sites
+from ..flow.grad_mode import literal_truth
+from ..model import Applicability
+from .base import Rule
+from .vf104_flag_parameter import VolatileFlagParameter
+
+# Modules whose functions take a `volatile=` of their own (Triton's `tl.load(..., volatile=True)`).
+_OWN_VOLATILE = frozenset({"triton", "chainer"})
+
+
+class DeadVolatileFlag(Rule):
+    """
+    ## What it does
+    Finds a parameter named `volatile` that nothing in its function reads, and the
+    `volatile=` arguments passed to it: what is left of a helper such as
+    `to_tensor(ndarray, volatile=False)` once its `Variable(..., volatile=volatile)` is gone.
+    Also finds `volatile=` passed to a function this file imports (a helper in another
+    module of the project, also through `from util import *`) when nothing else reports
+    that call.
+
+    ## Why is this bad?
+    PyTorch 0.4 removed `volatile`. Once the helper's `Variable` call no longer takes the
+    flag (VF101-VF103 moved the decision to `torch.no_grad()` regions at the call sites),
+    the parameter does nothing, yet every call still passes `volatile=True`, which reads as
+    if it mattered.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def to_tensor(ndarray, volatile=False):
+        return torch.from_numpy(ndarray).float()
+
+
+    with torch.no_grad():
+        value = critic(to_tensor(state, volatile=True))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    def to_tensor(ndarray):
+        return torch.from_numpy(ndarray).float()
+
+
+    with torch.no_grad():
+        value = critic(to_tensor(state))
+    ```
+
+    ## Fix safety
+    Unsafe, and only offered when every use of the function is a call in this file that
+    volfix can edit (no use other than a call, no call passing later arguments by position,
+    not a method frameworks call by name such as `forward`): the fix removes the parameter
+    and its argument from every call. A caller in another file that still passes it would
+    raise a `TypeError`. Otherwise no fix, and the diagnostic names the uses. A literal
+    `volatile=` passed to a function defined elsewhere is dropped with an unsafe fix (the
+    function may use its flag for more than `Variable`), when the call is inside a
+    `torch.no_grad()` region or passes False; `volatile=True` outside a region (the intent
+    a region must restore) or a non-literal flag get no fix.
+    """
+
+    CODE = "VF105"
+    MESSAGE = "A `volatile` parameter does nothing since PyTorch 0.4 removed the flag; drop it and its arguments"
+    FIX = Applicability.UNSAFE
+    FIX_TITLE = "Drop the `volatile` parameter and its arguments"
+    NEEDS = prefilter.TORCH_VOLATILE_KEYWORD
+    NAMES = frozenset({"volatile"})
+
+    def after_planning(self, ctx) -> None:
+        if not ctx.tensor_file:
+            return
+        dead = {}
+        for fn in ctx.index.functions:
+            if "volatile" in _params(fn) and not _reads_volatile(fn):
+                dead[id(fn)] = fn
+                self.report_parameter(ctx, fn)
+        self.report_foreign_arguments(ctx, dead)
+
+    def report_parameter(self, ctx, fn) -> None:
+        start, end = VolatileFlagParameter.param_span(ctx, fn, "volatile")
+        finding = ctx.report_span(
+            self.CODE, start, end,
+            message=f"Parameter `volatile` of `{fn.name}()` does nothing since PyTorch 0.4 removed the flag; "
+                    f"drop it and its arguments")
+        sites, why = self.blocker(ctx, fn)
+        edits = None if why is not None else VolatileFlagParameter.drop_parameter(ctx, fn, "volatile")
+        if why is None and edits is None:
+            why = "the signature cannot be edited safely"
+        passing = [s for s in sites if _passes(s, fn, ctx)]
+        if why is not None:
+            where = f" (calls passing it: {_lines(passing)})" if passing else ""
+            finding.note = f"no fix: {why}{where}"
+            return
+        for site in passing:
+            node = _argument_node(site, fn, ctx)
+            edits += ctx.expr.drop_argument(site, node)
+        finding.fix = ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, edits)
+        finding.note = ("unsafe fix: a caller in another file that passes `volatile=` would raise a TypeError"
+                        + (f" (calls here: {_lines(passing)})" if passing else ""))
+
+    @staticmethod
+    def blocker(ctx, fn):
+        """(this file's calls of `fn`, why its parameter cannot be dropped or None)."""
+        index = ctx.index
+        method = index.method_class(fn) is not None
+        sites, other = call_sites(index, fn)
+        if method and (fn.name in FRAMEWORK_METHODS or fn.name.startswith("__")):
+            return sites, f"`{fn.name}()` is called by the framework, through calls volfix cannot list"
+        if other:
+            return sites, f"`{fn.name}` is also used other than by a call (line {other[0]})"
+        args = fn.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        if "volatile" in [a.arg for a in args.posonlyargs]:
+            return sites, "the parameter is positional-only"
+        if "volatile" in positional:
+            position = bound_positional(fn, method).index("volatile")
+            for site in sites:
+                if any(isinstance(a, ast.Starred) for a in site.args) or len(site.args) > position + 1:
+                    return sites, f"the call at line {site.lineno} passes arguments after it by position"
+        for site in sites:
+            if any(k.arg is None for k in site.keywords):
+                return sites, f"the call at line {site.lineno} passes `**kwargs` that may hold it"
+        return sites, None
+
+    def report_foreign_arguments(self, ctx, dead) -> None:
+        """`volatile=` passed to a function this file does not define, on a call nothing
+        else reports (a helper in another module whose flag was migrated there)."""
+        index = ctx.index
+        reported = {f.start for f in ctx.findings if f.code != self.CODE}
+        own = {fn.name for fn in index.functions}
+        for calls in index.calls.values():
+            for call in calls:
+                keyword = next((k for k in call.keywords if k.arg == "volatile"), None)
+                if keyword is None or ctx.src.start(call) in reported or ctx.variable_call(call) is not None:
+                    continue
+                name = _callee_name(call.func)
+                if name is None or name in own or name == "Variable":
+                    continue  # this file's function: reported at its parameter when dead
+                qual = index.qual(call.func)
+                if qual is None and isinstance(call.func, ast.Name) and _from_star_import(index, name):
+                    qual = name  # `from util import *` then `to_tensor(x, volatile=True)`
+                if qual is None or qual.partition(".")[0] in _OWN_VOLATILE | {"torch"}:
+                    continue  # not imported (a local class, a builtin), or an API with its own flag
+                message = (f"`volatile=` passed to `{name}()`, defined elsewhere: since PyTorch 0.4 removed the "
+                           f"flag it does nothing once that function stops passing it on")
+                truth = literal_truth(keyword.value)
+                if truth is None or (truth and not ctx.covered(call)):
+                    why = ("the flag is not a literal" if truth is None else
+                           "the call runs outside a `torch.no_grad()` region, which `volatile=True` asked for")
+                    ctx.report(self.CODE, keyword, message=message,
+                               note=f"no fix: {why}; drop it with the `volatile` parameter of `{name}()`")
+                    continue
+                edits = ctx.expr.drop_argument(call, keyword)
+                ctx.report(self.CODE, keyword, message=message,
+                           note=f"unsafe fix: if `{name}()` still uses its `volatile` parameter for more than "
+                                f"`Variable(volatile=)`, dropping the argument changes what it does",
+                           fix=ctx.edit_fix(Applicability.UNSAFE, "Drop the `volatile=` argument", edits))
+
+
+def _from_star_import(index, name: str) -> bool:
+    """`name` is bound nowhere in the file, which star-imports a module of its own (not
+    torch's, Triton's or Chainer's): the name comes from there."""
+    if index.binds_anywhere(name) or index.module_names.bound(name) or hasattr(builtins, name):
+        return False
+    return any(module.lstrip(".").partition(".")[0] not in _OWN_VOLATILE | {"torch"}
+               for module in index.module_names.star_modules)
+
+
+def _params(fn) -> List[str]:
+    args = fn.args
+    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
+def _reads_volatile(fn) -> bool:
+    """`volatile` is read in the body (or may be, through `locals()` / `vars()`)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and (node.id == "volatile" or node.id in ("locals", "vars")):
+            return True
+    return False
+
+
+def _passes(site: ast.Call, fn, ctx) -> bool:
+    return _argument_node(site, fn, ctx) is not None
+
+
+def _argument_node(site: ast.Call, fn, ctx) -> Optional[ast.AST]:
+    keyword = next((k for k in site.keywords if k.arg == "volatile"), None)
+    if keyword is not None:
+        return keyword
+    positional = bound_positional(fn, ctx.index.method_class(fn) is not None)
+    if "volatile" in positional and positional.index("volatile") < len(site.args):
+        return site.args[positional.index("volatile")]
+    return None
+
+
+def _callee_name(func: ast.AST) -> Optional[str]:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _lines(calls: List[ast.Call]) -> str:
+    return ", ".join(f"line {c.lineno}" for c in calls)
+
