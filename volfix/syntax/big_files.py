@@ -96,22 +96,44 @@ def is_opaque(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == OPAQUE
 
 
+_METHOD = re.compile(r"[ \t]+(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
     """Names of top-level defs and classes whose lines hold a trigger (from the text alone:
-    the nearest `def`/`class` at column 0 above each trigger)."""
+    the nearest `def`/`class` at column 0 above each trigger), of the methods holding one, and,
+    to a fixpoint, of the definitions that name one of those (`class Batch` calling
+    `field.process(...)`, whose `Field.process` makes a volatile value; `evaluate()` calling
+    `Batch(...)`)."""
     out: Set[str] = set()
+    words: dict = {}
     current: Optional[str] = None
+    method: Optional[str] = None
     for line in lines:
         match = _DEFINITION.match(line)
         if match:
-            current = match.group(1)
+            current, method = match.group(1), None
         elif line[:1] not in (" ", "\t", "\r", "\n", "#", "", ")", "]", "}", "@"):
-            current = None
-        if current is not None and any(t in line for t in triggers):
+            current = method = None
+        elif current is not None:
+            inner = _METHOD.match(line)
+            if inner:
+                method = inner.group(1)
+        if current is None:
+            continue
+        words.setdefault(current, set()).update(_IDENTIFIER.findall(line))
+        if any(t in line for t in triggers):
             out.add(current)
+            if method is not None:
+                out.add(method)
+    grown = True
+    while grown:
+        grown = False
+        for name, used in words.items():
+            if name not in out and used & out:
+                out.add(name)
+                grown = True
     return out
 
 
