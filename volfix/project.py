@@ -41,7 +41,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from .flow.grad_mode import covered as grad_covered
 from .prefilter import HELPER_HINT
-from .project_facts import ExternalCall, FactStore, HelperSignature, calls_key
+from .project_facts import ExternalCall, FactStore, HelperSignature, calls_key, links_key
 from .syntax import names as nm
 from .syntax.document import Document, parse_document
 
@@ -130,7 +130,7 @@ class ProjectIndex:
             if raw is not None and HELPER_HINT.search(raw):
                 hinted.append((path, raw))
         self.find_helpers(hinted)
-        stars = self.star_links(py_files)
+        stars = self.star_links(py_files, ModuleTable(py_files))
         if not self.helpers and not stars:
             return {}
         seen: Set[Tuple[str, str]] = set()
@@ -139,6 +139,21 @@ class ProjectIndex:
             if not new:
                 break
         return self.links(stars)
+
+    def build_incrementally(self) -> Dict[str, Links]:
+        """`build`, or its result from the cache when no file of the project changed (nor
+        which of them the run holds): a warm run links nothing."""
+        files = sorted(set(self.files) | self.run)
+        entries = [(path, self.shown(path), path in self.run,
+                    self.bytes_of(path) if path.endswith((".py", ".pyi")) else None) for path in files]
+        key = links_key(entries, self.project_wide)
+        anchor = files[0] if files else ""
+        found = self.facts.links(anchor, key)
+        if found is not None:
+            return found
+        links = self.build()
+        self.facts.put_links(anchor, key, links)
+        return links
 
     def find_helpers(self, hinted: List[Tuple[str, bytes]]) -> None:
         """The helpers of every file that may define one: from the cache, else from the
@@ -185,8 +200,8 @@ class ProjectIndex:
             else:
                 new = self.record(path, resolved, seen) or new
         # The helper tables are the same objects in every item: pickled once a chunk.
-        items = [(path, raw, self.shown(path), path in self.run, self.helpers, methods, helpers_key)
-                 for path, raw, _ in work]
+        names = helper_names(self.helpers)
+        items = [(path, raw, self.shown(path), path in self.run, names, methods) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
             self.facts.put_calls(path, raw, key, found)
             new = self.record(path, found, seen) or new
@@ -210,8 +225,9 @@ class ProjectIndex:
                 new = True
         return new
 
-    def star_links(self, py_files: List[str]) -> Dict[str, Tuple[str, ...]]:
+    def star_links(self, py_files: List[str], modules: Optional[ModuleTable] = None) -> Dict[str, Tuple[str, ...]]:
         """Project modules other files star-import: importer -> modules (paths)."""
+        modules = modules if modules is not None else ModuleTable(py_files)
         out: Dict[str, Tuple[str, ...]] = {}
         for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
@@ -222,7 +238,7 @@ class ProjectIndex:
                 continue
             targets = []
             for module in doc.index().module_names.star_modules:
-                target = resolve_module(module, path, py_files)
+                target = modules.resolve(module, path)
                 if target is not None:
                     targets.append(target)
             if targets:
@@ -305,41 +321,54 @@ def file_helpers(item: Tuple[bytes, str]) -> List[HelperSignature]:
     return list(out.values())
 
 
-_REACH: Dict[Tuple[str, str], Dict[str, Tuple[str, HelperSignature]]] = {}  # (helpers key, directory) -> table
+NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
 
 
-def reachable(helpers: Dict[str, List[HelperSignature]], path: str, helpers_key: str
-              ) -> Dict[str, Tuple[str, HelperSignature]]:
-    """Qualified names under which a file in `path`'s directory may call a helper (how a
-    module is named depends only on the importer's directory: one table per directory and
-    set of helpers, kept for the next file)."""
-    directory = os.path.dirname(path)
-    out = _REACH.get((helpers_key, directory))
-    if out is not None:
-        return out
-    if any(key != helpers_key for key, _ in _REACH):
-        _REACH.clear()  # another round or another run
-    out = {}
-    for helper_path, sigs in helpers.items():
-        for module in module_names(helper_path, path):
-            for sig in sigs:
-                if sig.name.startswith(nm.METHOD_PREFIX):
-                    continue
-                qual = module + sig.name if not module.strip(".") else f"{module}.{sig.name}"
-                out.setdefault(qual, (helper_path, sig))
-                out.setdefault(f"*{module}:{sig.name}", (helper_path, sig))
-    _REACH[(helpers_key, directory)] = out
+def helper_names(helpers: Dict[str, List[HelperSignature]]) -> NameTable:
+    """The project's function helpers by name, then by file, with the file's position in
+    `helpers` (a name two files can be imported under goes to the first: the order the
+    index found them in) and its first signature of that name."""
+    out: NameTable = {}
+    for order, (helper_path, sigs) in enumerate(helpers.items()):
+        for sig in sigs:
+            if not sig.name.startswith(nm.METHOD_PREFIX):
+                out.setdefault(sig.name, {}).setdefault(helper_path, (order, sig))
     return out
+
+
+def helper_called(names: NameTable, module: str, name: str, importer: str
+                  ) -> Optional[Tuple[str, HelperSignature]]:
+    """The helper `importer` reaches as `name` of `module` (as it spells the module), by
+    looking its few candidate files up (`module_candidates`)."""
+    files = names.get(name)
+    if not files:
+        return None
+    best: Optional[Tuple[int, str, HelperSignature]] = None
+    for path in module_candidates(module, importer):
+        hit = files.get(path)
+        if hit is not None and (best is None or hit[0] < best[0]):
+            best = (hit[0], path, hit[1])
+    return (best[1], best[2]) if best is not None else None
+
+
+def helper_of_qual(names: NameTable, qual: str, importer: str) -> Optional[Tuple[str, HelperSignature]]:
+    """`helper_called` for a qualified name as the importer's index resolves a call
+    (`utils.to_var`, `.to_var`, `..lib.helpers.to_variable`)."""
+    head, dot, name = qual.rpartition(".")
+    if not dot:
+        return None
+    if not head.strip("."):
+        head += "."  # `.to_var`: `to_var` of the package `.`
+    return helper_called(names, head, name, importer)
 
 
 def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
     """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
-    (`helpers`: path -> signatures; `methods`: method families by name), each as
+    (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
     its caller's own parameter on)."""
-    path, raw, shown, in_run, helpers, methods, helpers_key = item
-    reach = reachable(helpers, path, helpers_key)
-    if not reach and not methods:
+    path, raw, shown, in_run, names, methods = item
+    if not names and not methods:
         return []
     doc = _document(raw)
     if doc is None:
@@ -353,10 +382,10 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
         for call in calls:
             func = call.func
             qual = index.qual(func)
-            target = reach.get(qual) if qual is not None else None
+            target = helper_of_qual(names, qual, path) if qual is not None else None
             if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
                 for module in stars:  # `from helpers import *`
-                    target = reach.get(f"*{module}:{func.id}")
+                    target = helper_called(names, module, func.id, path)
                     if target is not None:
                         qual = f"{module}.{func.id}" if not module.endswith(".") else f"{module}{func.id}"
                         break
@@ -480,12 +509,65 @@ def module_names(target: str, importer: str) -> List[str]:
     return out
 
 
+def module_candidates(module: str, importer: str) -> List[str]:
+    """The files `importer` can name `module` (`module_names`, read backwards): at most four
+    paths for each directory the name can start from, whatever the size of the project. A
+    path is a candidate whether or not it exists; `module in module_names(path, importer)`
+    holds for exactly these paths (of the `.py`/`.pyi` files)."""
+    importer_dir = os.path.dirname(os.path.abspath(importer)).split(os.sep)
+    level = len(module) - len(module.lstrip("."))
+    rest = module[level:]
+    words = rest.split(".") if rest else []
+    if not all(_IDENTIFIER.match(w) for w in words):
+        return []
+    if level:  # relative: level 1 is the importer's own package
+        if level >= len(importer_dir):
+            return []
+        bases = [importer_dir[:len(importer_dir) - (level - 1)]]
+    elif words:  # absolute: from every directory holding the importer, the root included
+        bases = [importer_dir[:base] for base in range(len(importer_dir), 0, -1)]
+    else:
+        return []
+    out = []
+    for base in bases:
+        stem = os.sep.join(base + words)
+        if not words or words[-1] != "__init__":  # `pkg/__init__.py` is named `pkg`
+            out.extend((stem + ".py", stem + ".pyi"))
+        out.extend((stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"))
+    return out
+
+
 def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
-    """The project file a module name (as the importer spells it) refers to."""
+    """The project file a module name (as the importer spells it) refers to: the first of
+    `files` (in their order) that `module_names` names so. `files` may be a `ModuleTable`,
+    which answers by dictionary lookups."""
+    if isinstance(files, ModuleTable):
+        return files.resolve(module, importer)
+    importer = os.path.abspath(importer)
     for path in files:
-        if path != os.path.abspath(importer) and module in module_names(path, importer):
+        if path != importer and module in module_names(path, importer):
             return path
     return None
+
+
+class ModuleTable:
+    """The files of a project by path, built once: `resolve` looks a module name up among the
+    few candidate paths (`module_candidates`) instead of naming every file of the project
+    (a scan per lookup made linking quadratic in the project's size). Ties go to the file
+    that comes first in the order given, as `resolve_module` over the list."""
+
+    def __init__(self, files: Sequence[str]) -> None:
+        self.order: Dict[str, int] = {}
+        for i, path in enumerate(files):
+            self.order.setdefault(path, i)
+
+    def __iter__(self):
+        return iter(self.order)
+
+    def resolve(self, module: str, importer: str) -> Optional[str]:
+        importer = os.path.abspath(importer)
+        found = [p for p in module_candidates(module, importer) if p in self.order and p != importer]
+        return min(found, key=self.order.__getitem__) if found else None
 
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
@@ -494,4 +576,7 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     """The links of every file of the run that has any. `data` holds the bytes already read
     (read bytes are added to it); `project_files`: the other files of the project, read only;
     `cache` and `mapper`: see `ProjectIndex`."""
-    return ProjectIndex(run_files, data, display, read, project_files, cache, mapper).build()
+    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper)
+    if cache is None:
+        return index.build()
+    return index.build_incrementally()

@@ -266,36 +266,60 @@ def _merged(first: FileResult, second: FileResult) -> FileResult:
 
 def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
           config: Config, cache=None, workers: int = 1) -> Dict[str, object]:
-    """Links between the files of the project (`volfix.project`): helpers threading the
+    """Links between the files of each project (`volfix.project`): helpers threading the
     volatile flag and their callers in other files, star imports of project modules. A caller
     that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
-    run holds only some files of the project (pre-commit passes the changed ones), the other
-    files are read too, never changed: a helper's callers may live there."""
+    run holds only some files of a project (pre-commit passes the changed ones), its other
+    files are read too, never changed: a helper's callers may live there.
+
+    Each file belongs to its nearest project root (`discovery.ProjectRoots`), and helpers
+    link inside one project only: a folder of 30 repositories is 30 small indexes, linked by
+    the workers side by side when there are enough of them."""
     from . import discovery
 
-    root = discovery.enclosing_project(files)
-    others: List[str] = []
-    covers_project = root is None or any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep)
-                                         for p in paths)
-    if not covers_project:
-        everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
-                                        respect_gitignore=config.respect_gitignore, root=root)
-        in_run = set(files)
-        others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))]
-    if not others and not any(data is not None and (HELPER_HINT.search(data) or b"import *" in data)
-                              for _, data in candidates):
+    roots = discovery.ProjectRoots()
+    in_run = set(files)
+    hinted = {path for path, data in candidates
+              if data is not None and (HELPER_HINT.search(data) or b"import *" in data)}
+    groups: List[Tuple[List[str], List[str]]] = []  # (the run's files, the project's other files)
+    for root, members in roots.group(files).items():
+        others: List[str] = []
+        if root is not None and not any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep)
+                                        for p in paths):
+            everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
+                                            respect_gitignore=config.respect_gitignore, root=root)
+            others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))
+                      and roots.root_of(p) == root]
+        if others or any(p in hinted for p in members):
+            groups.append((members, others))
+    if not groups:
         return {}
     from . import project  # only now: most runs link nothing
 
     known = dict(candidates)
     cwd = os.getcwd()
-    shown = {p: display_path(p, cwd) for p in list(files) + others}
-    links = project.link(files, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
-                         mapper=lambda fn, items: _map(fn, items, workers))
+    shown = {p: display_path(p, cwd) for members, others in groups for p in members + others}
+
+    def link_group(group: Tuple[List[str], List[str]], mapper: Callable) -> Dict[str, object]:
+        members, others = group
+        return project.link(members, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
+                            mapper=mapper)
+
+    links: Dict[str, object] = {}
+    if len(groups) >= PARALLEL_MIN_FILES and workers > 1 and forked.available():
+        # Many projects: each worker links whole projects, one process each (the bytes a
+        # worker reads stay there: the callers that join the candidates are read again).
+        serial = lambda fn, items: [fn(item) for item in items]  # noqa: E731
+        for part in _map(lambda group: link_group(group, serial), groups, workers):
+            links.update(part)
+    else:
+        for group in groups:
+            links.update(link_group(group, lambda fn, items: _map(fn, items, workers)))
     candidate_paths = {path for path, _ in candidates}
-    for path in links:
+    for path in sorted(links):
         if path not in candidate_paths:
-            candidates.append((path, known[path]))  # the caller's bytes, read by project.link
+            data = known[path] if known.get(path) is not None else scan.read_bytes(path)
+            candidates.append((path, data))  # the caller's bytes, read by project.link
     return links
 
 
