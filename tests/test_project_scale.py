@@ -188,8 +188,13 @@ def test_a_warm_run_on_an_unchanged_tree_links_nothing(tmp_path, monkeypatch):
         assert diagnostics(run(["."], config=Config(), mode="check")) == cold
         assert diagnostics(run(["."], config=Config(), mode="check", jobs=1)) == cold
     # One project changed: it alone is linked again, and the answer is a cold run's.
+    # main.py is no candidate (it never spells `volatile`): the key holds its stat, not its
+    # bytes. The same size and the old modification time back: its ctime still changes.
     main = root / "repo_b" / "main.py"
-    main.write_text(main.read_text().replace("evaluation=True", "evaluation=False"))
+    before = main.stat()
+    main.write_text(main.read_text().replace("evaluation=True", "evaluation=None"))
+    os.utime(main, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert main.stat().st_size == before.st_size
     built = []
     real_build = project.ProjectIndex.build
     monkeypatch.setattr(project.ProjectIndex, "build", lambda self: built.append(sorted(self.run)) or real_build(self))
@@ -199,3 +204,22 @@ def test_a_warm_run_on_an_unchanged_tree_links_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(root)
     assert warm == diagnostics(run(["."], config=Config(), mode="check", use_cache=False))
     assert not any(entry[0] == "repo_b/main.py" for entry in warm)  # no call passes a true flag now
+
+
+def test_the_helper_name_search_finds_a_file_exactly_when_it_spells_a_name():
+    """`_call_filter`'s first search (one regex, a trie of the names) is `any(name in raw)`."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from volfix.project import _any_word
+
+    word = st.binary(min_size=1, max_size=6).map(lambda b: bytes(97 + c % 4 for c in b))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.sets(word, min_size=1, max_size=8), st.lists(word, max_size=6).map(b" ".join))
+    def agrees(words, text):
+        assert _any_word(set(words))(text) == any(w in text for w in words)
+
+    agrees()
+    assert _any_word({b"to_var", b"to_var_1", b"get_batch"})(b"x = to_variable(y)")
+    assert not _any_word({b"to_var", b"get_batch"})(b"x = to_va(y) + get_batc")

@@ -112,6 +112,20 @@ class ProjectIndex:
             self.data[path] = self.read(path)
         return self.data[path]
 
+    def version_of(self, path: str) -> Optional[bytes]:
+        """What the links key holds of a file: a digest of the bytes the run has read (the
+        candidates), else the file's identity and times, which every write changes (st_ctime
+        cannot be set back): reading the whole project again would cost a warm run as much
+        as the scan. None: unreadable."""
+        data = self.data.get(path)
+        if data is not None:
+            return b"c" + hashlib.blake2b(data, digest_size=16).digest()
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return repr(("s", st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)).encode()
+
     def shown(self, path: str) -> str:
         return self.display.get(path) or os.path.relpath(path)
 
@@ -144,9 +158,11 @@ class ProjectIndex:
         """`build`, or its result from the cache when no file of the project changed (nor
         which of them the run holds): a warm run links nothing."""
         files = sorted(set(self.files) | self.run)
-        entries = [(path, self.shown(path), path in self.run,
-                    self.bytes_of(path) if path.endswith((".py", ".pyi")) else None) for path in files]
-        key = links_key(entries, self.project_wide)
+        # Display paths that follow from the current directory (the runner's) are keyed by it.
+        cwd = getattr(self.display, "cwd", None)
+        entries = [(path, None if cwd is not None else self.shown(path), path in self.run,
+                    self.version_of(path) if path.endswith((".py", ".pyi")) else None) for path in files]
+        key = links_key(entries, self.project_wide, cwd)
         anchor = files[0] if files else ""
         found = self.facts.links(anchor, key)
         if found is not None:
@@ -226,18 +242,30 @@ class ProjectIndex:
         return new
 
     def star_links(self, py_files: List[str], modules: Optional[ModuleTable] = None) -> Dict[str, Tuple[str, ...]]:
-        """Project modules other files star-import: importer -> modules (paths)."""
+        """Project modules other files star-import: importer -> modules (paths). What a file
+        star-imports is a fact about its bytes (`file_star_modules`, cached, in the workers);
+        which project file a module is, a lookup."""
         modules = modules if modules is not None else ModuleTable(py_files)
-        out: Dict[str, Tuple[str, ...]] = {}
+        importers = []
         for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
-            if raw is None or not _STAR_IMPORT.search(raw):
-                continue
-            doc = self.document(path)
-            if doc is None:
-                continue
+            if raw is not None and _STAR_IMPORT.search(raw):
+                importers.append((path, raw))
+        star_modules: Dict[str, List[str]] = {}
+        missing = []
+        for path, raw in importers:
+            found = self.facts.stars(path, raw)
+            if found is None:
+                missing.append((path, raw))
+            else:
+                star_modules[path] = found
+        for (path, raw), found in zip(missing, self.map(file_star_modules, [raw for _, raw in missing])):
+            self.facts.put_stars(path, raw, found)
+            star_modules[path] = found
+        out: Dict[str, Tuple[str, ...]] = {}
+        for path, _ in importers:
             targets = []
-            for module in doc.index().module_names.star_modules:
+            for module in star_modules[path]:
                 target = modules.resolve(module, path)
                 if target is not None:
                     targets.append(target)
@@ -287,6 +315,12 @@ def _document(raw: bytes) -> Optional[Document]:
     except sourcefile.SourceDecodeError:
         return None
     return parsed if isinstance(parsed, Document) else None
+
+
+def file_star_modules(raw: bytes) -> List[str]:
+    """Runs here or in a worker: the modules a file star-imports, as it spells them."""
+    doc = _document(raw)
+    return [] if doc is None else list(doc.index().module_names.star_modules)
 
 
 def file_helpers(item: Tuple[bytes, str]) -> List[HelperSignature]:
@@ -381,6 +415,9 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
     for calls in index.calls.values():
         for call in calls:
             func = call.func
+            if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and (
+                    func.attr in names or nm.METHOD_PREFIX + func.attr in family)):
+                continue  # `x.cuda()`: an attribute's qualified name ends in it, and no helper is named so
             qual = index.qual(func)
             target = helper_of_qual(names, qual, path) if qual is not None else None
             if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
@@ -462,8 +499,12 @@ def _call_filter(by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) 
     methods = set(method_names)
     if not methods and not by_module:
         return lambda raw: False
+    # Most files spell no helper's name at all: one C-level search for any of them first.
+    spells_any = _any_word(methods.union(*by_module.values()))
 
     def may_call(raw: bytes) -> bool:
+        if not spells_any(raw):
+            return False
         found = set(_WORD.findall(raw))
         if not methods.isdisjoint(found):
             return True
@@ -472,6 +513,33 @@ def _call_filter(by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) 
 
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _any_word(words: Set[bytes]) -> Callable[[bytes], bool]:
+    """Whether bytes hold any of `words` (as a substring: a necessary condition for a whole
+    identifier), by one regex shaped as a trie of the words (an alternation of hundreds
+    of names tries each of them at every position: 30 times slower)."""
+    trie: Dict[int, dict] = {}
+    for word in words:
+        node = trie
+        for byte in word:
+            if -1 in node:
+                break  # a shorter word ends here: longer ones add nothing to a search
+            node = node.setdefault(byte, {})
+        else:
+            node.clear()
+            node[-1] = {}
+
+    def pattern(node: Dict[int, dict]) -> bytes:
+        if -1 in node:
+            return b""
+        branches = [re.escape(bytes([byte])) + pattern(child) for byte, child in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+
+    if not trie or -1 in trie:
+        return lambda raw: True  # no word, or the empty word
+    search = re.compile(pattern(trie)).search
+    return lambda raw: search(raw) is not None
 
 
 def _short(name: str) -> str:

@@ -114,6 +114,20 @@ class FactStore:
             return None
         return out
 
+    # ------------------------------------------------------------------ star imports
+    def stars(self, path: str, data: bytes) -> Optional[List[str]]:
+        """The modules the file star-imports, as it spells them (None: a miss)."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("stars", path, data))
+        if not isinstance(raw, list) or not all(isinstance(m, str) for m in raw):
+            return None
+        return raw
+
+    def put_stars(self, path: str, data: bytes, modules: Sequence[str]) -> None:
+        if self.cache is not None:
+            self.cache.put_json(self._key("stars", path, data), list(modules))
+
     # ------------------------------------------------------------------ links
     def links(self, anchor: str, key: str) -> Optional[Dict[str, Any]]:
         """A project's links (path -> `project.Links`) as `put_links` stored them, or None."""
@@ -173,13 +187,14 @@ def _call_from_list(raw: Any) -> ExternalCall:
     return ExternalCall(path, int(line), str(flag), bool(covered), bool(in_run), int(col))
 
 
-def links_key(files: Sequence[Tuple[str, str, bool, Optional[bytes]]], project_wide: bool) -> str:
-    """A digest of what a project's links depend on: every Python file's path, how it is
-    shown, whether the run holds it, and its bytes (None: unreadable)."""
-    h = hashlib.sha256(repr((FACTS_FORMAT, project_wide)).encode())
-    for path, shown, in_run, data in files:
-        h.update(repr((path, shown, in_run)).encode("utf-8", "surrogateescape"))
-        h.update(b"\0" if data is None else hashlib.blake2b(data, digest_size=16).digest())
+def links_key(files: Sequence[Tuple[str, Optional[str], bool, Optional[bytes]]], project_wide: bool,
+              cwd: Optional[str] = None) -> str:
+    """A digest of what a project's links depend on: every file's path, how it is shown (or
+    the directory display paths are relative to), whether the run holds it, and its version
+    (`ProjectIndex.version_of`; None: unreadable)."""
+    h = hashlib.sha256(repr((FACTS_FORMAT, project_wide, cwd)).encode("utf-8", "surrogateescape"))
+    for path, shown, in_run, version in files:
+        h.update(repr((path, shown, in_run, version)).encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 

@@ -297,8 +297,7 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
     from . import project  # only now: most runs link nothing
 
     known = dict(candidates)
-    cwd = os.getcwd()
-    shown = {p: display_path(p, cwd) for members, others in groups for p in members + others}
+    shown = _DisplayPaths(os.getcwd())
 
     def link_group(group: Tuple[List[str], List[str]], mapper: Callable) -> Dict[str, object]:
         members, others = group
@@ -321,6 +320,20 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
             data = known[path] if known.get(path) is not None else scan.read_bytes(path)
             candidates.append((path, data))  # the caller's bytes, read by project.link
     return links
+
+
+class _DisplayPaths(dict):
+    """`display_path` of each file from `cwd`, computed when asked: the project index of a
+    large tree shows few of its files (and keys its cache by `cwd`)."""
+
+    def __init__(self, cwd: str) -> None:
+        super().__init__()
+        self.cwd = cwd
+
+    def get(self, path: str, default: Optional[str] = None) -> Optional[str]:  # type: ignore[override]
+        if path not in self:
+            self[path] = display_path(path, self.cwd)
+        return dict.get(self, path, default)
 
 
 def _map(fn: Callable, items: list, workers: int) -> list:
