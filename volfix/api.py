@@ -10,7 +10,7 @@ does.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Tuple, Union
 
 from .config import DEFAULT_CONFIG, Config
 from .model import FileResult
@@ -50,7 +50,8 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
                 use_cache: bool = True, force_exclude: bool = False,
                 progress: Optional[Callable[[int, int], None]] = None,
                 review: Optional[ReviewCallback] = None,
-                configs: Optional["ConfigResolver"] = None) -> List[FileResult]:
+                configs: Optional["ConfigResolver"] = None,
+                shard: Optional[Tuple[int, int]] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found.
 
@@ -61,11 +62,12 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     `config` applies to every file, unless `configs` gives each file its own:
     `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
     `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
-    and uses `config` where there is none."""
+    and uses `config` where there is none. `shard=(K, N)`: only the projects that fall to the
+    K-th of N parts (`volfix.shards`)."""
     from . import runner
 
     cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     return runner.run(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
                       use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                      review=review, configs=configs)
+                      review=review, configs=configs, shard=shard)

@@ -110,7 +110,8 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
         jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
         progress: Optional[Progress] = None, configs: Optional[ConfigResolver] = None,
-        _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None) -> List[FileResult]:
+        _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
+        shard: Optional[Tuple[int, int]] = None) -> List[FileResult]:
     """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
     (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
     by path; files the prefilter rules out have none.
@@ -124,18 +125,21 @@ def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fix
 
     KeyboardInterrupt (Ctrl-C) stops the run: the workers finish the writes under way and
     start no other (`volfix.workers`), and the exception propagates.
+
+    `shard=(K, N)`: only the files of the projects that fall to the K-th of N parts
+    (`volfix.shards`).
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                          configs=configs, _process=_process, review=review)[0]
+                          configs=configs, _process=_process, review=review, shard=shard)[0]
 
 
 def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
                    unsafe_fixes: bool = False, jobs: Optional[int] = None, use_cache: bool = True,
                    force_exclude: bool = False, progress: Optional[Progress] = None,
                    configs: Optional[ConfigResolver] = None,
-                   _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None
-                   ) -> Tuple[List[FileResult], RunStats]:
+                   _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
+                   shard: Optional[Tuple[int, int]] = None) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
     from . import discovery
 
@@ -152,6 +156,10 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
     walk = discovery.walk(paths, exclude=config.exclude + config.extend_exclude,
                           respect_gitignore=config.respect_gitignore, force_exclude=force_exclude,
                           root=root, excluders=None if configs.fixed else configs.excluder_for)
+    if shard is not None:  # the whole walk first: which part a project falls to depends on all
+        from .shards import select
+
+        walk = iter([select([path for batch in walk for path in batch], shard)])
     files, candidates = scan.walk_and_scan(walk, configs, workers, warm=_process is None)
     total = stats.discovered = len(files)
     if progress is not None:
