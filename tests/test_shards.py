@@ -114,3 +114,23 @@ def test_a_shard_checks_only_its_projects(sweep):
         assert not parts & names
         names |= parts
     assert names >= {"repo_a", "repo_b", "repo_d", "repo_e", "tools"}
+
+
+def test_readme_sweep_runs_the_action_in_a_matrix_and_merges():
+    import re
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### A sweep across many repositories\n"):]
+    workflow = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    shard, report = workflow["jobs"]["shard"], workflow["jobs"]["report"]
+    n = len(shard["strategy"]["matrix"]["shard"])
+    [ours] = [s for s in shard["steps"] if s.get("uses", "").startswith("volfix/volfix@")]
+    assert set(ours["with"]) <= set(action["inputs"])
+    assert ours["with"]["args"] == f"--shard ${{{{ matrix.shard }}}}/{n}"
+    assert ours["with"]["json-lines"].endswith(".jsonl")
+    assert report["needs"] == "shard"
+    assert any(step.get("run", "").startswith("volfix merge") for step in report["steps"])
