@@ -24,10 +24,17 @@ before the per-file analysis runs:
    run), the bindings of project modules it star-imports, and whether other files star-import
    it (then its `from torch.autograd import Variable` stays).
 
-The project is the nearest directory above the run's files holding `pyproject.toml`,
-`setup.py` or `.git`. Files outside the run are only read, never changed: pre-commit runs on
-changed files only, and a fix there must not lose the regions that callers in unchanged files
-need.
+A file's project is the nearest directory above it holding `pyproject.toml`, `setup.py`,
+`setup.cfg` or `.git` (`discovery.ProjectRoots`); the runner builds one index per project, so a
+folder of 30 repositories is 30 small indexes and helpers never link across them. Files
+outside the run are only read, never changed: pre-commit runs on changed files only, and a fix
+there must not lose the regions that callers in unchanged files need.
+
+Linking stays linear in the project's size: a module name is looked up among the few files it
+can name (`module_candidates`, `ModuleTable`) instead of asking every file for its names; the
+per-file facts (helpers, calls, star imports) are cached by content (`volfix.project_facts`),
+and so is the whole project's result, under a digest of its files (`build_incrementally`): a
+warm run over an unchanged project links nothing.
 """
 from __future__ import annotations
 
