@@ -109,6 +109,7 @@ class ProjectIndex:
         self.facts = FactStore(cache)
         self.map: Mapper = mapper or (lambda fn, items: [fn(item) for item in items])
         self._docs: Dict[str, Optional[Document]] = {}
+        self._stars: Dict[str, List[str]] = {}  # path -> modules it star-imports, found with its helpers
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
@@ -189,8 +190,11 @@ class ProjectIndex:
             elif found:
                 self.helpers[path] = found
         computed = self.map(file_helpers, [(raw, self.shown(path)) for path, raw in missing])
-        for (path, raw), found in zip(missing, computed):
+        for (path, raw), (found, stars) in zip(missing, computed):
             self.facts.put_helpers(path, raw, found)
+            if stars is not None:  # the same parse told what the file star-imports
+                self.facts.put_stars(path, raw, stars)
+                self._stars[path] = stars
             if found:
                 self.helpers[path] = found
 
@@ -261,7 +265,9 @@ class ProjectIndex:
         star_modules: Dict[str, List[str]] = {}
         missing = []
         for path, raw in importers:
-            found = self.facts.stars(path, raw)
+            found = self._stars.get(path)
+            if found is None:
+                found = self.facts.stars(path, raw)
             if found is None:
                 missing.append((path, raw))
             else:
@@ -330,20 +336,22 @@ def file_star_modules(raw: bytes) -> List[str]:
     return [] if doc is None else list(doc.index().module_names.star_modules)
 
 
-def file_helpers(item: Tuple[bytes, str]) -> List[HelperSignature]:
+def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Optional[List[str]]]:
     """Runs here or in a worker: the helpers a file defines, from its own analysis by the
     engine (functions and methods whose flag or raw value goes to their callers, and
-    wrappers of `Variable`)."""
+    wrappers of `Variable`); and, from the same parse, the modules it star-imports when it
+    has a star import (else None)."""
     raw, shown = item
     doc = _document(raw)
     if doc is None:
-        return []
+        return [], None
     from .engine.analyse import Options, detect
 
     try:
         ctx = detect(doc, Options(frozenset()))
     except RecursionError:
-        return []
+        return [], None
+    stars = list(ctx.index.module_names.star_modules) if _STAR_IMPORT.search(raw) else None
     out: Dict[str, HelperSignature] = {}
     index = ctx.index
     for record in ctx.helpers:
@@ -359,7 +367,7 @@ def file_helpers(item: Tuple[bytes, str]) -> List[HelperSignature]:
                                       computes=bool(getattr(record.source, "computing", False))))
     for name, line in ctx.wrappers().items():
         out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
-    return list(out.values())
+    return list(out.values()), stars
 
 
 NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
