@@ -286,14 +286,24 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
     from . import discovery
 
     roots = discovery.ProjectRoots()
-    in_run = set(files)
     hinted = {path for path, data in candidates
               if data is not None and (HELPER_HINT.search(data) or b"import *" in data)}
+
+    def covered(root: str) -> bool:
+        return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
+
+    if not hinted:
+        # Nothing of the run links, unless a project reaches above a path of the run (then
+        # its other files may call a helper of the run's): the project of that path itself.
+        tops = {roots.root_of_directory(p if os.path.isdir(p) else os.path.dirname(p))
+                for p in map(os.path.abspath, paths)}
+        if all(root is None or covered(root) for root in tops):
+            return {}
+    in_run = set(files)
     groups: List[Tuple[List[str], List[str]]] = []  # (the run's files, the project's other files)
     for root, members in roots.group(files).items():
         others: List[str] = []
-        if root is not None and not any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep)
-                                        for p in paths):
+        if root is not None and not covered(root):
             everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
                                             respect_gitignore=config.respect_gitignore, root=root)
             others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))
