@@ -227,6 +227,7 @@ def repos_tree(work: str, volfix: List[str], ruff: Optional[str], jobs: List[str
     import gen_repos_tree
 
     cold: Dict[int, float] = {}
+    cold_cpu: Dict[int, float] = {}
     for n in copies:
         tree = os.path.join(work, f"repos_x{n}")
         if not os.path.isdir(tree):
@@ -237,6 +238,7 @@ def repos_tree(work: str, volfix: List[str], ruff: Optional[str], jobs: List[str
         print(f"    prefilter: {run_stats(tree, work)}")
         ms = tree_rows(f"{n}x", tree, volfix, ruff, jobs, runs)
         cold[n] = ms["volfix"].median
+        cold_cpu[n] = ms["volfix"].cpu_median
         if n == 1:
             verdict = "within" if cold[n] <= REPOS_TARGET_SECONDS else "OVER"
             print(f"    target <= {REPOS_TARGET_SECONDS:.0f} s cold: {verdict}")
@@ -244,7 +246,8 @@ def repos_tree(work: str, volfix: List[str], ruff: Optional[str], jobs: List[str
         if half in cold:
             growth = cold[n] / cold[half]
             verdict = "within" if growth <= DOUBLING_TARGET else "OVER"
-            print(f"    {half}x -> {n}x: {growth:.2f}x the time (target <= {DOUBLING_TARGET}x): {verdict}")
+            print(f"    {half}x -> {n}x: {growth:.2f}x the time (target <= {DOUBLING_TARGET}x): {verdict}; "
+                  f"{cold_cpu[n] / cold_cpu[half]:.2f}x the cpu time (less sensitive to a busy machine)")
         print()
 
 
