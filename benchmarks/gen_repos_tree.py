@@ -291,7 +291,8 @@ def repository(root: str, rng: random.Random, number: int, lines: int, notebooks
         put(f"{pkg}/{sub}/{sub[:-1] if sub.endswith('s') else sub}_{index:03d}.py", text)
         index += 1
     for sub in ("datasets", "tools"):
-        if os.path.isdir(os.path.join(root, pkg, sub)) and not os.path.exists(os.path.join(root, pkg, sub, "__init__.py")):
+        folder = os.path.join(root, pkg, sub)
+        if os.path.isdir(folder) and not os.path.exists(os.path.join(folder, "__init__.py")):
             put(f"{pkg}/{sub}/__init__.py", "")
     for k in range(notebooks):
         text = notebook(rng, task, legacy_cell=rng.random() < 0.4, helper_call=rng.random() < 0.3)
