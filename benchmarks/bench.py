@@ -14,8 +14,13 @@ Builds its inputs, then times each command several times and prints medians and 
       `volfix check` against the targets (BIG_TARGET_SECONDS, BIG_TARGET_MB on 2 cores);
   (d) a 30k-line script whose every line computes with one volatile value: the flow
       analysis and the region must stay linear (it took over a minute when they were not).
+  (e) a folder of 30 legacy repositories under one git root (`gen_repos_tree.py`: ~184k
+      lines, 100 notebooks, helpers across files, star imports between sibling modules), and
+      its 2x and 4x copies (`--repos-copies 1,2,4`): each doubling must cost <= 2.2x;
+  (f) a synthetic monorepo (`gen_monorepo.py`: 20,000 files, 3M lines, 5% legacy code calling
+      helpers across packages; `--monorepo-scale 0.1` for a quick run).
 
-Commands: `volfix check --no-cache` (and, on (b), a warm-cache re-run), `ruff check
+Commands: `volfix check --no-cache` (and, on (b), (e) and (f), a warm-cache re-run), `ruff check
 --isolated --no-cache --select E9`, and `grep -rl volatile`. On (a) grep is also run on the
 same file set as the two linters (`--include=*.py --include=*.pyi`): the torch package also
 holds ~700 MB of shared libraries that plain `grep -r` reads and the linters never open.
@@ -43,6 +48,9 @@ from typing import Dict, List, Optional, Sequence
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIG_TARGET_SECONDS = 5.0
 BIG_TARGET_MB = 500
+REPOS_TARGET_SECONDS = 2.0  # (e) at 1x, cold, 2 cores
+DOUBLING_TARGET = 2.2  # (e) each doubling of the tree
+MONOREPO_TARGETS = (10.0, 3.0, 500)  # (f) cold s, warm s, peak MB
 
 
 @dataclass
@@ -188,6 +196,83 @@ def tainted_script(work: str, volfix: List[str], lines: int, runs: int) -> Measu
     return m
 
 
+def tree_rows(label: str, tree: str, volfix: List[str], ruff: Optional[str], jobs: List[str],
+              runs: int) -> Dict[str, Measure]:
+    """Cold (`--no-cache`), warm (a second run over the cache of a first) and ruff, on one tree."""
+    lines = count_tree(tree)["lines"]
+    cache_dir = os.path.join(tree, ".volfix_cache")
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    ms = {"volfix": measure("volfix check --no-cache", volfix + [
+        "check", "--no-cache", "--exit-zero", "-q"] + jobs + ["."], runs, cwd=tree)}
+    subprocess.run(volfix + ["check", "--exit-zero", "-q"] + jobs + ["."], cwd=tree,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    ms["volfix-warm"] = measure("volfix check (warm cache)", volfix + [
+        "check", "--exit-zero", "-q"] + jobs + ["."], runs, cwd=tree)
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    if ruff:
+        ms["ruff"] = measure("ruff check --select E9", [
+            ruff, "check", "--isolated", "--no-cache", "--select", "E9", "--exit-zero", "-q", "."],
+            runs, cwd=tree)
+    ref = {k: ms[k] for k in ("ruff",) if k in ms}
+    print(f"  {label}: {lines:,} lines")
+    for key, m in ms.items():
+        extra = f"  {lines / m.median:9,.0f} lines/s" if key.startswith("volfix") else ""
+        print(row(m, ref, extra))
+    return ms
+
+
+def repos_tree(work: str, volfix: List[str], ruff: Optional[str], jobs: List[str], runs: int,
+               copies: Sequence[int]) -> None:
+    """(e): 30 legacy repositories under one git root, and copies of them."""
+    import gen_repos_tree
+
+    cold: Dict[int, float] = {}
+    cold_cpu: Dict[int, float] = {}
+    for n in copies:
+        tree = os.path.join(work, f"repos_x{n}")
+        if not os.path.isdir(tree):
+            stats = gen_repos_tree.generate(tree, copies=n)
+        else:
+            stats = {"projects": "?"}
+        print(f"(e) {n}x the 30-repository tree {tree}: {stats}")
+        print(f"    prefilter: {run_stats(tree, work)}")
+        ms = tree_rows(f"{n}x", tree, volfix, ruff, jobs, runs)
+        cold[n] = ms["volfix"].median
+        cold_cpu[n] = ms["volfix"].cpu_median
+        if n == 1:
+            verdict = "within" if cold[n] <= REPOS_TARGET_SECONDS else "OVER"
+            print(f"    target <= {REPOS_TARGET_SECONDS:.0f} s cold: {verdict}")
+        half = n // 2
+        if half in cold:
+            growth = cold[n] / cold[half]
+            verdict = "within" if growth <= DOUBLING_TARGET else "OVER"
+            print(f"    {half}x -> {n}x: {growth:.2f}x the time (target <= {DOUBLING_TARGET}x): {verdict}; "
+                  f"{cold_cpu[n] / cold_cpu[half]:.2f}x the cpu time (less sensitive to a busy machine)")
+        print()
+
+
+def monorepo(work: str, volfix: List[str], ruff: Optional[str], jobs: List[str], runs: int,
+             scale: float) -> None:
+    """(f): a 20,000-file monorepo with 5% legacy code (`scale` shrinks it)."""
+    import gen_monorepo
+
+    tree = os.path.join(work, f"monorepo_{scale:g}")
+    if not os.path.isdir(tree):
+        stats = gen_monorepo.generate(tree, int(20_000 * scale), int(3_000_000 * scale))
+    else:
+        stats = {}
+    print(f"(f) monorepo {tree} (scale {scale:g}): {stats}")
+    print(f"    prefilter: {run_stats(tree, work)}")
+    ms = tree_rows("monorepo", tree, volfix, ruff, jobs, runs)
+    cold_s, warm_s, peak = MONOREPO_TARGETS
+    if scale == 1:
+        ok = (ms["volfix"].median <= cold_s and ms["volfix-warm"].median <= warm_s
+              and max(ms["volfix"].peak_mb, ms["volfix-warm"].peak_mb) <= peak)
+        print(f"    target <= {cold_s:.0f} s cold, <= {warm_s:.0f} s warm, <= {peak} MB: "
+              f"{'within' if ok else 'OVER'}")
+    print()
+
+
 def compile_volfix() -> str:
     """Write the volfix package's bytecode, as `pip install` does: an editable install run
     with PYTHONDONTWRITEBYTECODE=1 (set on some CI images) would otherwise compile every
@@ -216,7 +301,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--tainted-lines", type=int, default=30_000,
                         help="lines of the script of (d), every one computing with the volatile value")
     parser.add_argument("--skip-tainted", action="store_true")
-    parser.add_argument("--keep", metavar="DIR", help="build the legacy tree here and keep it")
+    parser.add_argument("--skip-repos", action="store_true", help="skip (e)")
+    parser.add_argument("--repos-copies", default="1,2,4",
+                        help="copies of the 30-repository tree to time in (e), comma-separated")
+    parser.add_argument("--skip-monorepo", action="store_true", help="skip (f)")
+    parser.add_argument("--monorepo-scale", type=float, default=1.0,
+                        help="size of the monorepo of (f) (1: 20,000 files, 3M lines)")
+    parser.add_argument("--keep", metavar="DIR", help="build the generated trees here and keep them")
     parser.add_argument("--volfix", metavar="EXE", help="the volfix executable to time (default: "
                         "the one beside this interpreter, else on PATH)")
     args = parser.parse_args(argv)
@@ -274,6 +365,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             big_module(work, volfix, args.big_lines, max(1, args.runs // 2))
         if not args.skip_tainted:
             tainted_script(work, volfix, args.tainted_lines, max(1, args.runs // 2))
+        if not args.skip_repos:
+            repos_tree(work, volfix, ruff, jobs, args.runs,
+                       [int(n) for n in args.repos_copies.split(",") if n.strip()])
+        if not args.skip_monorepo:
+            monorepo(work, volfix, ruff, jobs, args.runs, args.monorepo_scale)
         if args.skip_legacy:
             return 0
         legacy = os.path.join(work, "legacy")

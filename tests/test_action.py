@@ -10,6 +10,7 @@ run and with what.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -218,6 +219,20 @@ def test_paths_and_args_reach_volfix(installed, action_path, runner_temp, tmp_pa
     files = re.findall(r"^::error file=([^,]+),", run.step("check").stdout, re.M)
     assert files == ["a/legacy.py", "b/legacy.py"] and run.failed
     assert not run.step("sarif").ran and not run.step("Upload SARIF").would_run
+
+
+@pytest.mark.slow
+def test_a_shard_writes_its_json_lines_for_volfix_merge(installed, action_path, runner_temp, tmp_path):
+    workspace = repository(tmp_path / "repo", {"a/setup.py": "", "a/legacy.py": LEGACY,
+                                               "b/setup.py": "", "b/legacy.py": LEGACY})
+    found = []
+    for k in (1, 2):
+        run = run_action(action_path, workspace, {"args": f"--shard {k}/2", "json-lines": f"out/{k}.jsonl"},
+                         runner_temp=runner_temp, preset={"install": installed})
+        assert run.step("json-lines").outcome == "success" and run.failed  # the check step fails
+        lines = (workspace / "out" / f"{k}.jsonl").read_text().splitlines()
+        found += [os.path.relpath(json.loads(line)["filename"], workspace) for line in lines]
+    assert sorted(found) == ["a/legacy.py", "b/legacy.py"]
 
 
 @pytest.mark.slow

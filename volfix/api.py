@@ -10,7 +10,7 @@ does.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Tuple, Union
 
 from .config import DEFAULT_CONFIG, Config
 from .model import FileResult
@@ -52,7 +52,8 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
                 progress: Optional[Callable[[int, int], None]] = None,
                 review: Optional[ReviewCallback] = None,
                 configs: Optional["ConfigResolver"] = None, with_fixes: bool = False,
-                stats: Optional["RunStats"] = None) -> List[FileResult]:
+                stats: Optional["RunStats"] = None,
+                shard: Optional[Tuple[int, int]] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found.
 
@@ -66,7 +67,8 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     `config` applies to every file, unless `configs` gives each file its own:
     `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
     `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
-    and uses `config` where there is none.
+    and uses `config` where there is none. `shard=(K, N)`: only the projects that fall to the
+    K-th of N parts (`volfix.shards`).
 
     `with_fixes=True` (check mode) also computes every fix's edits, as `check_source` does:
     the text `volfix fix` writes for that fix alone, clean-up included (for JSON and SARIF)."""
@@ -76,7 +78,7 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     results, found = runner.run_with_stats(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
                                            use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                                           review=review, configs=configs, with_fixes=with_fixes)
+                                           review=review, configs=configs, with_fixes=with_fixes, shard=shard)
     if stats is not None:
         stats.__dict__.update(found.__dict__)
     return results

@@ -66,6 +66,7 @@ class Options:
     debug: bool
     unsafe_fixes: Optional[bool]
     legacy_semantics: Optional[bool] = None
+    shard: Optional[Tuple[int, int]] = None  # (K, N): the K-th of N parts of the projects
     exit_non_zero_on_fix: bool = False
     interactive: bool = False
 
@@ -131,8 +132,22 @@ _COMMON_OPTIONS = [
                  help="Treat every `Variable(x)` argument as a plain tensor, as genuine 0.3 code "
                       "guarantees, which makes VF110/VF111 fixes safe (overrides "
                       "`legacy-semantics`)."),
+    click.option("--shard", callback=lambda ctx, param, value: _parse_shard(value), metavar="K/N",
+                 help="Check only the K-th of N parts of the projects found (whole projects, the "
+                      "same split on every machine); `volfix merge` joins the parts' json-lines."),
     click.option("--debug", is_flag=True, help="Show tracebacks for internal errors."),
 ]
+
+
+def _parse_shard(value: Optional[str]) -> Optional[Tuple[int, int]]:
+    if value is None:
+        return None
+    from .shards import parse_shard
+
+    try:
+        return parse_shard(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def _common_options(func: Callable) -> Callable:
@@ -306,6 +321,8 @@ def _validate(opts: Options) -> None:
             f"--diff prints a unified diff and cannot be combined with --format {opts.output_format}"
             + ("; each fix's edits are in the findings (`fix.edits`), or drop --diff"
                if opts.output_format in EDIT_FORMATS else "; drop one of them"))
+    if opts.shard is not None and (opts.reads_stdin or opts.interactive):
+        raise click.UsageError("--shard splits the files found under PATHs: not with stdin or --interactive")
     if opts.quiet and opts.verbose:
         raise click.UsageError("--quiet and --verbose cannot be used together")
     if opts.interactive:
@@ -403,7 +420,7 @@ def _run_paths(opts: Options, configs: ConfigResolver, stats=None) -> List[FileR
                                unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
                                progress=progress, configs=configs, with_fixes=wants_edits(opts),
-                               stats=stats)
+                               stats=stats, shard=opts.shard)
 
     if opts.quiet:
         return work(lambda done, total: None)
@@ -463,6 +480,44 @@ def exit_code(results: List[FileResult], opts: Options) -> int:
     if failed and not opts.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- volfix merge
+
+
+@main.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="full", show_default=True,
+              help="Output format for the findings.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the findings to FILE instead of stdout.")
+@click.option("--statistics", is_flag=True, help="Show counts per rule instead of each finding.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=False,
+              help="Count unsafe fixes as applicable in the summary.")
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the output (NO_COLOR turns `auto` off).")
+def merge_command(files: Tuple[str, ...], **kwargs) -> None:
+    """Join the `--format json-lines` outputs of `volfix check --shard K/N` runs into one
+    report and one summary, as one run over every part would print them; exit 1 if any
+    finding is in them.
+    """
+    from . import output
+    from .shards import read_findings
+
+    opts = Options(command="check", paths=(), select=(), ignore=(), extend_select=(), config=None, jobs=None,
+                   no_cache=True, verbose=False, diff=False, show_fixes=False, report=None, baseline=None,
+                   write_baseline=None, stdin_filename=None, force_exclude=False, debug=False, **kwargs)
+    try:
+        results = read_findings(files)
+    except (OSError, ValueError) as error:
+        raise ConfigError(str(error)) from error
+    ctx = output.report_context(opts, repo_root(os.getcwd()), bool(opts.unsafe_fixes))
+    output.emit(opts, results, ctx, stdin_fix=False)
+    code = exit_code(results, opts)
+    if code:
+        sys.exit(code)
 
 
 # ---------------------------------------------------------------------------- volfix rule

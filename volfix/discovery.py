@@ -195,7 +195,7 @@ def project_root(config_source: Optional[str]) -> str:
     return os.getcwd()
 
 
-_PROJECT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 def enclosing_project(paths: Sequence[str]) -> Optional[str]:
@@ -203,14 +203,48 @@ def enclosing_project(paths: Sequence[str]) -> Optional[str]:
     whose files `volfix.project` links), or None."""
     if not paths:
         return None
-    current = os.path.dirname(os.path.abspath(paths[0]))
-    while True:
-        if any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+    return ProjectRoots().root_of(paths[0])
+
+
+class ProjectRoots:
+    """Which project each file belongs to: the nearest directory above it holding a project
+    marker (`pyproject.toml`, `setup.py`, `setup.cfg` or `.git`), or None. A folder of
+    repositories under one git root is as many projects as it holds repositories: the
+    project index (`volfix.project`) links helpers inside one project only. Each directory
+    is looked at once."""
+
+    def __init__(self) -> None:
+        self._by_dir: Dict[str, Optional[str]] = {}
+
+    def root_of(self, path: str) -> Optional[str]:
+        return self.root_of_directory(os.path.dirname(os.path.abspath(path)))
+
+    def root_of_directory(self, directory: str) -> Optional[str]:
+        seen = []
+        current = directory
+        while True:
+            if current in self._by_dir:
+                found = self._by_dir[current]
+                break
+            seen.append(current)
+            if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
+                found = current
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                found = None
+                break
+            current = parent
+        for directory in seen:
+            self._by_dir[directory] = found
+        return found
+
+    def group(self, paths: Iterable[str]) -> Dict[Optional[str], List[str]]:
+        """`paths` by project root (None: in no project), in the order given."""
+        out: Dict[Optional[str], List[str]] = {}
+        for path in paths:
+            out.setdefault(self.root_of(path), []).append(path)
+        return out
 
 
 # (directory, the names in it when the walk has listed it) -> the matcher in force there

@@ -24,10 +24,17 @@ before the per-file analysis runs:
    run), the bindings of project modules it star-imports, and whether other files star-import
    it (then its `from torch.autograd import Variable` stays).
 
-The project is the nearest directory above the run's files holding `pyproject.toml`,
-`setup.py` or `.git`. Files outside the run are only read, never changed: pre-commit runs on
-changed files only, and a fix there must not lose the regions that callers in unchanged files
-need.
+A file's project is the nearest directory above it holding `pyproject.toml`, `setup.py`,
+`setup.cfg` or `.git` (`discovery.ProjectRoots`); the runner builds one index per project, so a
+folder of 30 repositories is 30 small indexes and helpers never link across them. Files
+outside the run are only read, never changed: pre-commit runs on changed files only, and a fix
+there must not lose the regions that callers in unchanged files need.
+
+Linking stays linear in the project's size: a module name is looked up among the few files it
+can name (`module_candidates`, `ModuleTable`) instead of asking every file for its names; the
+per-file facts (helpers, calls, star imports) are cached by content (`volfix.project_facts`),
+and so is the whole project's result, under a digest of its files (`build_incrementally`): a
+warm run over an unchanged project links nothing.
 """
 from __future__ import annotations
 
@@ -41,7 +48,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from .flow.grad_mode import covered as grad_covered
 from .prefilter import HELPER_HINT
-from .project_facts import ExternalCall, FactStore, HelperSignature, calls_key
+from .project_facts import ExternalCall, FactStore, HelperSignature, calls_key, links_key
 from .syntax import names as nm
 from .syntax.document import Document, parse_document
 
@@ -103,6 +110,7 @@ class ProjectIndex:
         self.facts = FactStore(cache)
         self.map: Mapper = mapper or (lambda fn, items: [fn(item) for item in items])
         self._docs: Dict[str, Optional[Document]] = {}
+        self._stars: Dict[str, List[str]] = {}  # path -> modules it star-imports, found with its helpers
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
@@ -113,6 +121,20 @@ class ProjectIndex:
         if path not in self.data or self.data[path] is None:
             self.data[path] = self.read(path)
         return self.data[path]
+
+    def version_of(self, path: str) -> Optional[bytes]:
+        """What the links key holds of a file: a digest of the bytes the run has read (the
+        candidates), else the file's identity and times, which every write changes (st_ctime
+        cannot be set back): reading the whole project again would cost a warm run as much
+        as the scan. None: unreadable."""
+        data = self.data.get(path)
+        if data is not None:
+            return b"c" + hashlib.blake2b(data, digest_size=16).digest()
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return repr(("s", st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)).encode()
 
     def shown(self, path: str) -> str:
         return self.display.get(path) or os.path.relpath(path)
@@ -134,7 +156,7 @@ class ProjectIndex:
                 hinted.append((path, raw))
         self.find_helpers(hinted)
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
-        stars = self.star_links(py_files, notebooks)
+        stars = self.star_links(py_files, ModuleTable(py_files), notebooks)
         if not self.helpers and not stars and not self.variable_importers:
             return {}
         seen: Set[Tuple[str, str]] = set()
@@ -143,6 +165,23 @@ class ProjectIndex:
             if not new:
                 break
         return self.links(stars)
+
+    def build_incrementally(self) -> Dict[str, Links]:
+        """`build`, or its result from the cache when no file of the project changed (nor
+        which of them the run holds): a warm run links nothing."""
+        files = sorted(set(self.files) | self.run)
+        # Display paths that follow from the current directory (the runner's) are keyed by it.
+        cwd = getattr(self.display, "cwd", None)
+        entries = [(path, None if cwd is not None else self.shown(path), path in self.run,
+                    self.version_of(path) if path.endswith((".py", ".pyi")) else None) for path in files]
+        key = links_key(entries, self.project_wide, cwd)
+        anchor = files[0] if files else ""
+        found = self.facts.links(anchor, key)
+        if found is not None:
+            return found
+        links = self.build()
+        self.facts.put_links(anchor, key, links)
+        return links
 
     def find_helpers(self, hinted: List[Tuple[str, bytes]]) -> None:
         """The helpers of every file that may define one: from the cache, else from the
@@ -155,8 +194,11 @@ class ProjectIndex:
             elif found:
                 self.helpers[path] = found
         computed = self.map(file_helpers, [(raw, self.shown(path)) for path, raw in missing])
-        for (path, raw), found in zip(missing, computed):
+        for (path, raw), (found, stars) in zip(missing, computed):
             self.facts.put_helpers(path, raw, found)
+            if stars is not None:  # the same parse told what the file star-imports
+                self.facts.put_stars(path, raw, stars)
+                self._stars[path] = stars
             if found:
                 self.helpers[path] = found
 
@@ -189,8 +231,8 @@ class ProjectIndex:
             else:
                 new = self.record(path, resolved, seen) or new
         # The helper tables are the same objects in every item: pickled once a chunk.
-        items = [(path, raw, self.shown(path), path in self.run, self.helpers, methods, helpers_key)
-                 for path, raw, _ in work]
+        names = helper_names(self.helpers)
+        items = [(path, raw, self.shown(path), path in self.run, names, methods) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
             self.facts.put_calls(path, raw, key, found)
             new = self.record(path, found, seen) or new
@@ -214,35 +256,57 @@ class ProjectIndex:
                 new = True
         return new
 
-    def star_links(self, py_files: List[str], notebooks: Sequence[str] = ()) -> Dict[str, Tuple[str, ...]]:
-        """Project modules other files star-import: importer -> modules (paths). A notebook of
-        the run (`from main import *` in a cell) star-imports like a module beside it. Records
-        in `self.variable_importers` the modules star-imported by a file that uses `Variable`
-        (a `.py` file, or a notebook of the run)."""
-        out: Dict[str, Tuple[str, ...]] = {}
-        for path in list(py_files) + list(notebooks):
+    def star_links(self, py_files: List[str], modules: Optional[ModuleTable] = None,
+                   notebooks: Sequence[str] = ()) -> Dict[str, Tuple[str, ...]]:
+        """Project modules other files star-import: importer -> modules (paths). What a file
+        star-imports is a fact about its bytes (`file_star_modules`, cached, in the workers);
+        which project file a module is, a lookup. A notebook of the run (`from main import *`
+        in a cell) star-imports like a module beside it. Records in `self.variable_importers`
+        the modules star-imported by a file that uses `Variable` (a `.py` file, or a notebook
+        of the run)."""
+        modules = modules if modules is not None else ModuleTable(py_files)
+        importers = []
+        for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
-            pattern = _STAR_IMPORT_IN_JSON if path.endswith(".ipynb") else _STAR_IMPORT
-            if raw is None or not pattern.search(raw):
+            if raw is not None and _STAR_IMPORT.search(raw):
+                importers.append((path, raw))
+        star_modules: Dict[str, List[str]] = {}
+        missing = []
+        for path, raw in importers:
+            found = self._stars.get(path)
+            if found is None:
+                found = self.facts.stars(path, raw)
+            if found is None:
+                missing.append((path, raw))
+            else:
+                star_modules[path] = found
+        for (path, raw), found in zip(missing, self.map(file_star_modules, [raw for _, raw in missing])):
+            self.facts.put_stars(path, raw, found)
+            star_modules[path] = found
+        for path in notebooks:
+            raw = self.bytes_of(path)
+            if raw is None or not _STAR_IMPORT_IN_JSON.search(raw):
                 continue
             doc = self.document(path)
-            if doc is None:
-                continue
-            index = doc.index()
+            if doc is not None:
+                importers.append((path, raw))
+                star_modules[path] = list(doc.index().module_names.star_modules)
+        out: Dict[str, Tuple[str, ...]] = {}
+        for path, raw in importers:
             targets = []
-            for module in index.module_names.star_modules:
-                target = resolve_module(module, path, py_files)
+            for module in star_modules[path]:
+                target = modules.resolve(module, path)
                 if target is not None:
                     targets.append(target)
             if targets:
                 out[path] = tuple(targets)
-                if any(isinstance(n.ctx, ast.Load) for n in index.names.get("Variable", ())):
+                if not path.endswith(".ipynb") and _uses_variable(raw):
                     self.variable_importers.update(targets)
         for path in sorted(self.run):
             if path.endswith(".ipynb"):
-                modules = _notebook_star_modules_using_variable(self.bytes_of(path))
+                named = _notebook_star_modules_using_variable(self.bytes_of(path))
                 self.variable_importers.update(
-                    t for t in (resolve_module(m, path, py_files) for m in modules) if t is not None)
+                    t for t in (modules.resolve(m, path) for m in named) if t is not None)
         return out
 
     # ------------------------------------------------------------------ links
@@ -295,6 +359,15 @@ _CELL_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\*",
 _VARIABLE_WORD = re.compile(r"\bVariable\b")
 
 
+def _uses_variable(raw: bytes) -> bool:
+    """A line of the file that is not a comment, nor its star import, spells `Variable`."""
+    if b"Variable" not in raw:
+        return False
+    text = raw.decode("utf-8", "replace")
+    return any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
+               for line in text.splitlines())
+
+
 def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
     """The modules a notebook's code cells star-import, when a cell uses `Variable` (a line
     that is not a comment spells it): those modules must keep binding it."""
@@ -322,20 +395,28 @@ def _document(raw: bytes) -> Optional[Document]:
     return parsed if isinstance(parsed, Document) else None
 
 
-def file_helpers(item: Tuple[bytes, str]) -> List[HelperSignature]:
+def file_star_modules(raw: bytes) -> List[str]:
+    """Runs here or in a worker: the modules a file star-imports, as it spells them."""
+    doc = _document(raw)
+    return [] if doc is None else list(doc.index().module_names.star_modules)
+
+
+def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Optional[List[str]]]:
     """Runs here or in a worker: the helpers a file defines, from its own analysis by the
     engine (functions and methods whose flag or raw value goes to their callers, and
-    wrappers of `Variable`)."""
+    wrappers of `Variable`); and, from the same parse, the modules it star-imports when it
+    has a star import (else None)."""
     raw, shown = item
     doc = _document(raw)
     if doc is None:
-        return []
+        return [], None
     from .engine.analyse import Options, detect
 
     try:
         ctx = detect(doc, Options(frozenset()))
     except RecursionError:
-        return []
+        return [], None
+    stars = list(ctx.index.module_names.star_modules) if _STAR_IMPORT.search(raw) else None
     out: Dict[str, HelperSignature] = {}
     index = ctx.index
     for record in ctx.helpers:
@@ -351,44 +432,57 @@ def file_helpers(item: Tuple[bytes, str]) -> List[HelperSignature]:
                                       computes=bool(getattr(record.source, "computing", False))))
     for name, line in ctx.wrappers().items():
         out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
-    return list(out.values())
+    return list(out.values()), stars
 
 
-_REACH: Dict[Tuple[str, str], Dict[str, Tuple[str, HelperSignature]]] = {}  # (helpers key, directory) -> table
+NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
 
 
-def reachable(helpers: Dict[str, List[HelperSignature]], path: str, helpers_key: str
-              ) -> Dict[str, Tuple[str, HelperSignature]]:
-    """Qualified names under which a file in `path`'s directory may call a helper (how a
-    module is named depends only on the importer's directory: one table per directory and
-    set of helpers, kept for the next file)."""
-    directory = os.path.dirname(path)
-    out = _REACH.get((helpers_key, directory))
-    if out is not None:
-        return out
-    if any(key != helpers_key for key, _ in _REACH):
-        _REACH.clear()  # another round or another run
-    out = {}
-    for helper_path, sigs in helpers.items():
-        for module in module_names(helper_path, path):
-            for sig in sigs:
-                if sig.name.startswith(nm.METHOD_PREFIX):
-                    continue
-                qual = module + sig.name if not module.strip(".") else f"{module}.{sig.name}"
-                out.setdefault(qual, (helper_path, sig))
-                out.setdefault(f"*{module}:{sig.name}", (helper_path, sig))
-    _REACH[(helpers_key, directory)] = out
+def helper_names(helpers: Dict[str, List[HelperSignature]]) -> NameTable:
+    """The project's function helpers by name, then by file, with the file's position in
+    `helpers` (a name two files can be imported under goes to the first: the order the
+    index found them in) and its first signature of that name."""
+    out: NameTable = {}
+    for order, (helper_path, sigs) in enumerate(helpers.items()):
+        for sig in sigs:
+            if not sig.name.startswith(nm.METHOD_PREFIX):
+                out.setdefault(sig.name, {}).setdefault(helper_path, (order, sig))
     return out
+
+
+def helper_called(names: NameTable, module: str, name: str, importer: str
+                  ) -> Optional[Tuple[str, HelperSignature]]:
+    """The helper `importer` reaches as `name` of `module` (as it spells the module), by
+    looking its few candidate files up (`module_candidates`)."""
+    files = names.get(name)
+    if not files:
+        return None
+    best: Optional[Tuple[int, str, HelperSignature]] = None
+    for path in module_candidates(module, importer):
+        hit = files.get(path)
+        if hit is not None and (best is None or hit[0] < best[0]):
+            best = (hit[0], path, hit[1])
+    return (best[1], best[2]) if best is not None else None
+
+
+def helper_of_qual(names: NameTable, qual: str, importer: str) -> Optional[Tuple[str, HelperSignature]]:
+    """`helper_called` for a qualified name as the importer's index resolves a call
+    (`utils.to_var`, `.to_var`, `..lib.helpers.to_variable`)."""
+    head, dot, name = qual.rpartition(".")
+    if not dot:
+        return None
+    if not head.strip("."):
+        head += "."  # `.to_var`: `to_var` of the package `.`
+    return helper_called(names, head, name, importer)
 
 
 def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
     """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
-    (`helpers`: path -> signatures; `methods`: method families by name), each as
+    (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
     its caller's own parameter on)."""
-    path, raw, shown, in_run, helpers, methods, helpers_key = item
-    reach = reachable(helpers, path, helpers_key)
-    if not reach and not methods:
+    path, raw, shown, in_run, names, methods = item
+    if not names and not methods:
         return []
     doc = _document(raw)
     if doc is None:
@@ -401,11 +495,14 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
     for calls in index.calls.values():
         for call in calls:
             func = call.func
+            if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and (
+                    func.attr in names or nm.METHOD_PREFIX + func.attr in family)):
+                continue  # `x.cuda()`: an attribute's qualified name ends in it, and no helper is named so
             qual = index.qual(func)
-            target = reach.get(qual) if qual is not None else None
+            target = helper_of_qual(names, qual, path) if qual is not None else None
             if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
                 for module in stars:  # `from helpers import *`
-                    target = reach.get(f"*{module}:{func.id}")
+                    target = helper_called(names, module, func.id, path)
                     if target is not None:
                         qual = f"{module}.{func.id}" if not module.endswith(".") else f"{module}{func.id}"
                         break
@@ -482,8 +579,12 @@ def _call_filter(by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) 
     methods = set(method_names)
     if not methods and not by_module:
         return lambda raw: False
+    # Most files spell no helper's name at all: one C-level search for any of them first.
+    spells_any = _any_word(methods.union(*by_module.values()))
 
     def may_call(raw: bytes) -> bool:
+        if not spells_any(raw):
+            return False
         found = set(_WORD.findall(raw))
         if not methods.isdisjoint(found):
             return True
@@ -492,6 +593,33 @@ def _call_filter(by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) 
 
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _any_word(words: Set[bytes]) -> Callable[[bytes], bool]:
+    """Whether bytes hold any of `words` (as a substring: a necessary condition for a whole
+    identifier), by one regex shaped as a trie of the words (an alternation of hundreds
+    of names tries each of them at every position: 30 times slower)."""
+    trie: Dict[int, dict] = {}
+    for word in words:
+        node = trie
+        for byte in word:
+            if -1 in node:
+                break  # a shorter word ends here: longer ones add nothing to a search
+            node = node.setdefault(byte, {})
+        else:
+            node.clear()
+            node[-1] = {}
+
+    def pattern(node: Dict[int, dict]) -> bytes:
+        if -1 in node:
+            return b""
+        branches = [re.escape(bytes([byte])) + pattern(child) for byte, child in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+
+    if not trie or -1 in trie:
+        return lambda raw: True  # no word, or the empty word
+    search = re.compile(pattern(trie)).search
+    return lambda raw: search(raw) is not None
 
 
 def _short(name: str) -> str:
@@ -529,12 +657,65 @@ def module_names(target: str, importer: str) -> List[str]:
     return out
 
 
+def module_candidates(module: str, importer: str) -> List[str]:
+    """The files `importer` can name `module` (`module_names`, read backwards): at most four
+    paths for each directory the name can start from, whatever the size of the project. A
+    path is a candidate whether or not it exists; `module in module_names(path, importer)`
+    holds for exactly these paths (of the `.py`/`.pyi` files)."""
+    importer_dir = os.path.dirname(os.path.abspath(importer)).split(os.sep)
+    level = len(module) - len(module.lstrip("."))
+    rest = module[level:]
+    words = rest.split(".") if rest else []
+    if not all(_IDENTIFIER.match(w) for w in words):
+        return []
+    if level:  # relative: level 1 is the importer's own package
+        if level >= len(importer_dir):
+            return []
+        bases = [importer_dir[:len(importer_dir) - (level - 1)]]
+    elif words:  # absolute: from every directory holding the importer, the root included
+        bases = [importer_dir[:base] for base in range(len(importer_dir), 0, -1)]
+    else:
+        return []
+    out = []
+    for base in bases:
+        stem = os.sep.join(base + words)
+        if not words or words[-1] != "__init__":  # `pkg/__init__.py` is named `pkg`
+            out.extend((stem + ".py", stem + ".pyi"))
+        out.extend((stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"))
+    return out
+
+
 def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
-    """The project file a module name (as the importer spells it) refers to."""
+    """The project file a module name (as the importer spells it) refers to: the first of
+    `files` (in their order) that `module_names` names so. `files` may be a `ModuleTable`,
+    which answers by dictionary lookups."""
+    if isinstance(files, ModuleTable):
+        return files.resolve(module, importer)
+    importer = os.path.abspath(importer)
     for path in files:
-        if path != os.path.abspath(importer) and module in module_names(path, importer):
+        if path != importer and module in module_names(path, importer):
             return path
     return None
+
+
+class ModuleTable:
+    """The files of a project by path, built once: `resolve` looks a module name up among the
+    few candidate paths (`module_candidates`) instead of naming every file of the project
+    (a scan per lookup made linking quadratic in the project's size). Ties go to the file
+    that comes first in the order given, as `resolve_module` over the list."""
+
+    def __init__(self, files: Sequence[str]) -> None:
+        self.order: Dict[str, int] = {}
+        for i, path in enumerate(files):
+            self.order.setdefault(path, i)
+
+    def __iter__(self):
+        return iter(self.order)
+
+    def resolve(self, module: str, importer: str) -> Optional[str]:
+        importer = os.path.abspath(importer)
+        found = [p for p in module_candidates(module, importer) if p in self.order and p != importer]
+        return min(found, key=self.order.__getitem__) if found else None
 
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
@@ -543,4 +724,7 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     """The links of every file of the run that has any. `data` holds the bytes already read
     (read bytes are added to it); `project_files`: the other files of the project, read only;
     `cache` and `mapper`: see `ProjectIndex`."""
-    return ProjectIndex(run_files, data, display, read, project_files, cache, mapper).build()
+    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper)
+    if cache is None:
+        return index.build()
+    return index.build_incrementally()

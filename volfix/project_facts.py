@@ -8,7 +8,10 @@ files, recomputes only what changed:
 
 - a file's **helpers** depend on its bytes alone;
 - a file's **calls of helpers** depend on its bytes and on the helpers it can reach (their
-  names, modules and signatures): `calls_key` digests those.
+  names, modules and signatures): `calls_key` digests those;
+- a project's **links** (`project.Links` of every file of the run) depend on the bytes of
+  all its Python files, which of them the run holds and how they are shown: `links_key`
+  digests those, so a warm run over an unchanged project does no linking work at all.
 
 Display paths and "is the file part of this run" are never stored: they depend on the run,
 and are filled in when an entry is read.
@@ -111,6 +114,49 @@ class FactStore:
             return None
         return out
 
+    # ------------------------------------------------------------------ star imports
+    def stars(self, path: str, data: bytes) -> Optional[List[str]]:
+        """The modules the file star-imports, as it spells them (None: a miss)."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("stars", path, data))
+        if not isinstance(raw, list) or not all(isinstance(m, str) for m in raw):
+            return None
+        return raw
+
+    def put_stars(self, path: str, data: bytes, modules: Sequence[str]) -> None:
+        if self.cache is not None:
+            self.cache.put_json(self._key("stars", path, data), list(modules))
+
+    # ------------------------------------------------------------------ links
+    def links(self, anchor: str, key: str) -> Optional[Dict[str, Any]]:
+        """A project's links (path -> `project.Links`) as `put_links` stored them, or None."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self.cache.key(anchor, b"", f"facts-{FACTS_FORMAT}-links", key))
+        if not isinstance(raw, dict):
+            return None
+        from .project import Links
+
+        try:
+            return {str(path): Links(tuple((str(q), _signature_from_list(s)) for q, s in helpers),
+                                     tuple((str(n), tuple(_call_from_list(c) for c in calls)) for n, calls in external),
+                                     tuple((str(m), tuple((str(a), str(b)) for a, b in binds)) for m, binds in stars),
+                                     bool(exported), bool(wide))
+                    for path, (helpers, external, stars, exported, wide) in raw.items()}
+        except (TypeError, ValueError):
+            return None
+
+    def put_links(self, anchor: str, key: str, links: Dict[str, Any]) -> None:
+        if self.cache is None:
+            return
+        entry = {path: [[[q, _signature_to_list(s)] for q, s in link.helpers],
+                        [[n, [_call_to_list(c) for c in calls]] for n, calls in link.external_calls],
+                        [[m, [list(b) for b in binds]] for m, binds in link.star_bindings],
+                        link.star_exported, link.project_wide]
+                 for path, link in links.items()}
+        self.cache.put_json(self.cache.key(anchor, b"", f"facts-{FACTS_FORMAT}-links", key), entry)
+
     def put_calls(self, path: str, data: bytes, reach: str, found: Sequence[Tuple[str, str, Any, Any, Any]]) -> None:
         if self.cache is None:
             return
@@ -118,6 +164,38 @@ class FactStore:
                   signature_to_json(through) if through is not None else None]
                  for qual, helper_path, sig, call, through in found]
         self.cache.put_json(self._key("calls", path, data, reach), entry)
+
+
+def _signature_to_list(sig) -> list:
+    return [sig.path] + signature_to_json(sig)
+
+
+def _signature_from_list(raw: Any) -> HelperSignature:
+    if not isinstance(raw, list) or not raw or not isinstance(raw[0], str):
+        raise TypeError("not a helper signature")
+    return signature_from_json(raw[1:], raw[0])
+
+
+def _call_to_list(call: ExternalCall) -> list:
+    return [call.path, call.line, call.flag, call.covered, call.in_run, call.col]
+
+
+def _call_from_list(raw: Any) -> ExternalCall:
+    path, line, flag, covered, in_run, col = raw
+    if not isinstance(path, str):
+        raise TypeError("not a call")
+    return ExternalCall(path, int(line), str(flag), bool(covered), bool(in_run), int(col))
+
+
+def links_key(files: Sequence[Tuple[str, Optional[str], bool, Optional[bytes]]], project_wide: bool,
+              cwd: Optional[str] = None) -> str:
+    """A digest of what a project's links depend on: every file's path, how it is shown (or
+    the directory display paths are relative to), whether the run holds it, and its version
+    (`ProjectIndex.version_of`; None: unreadable)."""
+    h = hashlib.sha256(repr((FACTS_FORMAT, project_wide, cwd)).encode("utf-8", "surrogateescape"))
+    for path, shown, in_run, version in files:
+        h.update(repr((path, shown, in_run, version)).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 def calls_key(helpers: Dict[str, List[Any]], methods: Dict[str, List[Tuple[str, Any]]]) -> str:

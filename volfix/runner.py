@@ -111,7 +111,7 @@ def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fix
         jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
         progress: Optional[Progress] = None, configs: Optional[ConfigResolver] = None,
         _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
-        with_fixes: bool = False) -> List[FileResult]:
+        with_fixes: bool = False, shard: Optional[Tuple[int, int]] = None) -> List[FileResult]:
     """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
     (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
     by path; files the prefilter rules out have none.
@@ -125,10 +125,14 @@ def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fix
 
     KeyboardInterrupt (Ctrl-C) stops the run: the workers finish the writes under way and
     start no other (`volfix.workers`), and the exception propagates.
+
+    `shard=(K, N)`: only the files of the projects that fall to the K-th of N parts
+    (`volfix.shards`).
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                          configs=configs, _process=_process, review=review, with_fixes=with_fixes)[0]
+                          configs=configs, _process=_process, review=review, with_fixes=with_fixes,
+                          shard=shard)[0]
 
 
 def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
@@ -136,7 +140,8 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
                    force_exclude: bool = False, progress: Optional[Progress] = None,
                    configs: Optional[ConfigResolver] = None,
                    _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
-                   with_fixes: bool = False) -> Tuple[List[FileResult], RunStats]:
+                   with_fixes: bool = False,
+                   shard: Optional[Tuple[int, int]] = None) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
     from . import discovery
 
@@ -153,6 +158,10 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
     walk = discovery.walk(paths, exclude=config.exclude + config.extend_exclude,
                           respect_gitignore=config.respect_gitignore, force_exclude=force_exclude,
                           root=root, excluders=None if configs.fixed else configs.excluder_for)
+    if shard is not None:  # the whole walk first: which part a project falls to depends on all
+        from .shards import select
+
+        walk = iter([select([path for batch in walk for path in batch], shard)])
     files, candidates = scan.walk_and_scan(walk, configs, workers, warm=_process is None)
     total = stats.discovered = len(files)
     if progress is not None:
@@ -269,37 +278,84 @@ def _merged(first: FileResult, second: FileResult) -> FileResult:
 
 def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
           config: Config, cache=None, workers: int = 1) -> Dict[str, object]:
-    """Links between the files of the project (`volfix.project`): helpers threading the
+    """Links between the files of each project (`volfix.project`): helpers threading the
     volatile flag and their callers in other files, star imports of project modules. A caller
     that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
-    run holds only some files of the project (pre-commit passes the changed ones), the other
-    files are read too, never changed: a helper's callers may live there."""
+    run holds only some files of a project (pre-commit passes the changed ones), its other
+    files are read too, never changed: a helper's callers may live there.
+
+    Each file belongs to its nearest project root (`discovery.ProjectRoots`), and helpers
+    link inside one project only: a folder of 30 repositories is 30 small indexes, linked by
+    the workers side by side when there are enough of them."""
     from . import discovery
 
-    root = discovery.enclosing_project(files)
-    others: List[str] = []
-    covers_project = root is None or any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep)
-                                         for p in paths)
-    if not covers_project:
-        everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
-                                        respect_gitignore=config.respect_gitignore, root=root)
-        in_run = set(files)
-        others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))]
-    if not others and not any(data is not None and (HELPER_HINT.search(data) or b"import *" in data)
-                              for _, data in candidates):
+    roots = discovery.ProjectRoots()
+    hinted = {path for path, data in candidates
+              if data is not None and (HELPER_HINT.search(data) or b"import *" in data)}
+
+    def covered(root: str) -> bool:
+        return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
+
+    if not hinted:
+        # Nothing of the run links, unless a project reaches above a path of the run (then
+        # its other files may call a helper of the run's): the project of that path itself.
+        tops = {roots.root_of_directory(p if os.path.isdir(p) else os.path.dirname(p))
+                for p in map(os.path.abspath, paths)}
+        if all(root is None or covered(root) for root in tops):
+            return {}
+    in_run = set(files)
+    groups: List[Tuple[List[str], List[str]]] = []  # (the run's files, the project's other files)
+    for root, members in roots.group(files).items():
+        others: List[str] = []
+        if root is not None and not covered(root):
+            everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
+                                            respect_gitignore=config.respect_gitignore, root=root)
+            others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))
+                      and roots.root_of(p) == root]
+        if others or any(p in hinted for p in members):
+            groups.append((members, others))
+    if not groups:
         return {}
     from . import project  # only now: most runs link nothing
 
     known = dict(candidates)
-    cwd = os.getcwd()
-    shown = {p: display_path(p, cwd) for p in list(files) + others}
-    links = project.link(files, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
-                         mapper=lambda fn, items: _map(fn, items, workers))
+    shown = _DisplayPaths(os.getcwd())
+
+    def link_group(group: Tuple[List[str], List[str]], mapper: Callable) -> Dict[str, object]:
+        members, others = group
+        return project.link(members, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
+                            mapper=mapper)
+
+    links: Dict[str, object] = {}
+    if len(groups) >= PARALLEL_MIN_FILES and workers > 1 and forked.available():
+        # Many projects: each worker links whole projects, one process each (the bytes a
+        # worker reads stay there: the callers that join the candidates are read again).
+        serial = lambda fn, items: [fn(item) for item in items]  # noqa: E731
+        for part in _map(lambda group: link_group(group, serial), groups, workers):
+            links.update(part)
+    else:
+        for group in groups:
+            links.update(link_group(group, lambda fn, items: _map(fn, items, workers)))
     candidate_paths = {path for path, _ in candidates}
-    for path in links:
+    for path in sorted(links):
         if path not in candidate_paths:
-            candidates.append((path, known[path]))  # the caller's bytes, read by project.link
+            data = known[path] if known.get(path) is not None else scan.read_bytes(path)
+            candidates.append((path, data))  # the caller's bytes, read by project.link
     return links
+
+
+class _DisplayPaths(dict):
+    """`display_path` of each file from `cwd`, computed when asked: the project index of a
+    large tree shows few of its files (and keys its cache by `cwd`)."""
+
+    def __init__(self, cwd: str) -> None:
+        super().__init__()
+        self.cwd = cwd
+
+    def get(self, path: str, default: Optional[str] = None) -> Optional[str]:  # type: ignore[override]
+        if path not in self:
+            self[path] = display_path(path, self.cwd)
+        return dict.get(self, path, default)
 
 
 def _map(fn: Callable, items: list, workers: int) -> list:
