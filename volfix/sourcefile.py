@@ -137,7 +137,8 @@ def encode_source(text: str, like: DecodedSource) -> bytes:
         data = text.encode(like.encoding)
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start:exc.end]
-        line = exc.object.count("\n", 0, exc.start) + 1
+        prefix = exc.object[:exc.start]
+        line = prefix.count("\n") + prefix.count("\r") - prefix.count("\r\n") + 1
         raise SourceDecodeError(
             f"{bad!r} (line {line}) cannot be encoded in {like.encoding}, "
             "the file's declared encoding") from None
