@@ -19,6 +19,7 @@ import click
 
 from ._version import __version__
 from .config import Config, VolfixConfigError
+from .errors import Terminated, terminate_as_interrupt
 from .model import FileResult
 from .nearest_config import ConfigResolver
 from .reporters import FORMATS
@@ -27,6 +28,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 STDIN = "-"
 
@@ -206,17 +208,18 @@ def _exit(opts: Options) -> None:
 
 
 def _guarded(opts: Options) -> int:
+    terminate_as_interrupt()
     try:
         return run(opts)
     except VolfixConfigError as error:
         raise ConfigError(str(error)) from error
-    except KeyboardInterrupt:
-        # Ctrl-C (or a CI cancel): the run stopped; writes under way were completed, no
-        # other file was touched. 128 + SIGINT, as a shell reports it.
+    except KeyboardInterrupt as stop:
+        # Ctrl-C, SIGTERM (or a CI cancel): the run stopped; writes under way were completed,
+        # no other file was touched. 128 + SIGINT (or SIGTERM), as a shell reports it.
         sys.stdout.flush()
         click.echo("Interrupted: volfix stopped; every file it wrote is complete, "
                    "the others are unchanged.", err=True)
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     except (click.ClickException, click.exceptions.Exit):
         raise
     except Exception as error:  # noqa: BLE001 - the CLI boundary: anything else is our bug
