@@ -7,6 +7,7 @@ bug"). Notebooks go to `volfix.notebook`, everything else to `volfix.engine`.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Optional
 
 from . import sourcefile
@@ -34,12 +35,24 @@ def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes
                                             + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
+def _unreadable(path: str, exc: OSError) -> str:
+    """VF002's message for a path that cannot be read. A directory reaches here when the walk
+    could not list it (`discovery`): the reason is the listing's."""
+    if os.path.isdir(path):
+        try:
+            os.scandir(path).close()
+        except OSError as listing:
+            exc = listing
+        return f"Directory cannot be read, its files are not checked: {exc.strerror or exc}"
+    return f"File cannot be read: {exc.strerror or exc}"
+
+
 def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool, links, review
              ) -> FileResult:
     try:
         data, _stat = sourcefile.read_file(path)
     except OSError as exc:
-        return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", f"File cannot be read: {exc.strerror or exc}"),))
+        return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", _unreadable(path, exc)),))
     file_config = per_file_config(config, shown)
     if path.endswith(".ipynb"):
         from .notebook import process_notebook
