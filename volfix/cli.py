@@ -243,6 +243,7 @@ def run(opts: Options) -> int:
     from . import output
 
     _validate(opts)
+    output.prepare_outputs(opts)
     started = time.perf_counter()
     configs = build_configs(opts)
     config = configs.base

@@ -20,6 +20,46 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cli import Options
 
 
+class OutputFileError(click.ClickException):
+    """A file the run was asked to write (`--output-file`, `--report`, `--write-baseline`)
+    cannot be: a usage problem, exit 2, not "an internal error"."""
+
+    exit_code = 2
+
+
+def prepare_outputs(opts: "Options") -> None:
+    """Before any file is read or written: the folders of the output files exist (created, as
+    ruff does for `--output-file`), each can be written, and `--baseline` can be read.
+    Otherwise the run stops here, so a fix run never writes its fixes and then loses its
+    report."""
+    for option, path in (("--output-file", opts.output_file), ("--report", opts.report),
+                         ("--write-baseline", opts.write_baseline)):
+        if not path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise OutputFileError(f"{option} {path}: cannot create the folder {folder}: "
+                                  f"{exc.strerror or exc}") from None
+        if os.path.isdir(path):
+            raise OutputFileError(f"{option} {path}: is a folder")
+        if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise OutputFileError(f"{option} {path}: not writable")
+    if opts.baseline:
+        from .baseline import load_baseline
+
+        load_baseline(opts.baseline)  # raises VolfixConfigError naming the file
+
+
+def _write_text(path: str, text: str, option: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise OutputFileError(f"{option} {path}: cannot be written: {exc.strerror or exc}") from None
+
+
 def use_color(choice: str, stream) -> bool:
     """--color always/never win; `auto` colours a terminal unless NO_COLOR is set."""
     if choice == "always":
@@ -83,8 +123,7 @@ def _render_body(opts: "Options", results: List[FileResult], ctx: ReportContext)
 def write(content: str, path: Optional[str], *, err: bool, color: bool) -> None:
     """`content` to the file `path`, else to stderr (`err`) or stdout."""
     if path is not None:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
+        _write_text(path, content, "--output-file")
         return
     if content:
         click.echo(content, nl=False, err=err, color=color)
@@ -106,8 +145,7 @@ def write_report(path: str, results: List[FileResult], ctx: ReportContext) -> No
 
     text = render_report(results, dataclasses.replace(ctx, color=False, width=None),
                          link_base=os.path.dirname(os.path.abspath(path)))
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
+    _write_text(path, text, "--report")
 
 
 def write_baseline(opts: "Options", results: List[FileResult], root: str) -> bool:
@@ -115,7 +153,11 @@ def write_baseline(opts: "Options", results: List[FileResult], root: str) -> boo
     from .baseline import write_baseline as write_entries
     from .reporters.text import render_errors
 
-    write_entries(opts.write_baseline, results, root)
+    try:
+        write_entries(opts.write_baseline, results, root)
+    except OSError as exc:
+        raise OutputFileError(f"--write-baseline {opts.write_baseline}: cannot be written: "
+                              f"{exc.strerror or exc}") from None
     errors = render_errors(results, debug=opts.debug)
     if errors:
         write(errors, None, err=True, color=False)
