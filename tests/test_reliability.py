@@ -1,0 +1,34 @@
+"""The smaller faults of the fault campaign (issue 24, item 7): deep expressions, encoding
+declarations CPython refuses, findings marked fixable that `fix` never applies, file names
+that are not UTF-8, a closed stdin."""
+from __future__ import annotations
+
+import pytest
+
+import volfix
+
+
+def fix(text: str):
+    return volfix.fix_source(text, path="legacy.py", unsafe_fixes=True)
+
+
+@pytest.mark.parametrize("terms", [1_000, 2_500])
+def test_a_long_operator_chain_is_fixed_not_a_recursion_error(terms):
+    # Valid code CPython compiles (up to ~2,900 terms); the tree is `terms` deep.
+    chain = " + ".join(["x"] * terms)
+    text = (f"from torch.autograd import Variable\ndef f(y):\n    x = model(Variable(y, volatile=True))\n"
+            f"    z = {chain}\n    return z\n")
+    result = fix(text)
+    assert result.error is None
+    assert result.fixed_count == 1 and not result.diagnostics
+    compile(result.fixed_source, "<fixed>", "exec")
+    assert f"    z = {chain}\n" in result.fixed_source
+    assert [d.code for d in volfix.check_source(text, path="legacy.py").diagnostics] == ["VF101"]
+
+
+def test_a_chain_too_deep_for_cpython_is_vf001_not_an_error():
+    text = "from torch.autograd import Variable\nx = Variable(y, volatile=True)\nz = " + " + ".join(["1"] * 20_000) + "\n"
+    result = fix(text)
+    assert result.error is None
+    assert [d.code for d in result.diagnostics] == ["VF001"]
+    assert result.fixed_source == text
