@@ -32,3 +32,20 @@ def test_a_chain_too_deep_for_cpython_is_vf001_not_an_error():
     assert result.error is None
     assert [d.code for d in result.diagnostics] == ["VF001"]
     assert result.fixed_source == text
+
+
+def test_a_long_operator_chain_in_a_notebook_is_fixed():
+    import json
+
+    from volfix.config import Config
+    from volfix.notebook import process_notebook
+
+    chain = " + ".join(["x"] * 1_000)
+    cell = f"from torch.autograd import Variable\nx = model(Variable(y, volatile=True))\nz = {chain}\n"
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": cell, "outputs": [],
+                           "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result, new = process_notebook(json.dumps(notebook).encode(), path="eval.ipynb", config=Config(), mode="fix",
+                                   unsafe_fixes=True)
+    assert result.error is None and result.fixed_count == 1
+    fixed = "".join(json.loads(new)["cells"][0]["source"])
+    assert f"z = {chain}" in fixed and "volatile" not in fixed
