@@ -46,15 +46,15 @@ def _in_deep_thread(fn: Callable[[], T]) -> T:
             threading.stack_size(STACK_BYTES)
         except (ValueError, RuntimeError):  # pragma: no cover - a platform without it
             raise RecursionError("too deeply nested for volfix") from None
+        sys.setrecursionlimit(max(limit, DEEP_LIMIT))  # before the thread runs a single frame
         try:
             worker = threading.Thread(target=run, name="volfix-deep", daemon=True)
-            worker.start()
-        except RuntimeError:  # no thread with such a stack (an address-space limit)
-            raise RecursionError("too deeply nested for volfix") from None
-        finally:
-            threading.stack_size(previous_stack)
-        sys.setrecursionlimit(max(limit, DEEP_LIMIT))
-        try:
+            try:
+                worker.start()
+            except RuntimeError:  # no thread with such a stack (an address-space limit)
+                raise RecursionError("too deeply nested for volfix") from None
+            finally:
+                threading.stack_size(previous_stack)
             worker.join()
         finally:
             sys.setrecursionlimit(limit)
