@@ -49,3 +49,43 @@ def test_a_long_operator_chain_in_a_notebook_is_fixed():
     assert result.error is None and result.fixed_count == 1
     fixed = "".join(json.loads(new)["cells"][0]["source"])
     assert f"z = {chain}" in fixed and "volatile" not in fixed
+
+
+BOM = b"\xef\xbb\xbf"
+LEGACY_BODY = b"from torch.autograd import Variable\nx = Variable(y, volatile=True)\n"
+
+
+def _cpython_compiles(data: bytes) -> bool:
+    try:
+        compile(data, "<file>", "exec", dont_inherit=True)  # bytes: CPython's own PEP 263 reading
+    except SyntaxError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("header", [
+    BOM + b"# coding: utf8\n",  # CPython: "encoding problem: utf8 with BOM"
+    BOM + b"#!/usr/bin/env python\n# -*- coding: utf8 -*-\n",
+    BOM + b"# coding: latin-1\n",
+    BOM + BOM,  # "invalid non-printable character U+FEFF"
+    BOM + b"\xef\xbb\xbf# coding: utf-8\n",
+    b"# coding: klingon\n",
+    BOM + b"# coding: utf-8\n", BOM + b"# coding: UTF-8\n", BOM + b"# coding: utf_8\n",
+    BOM + b"# coding: utf-8-unix\n", BOM, b"# coding: utf8\n",
+])
+def test_a_file_is_rewritten_only_if_cpython_reads_its_encoding_header(tmp_path, header):
+    from volfix.config import DEFAULT_CONFIG
+    from volfix.fileproc import process_file
+
+    data = header + LEGACY_BODY
+    path = tmp_path / "legacy.py"
+    path.write_bytes(data)
+    result = process_file(str(path), config=DEFAULT_CONFIG, mode="fix", unsafe_fixes=True)
+    written = path.read_bytes()
+    assert result.error is None
+    if _cpython_compiles(data):
+        assert written != data and _cpython_compiles(written)
+        assert written.startswith(header)
+    else:
+        assert written == data, "a file Python refuses was rewritten"
+        assert {d.code for d in result.diagnostics} & {"VF001", "VF002"}

@@ -156,7 +156,7 @@ def _declared_encoding(body: bytes, bom: bool) -> Tuple[str, str]:
         info = codecs.lookup(name)
     except LookupError:
         raise SourceDecodeError(f"unknown encoding {name!r} ({where})") from None
-    if bom and info.name != "utf-8":
+    if bom and name != "utf-8":  # as CPython compares them: `utf8` with a BOM is refused
         raise SourceDecodeError(
             f"the file starts with a UTF-8 byte order mark but declares {name!r} ({where})")
     if not _ascii_compatible(info):
