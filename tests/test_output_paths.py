@@ -5,6 +5,9 @@ never writes its fixes and then loses its report to "an internal error"."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from conftest import LEGACY, invoke
@@ -54,3 +57,33 @@ def test_a_missing_baseline_stops_the_run_before_any_fix(legacy):
     assert result.exit_code == 2
     assert "cannot read baseline `missing.json`" in result.stderr
     assert (legacy / "legacy.py").read_text() == LEGACY
+
+
+@pytest.mark.skipif(not hasattr(os, "fsencode") or sys.platform != "linux", reason="bytes file names: Linux")
+@pytest.mark.parametrize("fmt", ["json", "json-lines", "sarif", "github", "junit"])
+def test_a_file_name_that_is_not_utf8_gives_valid_machine_output(project, fmt):
+    # `caf\xe9.py` (Latin-1 bytes): sarif crashed ("internal error"), json wrote invalid UTF-8.
+    with open(os.path.join(os.fsencode(project), b"caf\xe9.py"), "wb") as handle:
+        handle.write(LEGACY.encode())
+    proc = subprocess.run([sys.executable, "-m", "volfix", "check", "--no-cache", "--format", fmt, "."],
+                          cwd=project, capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 1, proc.stderr.decode(errors="replace")
+    out = proc.stdout.decode("utf-8")  # raises on invalid UTF-8
+    assert ("caf%EF%BF%BD.py" if fmt == "sarif" else "caf\ufffd.py") in out  # SARIF: a URI
+    if fmt in ("json", "sarif"):
+        json.loads(out)
+    if fmt == "json-lines":
+        assert [json.loads(line)["code"] for line in out.splitlines()] == ["VF101"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fsencode") or sys.platform != "linux", reason="bytes file names: Linux")
+def test_a_file_name_that_is_not_utf8_goes_to_files_and_reports_without_a_crash(project):
+    with open(os.path.join(os.fsencode(project), b"caf\xe9.py"), "wb") as handle:
+        handle.write(LEGACY.encode())
+    proc = subprocess.run([sys.executable, "-m", "volfix", "fix", "--no-cache", "-o", "out.txt", "--report",
+                           "report.md", "."], cwd=project, capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    assert "caf\ufffd.py" in (project / "report.md").read_text(encoding="utf-8")
+    assert b"caf\xe9.py" in (project / "out.txt").read_bytes() or (project / "out.txt").read_bytes() == b""

@@ -52,9 +52,31 @@ def prepare_outputs(opts: "Options") -> None:
         load_baseline(opts.baseline)  # raises VolfixConfigError naming the file
 
 
+def unicode_paths(results: List[FileResult]) -> List[FileResult]:
+    """`results` with file names that are not UTF-8 (bytes the file system holds, kept as
+    lone surrogates) spelled with U+FFFD: JSON, SARIF, GitHub annotations, JUnit and the
+    Markdown report must be valid UTF-8. The text formats print the bytes as they are, as
+    `ls` does."""
+    out = []
+    for result in results:
+        try:
+            result.path.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = result.path.encode("utf-8", "surrogateescape") if _escaped_only(result.path) else \
+                result.path.encode("utf-8", "replace")
+            result = dataclasses.replace(result, path=raw.decode("utf-8", "replace"))
+        out.append(result)
+    return out
+
+
+def _escaped_only(path: str) -> bool:
+    return all(not "\ud800" <= ch <= "\udfff" or "\udc80" <= ch <= "\udcff" for ch in path)
+
+
 def _write_text(path: str, text: str, option: str) -> None:
     try:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
+        # surrogateescape: a file name's undecodable bytes go out as they came in (stdout too)
+        with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
             handle.write(text)
     except OSError as exc:
         raise OutputFileError(f"{option} {path}: cannot be written: {exc.strerror or exc}") from None
@@ -93,7 +115,8 @@ def emit(opts: "Options", results: List[FileResult], ctx: ReportContext, *, stdi
     err_ctx = dataclasses.replace(ctx, color=use_color(opts.color, sys.stderr),
                                   width=terminal_width(sys.stderr))
     body_ctx = err_ctx if stdin_fix and not opts.output_file else ctx
-    write(_render_body(opts, results, body_ctx), opts.output_file, err=stdin_fix,
+    shown = results if is_human_format(opts.output_format) else unicode_paths(results)
+    write(_render_body(opts, shown, body_ctx), opts.output_file, err=stdin_fix,
           color=body_ctx.color)
 
     errors = text.render_errors(results, debug=opts.debug)
@@ -143,7 +166,7 @@ def write_report(path: str, results: List[FileResult], ctx: ReportContext) -> No
     """`--report FILE`: the Markdown migration report."""
     from .reporters.migration import render_report
 
-    text = render_report(results, dataclasses.replace(ctx, color=False, width=None),
+    text = render_report(unicode_paths(results), dataclasses.replace(ctx, color=False, width=None),
                          link_base=os.path.dirname(os.path.abspath(path)))
     _write_text(path, text, "--report")
 
