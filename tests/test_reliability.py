@@ -3,6 +3,10 @@ declarations CPython refuses, findings marked fixable that `fix` never applies, 
 that are not UTF-8, a closed stdin."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import volfix
@@ -89,3 +93,15 @@ def test_a_file_is_rewritten_only_if_cpython_reads_its_encoding_header(tmp_path,
     else:
         assert written == data, "a file Python refuses was rewritten"
         assert {d.code for d in result.diagnostics} & {"VF001", "VF002"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="closing a child's fd 0")
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_a_closed_stdin_is_a_usage_error_not_an_internal_error(command):
+    proc = subprocess.run([sys.executable, "-m", "volfix", command, "-"], capture_output=False,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                          preexec_fn=lambda: os.close(0),
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 2
+    assert "standard input, but it is closed" in proc.stderr
+    assert "internal error" not in proc.stderr and proc.stdout == ""

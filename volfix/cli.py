@@ -391,9 +391,12 @@ def _run_paths(opts: Options, configs: ConfigResolver) -> List[FileResult]:
 
 def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult], bytes]:
     """The one result of stdin, and the bytes `volfix fix -` writes to stdout."""
-    from .stdin_source import DEFAULT_NAME, process_stdin, read_stdin
+    from .stdin_source import DEFAULT_NAME, StdinUnavailable, process_stdin, read_stdin
 
-    data = read_stdin()
+    try:
+        data = read_stdin()
+    except StdinUnavailable as exc:
+        raise click.UsageError(str(exc)) from None
     name = opts.stdin_filename
     if opts.force_exclude and name and _is_excluded(name, configs):
         # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.
