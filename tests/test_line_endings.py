@@ -108,3 +108,33 @@ def test_an_unencodable_character_is_reported_on_its_row_in_a_cr_only_file():
     decoded = decode_source(b"# coding: latin-1\rx = 1\r")
     with pytest.raises(SourceDecodeError, match=r"\(line 3\)"):
         encode_source(decoded.text + "y = '\u2603'\r", decoded)
+
+
+def test_a_cr_only_file_whose_first_line_is_a_comment_is_checked():
+    # The prefilter took everything after `#` up to the next LF for a comment: in a CR-only
+    # file with a comment on its first line, the whole file.
+    text = "# eval script\rfrom torch.autograd import Variable\rout = model(Variable(x, volatile=True))\r"
+    assert [d.code for d in volfix.check_source(text, path="legacy.py").diagnostics] == ["VF101"]
+    assert [d.code for d in volfix.check_source(text.encode(), path="legacy.py").diagnostics] == ["VF101"]
+
+
+def _fixture_inputs():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
+    return sorted(p for p in root.glob("VF*/*.in.py"))
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n"], ids=["CR", "CRLF"])
+def test_every_fixture_is_fixed_alike_whatever_its_line_endings(ending):
+    differ = []
+    for path in _fixture_inputs():
+        text = path.read_bytes().decode("utf-8-sig", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
+        if re.search(r"coding[:=]", "\n".join(text.split("\n")[:2])):
+            continue  # an encoding cookie: test_fixtures reads those as bytes
+        lf = fix(text)
+        other = fix(text.replace("\n", ending))
+        if other.fixed_source.replace(ending, "\n") != lf.fixed_source \
+                or [d.code for d in other.diagnostics] != [d.code for d in lf.diagnostics]:
+            differ.append(path.parent.name + "/" + path.name)
+    assert differ == []
