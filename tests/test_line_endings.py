@@ -93,6 +93,8 @@ def test_apply_edits_never_joins_a_lone_cr_and_a_lf_into_one_line_ending():
     assert apply_edits("a\r\nb", [TextEdit(1, 1, "")]) == "a\r\nb"  # nothing came between
     assert apply_edits("a\rb", [TextEdit(2, 3, "\nc")]) == "a\r\rc"
     assert apply_edits("a\r\nb", []) == "a\r\nb"
+    # two empty LF lines after the removed one: both stay lines (a CR then CRLF would be one)
+    assert apply_edits("a\rb\r\n\n\nc", [TextEdit(2, 5, "")]) == "a\r\r\rc"
 
 
 def test_physical_lines_split_where_the_tokenizer_does():

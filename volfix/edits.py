@@ -79,8 +79,9 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
 
 def _no_new_crlf(pieces: List[Tuple[str, int]]) -> List[str]:
     """The pieces, where a line ending in a lone CR would meet one that starts with LF (a file
-    with mixed endings, a line between them removed): the LF becomes CR. `\\r` + `\\n` would
-    read as one CRLF, and the lines on either side as one line."""
+    with mixed endings, a line between them removed): the LFs that start the right piece (empty
+    lines) become CRs. `\\r` + `\\n` would read as one CRLF, and the lines on either side as one
+    line; turning only the first LF would pair the new CR with the next LF."""
     out = [piece for piece, _ in pieces]
     for i in range(1, len(pieces)):
         (left, at_left), (right, at_right) = pieces[i - 1], pieces[i]
@@ -88,5 +89,6 @@ def _no_new_crlf(pieces: List[Tuple[str, int]]) -> List[str]:
             continue
         if at_left >= 0 and at_left + len(left) == at_right:
             continue  # the same CRLF as before: nothing came between
-        out[i] = "\r" + out[i][1:]
+        run = len(right) - len(right.lstrip("\n"))
+        out[i] = "\r" * run + out[i][run:]
     return out
