@@ -99,7 +99,9 @@ class LspClient:
             raise LspError(f"no response to {method} within {timeout}s; server stderr:\n"
                            + self.stderr_path.read_text(errors="replace")) from None
         if "error" in response:
-            raise LspError(f"{method} failed: {response['error']}")
+            failure = LspError(f"{method} failed: {response['error']}")
+            failure.error = response["error"]
+            raise failure
         return response.get("result")
 
     def notify(self, method: str, params: Any = None) -> None:

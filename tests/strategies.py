@@ -2,9 +2,10 @@
 
 `legacy_programs()` draws a random but always valid module: nested functions (decorated,
 generators, `async def`), loops, conditionals, `with`, `try`, classes, comprehensions,
-multi-line calls with comments in their argument lists, multi-line strings, blank and
-form-feed lines, trailing whitespace, any indentation unit (tabs too) and line ending,
-with or without a final newline, and `Variable(..., volatile=...)` sites spread through it.
+multi-line calls with comments in their argument lists, trailing comments on statements,
+multi-line strings, blank and form-feed lines, trailing whitespace, any indentation unit
+(tabs too), any line ending (LF, CRLF, lone CR, or mixed line by line), with or without a
+final newline, and `Variable(..., volatile=...)` sites spread through it.
 
 Every line carries a tag saying what a correct fix may do to it:
 
@@ -25,6 +26,16 @@ FREE, KEEP, EXACT = "free", "keep", "exact"
 
 NAMES = ("x", "y", "h", "out", "batch", "inputs", "target", "hidden")
 WORDS = ("note", "legacy", "eval", "TODO", "why", "fixme", "é", "ü", "keep me")
+
+
+# Line endings a program is drawn with: one for the whole file, or MIXED (each line its own,
+# as in a file edited on several systems). Python's tokenizer ends a line at any of them.
+MIXED = "mixed"
+NEWLINES = ("\n", "\r\n", "\r", MIXED)
+
+
+def _line_end(draw, newline: str) -> str:
+    return draw(st.sampled_from(["\n", "\r\n", "\r"])) if newline == MIXED else newline
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,8 @@ class _Style:
 
 names = st.sampled_from(NAMES)
 comments = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(lambda w: "# " + " ".join(w))
+# A statement's own trailing comment (often the last line of a region the fix wraps).
+trailing = st.one_of(st.just(""), comments.map(lambda c: "  " + c))
 
 
 @st.composite
@@ -80,7 +93,7 @@ def _simple(draw, style: _Style) -> List[Line]:
     if kind == 3:  # a multi-line string: its inner lines are data
         inner = draw(st.sampled_from(["    indented text", "\tx = Variable(x)", "", "plain"]))
         return [Line(0, f'{a} = """first'), Line(0, inner, EXACT), Line(0, 'last"""', EXACT)]
-    return [Line(0, draw(st.sampled_from(options)))]
+    return [Line(0, draw(st.sampled_from(options)) + draw(trailing))]
 
 
 @st.composite
@@ -100,7 +113,7 @@ def _site(draw, style: _Style) -> List[Line]:
     kind = draw(st.integers(0, 5))
     if kind == 0:  # comment inside the argument list of a volatile call
         return [Line(0, f"{a} = {var}({b},  {draw(comments)}", FREE), Line(1, "volatile=True)", FREE, True)]
-    return [Line(0, draw(st.sampled_from(options)), FREE)]
+    return [Line(0, draw(st.sampled_from(options)) + draw(trailing), FREE)]
 
 
 def _indent(lines: List[Line], by: int = 1) -> List[Line]:
@@ -193,16 +206,21 @@ def legacy_programs(draw, allow_async: bool = True) -> Program:
     for _ in range(draw(st.integers(1, 3))):
         body.extend(draw(_statement(style, 0, False)))
     unit = draw(st.sampled_from(["    ", "  ", "\t"]))
-    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    newline = draw(st.sampled_from(NEWLINES))
     rendered: List[Tuple[str, str]] = []
     for line in header + body:
         text = line.text if line.tag == EXACT else unit * line.depth + line.text
         if line.tag == KEEP and line.text and draw(st.integers(0, 5)) == 0:
             text += draw(st.sampled_from([" ", "\t", "  "]))  # trailing whitespace
         rendered.append((text, line.tag))
-    source = newline.join(text for text, _ in rendered)
+    ends = [_line_end(draw, newline) for _ in range(len(rendered))]
+    for i in range(len(ends) - 1):
+        if ends[i] == "\r" and not rendered[i + 1][0] and ends[i + 1].startswith("\n"):
+            ends[i] = "\r\n"  # CR, empty line, LF would read as one CRLF: a line fewer
+    source = "".join(text + end for (text, _), end in zip(rendered[:-1], ends))
+    source += rendered[-1][0]
     if draw(st.integers(0, 4)):
-        source += newline
+        source += ends[-1]
     visible = any(line.depth and not line.continuation and line.tag != EXACT
                   for line in header + body)
     return Program(source=source, newline=newline, unit=unit, lines=tuple(rendered),

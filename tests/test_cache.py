@@ -148,7 +148,7 @@ def test_source_equal_to_the_utf8_bytes_is_not_stored_but_restored(tmp_path):
     key = cache.key("a.py", data, "check")
     cache.put(key, result, data)
     with open(os.path.join(cache.directory, key + ".json"), encoding="ascii") as fh:
-        assert json.load(fh)["source"] is None
+        assert json.loads(fh.read().split("\n", 1)[1])["source"] is None  # after the checksum line
     assert cache.get(key, "a.py", data) == result
     assert cache.get(key, "a.py") is None  # cannot restore without the bytes: a miss
 
@@ -162,3 +162,66 @@ def test_source_that_differs_from_the_bytes_is_stored(tmp_path, data, source):
     key = cache.key("a.py", data, "check")
     cache.put(key, FileResult(path="a.py", source=source), data)
     assert cache.get(key, "a.py", data).source == source
+
+
+def _entry_path(cache, key):
+    return os.path.join(cache.directory, key + ".json")
+
+
+def test_a_garbled_entry_that_still_parses_is_a_miss(tmp_path):
+    # A changed digit keeps the JSON valid and the types right: it used to be served.
+    cache = ResultCache(str(tmp_path), "cfg")
+    key = cache.key("a.py", b"x", "check")
+    cache.put(key, RICH)
+    with open(_entry_path(cache, key), "rb") as fh:
+        raw = fh.read()
+    garbled = raw.replace(b'"VF101","`volatile=True` is ignored",3,5', b'"VF101","`volatile=True` is ignored",9,5')
+    assert garbled != raw
+    with open(_entry_path(cache, key), "wb") as fh:
+        fh.write(garbled)
+    assert cache.get(key, "a.py") is None
+    assert cache.put(key, RICH) and cache.get(key, RICH.path) == RICH
+
+
+def test_an_entry_under_another_key_is_a_miss(tmp_path):
+    cache = ResultCache(str(tmp_path), "cfg")
+    key, other = cache.key("a.py", b"x", "check"), cache.key("b.py", b"y", "check")
+    cache.put(key, RICH)
+    os.replace(_entry_path(cache, key), _entry_path(cache, other))
+    assert cache.get(other, "b.py") is None
+
+
+@pytest.mark.parametrize("nesting", ["[" * 100_000, '{"a":' * 100_000])
+def test_a_deeply_nested_entry_is_a_miss_not_an_error(tmp_path, nesting):
+    cache = ResultCache(str(tmp_path), "cfg")
+    key = cache.key("a.py", b"x", "check")
+    cache.put(key, RICH)
+    for garbage in (nesting.encode(), _checksum_line(key, nesting.encode())):
+        with open(_entry_path(cache, key), "wb") as fh:
+            fh.write(garbage)
+        assert cache.get(key, "a.py") is None
+        assert cache.get_json(key) is None
+
+
+def _checksum_line(key, payload):
+    """An entry as `put` would frame it (the checksum right), around any payload."""
+    from volfix.cache import _checksum
+
+    return _checksum(key, payload) + b"\n" + payload
+
+
+def test_a_run_with_a_deeply_nested_entry_in_its_cache_succeeds(project):
+    from conftest import LEGACY, invoke
+
+    (project / "legacy.py").write_text(LEGACY)
+    first = invoke("check", "legacy.py")
+    assert first.exit_code == 1
+    entries = [os.path.join(d, n) for d, _, names in os.walk(project / CACHE_DIR_NAME) for n in names
+               if n.endswith(".json") and not n.startswith(".")]
+    assert entries
+    for entry in entries:
+        with open(entry, "wb") as fh:
+            fh.write(b"[" * 100_000)
+    again = invoke("check", "legacy.py")
+    assert again.exit_code == 1, again.stderr
+    assert again.stdout == first.stdout

@@ -144,3 +144,58 @@ def test_walking_does_not_import_libcst_or_rich(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_directory_that_cannot_be_listed_is_handed_on_not_skipped(tmp_path, monkeypatch):
+    # An unreadable folder was skipped in silence ("All checks passed!", exit 0); it now
+    # comes out as a path whose reading fails (VF002), between the files around it.
+    make(tmp_path, "a.py", "pkg/locked/b.py", "pkg/open/c.py")
+    locked = str(tmp_path / "pkg" / "locked")
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert walk(tmp_path) == ["a.py", "pkg/locked", "pkg/open/c.py"]
+
+
+def _permissions_enforced():
+    """preexec_fn under which a child obeys file permissions: root ignores them (CAP_DAC_*),
+    so a root test run drops those capabilities from the child's bounding set."""
+    if os.geteuid() != 0:
+        return None
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def drop() -> None:
+        for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+            if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+    return drop
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX permissions, Linux capabilities")
+def test_an_unreadable_subdirectory_is_reported_and_fails_the_run(tmp_path):
+    make(tmp_path, "pkg/ok.py")
+    make(tmp_path, "pkg/secret/a.py", content="from torch.autograd import Variable\nx = Variable(y, volatile=True)\n")
+    secret = tmp_path / "pkg" / "secret"
+    secret.chmod(0)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    try:
+        probe = subprocess.run([sys.executable, "-c", f"import os; os.listdir({str(secret)!r})"],
+                               capture_output=True, preexec_fn=_permissions_enforced(), env=env, timeout=60)
+        if probe.returncode == 0:
+            pytest.skip("this user reads a folder without permissions")
+        proc = subprocess.run([sys.executable, "-m", "volfix", "check", "--no-cache", "pkg"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, preexec_fn=_permissions_enforced(),
+                              env=env)
+    finally:
+        secret.chmod(0o755)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert ("pkg/secret:1:1: VF002 Directory cannot be read, its files are not checked: Permission denied"
+            in proc.stdout), proc.stdout

@@ -1,6 +1,7 @@
 """Ctrl-C stops `volfix fix`: after SIGINT (to the process, or to its whole process group as
 a terminal or a CI cancel sends it) the run writes nothing but the files whose write was
-already under way, exits 130 within 3 seconds, and leaves no worker behind.
+already under way, exits 130 within 3 seconds, and leaves no worker behind. SIGTERM does the
+same and exits 143; a volfix killed outright (SIGKILL) leaves no worker behind either.
 
 Real subprocesses, real signals. The only timing bound asserted is the 3 seconds of the
 contract; everything else is counted (files replaced after the signal, processes alive).
@@ -106,8 +107,12 @@ def tree(tmp_path) -> Path:
     return tmp_path
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("target", ["process", "group"])
-def test_sigint_stops_a_parallel_fix(tree, target):
+def test_a_signal_stops_a_parallel_fix(tree, target, signum):
+    # SIGTERM (`kill`, a CI runner's timeout, `docker stop`) is handled as SIGINT. Sent to
+    # volfix alone, it used to kill volfix and leave its pool's workers waiting forever,
+    # holding its stdout: `communicate` (what `volfix fix . | cat` does) never ended.
     files = sorted((tree / "pkg").iterdir())
     before = _identities(files)
     proc = _volfix("fix", "--unsafe-fixes", "--no-cache", "-j", str(JOBS), "pkg", cwd=tree)
@@ -116,16 +121,16 @@ def test_sigint_stops_a_parallel_fix(tree, target):
     signalled_ns = time.time_ns()
     signalled = time.monotonic()
     if target == "group":
-        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C or a CI cancel does
+        os.killpg(proc.pid, signum)  # what a terminal's Ctrl-C or a CI cancel does
     else:
-        os.kill(proc.pid, signal.SIGINT)
+        os.kill(proc.pid, signum)
     at_signal = _identities(files)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)  # the output's end: every writer has closed it
     took = time.monotonic() - signalled
     at_exit = _identities(files)
     stderr = err.decode()
 
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == 128 + signum, stderr
     assert took < EXIT_BOUND, f"exit took {took:.2f}s after the signal"
     assert "Interrupted" in stderr and "Aborted" not in stderr and "Traceback" not in stderr
 
@@ -178,3 +183,28 @@ def test_sigint_stops_a_single_file_fix(tmp_path):
     text = path.read_text()
     assert text == source or ("volatile" not in text and ast.parse(text))
     assert [p.name for p in tmp_path.iterdir() if p.name != ".git"] == ["big_eval.py"]
+
+
+def test_workers_of_a_killed_fix_exit_and_release_its_output(tree):
+    # SIGKILL cannot be handled: the pool's workers must notice on their own that volfix is
+    # gone, write nothing more, and close the output they hold.
+    files = sorted((tree / "pkg").iterdir())
+    before = _identities(files)
+    proc = _volfix("fix", "--unsafe-fixes", "--no-cache", "-j", str(JOBS), "pkg", cwd=tree)
+    _wait_for_first_write(proc, before)
+    os.kill(proc.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - killed
+    assert proc.returncode == -signal.SIGKILL
+    assert took < EXIT_BOUND, f"the workers held the output {took:.2f}s after volfix was killed"
+    deadline = time.monotonic() + EXIT_BOUND
+    while _live_group_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _live_group_members(proc.pid) == []
+    settled = _identities(files)
+    time.sleep(0.3)
+    assert _identities(files) == settled
+    for path in files:
+        text = path.read_text()
+        assert text == SOURCE or ("volatile" not in text and ast.parse(text)), path.name

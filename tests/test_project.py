@@ -294,10 +294,13 @@ def test_an_edited_caller_is_parsed_again_and_the_helper_file_is_not(tmp_path, m
 def test_damaged_fact_entries_are_recomputed(tmp_path, monkeypatch):
     project_with_cache(tmp_path, monkeypatch)
     cold = summary(run([str(tmp_path)], config=Config(), mode="check"))
+    from volfix.cache import _checksum
+
     damaged = 0
     for entry in (tmp_path / ".volfix_cache").rglob("*.json"):
-        if entry.read_bytes().startswith(b"["):  # facts are lists; results are objects
-            entry.write_bytes(b'[["get_batch", "five"]]')
+        if entry.read_bytes().partition(b"\n")[2].startswith(b"["):  # facts are lists; results are objects
+            garbage = b'[["get_batch", "five"]]'  # with a right checksum: only the decoding can refuse it
+            entry.write_bytes(_checksum(entry.stem, garbage) + b"\n" + garbage)
             damaged += 1
     assert damaged >= 2  # the helper file's helpers, the caller's calls
     assert summary(run([str(tmp_path)], config=Config(), mode="check")) == cold

@@ -275,6 +275,50 @@ def test_in_place_write_that_fails_restores_the_original(tmp_path, monkeypatch):
     assert (tmp_path / "a.py").read_bytes() == b"old content\n"
 
 
+_FILE_SIZE_LIMITED_WRITE = r"""
+import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+if sys.argv[2] == "no-preallocation":
+    def unsupported(*_args):
+        raise OSError(95, "Operation not supported")
+    os.posix_fallocate = unsupported
+from volfix.sourcefile import write_file_atomic
+path = sys.argv[1]
+with open(path, "rb") as handle:
+    original = handle.read()
+try:
+    write_file_atomic(path, original + b"# grown\n" * int(sys.argv[3]), original=original)
+except OSError as exc:
+    print(exc.errno)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "link") or sys.platform == "win32", reason="POSIX file size limits")
+@pytest.mark.parametrize("preallocation", ["preallocation", "no-preallocation"])
+@pytest.mark.parametrize("grown_lines", [200, 2000])  # new content under and over io's buffer size
+def test_in_place_write_past_a_file_size_limit_leaves_the_original_whole(tmp_path, preallocation, grown_lines):
+    # A real limit (RLIMIT_FSIZE, what `ulimit -f 4` sets): the new bytes do not fit. The
+    # restore used to flush the buffered new bytes first, fail the same way, and leave the
+    # file cut at 4,096 bytes. Without posix_fallocate the write fails half way and the
+    # original is written back; with it, nothing is touched.
+    import subprocess
+
+    original = b"".join(b"x%d = %d  # a line of legacy code\n" % (i, i) for i in range(100))
+    assert 3000 < len(original) < 4096
+    path = write(tmp_path / "a.py", original)
+    os.link(path, tmp_path / "b.py")  # a hard link: written in place, never replaced
+    done = subprocess.run([sys.executable, "-c", _FILE_SIZE_LIMITED_WRITE, str(path), preallocation,
+                           str(grown_lines)],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "27"  # EFBIG: the write was refused
+    assert (tmp_path / "a.py").read_bytes() == original
+    assert os.stat(path).st_nlink == 2
+    assert leftovers(tmp_path) == []
+
+
 def test_writable_file_in_read_only_directory_is_edited_in_place(tmp_path, monkeypatch):
     path = write(tmp_path / "a.py", b"old\n")
 

@@ -15,8 +15,10 @@ bug is retried on the next run.
 
 Safe by construction rather than by locking: entries are written to a temporary file in
 the same directory and renamed over the target (`os.replace` is atomic), so parallel runs
-at worst write the same entry twice; an entry that cannot be read, decoded or rebuilt
-(truncated, hand-edited, from another layout) is a miss and is overwritten. Any OSError
+at worst write the same entry twice. An entry's first line is a checksum of its key and
+its JSON payload: an entry whose checksum disagrees (truncated, garbled, hand-edited,
+copied from another entry) is never decoded, and one that cannot be decoded or rebuilt
+(another layout) is a miss too; either is overwritten. Any OSError
 (read-only tree, full disk) disables nothing but that one entry: the run never fails
 because of its cache.
 
@@ -37,7 +39,7 @@ from ._version import __version__
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
 CACHE_DIR_NAME = ".volfix_cache"
-FORMAT = 2  # bump when the entry layout changes
+FORMAT = 3  # bump when the entry layout changes
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by volfix.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -70,20 +72,17 @@ class ResultCache:
             ) -> Optional[FileResult]:
         """The stored result, with `display_path` as its path; None on a miss or a bad entry.
         `data` (the file's bytes) restores a source that `put` left out."""
-        try:
-            with open(os.path.join(self.directory, key + ".json"), "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        entry = self._read(key)
+        if entry is None:
             return None
         try:
-            entry = json.loads(raw)
             result = result_from_json(entry)
             if entry.get("source_is_utf8") is True:
                 if data is None:
                     return None
                 result = replace(result, source=data.decode("utf-8"))
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-            return None  # corrupt or foreign: treated as a miss, overwritten by put()
+        except _BAD_ENTRY:
+            return None  # foreign: treated as a miss, overwritten by put()
         return replace(result, path=display_path)
 
     def put(self, key: str, result: FileResult, data: Optional[bytes] = None) -> bool:
@@ -101,10 +100,23 @@ class ResultCache:
 
     def get_json(self, key: str) -> Any:
         """A plain JSON entry (`put_json`), or None on a miss or an unreadable entry."""
+        return self._read(key)
+
+    def _read(self, key: str) -> Any:
+        """The decoded entry `key`, or None: missing, unreadable, or not what `_write` wrote
+        under this key (its checksum line disagrees: truncated, garbled, hand-edited, copied
+        from another entry). Only a checked payload reaches the JSON decoder."""
         try:
             with open(os.path.join(self.directory, key + ".json"), "rb") as fh:
-                return json.loads(fh.read())
-        except (OSError, ValueError):
+                raw = fh.read()
+        except OSError:
+            return None
+        digest, _, payload = raw.partition(b"\n")
+        if digest != _checksum(key, payload):
+            return None
+        try:
+            return json.loads(payload)
+        except _BAD_ENTRY:
             return None
 
     def put_json(self, key: str, value: Any) -> bool:
@@ -116,6 +128,7 @@ class ResultCache:
             self._prepare()
             # ASCII output: lone surrogates (from undecodable bytes) survive the round trip.
             payload = json.dumps(entry, separators=(",", ":")).encode("ascii")
+            payload = _checksum(key, payload) + b"\n" + payload
             import tempfile  # lazily: a run without cache writes never pays for it
 
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
@@ -174,6 +187,16 @@ def engine_fingerprint(package: str = os.path.dirname(os.path.abspath(__file__))
                 h.update(f"{os.path.relpath(path, package)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode(
                     "utf-8", "surrogateescape"))
     return h.hexdigest()[:16]
+
+
+# What decoding a bad entry may raise (RecursionError: nesting deeper than the decoder's
+# stack; MemoryError: a huge one): a miss, never an error of the run.
+_BAD_ENTRY = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, MemoryError)
+
+
+def _checksum(key: str, payload: bytes) -> bytes:
+    """An entry's first line: a digest of its key and payload."""
+    return hashlib.blake2b(payload, digest_size=16, key=key.encode("ascii", "replace")[:64]).hexdigest().encode()
 
 
 def _is_utf8_of(text: str, data: bytes) -> bool:

@@ -19,6 +19,7 @@ import click
 
 from ._version import __version__
 from .config import Config, VolfixConfigError
+from .errors import Terminated, terminate_as_interrupt
 from .model import FileResult
 from .nearest_config import ConfigResolver
 from .reporters import FORMATS, is_human_format
@@ -27,6 +28,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 STDIN = "-"
 
@@ -226,17 +228,18 @@ def _exit(opts: Options) -> None:
 
 
 def _guarded(opts: Options) -> int:
+    terminate_as_interrupt()
     try:
         return run(opts)
     except VolfixConfigError as error:
         raise ConfigError(str(error)) from error
-    except KeyboardInterrupt:
-        # Ctrl-C (or a CI cancel): the run stopped; writes under way were completed, no
-        # other file was touched. 128 + SIGINT, as a shell reports it.
+    except KeyboardInterrupt as stop:
+        # Ctrl-C, SIGTERM (or a CI cancel): the run stopped; writes under way were completed,
+        # no other file was touched. 128 + SIGINT (or SIGTERM), as a shell reports it.
         sys.stdout.flush()
         click.echo("Interrupted: volfix stopped; every file it wrote is complete, "
                    "the others are unchanged.", err=True)
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     except (click.ClickException, click.exceptions.Exit):
         raise
     except Exception as error:  # noqa: BLE001 - the CLI boundary: anything else is our bug
@@ -260,6 +263,7 @@ def run(opts: Options) -> int:
     from . import output
 
     _validate(opts)
+    output.prepare_outputs(opts)
     started = time.perf_counter()
     configs = build_configs(opts)
     config = configs.base
@@ -437,9 +441,12 @@ EDIT_FORMATS = ("json", "json-lines", "sarif")
 
 def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult], bytes]:
     """The one result of stdin, and the bytes `volfix fix -` writes to stdout."""
-    from .stdin_source import DEFAULT_NAME, process_stdin, read_stdin
+    from .stdin_source import DEFAULT_NAME, StdinUnavailable, process_stdin, read_stdin
 
-    data = read_stdin()
+    try:
+        data = read_stdin()
+    except StdinUnavailable as exc:
+        raise click.UsageError(str(exc)) from None
     name = opts.stdin_filename
     if opts.force_exclude and name and _is_excluded(name, configs):
         # As ruff: an excluded --stdin-filename is not checked, and `fix` passes it through.

@@ -332,16 +332,20 @@ def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
         directory, inherited = stack.pop()
         try:
             st = os.stat(directory)
-        except OSError:
-            continue
-        ident = (st.st_dev, st.st_ino)
-        if ident in visited_dirs:
-            continue
-        visited_dirs.add(ident)
-        try:
+            ident = (st.st_dev, st.st_ino)
+            if ident in visited_dirs:
+                continue
+            visited_dirs.add(ident)
             with os.scandir(directory) as it:
                 entries = list(it)
+        except FileNotFoundError:
+            continue  # gone since its parent was listed
         except OSError:
+            # Unreadable (permissions, I/O error): handed on as a file, whose reading fails
+            # and is reported (VF002), so the run says its files were not checked.
+            if directory not in found:
+                found.add(directory)
+                yield [directory]
             continue
         names = frozenset([e.name for e in entries])
         if directory != top and "pyvenv.cfg" in names:

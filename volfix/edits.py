@@ -65,14 +65,33 @@ def select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]) -> Tu
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
-    out, pos = [], 0
+    # (piece, offset of the original text it starts at, or -1 for an edit's content)
+    out: List[Tuple[str, int]] = []
+    pos = 0
     # Insertions before replacements at the same offset; stable otherwise.
     for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, not e.key, e.end)):
-        out.append(text[pos:e.start])
-        out.append(e.content)
+        out.append((text[pos:e.start], pos))
+        out.append((e.content, -1))
         pos = max(pos, e.end)
-    out.append(text[pos:])
-    return "".join(out)
+    out.append((text[pos:], pos))
+    return "".join(_no_new_crlf([(piece, at) for piece, at in out if piece]))
+
+
+def _no_new_crlf(pieces: List[Tuple[str, int]]) -> List[str]:
+    """The pieces, where a line ending in a lone CR would meet one that starts with LF (a file
+    with mixed endings, a line between them removed): the LFs that start the right piece (empty
+    lines) become CRs. `\\r` + `\\n` would read as one CRLF, and the lines on either side as one
+    line; turning only the first LF would pair the new CR with the next LF."""
+    out = [piece for piece, _ in pieces]
+    for i in range(1, len(pieces)):
+        (left, at_left), (right, at_right) = pieces[i - 1], pieces[i]
+        if not (out[i - 1].endswith("\r") and right.startswith("\n")):
+            continue
+        if at_left >= 0 and at_left + len(left) == at_right:
+            continue  # the same CRLF as before: nothing came between
+        run = len(right) - len(right.lstrip("\n"))
+        out[i] = "\r" * run + out[i][run:]
+    return out
 
 
 def diff_edits(old: str, new: str) -> List[TextEdit]:

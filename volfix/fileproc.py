@@ -7,6 +7,7 @@ bug"). Notebooks go to `volfix.notebook`, everything else to `volfix.engine`.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Optional
 
 from . import sourcefile
@@ -35,12 +36,24 @@ def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes
                                             + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
+def _unreadable(path: str, exc: OSError) -> str:
+    """VF002's message for a path that cannot be read. A directory reaches here when the walk
+    could not list it (`discovery`): the reason is the listing's."""
+    if os.path.isdir(path):
+        try:
+            os.scandir(path).close()
+        except OSError as listing:
+            exc = listing
+        return f"Directory cannot be read, its files are not checked: {exc.strerror or exc}"
+    return f"File cannot be read: {exc.strerror or exc}"
+
+
 def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool, links, review,
              with_fixes: bool = False) -> FileResult:
     try:
         data, _stat = sourcefile.read_file(path)
     except OSError as exc:
-        return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", f"File cannot be read: {exc.strerror or exc}"),))
+        return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", _unreadable(path, exc)),))
     file_config = per_file_config(config, shown)
     if path.endswith(".ipynb"):
         from .notebook import process_notebook
@@ -57,21 +70,24 @@ def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: 
         decoded = sourcefile.decode_source(data)
     except sourcefile.SourceDecodeError as exc:
         return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", f"File cannot be read: {exc}"),))
+    # The engine strips one leading U+FEFF from a text (its BOM): hand it the BOM the decoder
+    # took off, so that a second one (which Python refuses) is still there to be VF001.
+    text = "\ufeff" + decoded.text if decoded.bom else decoded.text
     if mode == "check":
-        return check_text(decoded.text, path=shown, config=file_config, links=links, with_fixes=with_fixes)
-    result = fix_text(decoded.text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes, links=links,
+        return check_text(text, path=shown, config=file_config, links=links, with_fixes=with_fixes)
+    result = fix_text(text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes, links=links,
                       review=review)
     if not result.changed:
         return result
     try:
         new_bytes = sourcefile.encode_source(result.fixed_source, decoded)
     except sourcefile.SourceDecodeError as exc:
-        return unfixed(decoded.text, shown, file_config, file_diagnostic("VF002", f"File cannot be written: {exc}"),
+        return unfixed(text, shown, file_config, file_diagnostic("VF002", f"File cannot be written: {exc}"),
                        links)
     if mode == "fix":
         problem = write(path, new_bytes, data)
         if problem is not None:
-            return unfixed(decoded.text, shown, file_config, problem, links)
+            return unfixed(text, shown, file_config, problem, links)
     return result
 
 
@@ -87,8 +103,8 @@ def write(path: str, new: bytes, old: bytes) -> Optional[Diagnostic]:
 
 def unfixed(text: str, path: str, config: Config, extra: Diagnostic, links) -> FileResult:
     again = check_text(text, path=path, config=config, links=links)
-    return FileResult(path=path, diagnostics=again.diagnostics + (extra,), source=text, fixed_source=text,
-                      changed=False)
+    return FileResult(path=path, diagnostics=again.diagnostics + (extra,), source=again.source,
+                      fixed_source=again.source, changed=False)
 
 
 def file_diagnostic(code: str, message: str, row: int = 1, col: int = 1) -> Diagnostic:

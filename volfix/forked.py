@@ -165,6 +165,7 @@ def _fork(fn: Callable) -> _Worker:
         status = 1
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the CLI's handler raises: not here
             for fd in _open_fds + [task_w, result_r]:
                 os.close(fd)
             _serve(fn, task_r, result_w)

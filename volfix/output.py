@@ -20,6 +20,68 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cli import Options
 
 
+class OutputFileError(click.ClickException):
+    """A file the run was asked to write (`--output-file`, `--report`, `--write-baseline`)
+    cannot be: a usage problem, exit 2, not "an internal error"."""
+
+    exit_code = 2
+
+
+def prepare_outputs(opts: "Options") -> None:
+    """Before any file is read or written: the folders of the output files exist (created, as
+    ruff does for `--output-file`), each can be written, and `--baseline` can be read.
+    Otherwise the run stops here, so a fix run never writes its fixes and then loses its
+    report."""
+    for option, path in (("--output-file", opts.output_file), ("--report", opts.report),
+                         ("--write-baseline", opts.write_baseline)):
+        if not path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise OutputFileError(f"{option} {path}: cannot create the folder {folder}: "
+                                  f"{exc.strerror or exc}") from None
+        if os.path.isdir(path):
+            raise OutputFileError(f"{option} {path}: is a folder")
+        if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise OutputFileError(f"{option} {path}: not writable")
+    if opts.baseline:
+        from .baseline import load_baseline
+
+        load_baseline(opts.baseline)  # raises VolfixConfigError naming the file
+
+
+def unicode_paths(results: List[FileResult]) -> List[FileResult]:
+    """`results` with file names that are not UTF-8 (bytes the file system holds, kept as
+    lone surrogates) spelled with U+FFFD: JSON, SARIF, GitHub annotations, JUnit and the
+    Markdown report must be valid UTF-8. The text formats print the bytes as they are, as
+    `ls` does."""
+    out = []
+    for result in results:
+        try:
+            result.path.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = result.path.encode("utf-8", "surrogateescape") if _escaped_only(result.path) else \
+                result.path.encode("utf-8", "replace")
+            result = dataclasses.replace(result, path=raw.decode("utf-8", "replace"))
+        out.append(result)
+    return out
+
+
+def _escaped_only(path: str) -> bool:
+    return all(not "\ud800" <= ch <= "\udfff" or "\udc80" <= ch <= "\udcff" for ch in path)
+
+
+def _write_text(path: str, text: str, option: str) -> None:
+    try:
+        # surrogateescape: a file name's undecodable bytes go out as they came in (stdout too)
+        with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise OutputFileError(f"{option} {path}: cannot be written: {exc.strerror or exc}") from None
+
+
 def use_color(choice: str, stream) -> bool:
     """--color always/never win; `auto` colours a terminal unless NO_COLOR is set."""
     if choice == "always":
@@ -53,7 +115,8 @@ def emit(opts: "Options", results: List[FileResult], ctx: ReportContext, *, stdi
     err_ctx = dataclasses.replace(ctx, color=use_color(opts.color, sys.stderr),
                                   width=terminal_width(sys.stderr))
     body_ctx = err_ctx if stdin_fix and not opts.output_file else ctx
-    write(_render_body(opts, results, body_ctx), opts.output_file, err=stdin_fix,
+    shown = results if is_human_format(opts.output_format) else unicode_paths(results)
+    write(_render_body(opts, shown, body_ctx), opts.output_file, err=stdin_fix,
           color=body_ctx.color)
 
     errors = text.render_errors(results, debug=opts.debug)
@@ -83,8 +146,7 @@ def _render_body(opts: "Options", results: List[FileResult], ctx: ReportContext)
 def write(content: str, path: Optional[str], *, err: bool, color: bool) -> None:
     """`content` to the file `path`, else to stderr (`err`) or stdout."""
     if path is not None:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
+        _write_text(path, content, "--output-file")
         return
     if content:
         click.echo(content, nl=False, err=err, color=color)
@@ -104,10 +166,9 @@ def write_report(path: str, results: List[FileResult], ctx: ReportContext) -> No
     """`--report FILE`: the Markdown migration report."""
     from .reporters.migration import render_report
 
-    text = render_report(results, dataclasses.replace(ctx, color=False, width=None),
+    text = render_report(unicode_paths(results), dataclasses.replace(ctx, color=False, width=None),
                          link_base=os.path.dirname(os.path.abspath(path)))
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
+    _write_text(path, text, "--report")
 
 
 def write_baseline(opts: "Options", results: List[FileResult], root: str) -> bool:
@@ -115,7 +176,11 @@ def write_baseline(opts: "Options", results: List[FileResult], root: str) -> boo
     from .baseline import write_baseline as write_entries
     from .reporters.text import render_errors
 
-    write_entries(opts.write_baseline, results, root)
+    try:
+        write_entries(opts.write_baseline, results, root)
+    except OSError as exc:
+        raise OutputFileError(f"--write-baseline {opts.write_baseline}: cannot be written: "
+                              f"{exc.strerror or exc}") from None
     errors = render_errors(results, debug=opts.debug)
     if errors:
         write(errors, None, err=True, color=False)

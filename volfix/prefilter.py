@@ -88,7 +88,7 @@ def _starts_word(data: bytes, i: int) -> bool:
 
 def _in_comment(data: bytes, i: int) -> bool:
     """True only when the occurrence at `i` is certainly not code (see module docstring)."""
-    prefix = data[data.rfind(b"\n", 0, i) + 1:i]
+    prefix = data[max(data.rfind(b"\n", 0, i), data.rfind(b"\r", 0, i)) + 1:i]  # a lone CR ends a line too
     return b"#" in prefix and b'"' not in prefix and b"'" not in prefix
 
 
@@ -181,7 +181,7 @@ def _volatile_string(data: bytes, start: int, end: int) -> bool:
 # A comment runs to its line's end (a newline, or `\n` in a notebook's JSON): it cannot stop
 # early and hand its words to the first alternative, which made the match exponential in
 # the number of comments.
-_IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\n\\]|\\(?!n))*(?=\n|\\n|$))*')
+_IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\r\n\\]|\\(?!n))*(?=\r|\n|\\n|$))*')
 _JSON_SEPARATOR = re.compile(rb'"\s*,\s*"')
 _JSON_START = re.compile(rb"\s*\{")
 _STAR_IMPORT = re.compile(rb"autograd(?:\.variable)?\s+import\s+\*")
@@ -195,7 +195,9 @@ def _after_dot(data: bytes, start: int) -> bool:
     i = start - 1
     while i >= 0 and data[i] in b" \t":
         i -= 1
-    if i >= 1 and data[i] == 10 and data[i - 1] == _BACKSLASH:
+    if i >= 2 and data[i] == 10 and data[i - 1] == 13 and data[i - 2] == _BACKSLASH:
+        i -= 1  # `\\` CRLF: on to the CR
+    if i >= 1 and data[i] in (10, 13) and data[i - 1] == _BACKSLASH:
         i -= 2
         while i >= 0 and data[i] in b" \t":
             i -= 1
@@ -219,8 +221,8 @@ def _in_import(data: bytes, i: int) -> bool:
                 .replace(b"\0", b"\\"))
         if _IMPORT_TAIL.fullmatch(tail) is None:
             return False
-    breaks = tail.count(b"\n")
-    return breaks == 0 or tail.count(b"(") > tail.count(b")") or breaks == tail.count(b"\\\n") + tail.count(b"\\\r\n")
+    breaks = tail.count(b"\n") + tail.count(b"\r") - tail.count(b"\r\n")  # CRLF, CR or LF
+    return breaks == 0 or tail.count(b"(") > tail.count(b")") or breaks == tail.count(b"\\\n") + tail.count(b"\\\r")
 
 
 def _variable_bound_and_used(data: bytes) -> bool:

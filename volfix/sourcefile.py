@@ -137,7 +137,8 @@ def encode_source(text: str, like: DecodedSource) -> bytes:
         data = text.encode(like.encoding)
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start:exc.end]
-        line = exc.object.count("\n", 0, exc.start) + 1
+        prefix = exc.object[:exc.start]
+        line = prefix.count("\n") + prefix.count("\r") - prefix.count("\r\n") + 1
         raise SourceDecodeError(
             f"{bad!r} (line {line}) cannot be encoded in {like.encoding}, "
             "the file's declared encoding") from None
@@ -155,7 +156,7 @@ def _declared_encoding(body: bytes, bom: bool) -> Tuple[str, str]:
         info = codecs.lookup(name)
     except LookupError:
         raise SourceDecodeError(f"unknown encoding {name!r} ({where})") from None
-    if bom and info.name != "utf-8":
+    if bom and name != "utf-8":  # as CPython compares them: `utf8` with a BOM is refused
         raise SourceDecodeError(
             f"the file starts with a UTF-8 byte order mark but declares {name!r} ({where})")
     if not _ascii_compatible(info):
@@ -355,22 +356,63 @@ def _identity(st: os.stat_result) -> Tuple[int, int, int, int]:
 
 
 def _write_in_place(real: str, data: bytes, original: bytes) -> None:
-    with open(real, "r+b") as handle:
-        if handle.read() != original:
+    """Rewrite the file's own inode with unbuffered writes (a buffered file object would
+    flush the new bytes again before the restore, and fail the same way: a full disk or a
+    file size limit left the file cut at the limit). A file that grows gets its blocks first
+    (posix_fallocate), so a full disk usually refuses the write before any byte changes."""
+    fd = os.open(real, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    try:
+        if _read_all(fd) != original:
             raise FileChangedError(f"{real} changed on disk since volfix read it; not overwritten")
+        if len(data) > len(original):
+            _reserve(fd, len(data))
         try:
-            handle.seek(0)
-            handle.write(data)
-            handle.truncate()
-            handle.flush()
-            os.fsync(handle.fileno())
+            _write_all(fd, data)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
         except BaseException:
             # Restoring needs no new disk blocks: the original's blocks are still allocated.
-            handle.seek(0)
-            handle.write(original)
-            handle.truncate()
-            handle.flush()
+            _write_all(fd, original)
+            os.ftruncate(fd, len(original))
+            with contextlib.suppress(OSError):
+                os.fsync(fd)
             raise
+    finally:
+        os.close(fd)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+_NO_ROOM = tuple(getattr(errno, name) for name in ("ENOSPC", "EFBIG", "EDQUOT") if hasattr(errno, name))
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate the file's blocks up to `size` (ENOSPC/EFBIG here leave the file as it was)."""
+    if not hasattr(os, "posix_fallocate"):
+        return  # pragma: no cover - macOS, Windows
+    size_before = os.fstat(fd).st_size
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno in _NO_ROOM:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size_before)  # blocks a failed allocation may have added
+            raise
+        # EOPNOTSUPP, EINVAL...: a file system without it; the restore covers a failure
 
 
 def _fsync_directory(directory: str) -> None:

@@ -25,9 +25,21 @@ def is_notebook_name(name: Optional[str]) -> bool:
     return bool(name) and name.lower().endswith(".ipynb")
 
 
+class StdinUnavailable(Exception):
+    """`-` was given but standard input cannot be read (closed, a directory, an I/O error)."""
+
+
 def read_stdin() -> bytes:
+    """All of standard input; StdinUnavailable when there is none to read (`volfix check -
+    <&-` leaves sys.stdin None) or reading it fails."""
+    if sys.stdin is None:
+        raise StdinUnavailable("`-` reads standard input, but it is closed")
     stream = getattr(sys.stdin, "buffer", sys.stdin)
-    return stream.read()
+    try:
+        return stream.read()
+    except (OSError, ValueError) as exc:  # ValueError: a closed file object
+        raise StdinUnavailable(f"`-` reads standard input, which cannot be read: "
+                               f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
 def process_stdin(data: bytes, *, name: Optional[str], config: Config, mode: str,

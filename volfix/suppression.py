@@ -27,17 +27,19 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import registry
 from .model import Applicability, Diagnostic, Edit, Fix, Location
+from .syntax.positions import for_tokenize
 
 UNUSED_CODE = "VF010"
 UNSUPPRESSIBLE = frozenset({"VF001", "VF002"})
 
 _CODE = r"[A-Za-z]+[0-9]+"
-_VOLFIX_RE = re.compile(r"#\s*volfix\s*:\s*ignore\b(?:\s*\[(?P<codes>[^\]\n]*)\])?", re.IGNORECASE)
+_VOLFIX_RE = re.compile(r"#\s*volfix\s*:\s*ignore\b(?:\s*\[(?P<codes>[^\]\r\n]*)\])?", re.IGNORECASE)
 _NOQA_RE = re.compile(
     rf"#\s*noqa\b(?::[ \t]*(?P<codes>{_CODE}(?:[ \t]*,[ \t]*{_CODE}|[ \t]+{_CODE})*))?",
     re.IGNORECASE,
 )
 _SPLIT_RE = re.compile(r"[\s,]+")
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -105,7 +107,7 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], text: str, *,
     return kept, unused
 
 
-_NAMES_OURS = re.compile(r"volfix\s*:|noqa\s*:[^\n]*\bvf\d")  # on lowered text
+_NAMES_OURS = re.compile(r"volfix\s*:|noqa\s*:[^\r\n]*\bvf\d")  # on lowered text
 
 
 def _suppress(diagnostic: Diagnostic, by_row: dict) -> bool:
@@ -128,7 +130,8 @@ def _last_row(diagnostic: Diagnostic) -> int:
 
 
 def _lines(text: str) -> List[str]:
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    """The rows of `text` without their endings (CRLF, CR or LF, as Python counts rows)."""
+    return _NEWLINE_RE.split(text)
 
 
 # --- finding the directives -------------------------------------------------------------
@@ -159,7 +162,7 @@ def _comments(text: str) -> List[Tuple[int, int, str]]:
         text, shift = text[1:], 1
     try:
         found = [(tok.start[0], tok.start[1], tok.string)
-                 for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                 for tok in tokenize.generate_tokens(io.StringIO(for_tokenize(text)).readline)
                  if tok.type == tokenize.COMMENT]
     except (tokenize.TokenError, IndentationError, SyntaxError):
         found = _scan_comments(text)

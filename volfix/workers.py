@@ -1,8 +1,8 @@
-"""Process pools that stop cleanly on Ctrl-C, for the runner.
+"""Process pools that stop cleanly on Ctrl-C and SIGTERM, for the runner.
 
-After SIGINT -- sent to volfix alone, or to its whole process group as a terminal or a CI
-cancel does -- a run stops at once and writes nothing but the files whose atomic write was
-already under way:
+After SIGINT or SIGTERM -- sent to volfix alone, or to its whole process group as a terminal
+or a CI cancel does -- a run stops at once and writes nothing but the files whose atomic
+write was already under way:
 
 * **Workers never start a write after the signal.** Every write asks the write gate of
   `sourcefile` first; in a worker the gate closes as soon as the worker sees SIGINT itself
@@ -13,8 +13,13 @@ already under way:
   and terminates the workers (SIGTERM). A worker inside `write_file_atomic` holds SIGTERM
   until its write is complete and then exits; the others exit at once. The parent waits
   for them at most `STOP_TIMEOUT` seconds.
-* Workers are started with SIGINT blocked, so a signal that arrives while the pool starts
-  reaches the worker only once its handler is in place (and the parent right after).
+* Workers are started with SIGINT and SIGTERM blocked, so a signal that arrives while the
+  pool starts reaches the worker only once its handler is in place (and the parent right
+  after).
+* SIGTERM to the parent stops the run as SIGINT does (the CLI turns it into
+  `errors.Terminated`, a KeyboardInterrupt). A parent killed outright cannot stop its
+  pool: each worker checks every `PARENT_POLL` seconds that its parent is alive, and
+  otherwise closes its write gate and terminates itself (after a write under way).
 
 `ProcessPoolExecutor` has no public way to terminate its workers before Python 3.14
 (`terminate_workers`); `_processes` is the attribute CPython has kept them in since 3.2.
@@ -23,13 +28,20 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Iterator, Optional
 
 STOP_TIMEOUT = 2.0  # seconds to wait for the workers' in-flight writes after an interrupt
 
+PARENT_POLL = 0.2  # seconds between a worker's checks that its parent is alive
+
 _SIGINT = getattr(signal, "SIGINT", None)
+_SIGTERM = getattr(signal, "SIGTERM", None)
+_STOP_SIGNALS = {s for s in (_SIGINT, _SIGTERM) if s is not None}
 _CAN_MASK = hasattr(signal, "pthread_sigmask") and _SIGINT is not None
 
 # Worker side: the parent's flag, and whether this worker saw SIGINT itself.
@@ -48,9 +60,9 @@ def _writes_allowed() -> bool:
     return not _interrupted and not (_shared_flag is not None and _shared_flag.value)
 
 
-def _init_worker(flag) -> None:
+def _init_worker(flag, parent: int) -> None:
     """Runs first in every worker: record SIGINT instead of raising, close the write gate
-    on it, then accept signals."""
+    on it, die of SIGTERM (after a write under way), watch the parent, then accept signals."""
     global _shared_flag, _interrupted
     from . import sourcefile
 
@@ -58,8 +70,23 @@ def _init_worker(flag) -> None:
     sourcefile.set_write_gate(_writes_allowed)
     if _SIGINT is not None:
         signal.signal(_SIGINT, _on_sigint)
+    if _SIGTERM is not None:
+        signal.signal(_SIGTERM, signal.SIG_DFL)  # the parent's handler raises: not here
+    if hasattr(os, "getppid") and _SIGTERM is not None:
+        threading.Thread(target=_watch_parent, args=(parent,), name="volfix-parent-watch", daemon=True).start()
     if _CAN_MASK:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {_SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
+def _watch_parent(parent: int) -> None:
+    """A worker whose parent is gone (killed outright: SIGKILL, the OOM killer) closes its
+    write gate and terminates itself: the executor's queues would keep it waiting forever,
+    holding the run's stdout and stderr (`volfix fix . | cat` would never end)."""
+    global _interrupted
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    _interrupted = True
+    os.kill(os.getpid(), _SIGTERM)  # held until a write under way is complete
 
 
 class StoppablePool:
@@ -69,7 +96,7 @@ class StoppablePool:
     def __init__(self, workers: int, context=None) -> None:
         self._flag = (context or multiprocessing.get_context()).RawValue("b", 0)
         self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                            initializer=_init_worker, initargs=(self._flag,))
+                                            initializer=_init_worker, initargs=(self._flag, os.getpid()))
 
     def __enter__(self) -> "StoppablePool":
         return self
@@ -83,12 +110,12 @@ class StoppablePool:
 
     @contextlib.contextmanager
     def starting(self) -> Iterator[None]:
-        """Wrap the first submits (which start the workers): SIGINT stays pending meanwhile,
-        and is delivered here right after."""
+        """Wrap the first submits (which start the workers): SIGINT and SIGTERM stay pending
+        meanwhile, and are delivered here right after."""
         if not _CAN_MASK:
             yield
             return
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {_SIGINT})
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         try:
             yield
         finally:

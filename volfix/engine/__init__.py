@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Optional, Union
 
 from ..config import Config
+from ..deep import call_deep
 from ..model import FileResult
 from .analyse import Options, analyse, may_have_findings, suppression_only
 from .fixing import Review, fix_loop, with_fix_edits
@@ -29,6 +30,11 @@ def options_for(config: Config, *, links=None, with_fixes: bool = False) -> Opti
 
 def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool = False,
                links=None) -> FileResult:
+    return call_deep(lambda: _check_text(source, path=path, config=config, with_fixes=with_fixes, links=links))
+
+
+def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool, links
+                ) -> FileResult:
     text, error = decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
@@ -46,6 +52,12 @@ def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fix
 
 def fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fixes: bool = False,
              links=None, review: Optional[Review] = None) -> FileResult:
+    return call_deep(lambda: _fix_text(source, path=path, config=config, unsafe_fixes=unsafe_fixes,
+                                       links=links, review=review))
+
+
+def _fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fixes: bool, links,
+              review: Optional[Review]) -> FileResult:
     text, error = decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)

@@ -18,6 +18,7 @@ from ..model import Applicability, Diagnostic
 from ..review import FixReviewer, ReviewCallback
 from ..syntax import big_files
 from ..syntax.document import PARSE_ERRORS, Document, mask_async, parse_document
+from ..syntax.positions import line_breaks, physical_lines
 from .analyse import Analysis, FixGroup, Options, analyse
 
 MAX_FIX_PASSES = 20
@@ -292,10 +293,10 @@ def _still_relevant(original: str, tree: ast.Module) -> Tuple[str, ...]:
     statement may no longer spell what made it relevant (`y = Variable(x)` is now `y = x`): the
     names of the top-level definitions and assignments that mattered keep them whole for the
     cleanup."""
-    if original.count("\n") < big_files.BIG_FILE_LINES:
+    if line_breaks(original) < big_files.BIG_FILE_LINES:
         return ()
     names = set()
-    lines = original.splitlines(True)
+    lines = physical_lines(original)
     for stmt in tree.body:
         if big_files.is_opaque(stmt) or isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue

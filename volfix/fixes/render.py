@@ -21,8 +21,10 @@ import libcst as cst
 
 from ..edits import TextEdit, apply_edits
 from ..findings import FixPlan, RegionPlan
+from ..syntax.positions import physical_lines
 
 _CONTINUATION = re.compile(r"(\\(?:\r\n|\r|\n))")
+_NEWLINE_AT_END = re.compile(r"(?:\r\n|\r|\n)\Z")
 
 
 class RenderError(Exception):
@@ -61,8 +63,8 @@ def _keep_blank_lines(body: str, block: str) -> str:
     """A whitespace-only line of the body comes out as it went in (libcst would indent it with
     the block: diff noise a reviewer has to read past). `block` is `with ...:` then the body's
     lines, one for one."""
-    old = body.splitlines(True)
-    new = block.splitlines(True)
+    old = physical_lines(body)
+    new = physical_lines(block)
     if len(new) != len(old) + 1:
         return block
     out = [new[0]]
@@ -102,8 +104,19 @@ def with_block(body: str, region: RegionPlan, newline: str, indent: str) -> str:
     if indent:
         new = module.with_changes(body=[wrapper.with_changes(body=wrapper.body.with_changes(body=[block]))])
         code = new.code
-        return code[code.index(newline) + len(newline):] if newline in code else code
-    return module.with_changes(body=[block]).code
+        code = code[code.index(newline) + len(newline):] if newline in code else code
+    else:
+        code = module.with_changes(body=[block]).code
+    return _keep_final_newline(body, code)
+
+
+def _keep_final_newline(body: str, code: str) -> str:
+    """libcst (1.9) drops a final lone CR: `x = 1  # c\\r` comes back as `x = 1  # c`, and in a
+    CR-only file the next line would join the comment. The block ends as the body did."""
+    end = _NEWLINE_AT_END.search(body)
+    if end and not code.endswith(("\n", "\r")):
+        return code + end.group(0)
+    return code
 
 
 def _reindent(body: str, indent: str, region: RegionPlan) -> str:

@@ -155,6 +155,14 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
     """
     if mode not in ("check", "fix", "diff"):
         raise ValueError(f"unknown mode {mode!r}")
+    from ..deep import call_deep
+
+    return call_deep(lambda: _process_notebook(data, path=path, config=config, mode=mode, unsafe_fixes=unsafe_fixes,
+                                               with_fixes=with_fixes, review=review))
+
+
+def _process_notebook(data: bytes, *, path: str, config: Config, mode: str, unsafe_fixes: bool, with_fixes: bool,
+                      review: Optional[Review]) -> Tuple[FileResult, Optional[bytes]]:
     try:
         nb = parse_notebook(data)
     except NotebookError as exc:

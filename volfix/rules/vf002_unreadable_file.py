@@ -8,10 +8,11 @@ class UnreadableFile(Rule):
     ## What it does
     Reports a file that cannot be read or decoded: permissions, a broken symlink, bytes that
     are invalid in the file's declared encoding (PEP 263 cookie or BOM), or a notebook that is
-    not valid JSON or has no nbformat version.
+    not valid JSON or has no nbformat version. A folder the walk cannot list (permissions)
+    is reported the same way, at its own path.
 
     ## Why is this bad?
-    Nothing in the file can be checked. volfix never writes such a file.
+    Nothing in the file (or the folder) can be checked. volfix never writes such a file.
 
     ## Example
     A file declaring `# -*- coding: utf-8 -*-` that contains Latin-1 bytes.

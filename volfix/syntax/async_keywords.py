@@ -21,6 +21,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
+from .positions import for_tokenize
+
 _ASYNC_KEYWORD = re.compile(r"\basync\s*=(?!=)")
 _ASYNC_WORD = re.compile(r"\basync(?=\s*=(?!=))")  # the word alone, for a same-length mask
 PLACEHOLDER = "asyn_"  # same length as "async": keeps every column on the line unchanged
@@ -49,7 +51,8 @@ def find_async_keywords(text: str, tokens: Optional[Callable[[], list]] = None) 
         tokens = [t for t in tokens() if t.type not in skip]
     else:
         try:
-            tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in skip]
+            tokens = [t for t in tokenize.generate_tokens(io.StringIO(for_tokenize(text)).readline)
+                      if t.type not in skip]
         except (tokenize.TokenError, IndentationError, SyntaxError):
             return []
     found: List[AsyncKeyword] = []

@@ -28,6 +28,7 @@ from typing import Iterable, List, Optional, Set
 
 from .async_keywords import PLACEHOLDER  # the parsed text has `async=` masked
 from .names import iter_statements, target_names
+from .positions import physical_lines
 
 BIG_FILE_LINES = 10_000  # from this many lines on, a module is parsed in chunks
 CHUNK_LINES = 4_000
@@ -240,7 +241,7 @@ def _moved(stmt: ast.stmt, row: int) -> ast.stmt:
 
 def _column_offset(source: str, stmt: ast.stmt, node: ast.AST) -> int:
     """Offset in `source` (the statement's lines) where `node` starts."""
-    lines = source.splitlines(True)
+    lines = physical_lines(source)
     row = node.lineno - stmt.lineno  # type: ignore[attr-defined]
     if row >= len(lines):
         return len(source)

@@ -16,7 +16,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 from . import big_files
 from . import async_keywords
 from .async_keywords import AsyncKeyword
-from .positions import SourceText
+from .positions import SourceText, line_breaks, physical_lines
 
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
@@ -97,7 +97,7 @@ def parse_document(text: str, src: Optional[SourceText] = None, extra_words: Seq
     """Parse one file's text (already decoded). `async=` parameters of a def cannot be
     renamed without changing an API: such a file stays unparsable (VF001)."""
     src = src if src is not None and src.text == text else SourceText(text)
-    big = text.count("\n") >= big_files.BIG_FILE_LINES
+    big = line_breaks(text) >= big_files.BIG_FILE_LINES
     masked, sites, parsed = async_keywords.mask_async(text, guess_first=not big)
     in_def = [s for s in sites if s.in_def]
     if in_def:
@@ -107,7 +107,7 @@ def parse_document(text: str, src: Optional[SourceText] = None, extra_words: Seq
                           first.row, first.col + 1)
     tree = parsed
     if tree is None and big:
-        tree = big_files.parse_big(masked, masked.splitlines(True), extra_words)
+        tree = big_files.parse_big(masked, physical_lines(masked), extra_words)
     if tree is None:
         tree = parse_tree(masked)
     if isinstance(tree, ParseError):

@@ -13,6 +13,25 @@ import tokenize
 from typing import List, Optional, Tuple
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def physical_lines(text: str) -> List[str]:
+    """The lines of `text` with their endings, as Python's tokenizer counts them (str.splitlines
+    would also split at form feeds, \\x1c-\\x1e, \\x85 and the Unicode separators)."""
+    return _LINE.findall(text)
+
+
+def line_breaks(text: str) -> int:
+    """How many lines end in `text` (CRLF, CR or LF)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def for_tokenize(text: str) -> str:
+    """`text` for the `tokenize` module, whose readline splits at LF only: a lone CR, a line
+    break for Python (SPEC: CR-only files), becomes LF. Same length, rows and columns."""
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
 
 
 class SourceText:
@@ -77,7 +96,7 @@ class SourceText:
     def tokens(self) -> list:
         if self._tokens is None:
             try:
-                self._tokens = list(tokenize.generate_tokens(io.StringIO(self.text).readline))
+                self._tokens = list(tokenize.generate_tokens(io.StringIO(for_tokenize(self.text)).readline))
             except (tokenize.TokenError, IndentationError, SyntaxError):
                 self._tokens = []
         return self._tokens
