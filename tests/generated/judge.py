@@ -326,9 +326,10 @@ def _side(source: str, legacy: Observation, today: Observation, unsafe: bool,
     if fixed.error:
         return Side(fixed, None, {"volfix": fixed.error})
     if reuse is not None and reuse.source == fixed.fixed_source:
-        return Side(fixed, reuse.observation, reuse.diffs, reuse.left_as_legacy)
-    observation = run(fixed.fixed_source, legacy=False)
-    diffs = differences(legacy, observation)
+        observation, diffs = reuse.observation, reuse.diffs
+    else:
+        observation = run(fixed.fixed_source, legacy=False)
+        diffs = differences(legacy, observation)
     already = differences(legacy, today)
     # An exception the unfixed program does not raise is always the fixes' doing.
     left = (bool(fixed.diagnostics) and all(key in already for key in diffs)

@@ -89,3 +89,47 @@ def test_the_legacy_run_has_0_3_meaning():
     assert legacy.results["c0_out"].graph is False and legacy.results["c0_out"].requires_grad is False
     assert isinstance(legacy.results["c1_loss"], float)
     assert (today.error, today.forwards) == ("IndexError", "TTTT")
+
+
+def _lambda_program() -> str:
+    return P.render(P.Program((P.Component("closure", (("kind", "lambda"), ("ret", "tensor"))),)))
+
+
+def _stub_fixes(monkeypatch, source: str, safe_fixed: str, unsafe_fixed: str, unsafe_left: bool) -> None:
+    """volfix's fix_source replaced by one returning the given texts: the safe one leaves a
+    VF110 finding, the unsafe one leaves it too or nothing (`unsafe_left`)."""
+    from volfix.model import Diagnostic, FileResult, Location
+
+    left = (Diagnostic("VF110", "`Variable(x)` is a no-op", Location(1, 1), Location(1, 2)),)
+
+    def fake(text, *, path, unsafe_fixes=False, **_):
+        assert text == source
+        if unsafe_fixes:
+            return FileResult(path, left if unsafe_left else (), text, unsafe_fixed)
+        return FileResult(path, left, text, safe_fixed)
+
+    monkeypatch.setattr(J, "fix_source", fake)
+
+
+def test_a_finding_left_elsewhere_does_not_excuse_a_fix(monkeypatch):
+    """The safe fix unwraps the lambda without a region and leaves an unrelated finding.
+    The unfixed program records the same graph today, so the finding left could be blamed;
+    but the unsafe fix, with nothing left, records it too: the applied fix is to blame."""
+    source = _lambda_program()
+    unwrapped = source.replace("Variable(t, volatile=True)", "t")
+    _stub_fixes(monkeypatch, source, unwrapped, unwrapped, unsafe_left=False)
+    verdict = J.judge(source)
+    assert verdict.safe.diffs and verdict.safe.remaining == ("VF110",)
+    assert verdict.safe_class == "changed"
+    assert verdict.unsafe_class == "unexplained"
+
+
+def test_a_difference_the_unfixed_program_has_is_left_as_legacy(monkeypatch):
+    """The same safe text, but the unsafe fix still leaves the finding: nothing volfix
+    applied claims to have handled the difference, so it is reported legacy code."""
+    source = _lambda_program()
+    unwrapped = source.replace("Variable(t, volatile=True)", "t")
+    _stub_fixes(monkeypatch, source, unwrapped, unwrapped, unsafe_left=True)
+    verdict = J.judge(source)
+    assert verdict.safe_class == "incomplete"
+    assert verdict.unsafe_class == "incomplete"
