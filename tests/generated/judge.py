@@ -22,7 +22,7 @@ every aspect the fixed program gets wrong is one the unfixed program already got
 the fixed program raises no exception the unfixed one does not), the difference is legacy
 code volfix reported and left (`incomplete`), not behaviour a fix changed; for the safe fix,
 only if the unsafe fix (which leaves less) does not show the same difference with no
-finding left. Verdicts:
+finding left and no "unsafe fix:" note. Verdicts:
 - safe: `exact`, `incomplete`, or `changed` (a safe fix changed what the program does: the
   failure issue 21 is about);
 - unsafe: `exact`, `incomplete`, `explained` (an applied unsafe fix carries a note saying
@@ -342,8 +342,9 @@ def judge(source: str) -> Verdict:
     today = run(source, legacy=False)
     safe = _side(source, legacy, today, unsafe=False)
     unsafe = _side(source, legacy, today, unsafe=True, reuse=safe)
-    if safe.left_as_legacy and not unsafe.fixed.diagnostics and any(key in unsafe.diffs for key in safe.diffs):
-        # With every finding fixed the difference is still there: what was left unfixed in
-        # safe mode does not explain it, an applied fix does.
+    if (safe.left_as_legacy and not unsafe.fixed.diagnostics and not unsafe.explained
+            and any(key in unsafe.diffs for key in safe.diffs)):
+        # With every finding fixed and no note saying what may change, the difference is still
+        # there: what was left unfixed in safe mode does not explain it, an applied fix does.
         safe.left_as_legacy = False
     return Verdict(source, legacy, today, safe, unsafe)

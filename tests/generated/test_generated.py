@@ -95,17 +95,21 @@ def _lambda_program() -> str:
     return P.render(P.Program((P.Component("closure", (("kind", "lambda"), ("ret", "tensor"))),)))
 
 
-def _stub_fixes(monkeypatch, source: str, safe_fixed: str, unsafe_fixed: str, unsafe_left: bool) -> None:
+def _stub_fixes(monkeypatch, source: str, safe_fixed: str, unsafe_fixed: str, unsafe_left: bool,
+                unsafe_note: str = "") -> None:
     """volfix's fix_source replaced by one returning the given texts: the safe one leaves a
-    VF110 finding, the unsafe one leaves it too or nothing (`unsafe_left`)."""
-    from volfix.model import Diagnostic, FileResult, Location
+    VF110 finding, the unsafe one leaves it too or nothing (`unsafe_left`), having applied an
+    unsafe fix with `unsafe_note` when one is given."""
+    from volfix.model import Applicability, Diagnostic, FileResult, Fix, Location
 
     left = (Diagnostic("VF110", "`Variable(x)` is a no-op", Location(1, 1), Location(1, 2)),)
+    applied = (Diagnostic("VF103", "flag", Location(1, 1), Location(1, 2),
+                          fix=Fix(Applicability.UNSAFE, "region"), note=unsafe_note),) if unsafe_note else ()
 
     def fake(text, *, path, unsafe_fixes=False, **_):
         assert text == source
         if unsafe_fixes:
-            return FileResult(path, left if unsafe_left else (), text, unsafe_fixed)
+            return FileResult(path, left if unsafe_left else (), text, unsafe_fixed, applied=applied)
         return FileResult(path, left, text, safe_fixed)
 
     monkeypatch.setattr(J, "fix_source", fake)
@@ -133,3 +137,16 @@ def test_a_difference_the_unfixed_program_has_is_left_as_legacy(monkeypatch):
     verdict = J.judge(source)
     assert verdict.safe_class == "incomplete"
     assert verdict.unsafe_class == "incomplete"
+
+
+def test_a_difference_an_unsafe_note_explains_is_left_as_legacy(monkeypatch):
+    """The unsafe fix leaves nothing and shows the difference, but says so in its note
+    ("unsafe fix: volatility escapes through ..."): the finding the safe fix left is what
+    the difference comes from, not a safe fix."""
+    source = _lambda_program()
+    unwrapped = source.replace("Variable(t, volatile=True)", "t")
+    _stub_fixes(monkeypatch, source, unwrapped, unwrapped, unsafe_left=False,
+                unsafe_note="unsafe fix: volatility escapes through `self.hidden`")
+    verdict = J.judge(source)
+    assert verdict.safe_class == "incomplete"
+    assert verdict.unsafe_class == "explained"
