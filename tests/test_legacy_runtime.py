@@ -77,6 +77,14 @@ def test_fact2_methods_and_multiple_outputs(legacy):
     assert first.volatile and second.volatile
 
 
+def test_fact2_plain_inputs_handed_back_stay_plain(legacy):
+    plain, other = torch.zeros(3), torch.ones(3)
+    same = plain.type_as(legacy(torch.ones(3)))  # converts nothing: returns `plain` itself
+    assert same is plain and type(plain) is torch.Tensor
+    first, second = torch.atleast_1d([plain, legacy(other)])
+    assert type(plain) is torch.Tensor and type(second) is legacy
+
+
 def test_fact2_in_place_write_of_a_volatile_value(legacy):
     buffer = legacy(torch.zeros(2, 3))
     buffer[0] = legacy(torch.ones(3), volatile=True)
@@ -319,6 +327,14 @@ def test_nesting_with_a_different_strictness_is_refused():
             with legacy_semantics(strict=True):
                 pass
     assert "volatile" not in torch.Tensor.__dict__
+
+
+def test_the_class_is_importable_from_volfix_legacy(legacy):
+    import volfix.legacy
+
+    assert volfix.legacy.Variable is legacy
+    with pytest.raises(AttributeError):
+        volfix.legacy.Tensor  # noqa: B018
 
 
 def test_variables_made_inside_are_plain_outside():

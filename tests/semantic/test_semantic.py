@@ -16,14 +16,9 @@ Two originals cannot run unchanged on Python 3.11 / torch 2.x; see `Case.repair`
 from __future__ import annotations
 
 import importlib.util
-import io
 import itertools
-import math
 import re
 import shutil
-import sys
-import tokenize
-import traceback
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,13 +31,10 @@ torch = pytest.importorskip("torch")
 from volfix.api import check_paths, check_source, fix_source  # noqa: E402
 from volfix.config import Config  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "legacy"
-# A multi-module program (sibling imports, as research scripts do); tested separately below.
-PACKAGE = EXAMPLES / "lm_package"
-
-# Tight tolerances: the same seeds and kernels run before and after, so results should
-# agree to float32 rounding at most.
-RTOL, ATOL = 1e-6, 1e-7
+from harness import (  # noqa: E402
+    EXAMPLES, PACKAGE, Outcome, assert_same, legacy_names_in, run_package, run_program,
+    volatile_warnings,
+)
 
 
 @dataclass(frozen=True)
@@ -218,7 +210,6 @@ CASES = [
                        more=((").data[0]", ").data.tolist()"),))),
 ]
 CASE_IDS = [case.name for case in CASES]
-LEGACY_NAMES = {"volatile", "Variable", "async"}
 
 
 def test_every_example_has_a_case():
@@ -226,79 +217,6 @@ def test_every_example_has_a_case():
 
 
 # --------------------------------------------------------------------------- running
-
-
-@dataclass
-class Outcome:
-    result: Optional[Dict[str, Any]]
-    error: Optional[str]
-    warnings: List[str]
-    graph: str
-
-
-class GraphProbe:
-    """Notes whether each top-level forward call of a module with parameters recorded a graph."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.profile: List[str] = []
-
-    def __enter__(self) -> "GraphProbe":
-        from torch.nn.modules import module
-
-        self._handles = [module.register_module_forward_pre_hook(self._pre),
-                         module.register_module_forward_hook(self._post)]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for handle in self._handles:
-            handle.remove()
-
-    @staticmethod
-    def _has_parameters(mod) -> bool:
-        return next(mod.parameters(), None) is not None
-
-    def _pre(self, mod, args) -> None:
-        if self._has_parameters(mod):
-            self.depth += 1
-
-    def _post(self, mod, args, output) -> None:
-        if not self._has_parameters(mod):
-            return
-        self.depth -= 1
-        if self.depth == 0:
-            self.profile.append("T" if first_tensor(output).grad_fn is not None else "F")
-
-
-def first_tensor(value):
-    if isinstance(value, torch.Tensor):
-        return value
-    for item in value:
-        found = first_tensor(item)
-        if found is not None:
-            return found
-    return None
-
-
-_counter = itertools.count()
-
-
-def run_program(source: str, directory: Path, label: str) -> Outcome:
-    """Import `source` as a fresh module from a file and call its run(), recording every
-    warning (SEMANTICS.md fact 18) and the forward-graph profile."""
-    path = directory / f"{label}.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"_volfix_semantic_{next(_counter)}", path)
-    module = importlib.util.module_from_spec(spec)
-    result, error = None, None
-    with warnings.catch_warnings(record=True) as caught, GraphProbe() as probe:
-        warnings.simplefilter("always")
-        try:
-            spec.loader.exec_module(module)  # module-level scripts run here
-            result = module.run()
-        except Exception:  # reported by the tests that need the result
-            error = traceback.format_exc()
-    return Outcome(result, error, [str(w.message) for w in caught], "".join(probe.profile))
 
 
 @dataclass
@@ -343,45 +261,6 @@ def both_results(case: Case, workdir: Path):
     runs = runs_for(case, workdir)
     return (succeeded(runs.before, "original", runs.original_source),
             succeeded(runs.after, "fixed", runs.fixed_source))
-
-
-# --------------------------------------------------------------------------- comparing
-
-
-def assert_same(before, after, where: str) -> None:
-    if isinstance(before, torch.Tensor):
-        assert isinstance(after, torch.Tensor), f"{where}: {type(after).__name__}, not a tensor"
-        assert (before.dtype, before.shape) == (after.dtype, after.shape), where
-        torch.testing.assert_close(after.detach(), before.detach(), rtol=RTOL, atol=ATOL,
-                                   msg=lambda m: f"{where}: {m}")
-    elif isinstance(before, float):
-        assert isinstance(after, float), f"{where}: {after!r} is not a float"
-        assert math.isclose(after, before, rel_tol=RTOL, abs_tol=ATOL), \
-            f"{where}: {after!r} != {before!r}"
-    elif isinstance(before, (list, tuple)):
-        assert type(after) is type(before) and len(after) == len(before), \
-            f"{where}: {after!r} != {before!r}"
-        for i, (b, a) in enumerate(zip(before, after)):
-            assert_same(b, a, f"{where}[{i}]")
-    elif isinstance(before, dict):
-        assert isinstance(after, dict) and after.keys() == before.keys(), where
-        for key in before:
-            assert_same(before[key], after[key], f"{where}[{key!r}]")
-    else:
-        assert type(after) is type(before) and after == before, \
-            f"{where}: {after!r} != {before!r}"
-
-
-def legacy_names_in(source: str) -> List[str]:
-    """`volatile`, `Variable` and `async` as code (names, keywords, attributes), not in
-    comments or strings, as `line:col name`."""
-    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return [f"{tok.start[0]}:{tok.start[1]} {tok.string}" for tok in tokens
-            if tok.type == tokenize.NAME and tok.string in LEGACY_NAMES]
-
-
-def volatile_warnings(outcome: Outcome) -> List[str]:
-    return [message for message in outcome.warnings if "volatile" in message]
 
 
 # --------------------------------------------------------------------------- tests
@@ -563,11 +442,14 @@ def test_cli_fix_matches_the_api_and_leaves_nothing_to_fix(examples_copy):
 # ------------------------------------------- what 0.3 did that run() cannot compare
 
 
+_kept = itertools.count()
+
+
 def run_and_keep_module(source: str, directory: Path, label: str):
     """Like run_program, but returns the module too, for state that run() leaves out."""
     path = directory / f"{label}.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"_volfix_semantic_{next(_counter)}", path)
+    spec = importlib.util.spec_from_file_location(f"_volfix_semantic_kept_{next(_kept)}", path)
     module = importlib.util.module_from_spec(spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -602,33 +484,6 @@ def test_hook_checks_follow_grad_mode_as_in_0_3(workdir):
 PACKAGE_CODES = {"data": frozenset({"VF103", "VF110"}),
                  "main": frozenset({"VF101", "VF110"}),
                  "model": frozenset({"VF110"})}
-
-
-def _purge_package_modules() -> None:
-    for name in PACKAGE_CODES:
-        sys.modules.pop(name, None)
-
-
-def run_package(directory: Path) -> Outcome:
-    """Import `main` from `directory` (its siblings `data` and `model` come from there too,
-    as when the script runs) and call main.run(), recording warnings and graphs."""
-    saved = {name: sys.modules[name] for name in PACKAGE_CODES if name in sys.modules}
-    _purge_package_modules()
-    sys.path.insert(0, str(directory))
-    importlib.invalidate_caches()
-    result, error = None, None
-    try:
-        with warnings.catch_warnings(record=True) as caught, GraphProbe() as probe:
-            warnings.simplefilter("always")
-            try:
-                result = importlib.import_module("main").run()
-            except Exception:
-                error = traceback.format_exc()
-    finally:
-        sys.path.remove(str(directory))
-        _purge_package_modules()
-        sys.modules.update(saved)
-    return Outcome(result, error, [str(w.message) for w in caught], "".join(probe.profile))
 
 
 def package_sources(directory: Path) -> Dict[str, str]:

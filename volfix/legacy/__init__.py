@@ -16,9 +16,9 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from ._run import run_path
+from ._run import read_script, run_path
 
-__all__ = ["legacy_semantics", "run_path", "is_volatile"]
+__all__ = ["is_volatile", "legacy_semantics", "read_script", "run_path"]
 
 
 @contextlib.contextmanager
@@ -46,3 +46,12 @@ def is_volatile(value: Any) -> bool:
     from . import _runtime
 
     return _runtime.is_volatile(value)
+
+
+def __getattr__(name: str):
+    """`volfix.legacy.Variable`: the 0.3 class (imports torch on first use)."""
+    if name == "Variable":
+        from ._runtime import Variable
+
+        return Variable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -80,7 +80,7 @@ def _wrap(value, volatile: bool, inputs: tuple):
     result, which changes `grad_fn` and makes converted leaves non-leaves. An input handed
     back unchanged (`x.to(dtype)` that converts nothing) keeps its class."""
     if isinstance(value, torch.Tensor):
-        if type(value) is torch.Tensor and not any(value is item for item in inputs):
+        if type(value) is torch.Tensor and not _is_input(value, inputs):
             value.__class__ = Variable
         if volatile and issubclass(type(value), Variable):
             value._volfix_volatile = True
@@ -88,6 +88,13 @@ def _wrap(value, volatile: bool, inputs: tuple):
     if isinstance(value, (list, tuple)):
         return type(value)(_wrap(item, volatile, inputs) for item in value)
     return value
+
+
+def _is_input(value: torch.Tensor, inputs) -> bool:
+    for item in inputs:
+        if item is value or (isinstance(item, (list, tuple)) and _is_input(value, item)):
+            return True
+    return False
 
 
 def _volatile_roots(tensors) -> List[int]:
@@ -109,7 +116,7 @@ def _check_backward(func: Callable, args: tuple, kwargs: dict) -> None:
 
 
 def _is_backward(func: Callable) -> bool:
-    return func is torch.Tensor.backward or func is torch.autograd.backward or func is torch.autograd.grad
+    return func in (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
 
 
 class _VariableMeta(type(torch.Tensor)):
@@ -280,7 +287,7 @@ def _install() -> _Patches:
 def enter(strict: bool = False) -> None:
     with _state.lock:
         if _state.depth and strict != _state.strict:
-            raise RuntimeError("legacy_semantics() is already active with strict={}".format(_state.strict))
+            raise RuntimeError(f"legacy_semantics() is already active with strict={_state.strict}")
         if _state.depth == 0:
             _state.patches = _install()
             _state.strict = strict
