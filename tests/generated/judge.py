@@ -20,7 +20,9 @@ torch, 6.6-8.7 s on the shared 2-core machine (measured 2026-11-25).
 The unfixed program also runs on plain torch ("today"): where findings remain unfixed and
 every aspect the fixed program gets wrong is one the unfixed program already got wrong (and
 the fixed program raises no exception the unfixed one does not), the difference is legacy
-code volfix reported and left (`incomplete`), not behaviour a fix changed. Verdicts:
+code volfix reported and left (`incomplete`), not behaviour a fix changed; for the safe fix,
+only if the unsafe fix (which leaves less) does not show the same difference with no
+finding left and no "unsafe fix:" note. Verdicts:
 - safe: `exact`, `incomplete`, or `changed` (a safe fix changed what the program does: the
   failure issue 21 is about);
 - unsafe: `exact`, `incomplete`, `explained` (an applied unsafe fix carries a note saying
@@ -324,9 +326,10 @@ def _side(source: str, legacy: Observation, today: Observation, unsafe: bool,
     if fixed.error:
         return Side(fixed, None, {"volfix": fixed.error})
     if reuse is not None and reuse.source == fixed.fixed_source:
-        return Side(fixed, reuse.observation, reuse.diffs, reuse.left_as_legacy)
-    observation = run(fixed.fixed_source, legacy=False)
-    diffs = differences(legacy, observation)
+        observation, diffs = reuse.observation, reuse.diffs
+    else:
+        observation = run(fixed.fixed_source, legacy=False)
+        diffs = differences(legacy, observation)
     already = differences(legacy, today)
     # An exception the unfixed program does not raise is always the fixes' doing.
     left = (bool(fixed.diagnostics) and all(key in already for key in diffs)
@@ -338,4 +341,10 @@ def judge(source: str) -> Verdict:
     legacy = run(source, legacy=True)
     today = run(source, legacy=False)
     safe = _side(source, legacy, today, unsafe=False)
-    return Verdict(source, legacy, today, safe, _side(source, legacy, today, unsafe=True, reuse=safe))
+    unsafe = _side(source, legacy, today, unsafe=True, reuse=safe)
+    if (safe.left_as_legacy and not unsafe.fixed.diagnostics and not unsafe.explained
+            and any(key in unsafe.diffs for key in safe.diffs)):
+        # With every finding fixed and no note saying what may change, the difference is still
+        # there: what was left unfixed in safe mode does not explain it, an applied fix does.
+        safe.left_as_legacy = False
+    return Verdict(source, legacy, today, safe, unsafe)

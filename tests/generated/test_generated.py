@@ -89,3 +89,64 @@ def test_the_legacy_run_has_0_3_meaning():
     assert legacy.results["c0_out"].graph is False and legacy.results["c0_out"].requires_grad is False
     assert isinstance(legacy.results["c1_loss"], float)
     assert (today.error, today.forwards) == ("IndexError", "TTTT")
+
+
+def _lambda_program() -> str:
+    return P.render(P.Program((P.Component("closure", (("kind", "lambda"), ("ret", "tensor"))),)))
+
+
+def _stub_fixes(monkeypatch, source: str, safe_fixed: str, unsafe_fixed: str, unsafe_left: bool,
+                unsafe_note: str = "") -> None:
+    """volfix's fix_source replaced by one returning the given texts: the safe one leaves a
+    VF110 finding, the unsafe one leaves it too or nothing (`unsafe_left`), having applied an
+    unsafe fix with `unsafe_note` when one is given."""
+    from volfix.model import Applicability, Diagnostic, FileResult, Fix, Location
+
+    left = (Diagnostic("VF110", "`Variable(x)` is a no-op", Location(1, 1), Location(1, 2)),)
+    applied = (Diagnostic("VF103", "flag", Location(1, 1), Location(1, 2),
+                          fix=Fix(Applicability.UNSAFE, "region"), note=unsafe_note),) if unsafe_note else ()
+
+    def fake(text, *, path, unsafe_fixes=False, **_):
+        assert text == source
+        if unsafe_fixes:
+            return FileResult(path, left if unsafe_left else (), text, unsafe_fixed, applied=applied)
+        return FileResult(path, left, text, safe_fixed)
+
+    monkeypatch.setattr(J, "fix_source", fake)
+
+
+def test_a_finding_left_elsewhere_does_not_excuse_a_fix(monkeypatch):
+    """The safe fix unwraps the lambda without a region and leaves an unrelated finding.
+    The unfixed program records the same graph today, so the finding left could be blamed;
+    but the unsafe fix, with nothing left, records it too: the applied fix is to blame."""
+    source = _lambda_program()
+    unwrapped = source.replace("Variable(t, volatile=True)", "t")
+    _stub_fixes(monkeypatch, source, unwrapped, unwrapped, unsafe_left=False)
+    verdict = J.judge(source)
+    assert verdict.safe.diffs and verdict.safe.remaining == ("VF110",)
+    assert verdict.safe_class == "changed"
+    assert verdict.unsafe_class == "unexplained"
+
+
+def test_a_difference_the_unfixed_program_has_is_left_as_legacy(monkeypatch):
+    """The same safe text, but the unsafe fix still leaves the finding: nothing volfix
+    applied claims to have handled the difference, so it is reported legacy code."""
+    source = _lambda_program()
+    unwrapped = source.replace("Variable(t, volatile=True)", "t")
+    _stub_fixes(monkeypatch, source, unwrapped, unwrapped, unsafe_left=True)
+    verdict = J.judge(source)
+    assert verdict.safe_class == "incomplete"
+    assert verdict.unsafe_class == "incomplete"
+
+
+def test_a_difference_an_unsafe_note_explains_is_left_as_legacy(monkeypatch):
+    """The unsafe fix leaves nothing and shows the difference, but says so in its note
+    ("unsafe fix: volatility escapes through ..."): the finding the safe fix left is what
+    the difference comes from, not a safe fix."""
+    source = _lambda_program()
+    unwrapped = source.replace("Variable(t, volatile=True)", "t")
+    _stub_fixes(monkeypatch, source, unwrapped, unwrapped, unsafe_left=False,
+                unsafe_note="unsafe fix: volatility escapes through `self.hidden`")
+    verdict = J.judge(source)
+    assert verdict.safe_class == "incomplete"
+    assert verdict.unsafe_class == "explained"
