@@ -325,10 +325,13 @@ def _side(source: str, legacy: Observation, today: Observation, unsafe: bool,
     fixed = fix_source(source, path=PATH, unsafe_fixes=unsafe)
     if fixed.error:
         return Side(fixed, None, {"volfix": fixed.error})
-    if reuse is not None and reuse.source == fixed.fixed_source:
+    # Plain `fix` leaves the sites it cannot fix safely as they were: run under the 0.3
+    # semantics, they keep their 0.3 meaning, so only the safe fixes themselves can show a
+    # difference (SPEC §2.10). `--unsafe-fixes` leaves nothing legacy: plain torch.
+    if reuse is not None and reuse.source == fixed.fixed_source and not unsafe:
         observation, diffs = reuse.observation, reuse.diffs
     else:
-        observation = run(fixed.fixed_source, legacy=False)
+        observation = run(fixed.fixed_source, legacy=not unsafe)
         diffs = differences(legacy, observation)
     already = differences(legacy, today)
     # An exception the unfixed program does not raise is always the fixes' doing.

@@ -1,14 +1,15 @@
 """Generated legacy programs, judged differentially (issue 21; SPEC.md §2.10).
 
-Each program runs three ways: with its 0.3 meaning (`volfix.legacy`), and fixed by volfix
-(safe fixes, then unsafe ones) on plain torch. A safe fix must not change what the program
+Each program runs three ways: with its 0.3 meaning (`volfix.legacy`), fixed by plain `volfix
+fix` under the same 0.3 semantics (what plain `fix` leaves keeps its 0.3 meaning, so only the
+safe fixes can differ), and fixed with `--unsafe-fixes` on plain torch. A safe fix must not change what the program
 does; an unsafe fix may, only with a note saying what may change (judge.py says how each
 is decided). The long run is scripts/generated_run.py; its numbers are in docs/EVALUATION.md.
 
-Shapes volfix still gets wrong are listed in programs.KNOWN_FAILING, each with the minimal
-program in found/ that shows it. Those programs are strict xfail tests below, so fixing one
-makes its test XPASS (and fail) until it is taken off the list, and the property test leaves
-exactly those shapes out while SKIP_KNOWN_FAILING_SHAPES is True.
+Every minimal program a run found is in found/ and is a test below. Shapes volfix still gets
+wrong are listed in programs.KNOWN_FAILING (empty today): their programs are strict xfail
+tests, so fixing one makes its test XPASS (and fail) until it is taken off the list, and the
+property test leaves exactly those shapes out while SKIP_KNOWN_FAILING_SHAPES is True.
 """
 from __future__ import annotations
 

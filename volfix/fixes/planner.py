@@ -168,6 +168,7 @@ class Planner:
                                     plain=self.ctx.is_plain,
                                     computing=[s.node for s in group.sources if s.computing],
                                     result_free=[s.node for s in group.sources if s.result_free],
+                                    trains=lambda call: self.placer.trainer.of_call(call) is not None,
                                     wrappers=self.ctx.wrappers()).run()
         deleted = group.deleted
         stmts = [u for u in group.taint.uses_outside() if id(u) not in deleted]

@@ -77,7 +77,8 @@ class TaintAnalysis:
                  grad_disabled: Optional[Callable[[ast.stmt], bool]] = None,
                  raw_sources: bool = True, plain: Optional[Callable[[ast.AST], bool]] = None,
                  computing: Iterable[ast.AST] = (), wrappers: Iterable[str] = (),
-                 result_free: Iterable[ast.AST] = ()):
+                 result_free: Iterable[ast.AST] = (),
+                 trains: Optional[Callable[[ast.Call], bool]] = None):
         self.scope = scope
         self.index = index
         self.wrappers = frozenset(wrappers)  # the project's own `Variable` wrappers (a lambda, a def)
@@ -87,6 +88,9 @@ class TaintAnalysis:
         # Sources whose result has no autograd history (a helper returning Python numbers):
         # the call records, and the taint ends with it.
         self.result_free = {id(s) for s in result_free}
+        # Does a call train (a function of the file whose body calls backward(), transitively)?
+        # A volatile argument to it reaches backward() as surely as `loss.backward()` does.
+        self.trains = trains or (lambda call: False)
         self.raw_sources = raw_sources
         self.seeds = seeds or {}
         self.entry = dict(entry or {})
@@ -496,6 +500,8 @@ class TaintAnalysis:
             values = [self.eval(a, state) for a in args]
             if method == "backward" and receiver[0]:
                 self.training(node)
+            elif (receiver[0] or any(t for t, _ in values)) and method != "backward" and self.trains(node):
+                self.training(node)
             if method in MUTATORS:
                 moved_in = combine(values)
                 if moved_in[0]:
@@ -521,6 +527,8 @@ class TaintAnalysis:
         callee = self.eval(func, state)
         values = [self.eval(a, state) for a in args]
         if self._is_grad_call(func) and any(t for t, _ in values):
+            self.training(node)
+        elif any(t for t, _ in values) and self.trains(node):
             self.training(node)
         if callee[0] or any(t for t, _ in values):
             self._computes = True

@@ -1,4 +1,4 @@
-# differs, safe fix: the region around `a0 = run_0(model, x, train=False)` also covers `b0 = run_0(model, x, train=True)`; b0's forward records no graph (in 0.3 it did)
+# differed (first long run, fixed since), safe fix: the region around `a0 = run_0(model, x, train=False)` also covers `b0 = run_0(model, x, train=True)`; b0's forward records no graph (in 0.3 it did)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

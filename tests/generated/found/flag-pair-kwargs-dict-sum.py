@@ -1,4 +1,4 @@
-# differs, safe fix: `a0 + b0` (eval result + train result) has a graph after the fix; in 0.3 anything computed from a volatile value was volatile
+# differed (first long run, fixed since), safe fix: `a0 + b0` (eval result + train result) has a graph after the fix; in 0.3 anything computed from a volatile value was volatile
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

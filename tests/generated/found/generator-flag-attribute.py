@@ -1,4 +1,4 @@
-# differs, safe fix: `yield Variable(..., volatile=not self.train)` is unwrapped as "no region needed": the consumer's forwards and results record graphs
+# differed (first long run, fixed since), safe fix: `yield Variable(..., volatile=not self.train)` is unwrapped as "no region needed": the consumer's forwards and results record graphs
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# differs, safe fix: `Variable(t, volatile=True)` in a lambda is unwrapped with no region ("a region cannot be placed inside a lambda"): its forward records a graph
+# differed (first long run, fixed since), safe fix: `Variable(t, volatile=True)` in a lambda is unwrapped with no region ("a region cannot be placed inside a lambda"): its forward records a graph
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

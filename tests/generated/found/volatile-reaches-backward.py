@@ -1,4 +1,4 @@
-# differs, safe fix: 0.3 raised RuntimeError at `loss0.backward()` (a volatile root); the fix unwraps ("only unwrapped") and the program trains
+# differed (first long run, fixed since), safe fix: 0.3 raised RuntimeError at `loss0.backward()` (a volatile root); the fix unwraps ("only unwrapped") and the program trains
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
