@@ -313,6 +313,33 @@ def _run_program(program: List[str], legacy: bool) -> None:
     exec(code, main.__dict__)
 
 
+def _rewrite_async_in_imports(sites: _Sites) -> None:
+    """Modules of the project imported by a 0.3 program may say `x.cuda(async=True)` too: when
+    one does not compile, its PyTorch `async=` keywords are renamed as for the script
+    (`volfix.legacy.read_script`); any other SyntaxError is raised as it was."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import decode_source
+
+    from volfix.syntax.async_keywords import find_async_keywords, replace_keywords
+
+    compile_source = SourceFileLoader.source_to_code
+
+    def source_to_code(self, data, path, *, _optimize=-1):
+        try:
+            return compile_source(self, data, path, _optimize=_optimize)
+        except SyntaxError:
+            if sites.relative(path) is None:
+                raise
+            text = decode_source(data)
+            found = [site for site in find_async_keywords(text) if site.safe]
+            if not found:
+                raise
+            return compile_source(self, replace_keywords(text, found, "non_blocking"), path,
+                                  _optimize=_optimize)
+
+    SourceFileLoader.source_to_code = source_to_code
+
+
 def _exit_status(error: SystemExit) -> int:
     code = error.code
     if code is None:
@@ -343,6 +370,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from volfix.legacy import legacy_semantics
 
         semantics = legacy_semantics(strict=options.strict)
+        _rewrite_async_in_imports(sites)
     with semantics:
         tracer.install()
         try:
