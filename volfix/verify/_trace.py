@@ -12,8 +12,8 @@ JSON lines to `--out`:
 
 `forward` is a top-level `nn.Module` call (one not made inside another module's forward);
 its site is the innermost frame of the user's code (a file under `--root`) that led to it.
-`saved` is the bytes autograd saved for backward during the call (parameters, which are
-held anyway, are not counted; a storage counts once a call). With `--legacy` the program
+`saved` is the bytes autograd saved for backward during the call (parameters and views of
+them, which are held anyway, are not counted; a tensor counts once a call). With `--legacy` the program
 runs under `volfix.legacy.legacy_semantics()`: PyTorch 0.3's meaning of `volatile`.
 
 torch is imported here only: volfix itself never needs it. Without torch the trace is a
@@ -223,7 +223,8 @@ class _SavedBytes:
     def pack(self, tensor):
         with self._disable():
             version = tensor._version
-            if not (tensor.is_leaf and tensor.requires_grad):  # parameters are held anyway
+            base = tensor._base if tensor._base is not None else tensor
+            if not (base.is_leaf and base.requires_grad):  # parameters (and views of them) are held anyway
                 key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tensor.numel())
                 if key not in self._seen:
                     self._seen.add(key)
