@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-
 from conftest import invoke
-from volfix.verify import VerifyError, verify
+
+from volfix.verify import VerifyError
 from volfix.verify.compare import LineMap, compare
 from volfix.verify.runs import Run, run_environment
 from volfix.verify.sources import link_untracked, parse_command
@@ -239,9 +239,12 @@ def test_region_removed_is_caught_at_the_migrated_line(tmp_path, monkeypatch):
     _migrate(repo, "translate.py", "# migrated to PyTorch 2\n" + textwrap.dedent(DECODER).replace(
         "decoder(Variable(batch, volatile=True))", "decoder(batch)"))
     line = _line_of(repo, "translate.py", "decoder(batch)")
+    (repo / "data").mkdir()
+    (repo / "data" / "untracked.txt").write_text("kept")  # linked into the unpacked original
     monkeypatch.chdir(repo)
     result = invoke("verify", "--", PY, "translate.py")
     assert result.exit_code == 1
+    assert (repo / "data" / "untracked.txt").read_text() == "kept"  # removing the copy keeps it
     # Saved per call: Linear's input (4x16 float32, 256 bytes; the weight is a parameter and
     # not counted) and tanh's result (256 bytes).
     assert result.output.splitlines()[0] == (
@@ -349,7 +352,7 @@ def test_missing_item_is_caught_at_the_indexing_line(tmp_path, monkeypatch):
     [finding] = data["findings"]
     assert finding["kind"] == "exit-status" and (finding["file"], finding["line"]) == ("evaluate.py", line)
     assert finding["message"].startswith(
-        f"exit status 0 before the migration, 1 after: raises IndexError: invalid index of a 0-dim tensor")
+        "exit status 0 before the migration, 1 after: raises IndexError: invalid index of a 0-dim tensor")
     assert data["before"]["forward_calls"] == 4 and data["after"]["forward_calls"] == 2
     assert "2 calls the original made after that point were not compared" in data["notes"][0]
 

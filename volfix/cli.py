@@ -530,7 +530,10 @@ def verify_command(against: Optional[str], timeout: Optional[float], output_form
                    command: Tuple[str, ...]) -> None:
     """Run a program before and after the migration and compare what autograd did.
 
-    volfix verify [--against REV|PATH] -- python eval.py ARGS... (or: volfix verify eval.py ARGS...)
+    \b
+      volfix verify [OPTIONS] -- python eval.py ARGS...
+      volfix verify [OPTIONS] eval.py ARGS...
+
     The original runs with PyTorch 0.3's meaning of volatile (volfix.legacy), the working tree
     with the installed torch. Exit 0 when graph presence, training and exit status agree.
     """
