@@ -462,3 +462,41 @@ def test_legacy_examples_verify_clean_after_fix(tmp_path, monkeypatch):
                for f in data["findings"] if f["file"] == "masked_loss_training.py")
     assert data["before"]["exit_status"] == data["after"]["exit_status"] == 0
     assert data["summary"]["forward_calls_before"] > 100
+
+
+@needs_torch
+def test_the_tracer_runs_a_script_as_python_would(tmp_path):
+    """argv, `__main__`, sibling imports, the site of a forward and the bytes saved for it, and
+    autograd's in-place check (which saved-tensor hooks turn off; the tracer keeps it)."""
+    (tmp_path / "helper.py").write_text("SCALE = 2\n")
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""\
+        import sys
+        import torch
+        import torch.nn as nn
+        import helper
+        print(__name__, sys.argv[1:], helper.SCALE)
+        lin = nn.Linear(3, 3)
+        y = lin(torch.randn(2, 3)).sigmoid()
+        y.mul_(helper.SCALE)  # sigmoid saved its result: backward must refuse
+        y.sum().backward()
+        """))
+    trace = tmp_path / "trace.jsonl"
+    plain = subprocess.run([PY, "prog.py", "a", "--b"], cwd=tmp_path, capture_output=True, text=True)
+    traced = subprocess.run([PY, "-m", "volfix.verify._trace", "--out", str(trace), "--root",
+                             str(tmp_path), "--", "prog.py", "a", "--b"],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert plain.stdout == traced.stdout == "__main__ ['a', '--b'] 2\n"
+    assert plain.returncode == traced.returncode == 1
+    assert "modified by an inplace operation" in plain.stderr
+    from volfix.verify.runs import _read_trace
+
+    run = _read_trace(str(trace))
+    [forward, backward] = run.events
+    # Linear saves its input (2x3 float32 = 24 bytes) and the weight (a parameter: not counted).
+    assert {k: forward[k] for k in ("module", "file", "line", "func", "graph", "saved", "training")} == {
+        "module": "Linear", "file": "prog.py", "line": 7, "func": "<module>", "graph": True,
+        "saved": 24, "training": True}
+    assert (backward["file"], backward["line"]) == ("prog.py", 9)
+    assert backward["error"].startswith("RuntimeError: one of the variables needed for gradient "
+                                        "computation has been modified by an inplace operation")
+    assert run.status == 1 and run.exception["type"] == "RuntimeError" and run.exception["line"] == 9

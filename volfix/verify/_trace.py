@@ -144,7 +144,7 @@ class _Tracer:
         counter = _SavedBytes(torch)
         self.local.depth = 1
         try:
-            with torch.autograd.graph.saved_tensors_hooks(counter.pack, counter.unpack):
+            with counter.hooks():
                 output = call(module, *args, **kwargs)
         except BaseException as error:
             record["raised"] = type(error).__name__
@@ -218,14 +218,26 @@ class _SavedBytes:
     def __init__(self, torch) -> None:
         self.total = 0
         self._seen = set()
+        self._torch = torch
         self._disable = torch._C.DisableTorchFunctionSubclass
+
+    def hooks(self):
+        """The hooks as a context; none where saved-tensor hooks are disabled (some torch
+        features refuse them), so the program runs as it would, without a byte count."""
+        torch = self._torch
+        if not torch._C._autograd._saved_tensors_hooks_is_enabled():
+            return contextlib.nullcontext()
+        return torch.autograd.graph.saved_tensors_hooks(self.pack, self.unpack)
 
     def pack(self, tensor):
         with self._disable():
             version = tensor._version
             base = tensor._base if tensor._base is not None else tensor
             if not (base.is_leaf and base.requires_grad):  # parameters (and views of them) are held anyway
-                key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tensor.numel())
+                try:
+                    key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tensor.numel())
+                except (RuntimeError, NotImplementedError):  # sparse and other storage-less layouts
+                    key = id(tensor)
                 if key not in self._seen:
                     self._seen.add(key)
                     self.total += tensor.numel() * tensor.element_size()
