@@ -248,7 +248,7 @@ def test_region_removed_is_caught_at_the_migrated_line(tmp_path, monkeypatch):
     # Saved per call: Linear's input (4x16 float32, 256 bytes; the weight is a parameter and
     # not counted) and tanh's result (256 bytes).
     assert result.output.splitlines()[0] == (
-        f"translate.py:{line}: forward of `Decoder` at translate.py:{line} records a graph after the "
+        f"forward of `Decoder` at translate.py:{line} records a graph after the "
         "migration (it did not before): 512 bytes saved per call (3 calls)")
     assert "0 bytes in 0 of 3 forward calls before the migration" in result.output
     assert "1.5 kB in 3 of 3 after" in result.output

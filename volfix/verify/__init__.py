@@ -75,12 +75,11 @@ def summary_line(result: Verification) -> str:
 
 
 def render_text(result: Verification) -> str:
-    """Findings as `file:line: message`, notes, then the summary."""
+    """Findings (each message names its site), notes, then the summary."""
     out = []
     for finding in result.comparison.findings:
-        where = f"{finding.file}:{finding.line}: " if finding.file else ""
         times = f" ({finding.count} calls)" if finding.count > 1 else ""
-        out.append(f"{where}{finding.message}{times}")
+        out.append(f"{finding.message}{times}")
     for note in result.comparison.notes:
         out.append(f"note: {note}")
     out.append(summary_line(result))
