@@ -500,3 +500,34 @@ def test_the_tracer_runs_a_script_as_python_would(tmp_path):
     assert backward["error"].startswith("RuntimeError: one of the variables needed for gradient "
                                         "computation has been modified by an inplace operation")
     assert run.status == 1 and run.exception["type"] == "RuntimeError" and run.exception["line"] == 9
+
+
+def _processes_running(marker: str) -> List[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if marker.encode() in handle.read():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@needs_torch
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_sigterm_to_verify_stops_the_run_it_started(tmp_path):
+    marker = f"forever_{os.getpid()}_{time.monotonic_ns()}.py"
+    repo = _repo(tmp_path, {marker: "while True:\n    pass\n"})
+    verify_process = subprocess.Popen([PY, "-m", "volfix", "verify", marker], cwd=repo,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len(_processes_running(marker)) < 2 and time.monotonic() < deadline:  # verify + its run
+        time.sleep(0.2)
+    assert len(_processes_running(marker)) == 2
+    verify_process.terminate()
+    assert verify_process.wait(timeout=60) == 128 + 15
+    deadline = time.monotonic() + 30
+    while _processes_running(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_running(marker) == []

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -63,9 +64,30 @@ def run_traced(command: Command, root: str, cwd: str, legacy: bool, timeout: Opt
     return run
 
 
+class _Terminated(Exception):
+    """SIGTERM while a run is going: the run (in a session of its own) is killed first."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
+
+
 def _wait(process: subprocess.Popen, timeout: Optional[float]) -> bool:
     """Wait for the run; at the time-out interrupt its process group (the tracer writes its
     trace on KeyboardInterrupt), then kill it. True when it timed out."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return _wait_for(process, timeout)
+    except _Terminated:
+        raise SystemExit(128 + signal.SIGTERM) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _wait_for(process: subprocess.Popen, timeout: Optional[float]) -> bool:
     try:
         process.wait(timeout=timeout)
         return False
@@ -77,7 +99,7 @@ def _wait(process: subprocess.Popen, timeout: Optional[float]) -> bool:
             _signal_group(process, signal.SIGKILL)
             process.wait()
         return True
-    except BaseException:  # Ctrl-C in verify: stop the run it started, then give up
+    except BaseException:  # Ctrl-C or SIGTERM to verify: stop the run it started, then give up
         _signal_group(process, signal.SIGKILL)
         process.wait()
         raise
