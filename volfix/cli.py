@@ -610,6 +610,38 @@ if __name__ == "__main__":  # pragma: no cover
     entry()
 
 
+# ---------------------------------------------------------------------------- volfix verify
+
+
+@main.command("verify", context_settings={"ignore_unknown_options": True,
+                                          "allow_interspersed_args": False})
+@click.option("--against", metavar="REV|PATH",
+              help="The original: a git revision (default HEAD) or a copy of the project.")
+@click.option("--timeout", type=float, metavar="S", help="Stop each run after S seconds.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+def verify_command(against: Optional[str], timeout: Optional[float], output_format: str,
+                   command: Tuple[str, ...]) -> None:
+    """Run a program before and after the migration and compare what autograd did.
+
+    \b
+      volfix verify [OPTIONS] -- python eval.py ARGS...
+      volfix verify [OPTIONS] eval.py ARGS...
+
+    The original runs with PyTorch 0.3's meaning of volatile (volfix.legacy), the working tree
+    with the installed torch. Exit 0 when graph presence, training and exit status agree.
+    """
+    from .verify import VerifyError, command_line
+
+    try:
+        text, code = command_line(list(command), against, timeout, output_format)
+    except VerifyError as error:
+        raise ConfigError(str(error)) from None
+    click.echo(text, nl=False)
+    sys.exit(code)
+
+
 # ---------------------------------------------------------------------------- volfix server
 
 

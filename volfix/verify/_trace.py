@@ -1,0 +1,408 @@
+"""The traced run: `python -m volfix.verify._trace [options] -- (script.py | -m module | -c code) args...`
+
+Runs the program in this process, as `python script.py args...` would, and writes a trace as
+JSON lines to `--out`:
+
+    {"e": "start", "legacy": true, "torch": "2.13.0"}
+    {"e": "forward", "module": "Net", "file": "eval.py", "line": 40, "func": "evaluate",
+     "training": false, "grad": true, "graph": false, "saved": 0, "raised": null}
+    {"e": "backward", "kind": "backward", "file": ..., "line": ..., "func": ..., "error": null}
+    {"e": "step", "optimizer": "SGD", "file": ..., "line": ..., "func": ..., "error": null}
+    {"e": "exit", "status": 0, "exception": null}
+
+`forward` is a top-level `nn.Module` call (one not made inside another module's forward);
+its site is the innermost frame of the user's code (a file under `--root`) that led to it.
+`saved` is the bytes autograd saved for backward during the call (parameters and views of
+them, which are held anyway, are not counted; a tensor counts once a call). With `--legacy` the program
+runs under `volfix.legacy.legacy_semantics()`: PyTorch 0.3's meaning of `volatile`.
+
+torch is imported here only: volfix itself never needs it. Without torch the trace is a
+single `{"e": "error", "torch_missing": true}` line and the exit status is 3.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import random
+import sys
+import threading
+import traceback
+import types
+from typing import Any, Dict, List, Optional
+
+from volfix.verify._status import TORCH_MISSING_STATUS
+
+_SEED = 0
+_THIS_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../volfix
+
+
+class _Options:
+    def __init__(self, argv: List[str]) -> None:
+        self.out = ""
+        self.root = os.getcwd()
+        self.legacy = False
+        self.strict = False
+        while argv and argv[0] != "--":
+            flag = argv.pop(0)
+            if flag == "--out":
+                self.out = argv.pop(0)
+            elif flag == "--root":
+                self.root = argv.pop(0)
+            elif flag == "--legacy":
+                self.legacy = True
+            elif flag == "--strict":
+                self.strict = True
+            else:
+                raise SystemExit(f"volfix.verify._trace: unknown option {flag}")
+        if not argv or not self.out:
+            raise SystemExit("usage: python -m volfix.verify._trace --out FILE [--root DIR] "
+                             "[--legacy] -- (script.py | -m module | -c code) [args...]")
+        self.program = argv[1:]
+
+
+class _Sites:
+    """Which frames are the user's code, and how a site is written (path relative to root)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root) + os.sep
+        self._known: Dict[str, Optional[str]] = {}
+
+    def relative(self, filename: str) -> Optional[str]:
+        known = self._known.get(filename, False)
+        if known is not False:
+            return known
+        rel: Optional[str] = None
+        if filename.startswith("<") and filename in ("<string>", "<stdin>"):
+            rel = filename
+        elif not filename.startswith("<"):
+            path = os.path.realpath(filename)
+            if (path.startswith(self.root) and not path.startswith(_THIS_PACKAGE + os.sep)
+                    and "site-packages" not in path and "dist-packages" not in path):
+                rel = path[len(self.root):].replace(os.sep, "/")
+        self._known[filename] = rel
+        return rel
+
+    def site(self, frame) -> Dict[str, Any]:
+        while frame is not None:
+            rel = self.relative(frame.f_code.co_filename)
+            if rel is not None:
+                code = frame.f_code
+                return {"file": rel, "line": frame.f_lineno,
+                        "func": getattr(code, "co_qualname", code.co_name)}
+            frame = frame.f_back
+        return {"file": None, "line": None, "func": None}
+
+
+class _Tracer:
+    def __init__(self, torch, out, sites: _Sites) -> None:
+        self.torch = torch
+        self.out = out
+        self.sites = sites
+        self.local = threading.local()
+        self.lock = threading.Lock()
+
+    def write(self, record: Dict[str, Any]) -> None:
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        with self.lock:
+            self.out.write(line)
+
+    # --- forward ------------------------------------------------------------------------
+
+    def install(self) -> None:
+        torch = self.torch
+        tracer = self
+        original_call = torch.nn.Module.__call__
+
+        def traced_call(module, *args, **kwargs):
+            local = tracer.local
+            if getattr(local, "depth", 0):
+                local.depth += 1
+                try:
+                    return original_call(module, *args, **kwargs)
+                finally:
+                    local.depth -= 1
+            return tracer.top_level_forward(original_call, module, args, kwargs)
+
+        torch.nn.Module.__call__ = traced_call
+        self._wrap_backward()
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+        register_optimizer_step_pre_hook(self._step_pre)
+        register_optimizer_step_post_hook(self._step_post)
+
+    def top_level_forward(self, call, module, args, kwargs):
+        torch = self.torch
+        record = {"e": "forward", "module": type(module).__qualname__,
+                  **self.sites.site(sys._getframe(2)),
+                  "training": bool(module.training),
+                  "grad": torch.is_grad_enabled() and not torch.is_inference_mode_enabled(),
+                  "graph": False, "saved": 0, "raised": None}
+        counter = _SavedBytes(torch)
+        self.local.depth = 1
+        try:
+            with counter.hooks():
+                output = call(module, *args, **kwargs)
+        except BaseException as error:
+            record["raised"] = type(error).__name__
+            raise
+        else:
+            record["graph"] = _has_graph(torch, output)
+            return output
+        finally:
+            self.local.depth = 0
+            record["saved"] = counter.total
+            self.write(record)
+
+    # --- backward, autograd.grad, optimizer steps -----------------------------------------
+
+    def _wrap_backward(self) -> None:
+        torch = self.torch
+        for owner, name, kind in ((torch.Tensor, "backward", "backward"),
+                                  (torch.autograd, "backward", "autograd.backward"),
+                                  (torch.autograd, "grad", "autograd.grad")):
+            setattr(owner, name, self._traced(getattr(owner, name), kind))
+
+    def _traced(self, function, kind: str):
+        tracer = self
+
+        def traced(*args, **kwargs):
+            local = tracer.local
+            if getattr(local, "in_backward", False):  # Tensor.backward calls autograd.backward
+                return function(*args, **kwargs)
+            record = {"e": "backward", "kind": kind, **tracer.sites.site(sys._getframe(1)),
+                      "error": None}
+            local.in_backward = True
+            try:
+                return function(*args, **kwargs)
+            except BaseException as error:
+                record["error"] = _describe(error)
+                raise
+            finally:
+                local.in_backward = False
+                tracer.write(record)
+
+        traced.__name__ = getattr(function, "__name__", kind)
+        traced.__doc__ = getattr(function, "__doc__", None)
+        traced.__wrapped__ = function
+        return traced
+
+    def _step_pre(self, optimizer, args, kwargs) -> None:
+        steps = getattr(self.local, "steps", None)
+        if steps is None:
+            steps = self.local.steps = []
+        steps.append({"e": "step", "optimizer": type(optimizer).__qualname__,
+                      **self.sites.site(sys._getframe(1)), "error": "raised"})
+
+    def _step_post(self, optimizer, args, kwargs) -> None:
+        record = self.local.steps.pop()
+        record["error"] = None
+        self.write(record)
+
+    def unfinished_steps(self) -> None:
+        """Steps whose pre hook ran and whose post hook never did: they raised."""
+        for record in getattr(self.local, "steps", None) or []:
+            self.write(record)
+
+
+class _SavedBytes:
+    """Pack/unpack hooks that count what autograd saves and hand the tensor back as it is.
+
+    Hooks turn off autograd's check that a saved tensor was not modified in place before
+    backward, so the version is kept with the tensor and checked here: a program that raised
+    that error without the tracer raises it with the tracer too."""
+
+    def __init__(self, torch) -> None:
+        self.total = 0
+        self._seen = set()
+        self._torch = torch
+        self._disable = torch._C.DisableTorchFunctionSubclass
+
+    def hooks(self):
+        """The hooks as a context; none where saved-tensor hooks are disabled (some torch
+        features refuse them), so the program runs as it would, without a byte count."""
+        torch = self._torch
+        if not torch._C._autograd._saved_tensors_hooks_is_enabled():
+            return contextlib.nullcontext()
+        return torch.autograd.graph.saved_tensors_hooks(self.pack, self.unpack)
+
+    def pack(self, tensor):
+        with self._disable():
+            version = tensor._version
+            base = tensor._base if tensor._base is not None else tensor
+            if not (base.is_leaf and base.requires_grad):  # parameters (and views of them) are held anyway
+                try:
+                    key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tensor.numel())
+                except (RuntimeError, NotImplementedError):  # sparse and other storage-less layouts
+                    key = id(tensor)
+                if key not in self._seen:
+                    self._seen.add(key)
+                    self.total += tensor.numel() * tensor.element_size()
+        return tensor, version
+
+    @staticmethod
+    def unpack(packed):
+        tensor, version = packed
+        if tensor._version != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{tensor.type()} {list(tensor.shape)}] is at version "
+                f"{tensor._version}; expected version {version} instead.")
+        return tensor
+
+
+def _has_graph(torch, value) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.requires_grad
+    if isinstance(value, (list, tuple)):
+        return any(_has_graph(torch, item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_graph(torch, item) for item in value.values())
+    return False
+
+
+def _describe(error: BaseException) -> str:
+    message = str(error).strip().splitlines()
+    return type(error).__name__ + (f": {message[0][:200]}" if message else "")
+
+
+def _exception_record(error: BaseException, sites: _Sites) -> Dict[str, Any]:
+    site = {"file": None, "line": None, "func": None}
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        rel = sites.relative(frame.f_code.co_filename)
+        if rel is not None:
+            site = {"file": rel, "line": line,
+                    "func": getattr(frame.f_code, "co_qualname", frame.f_code.co_name)}
+    return {"type": type(error).__name__, "message": _describe(error), **site}
+
+
+def _seed(torch) -> None:
+    random.seed(_SEED)
+    torch.manual_seed(_SEED)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(_SEED)
+
+
+def _source(path: str, legacy: bool) -> str:
+    if legacy:  # 0.3 scripts may say `x.cuda(async=True)`, a SyntaxError today
+        from volfix.legacy import read_script
+
+        return read_script(path)
+    import tokenize
+
+    with tokenize.open(path) as handle:
+        return handle.read()
+
+
+def _run_program(program: List[str], legacy: bool) -> None:
+    """As `python ...program` would run it: argv, sys.path[0] and `__main__` set up likewise."""
+    import runpy
+
+    if program[0] == "-m":
+        sys.argv = [program[1], *program[2:]]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(program[1], run_name="__main__", alter_sys=True)
+        return
+    if program[0] == "-c":
+        sys.argv = ["-c", *program[2:]]
+        sys.path[0] = ""
+        code = compile(program[1], "<string>", "exec", dont_inherit=True)
+        path = None
+    else:
+        path = program[0]
+        sys.argv = list(program)
+        sys.path[0] = os.path.dirname(os.path.abspath(path))
+        code = compile(_source(path, legacy), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__builtins__=builtins, __file__=path, __package__=None, __spec__=None,
+                         __loader__=None, __cached__=None)
+    if path is None:
+        del main.__file__
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+def _rewrite_async_in_imports(sites: _Sites) -> None:
+    """Modules of the project imported by a 0.3 program may say `x.cuda(async=True)` too: when
+    one does not compile, its PyTorch `async=` keywords are renamed as for the script
+    (`volfix.legacy.read_script`); any other SyntaxError is raised as it was."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import decode_source
+
+    from volfix.syntax.async_keywords import find_async_keywords, replace_keywords
+
+    compile_source = SourceFileLoader.source_to_code
+
+    def source_to_code(self, data, path, *, _optimize=-1):
+        try:
+            return compile_source(self, data, path, _optimize=_optimize)
+        except SyntaxError:
+            if sites.relative(path) is None:
+                raise
+            text = decode_source(data)
+            found = [site for site in find_async_keywords(text) if site.safe]
+            if not found:
+                raise
+            return compile_source(self, replace_keywords(text, found, "non_blocking"), path,
+                                  _optimize=_optimize)
+
+    SourceFileLoader.source_to_code = source_to_code
+
+
+def _exit_status(error: SystemExit) -> int:
+    code = error.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    options = _Options(list(sys.argv[1:] if argv is None else argv))
+    out = open(options.out, "w", encoding="utf-8")
+    try:
+        import torch
+    except ImportError as error:
+        out.write(json.dumps({"e": "error", "torch_missing": True, "message": str(error),
+                              "python": sys.executable}) + "\n")
+        out.close()
+        return TORCH_MISSING_STATUS
+    sites = _Sites(options.root)
+    tracer = _Tracer(torch, out, sites)
+    tracer.write({"e": "start", "legacy": options.legacy, "torch": torch.__version__})
+    _seed(torch)
+    status, exception = 0, None
+    semantics = contextlib.nullcontext()
+    if options.legacy:
+        from volfix.legacy import legacy_semantics
+
+        semantics = legacy_semantics(strict=options.strict)
+        _rewrite_async_in_imports(sites)
+    with semantics:
+        tracer.install()
+        try:
+            _run_program(options.program, options.legacy)
+        except SystemExit as stop:
+            status = _exit_status(stop)
+        except KeyboardInterrupt as error:  # also how a time-out stops the run
+            status, exception = 130, _exception_record(error, sites)
+        except BaseException as error:  # reported as Python would, and recorded
+            traceback.print_exception(type(error), error, error.__traceback__)
+            status, exception = 1, _exception_record(error, sites)
+        tracer.unfinished_steps()
+        tracer.write({"e": "exit", "status": status, "exception": exception})
+        out.flush()
+    return status
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
