@@ -72,10 +72,14 @@ class Planner:
         self.follower = Follower(ctx, self)
         self.groups: List[Group] = []
         self.holdings: List[Tuple[int, int]] = []  # (inner region's group, outer region's group)
+        # Findings whose own source sits in the old-torch branch of a version gate: today's torch
+        # runs the other branch, so what their followed callers need changes nothing that runs.
+        self.gated: Set[int] = set()
 
     # ------------------------------------------------------------------ driver
     def plan(self) -> None:
         pending = list(self.ctx.sources)
+        self.gated = {id(s.finding) for s in pending if not s.call_site and self.version_gated(s.node)}
         for _ in range(MAX_ROUNDS):
             if not pending:
                 break
@@ -237,8 +241,11 @@ class Planner:
             # "no fix: ...": the value needs a region nobody can place, so unwrapping alone
             # would let what computes with it record again.
             for s in sources:
-                fixable = weight < W_NONE or self.version_gated(s.node)
-                self.unwrap_only(s, note, weight, applicability=applicability, fixable=fixable)
+                if weight >= W_NONE and (self.version_gated(s.node) or id(s.finding) in self.gated):
+                    self.unwrap_only(s, "the old-torch branch of a version gate (today's torch runs the other "
+                                        "branch): only unwrapped", W_INFO)
+                    continue
+                self.unwrap_only(s, note, weight, applicability=applicability, fixable=weight < W_NONE)
             return later
         if placement.problem:
             for s in sources:

@@ -27,7 +27,7 @@ from ..syntax.names import function_params, iter_statements, target_names
 from ..findings import RegionPlan
 
 LOGGING_FUNCS = frozenset({"print", "log", "info", "debug", "warning", "warn", "write", "set_description",
-                           "set_postfix", "add_scalar", "update", "flush"})
+                           "set_postfix", "add_scalar", "update", "flush", "tic", "toc"})
 BOOKKEEPING_SUFFIXES = ("Meter", "Timer", "Counter", "Logger", "Tracker")
 
 

@@ -183,6 +183,12 @@ def _decided(test: ast.AST, values: Dict[str, bool]) -> Optional[bool]:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _decided(test.operand, values)
         return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):  # `if not is_validate and args.fp16:`
+        parts = [_decided(v, values) for v in test.values]
+        stop = isinstance(test.op, ast.Or)  # a true part decides `or`, a false one `and`
+        if stop in parts:
+            return stop
+        return (not stop) if all(p is not None for p in parts) else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
             and isinstance(test.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
         value = values.get(test.left.id)

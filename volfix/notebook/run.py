@@ -158,11 +158,11 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
     from ..deep import call_deep
 
     return call_deep(lambda: _process_notebook(data, path=path, config=config, mode=mode, unsafe_fixes=unsafe_fixes,
-                                               with_fixes=with_fixes, review=review))
+                                               with_fixes=with_fixes, review=review, links=links))
 
 
 def _process_notebook(data: bytes, *, path: str, config: Config, mode: str, unsafe_fixes: bool, with_fixes: bool,
-                      review: Optional[Review]) -> Tuple[FileResult, Optional[bytes]]:
+                      review: Optional[Review], links=None) -> Tuple[FileResult, Optional[bytes]]:
     try:
         nb = parse_notebook(data)
     except NotebookError as exc:

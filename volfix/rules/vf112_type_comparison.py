@@ -125,6 +125,8 @@ def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> O
     parent = ctx.index.parents.get(node)
     if isinstance(parent, ast.If) and parent.test is node and _detaches(parent.body, ast.dump(subject)):
         return None
+    if isinstance(parent, ast.IfExp) and parent.test is node and _detaches([parent.body], ast.dump(subject)):
+        return None  # `Variable(h.data) if type(h) == Variable else tuple(...)`
     return ("in 0.3 plain tensors took the other branch; `isinstance(x, torch.Tensor)` sends them "
             "into this one")
 
