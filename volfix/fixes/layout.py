@@ -11,6 +11,7 @@ and only the whitespace at the start of lines.
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from typing import List, Optional, Tuple
 
@@ -18,6 +19,7 @@ from ..edits import TextEdit
 from ..syntax.positions import SourceText
 
 _OPEN, _CLOSE = "([{", ")]}"
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def layout_edits(original: str, text: str) -> List[TextEdit]:
@@ -77,7 +79,9 @@ def _logical_lines(text: str) -> Optional[List[Tuple[int, int, List[Tuple[int, i
     start inside a bracket opened in visual style (something follows it on its line), with
     the column of that bracket's content. Rows starting inside a string are left out."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        # tokenize splits lines on \n only: a lone \r (a CR-only file) becomes \n, one character
+        # for one, so rows and columns stay those of the text
+        tokens = list(tokenize.generate_tokens(io.StringIO(_LONE_CR.sub("\n", text)).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
     out = []

@@ -28,7 +28,7 @@ from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
 from .taint import TaintAnalysis
-from .values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, returns_autograd_free
+from .values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, PURE_CALLS, returns_autograd_free
 
 W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
 
@@ -497,6 +497,9 @@ class Follower:
             qual = self.index.qual(func) or ""
             if isinstance(func, ast.Name) and func.id in KILL_FUNCS | {"Variable"}:
                 return False
+            if isinstance(func, ast.Name) and func.id in PURE_CALLS and self.index.lookup_for(func)(func.id) is None:
+                # `max(prec1, best_prec1)`: a builtin carries what its arguments carry
+                return any(self._likely_grad(a, scope, depth + 1) for a in node.args)
             if qual.startswith("torch.") and not qual.startswith("torch.nn."):
                 return any(self._likely_grad(a, scope, depth + 1) for a in node.args)
             if isinstance(func, ast.Attribute) and func.attr in KILL_METHODS | {"detach", "new", "zero_"}:
