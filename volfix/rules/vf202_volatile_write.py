@@ -68,7 +68,15 @@ class VolatileAttributeWrite(Rule):
         if deletion is None:
             ctx.report(self.CODE, stmt, note="no fix: the statement shares its line with another one")
         elif value is False:
-            ctx.report(self.CODE, stmt, fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE, deletion))
+            source = _volatile_binding(node.value, stmt, ctx)
+            if source is not None:
+                # In 0.3 this made the value plain again (SEMANTICS.md fact 9): deleted while the
+                # `volatile=` that made it volatile stays, the value would be volatile to its end.
+                ctx.report(self.CODE, stmt, note=f"unsafe fix: it undoes the `volatile=` of line {source}, whose "
+                                                 "fix must come with it",
+                           fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
+            else:
+                ctx.report(self.CODE, stmt, fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE, deletion))
         elif value is None:
             ctx.report(self.CODE, stmt, note="no fix: the assigned value is not a literal")
         elif not isinstance(node.value, ast.Name):
@@ -78,3 +86,21 @@ class VolatileAttributeWrite(Rule):
         else:
             finding = ctx.report(self.CODE, stmt)
             ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id)
+
+
+def _volatile_binding(target: ast.AST, stmt: ast.stmt, ctx):
+    """The line of an earlier statement of the same scope that binds `target` (a name) from a
+    call passing `volatile=` (`target = model(Variable(x, volatile=True))`), or None."""
+    if not isinstance(target, ast.Name):
+        return None
+    scope = ctx.index.function_of(stmt)
+    for name in ctx.index.names.get(target.id, ()):
+        if not isinstance(name.ctx, ast.Store) or ctx.index.function_of(name) is not scope \
+                or name.lineno >= stmt.lineno:
+            continue
+        binding = ctx.index.statement_of(name)
+        for node in ast.walk(binding):
+            if isinstance(node, ast.Call) and any(k.arg == "volatile" and literal_truth(k.value) is not False
+                                                  for k in node.keywords):
+                return binding.lineno
+    return None
