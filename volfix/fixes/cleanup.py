@@ -357,6 +357,10 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
             continue  # the next pass sees the new text
         scope = index.function_of(stmt)
         mentions = _alias_web(index, scope, alias, original, stmt)
+        if mentions is not None and any(_attribute_store(index, m) for m in mentions):
+            # `v.volatile = True` (or any `v.attr = ...`) on the alias: `Variable(x)` made a new
+            # object, so renaming it to `x` would set the attribute on `x` itself.
+            continue
         if mentions is None or (isinstance(scope, ast.Module) and not index.enclosing(stmt, _LOOPS)
                                 and not any(isinstance(m.ctx, ast.Load) for m in mentions)):
             continue  # a module-level name nothing here reads may be imported (a loop's is not API)
@@ -369,6 +373,11 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
         edits.extend(TextEdit(index.src.start(m), index.src.end(m), original) for m in mentions)
         touched.update((alias, original))  # aliases of other names do not interact with this one
     return edits
+
+
+def _attribute_store(index: ModuleIndex, name: ast.Name) -> bool:
+    parent = index.parents.get(name)
+    return isinstance(parent, ast.Attribute) and parent.value is name and not isinstance(parent.ctx, ast.Load)
 
 
 def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, stmt: ast.Assign

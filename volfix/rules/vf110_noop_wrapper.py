@@ -1,4 +1,7 @@
 """VF110: `Variable(x)`, a no-op wrapper since 0.4."""
+import ast
+from typing import Optional
+
 from .. import prefilter
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
@@ -45,6 +48,8 @@ class NoOpVariableWrapper(Rule):
     through the wrapper are reported and fixed where they pass `volatile=`. In a torch
     file that never binds `Variable` and star-imports nothing (each call raised a NameError,
     on 0.3 too), the calls are read as torch's and unwrapped with an unsafe fix and a note.
+    `v = Variable(x)` followed by `v.volatile = ...` (0.3's volatile leaf) is unsafe too:
+    unwrapped, the write would land on `x` itself; VF202's fix goes with it.
     """
 
     CODE = "VF110"
@@ -68,5 +73,29 @@ class NoOpVariableWrapper(Rule):
             return
         undo = unwrap(vc, ctx, detach_data=True)
         applicability = Applicability.SAFE if undo.exact else Applicability.UNSAFE
-        ctx.report(self.CODE, call, note=f"unsafe fix: {undo.note}" if undo.note else None,
-                   fix=ctx.edit_fix(applicability, self.FIX_TITLE, undo.edits))
+        note = f"unsafe fix: {undo.note}" if undo.note else None
+        written = _volatile_written(call, ctx)
+        if written is not None and applicability is Applicability.SAFE:
+            # `v = Variable(x); v.volatile = True` (0.3's volatile leaf): `Variable` made a new
+            # object, so unwrapped, the write of line N lands on `x` itself until VF202's fix
+            # (unsafe) removes it: the two go together.
+            applicability = Applicability.UNSAFE
+            note = f"unsafe fix: the `.volatile` write of line {written} would set the flag on the argument itself"
+        ctx.report(self.CODE, call, note=note, fix=ctx.edit_fix(applicability, self.FIX_TITLE, undo.edits))
+
+
+def _volatile_written(call: ast.Call, ctx) -> Optional[int]:
+    """The line of a `name.volatile = ...` later in the scope, when the call's statement binds
+    `name` (`v = Variable(x)`), else None."""
+    stmt = ctx.index.parents.get(call)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    name, scope = stmt.targets[0].id, ctx.index.function_of(stmt)
+    for node in ctx.index.names.get(name, ()):
+        parent = ctx.index.parents.get(node)
+        if (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "volatile"
+                and isinstance(parent.ctx, ast.Store) and node.lineno > stmt.lineno
+                and ctx.index.function_of(node) is scope):
+            return node.lineno
+    return None
