@@ -264,3 +264,13 @@ def test_an_if_on_a_tensor_emptied_by_the_fix_is_kept():
     for unsafe in (False, True):
         fixed = fix_source(src, path="a.py", unsafe_fixes=unsafe).fixed_source
         assert "    if x:\n        pass\n" in fixed, fixed
+
+
+def test_a_fix_the_cleanup_makes_possible_is_applied_in_the_same_run():
+    # Found by the property test: the flag's value escaped through the closure `f0` until the
+    # clean-up deleted the alias there; a second `fix` then unwrapped it. One run must converge.
+    src = ("from torch.autograd import Variable\n\ny = Variable(x, volatile=not training)\n# note \n"
+           "def f0(model, x): \n    x = Variable(y,  # note\n        volatile=True)")
+    once = fix_source(src, path="a.py", unsafe_fixes=True).fixed_source
+    assert "Variable" not in once, once
+    assert fix_source(once, path="a.py", unsafe_fixes=True).fixed_source == once

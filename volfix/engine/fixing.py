@@ -39,6 +39,9 @@ def compiles(text: str) -> bool:
     return True
 
 
+MAX_CLEANUP_ROUNDS = 3
+
+
 def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse] = None,
              verify: Callable[[str], bool] = compiles, may_remove_imports: bool = True,
              keep_variable_import: bool = False, review: Optional[Review] = None, path: str = "",
@@ -53,24 +56,32 @@ def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse
     if review is not None:
         finish = Finish(options, parse, verify, may_remove_imports, keep_variable_import, extra_used)
         return _review_loop(text, options, unsafe, parse, verify, FixReviewer(review, path, finish.preview))
-    for _ in range(MAX_FIX_PASSES):
-        candidates = _candidates(_analyse(current, options, parse), unsafe, banned, problems)
-        if not candidates:
+    for _round in range(MAX_CLEANUP_ROUNDS):
+        before = len(applied)
+        for _ in range(MAX_FIX_PASSES):
+            candidates = _candidates(_analyse(current, options, parse), unsafe, banned, problems)
+            if not candidates:
+                break
+            chosen, edits = select_compatible(candidates)
+            new = apply_edits(current, edits)
+            if not verify(new):
+                chosen, edits, new = _without_breaking(current, candidates, banned, problems, verify)
+                if not chosen:
+                    continue
+            for _ident, diags in chosen:
+                applied.extend(diags)
+            if new == current:
+                break
+            current = new
+        if len(applied) == before:
             break
-        chosen, edits = select_compatible(candidates)
-        new = apply_edits(current, edits)
-        if not verify(new):
-            chosen, edits, new = _without_breaking(current, candidates, banned, problems, verify)
-            if not chosen:
-                continue
-        for _ident, diags in chosen:
-            applied.extend(diags)
-        if new == current:
-            break
-        current = new
-    if applied:
-        current = cleanup(text, current, options, parse, verify, may_remove_imports, keep_variable_import,
+        cleaned = cleanup(text, current, options, parse, verify, may_remove_imports, keep_variable_import,
                           extra_used)
+        if cleaned == current:
+            break
+        # The clean-up can make another fix possible (an alias deleted from a closure that held
+        # a flag's value): one more round, so that `fix` run twice changes nothing the second time.
+        current = cleaned
     if current != text and not verify(current):  # never hand back code that does not compile
         return text, [], problems + [_bug(None, "the fixed file did not compile")]
     return current, applied, problems
