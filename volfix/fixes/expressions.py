@@ -10,6 +10,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from ..flow.defuse import flag_test
+from ..syntax.names import function_params
 from ..syntax.index import ModuleIndex
 from ..edits import TextEdit
 
@@ -158,8 +159,7 @@ class Expressions:
                 return False
             values.append(parent.value)
         if not values:
-            args = getattr(scope, "args", None)
-            return args is not None and name.id in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}  # type: ignore[attr-defined]
+            return getattr(scope, "args", None) is not None and name.id in function_params(scope)  # type: ignore[attr-defined]
         return all(isinstance(v, (ast.Constant, ast.Compare)) or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
                    for v in values)
 

@@ -28,7 +28,7 @@ from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
 from .taint import TaintAnalysis
-from .values import KILL_ATTRS, KILL_FUNCS, KILL_METHODS, PURE_CALLS, returns_autograd_free
+from .values import likely_grad, returns_autograd_free
 
 W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
 
@@ -478,42 +478,13 @@ class Follower:
                 return (f"unsafe fix: the call of `{scope.name}()` at line {site.lineno} trains on the "  # type: ignore[attr-defined]
                         f"result (`{what}` at line {stmt.lineno})")
             meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
-                     and any(self._likely_grad(p, caller) for p in taint.partners.get(id(s), ()))]
+                     and any(likely_grad(self.index, p, caller) for p in taint.partners.get(id(s), ()))]
             if meets:
                 # 0.3 kept everything computed from the result volatile (fact 4); after the fix
                 # it is a plain tensor, and combined with one that requires grad it records.
                 return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) meets a value that may "  # type: ignore[attr-defined]
                         f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
         return None
-
-    def _likely_grad(self, node: ast.AST, scope: ast.AST, depth: int = 0) -> bool:
-        """A value that evidently may carry a graph where it is used: the result of a call
-        that is not a torch function or a builtin (a model's output, a helper's result), or a
-        name the scope binds to one. A parameter or a slice of one is not taken as such."""
-        if depth > 3:
-            return False
-        if isinstance(node, ast.Call):
-            func = node.func
-            qual = self.index.qual(func) or ""
-            if isinstance(func, ast.Name) and func.id in KILL_FUNCS | {"Variable"}:
-                return False
-            if isinstance(func, ast.Name) and func.id in PURE_CALLS and self.index.lookup_for(func)(func.id) is None:
-                # `max(prec1, best_prec1)`: a builtin carries what its arguments carry
-                return any(self._likely_grad(a, scope, depth + 1) for a in node.args)
-            if qual.startswith("torch.") and not qual.startswith("torch.nn."):
-                return any(self._likely_grad(a, scope, depth + 1) for a in node.args)
-            if isinstance(func, ast.Attribute) and func.attr in KILL_METHODS | {"detach", "new", "zero_"}:
-                return False
-            return True
-        if isinstance(node, ast.Name):
-            values = self.index.assigned_values(scope).get(node.id, [])
-            return any(self._likely_grad(v, scope, depth + 1) for v in values)
-        if isinstance(node, (ast.Attribute, ast.Subscript)):
-            return not (isinstance(node, ast.Attribute) and node.attr in KILL_ATTRS) and \
-                self._likely_grad(node.value, scope, depth + 1)
-        if isinstance(node, ast.BinOp):
-            return self._likely_grad(node.left, scope, depth + 1) or self._likely_grad(node.right, scope, depth + 1)
-        return False
 
     def _never_volatile(self, group, site: ast.Call) -> bool:
         """A call that passes a literal making the group's flag false (`run(x, train=True)` for

@@ -18,6 +18,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from ..syntax.index import FUNCTIONS, ModuleIndex
+from ..syntax.names import function_params
 
 NO_GRAD_QUALS = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                            "torch.inference_mode", "torch.autograd.inference_mode"})
@@ -119,18 +120,11 @@ def _bindings(index: ModuleIndex, name: ast.Name) -> Tuple[List[ast.AST], Option
                 return [], scope
         if bound_here:
             return out, scope
-        if isinstance(scope, FUNCTIONS) and name.id in _params(scope):
+        if isinstance(scope, FUNCTIONS) and name.id in function_params(scope):
             return [], scope
         if isinstance(scope, ast.Module):
             return [], (scope if index.module_names.every(name.id) else None)
         scope = index.function_of(scope)
-
-
-def _params(fn: ast.AST) -> set:
-    args = fn.args  # type: ignore[attr-defined]
-    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return set(names)
 
 
 def covered(index: ModuleIndex, node: ast.AST, any_grad_mode: bool = False) -> bool:

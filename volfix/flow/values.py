@@ -286,3 +286,33 @@ def _free_value(node: ast.AST, values_of) -> bool:
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_free_value(e, values_of) for e in node.elts)
     return autograd_free(node, values_of)
+
+
+def likely_grad(index, node: ast.AST, scope: ast.AST, depth: int = 0) -> bool:
+    """A value that evidently may carry a graph where it is used: the result of a call
+    that is not a torch function or a builtin (a model's output, a helper's result), or a
+    name the scope binds to one. A parameter or a slice of one is not taken as such."""
+    if depth > 3:
+        return False
+    if isinstance(node, ast.Call):
+        func = node.func
+        qual = index.qual(func) or ""
+        if isinstance(func, ast.Name) and func.id in KILL_FUNCS | {"Variable"}:
+            return False
+        if isinstance(func, ast.Name) and func.id in PURE_CALLS and index.lookup_for(func)(func.id) is None:
+            # `max(prec1, best_prec1)`: a builtin carries what its arguments carry
+            return any(likely_grad(index, a, scope, depth + 1) for a in node.args)
+        if qual.startswith("torch.") and not qual.startswith("torch.nn."):
+            return any(likely_grad(index, a, scope, depth + 1) for a in node.args)
+        if isinstance(func, ast.Attribute) and func.attr in KILL_METHODS | {"detach", "new", "zero_"}:
+            return False
+        return True
+    if isinstance(node, ast.Name):
+        values = index.assigned_values(scope).get(node.id, [])
+        return any(likely_grad(index, v, scope, depth + 1) for v in values)
+    if isinstance(node, (ast.Attribute, ast.Subscript)):
+        return not (isinstance(node, ast.Attribute) and node.attr in KILL_ATTRS) and \
+            likely_grad(index, node.value, scope, depth + 1)
+    if isinstance(node, ast.BinOp):
+        return likely_grad(index, node.left, scope, depth + 1) or likely_grad(index, node.right, scope, depth + 1)
+    return False
