@@ -393,3 +393,15 @@ def _walk(top: str, specs: List[_Ignore], excluder_in: Excluders,
         # Reverse-sorted onto the stack, so directories are entered in name order.
         for sub in sorted(subdirs, reverse=True):
             stack.append((sub, current))
+
+
+def display_path(path: str, cwd: Optional[str] = None) -> str:
+    """`path` relative to the current directory when it lies below it, else absolute."""
+    cwd = cwd or os.getcwd()
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:  # another drive on Windows
+        return path
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return path
+    return rel

@@ -42,13 +42,12 @@ import ast
 import hashlib
 import os
 import re
-from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from .flow.grad_mode import covered as grad_covered
 from .prefilter import HELPER_HINT
-from .project_facts import ExternalCall, FactStore, HelperSignature, calls_key, links_key
+from .project_facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
 from .syntax import names as nm
 from .syntax.document import Document, parse_document
 
@@ -59,36 +58,6 @@ MAX_ROUNDS = 4
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
-
-
-@dataclass(frozen=True)
-class Links:
-    """One file's links to the rest of the project."""
-
-    helpers: Tuple[Tuple[str, HelperSignature], ...] = ()  # qualified name -> signature
-    external_calls: Tuple[Tuple[str, Tuple[ExternalCall, ...]], ...] = ()
-    star_bindings: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # module -> bindings
-    star_exported: bool = False  # another file star-imports this module
-    project_wide: bool = True
-
-    def external_calls_of(self, key: str) -> Tuple[ExternalCall, ...]:
-        return dict(self.external_calls).get(key, ())
-
-    def helper_map(self) -> Dict[str, HelperSignature]:
-        return dict(self.helpers)
-
-    def bind_star_imports(self, module_names: nm.ModuleNames) -> None:
-        """Resolve `from .torch_imports import *` to what that project module binds."""
-        for module, bindings in self.star_bindings:
-            row = 0
-            for name, qual in bindings:
-                if not module_names.bound(name) or all(q == nm.LOCAL for q in module_names.every(name)):
-                    module_names.set(name, row, qual)
-
-    def digest(self) -> bytes:
-        """For the result cache: a file's result depends on its links."""
-        return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
-                                    self.star_exported)).encode()).digest()
 
 
 class ProjectIndex:

@@ -22,6 +22,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .syntax.names import LOCAL, ModuleNames
+
 FACTS_FORMAT = 1  # bump when an entry's layout changes
 
 
@@ -67,6 +69,36 @@ def signature_from_json(raw: Any, shown: str):
         raise TypeError("not a helper signature")
     return HelperSignature(name, shown, line, param, bool(negated), bool(wrapper), bool(computes),
                            tuple(str(p) for p in positional), tuple((str(k), str(v)) for k, v in defaults))
+
+
+@dataclass(frozen=True)
+class Links:
+    """One file's links to the rest of the project."""
+
+    helpers: Tuple[Tuple[str, HelperSignature], ...] = ()  # qualified name -> signature
+    external_calls: Tuple[Tuple[str, Tuple[ExternalCall, ...]], ...] = ()
+    star_bindings: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # module -> bindings
+    star_exported: bool = False  # another file star-imports this module
+    project_wide: bool = True
+
+    def external_calls_of(self, key: str) -> Tuple[ExternalCall, ...]:
+        return dict(self.external_calls).get(key, ())
+
+    def helper_map(self) -> Dict[str, HelperSignature]:
+        return dict(self.helpers)
+
+    def bind_star_imports(self, module_names: ModuleNames) -> None:
+        """Resolve `from .torch_imports import *` to what that project module binds."""
+        for module, bindings in self.star_bindings:
+            row = 0
+            for name, qual in bindings:
+                if not module_names.bound(name) or all(q == LOCAL for q in module_names.every(name)):
+                    module_names.set(name, row, qual)
+
+    def digest(self) -> bytes:
+        """For the result cache: a file's result depends on its links."""
+        return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
+                                    self.star_exported)).encode()).digest()
 
 
 class FactStore:
@@ -136,8 +168,6 @@ class FactStore:
         raw = self.cache.get_json(self.cache.key(anchor, b"", f"facts-{FACTS_FORMAT}-links", key))
         if not isinstance(raw, dict):
             return None
-        from .project import Links
-
         try:
             return {str(path): Links(tuple((str(q), _signature_from_list(s)) for q, s in helpers),
                                      tuple((str(n), tuple(_call_from_list(c) for c in calls)) for n, calls in external),

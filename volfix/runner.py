@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import forked, scan
+from .discovery import display_path
 from .config import Config
 from .model import FileResult
 from .prefilter import HELPER_HINT
@@ -93,18 +94,6 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
-
-
-def display_path(path: str, cwd: Optional[str] = None) -> str:
-    """`path` relative to the current directory when it lies below it, else absolute."""
-    cwd = cwd or os.getcwd()
-    try:
-        rel = os.path.relpath(path, cwd)
-    except ValueError:  # another drive on Windows
-        return path
-    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
-        return path
-    return rel
 
 
 def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,

@@ -68,7 +68,7 @@ def read_findings(paths: Iterable[str], cwd: Optional[str] = None) -> List[FileR
     """The results of `json-lines` outputs, one FileResult per file (shown relative to `cwd`
     when below it), with its source when the file is here to show code frames. ValueError
     names the file and line that is not a finding."""
-    from .runner import display_path
+    from .discovery import display_path
 
     cwd = cwd or os.getcwd()
     by_file: Dict[str, List[Diagnostic]] = {}

@@ -90,7 +90,7 @@ def _logical_lines(text: str) -> Optional[List[Tuple[int, int, List[Tuple[int, i
     aligned: List[Tuple[int, int]] = []
     row_seen = 0
     for i, tok in enumerate(tokens):
-        kind, string, (srow, scol), (erow, _ecol) = tok.type, tok.string, tok.start, tok.end
+        kind, string, (srow, _scol), (erow, _ecol) = tok.type, tok.string, tok.start, tok.end
         if kind in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING):
             continue
         if kind in (tokenize.NEWLINE, tokenize.ENDMARKER):

@@ -12,31 +12,12 @@ the semantics are installed (or a tensor is asked about), so volfix runs without
 """
 from __future__ import annotations
 
-import contextlib
 import sys
-from typing import Any, Iterator
+from typing import Any
 
-from ._run import read_script, run_path
+from ._run import legacy_semantics, read_script, run_path
 
 __all__ = ["is_volatile", "legacy_semantics", "read_script", "run_path"]
-
-
-@contextlib.contextmanager
-def legacy_semantics(strict: bool = False) -> Iterator[None]:
-    """Install the 0.3 semantics in this process; on exit torch is exactly as before.
-
-    `torch.autograd.Variable` (and `torch.autograd.variable.Variable`) become the 0.3 class,
-    so enter before the program runs `from torch.autograd import Variable`. Entries nest
-    (the outermost exit restores). `strict=True` makes `Variable(variable)` raise as 0.3 did.
-    The state is process-wide: threads started inside see it too.
-    """
-    from . import _runtime
-
-    _runtime.enter(strict=strict)
-    try:
-        yield
-    finally:
-        _runtime.leave()
 
 
 def is_volatile(value: Any) -> bool:

@@ -49,6 +49,24 @@ def _script_environment(path: str, argv: Sequence[str], run_name: str,
             sys.modules[run_name] = saved_module
 
 
+@contextlib.contextmanager
+def legacy_semantics(strict: bool = False) -> Iterator[None]:
+    """Install the 0.3 semantics in this process; on exit torch is exactly as before.
+
+    `torch.autograd.Variable` (and `torch.autograd.variable.Variable`) become the 0.3 class,
+    so enter before the program runs `from torch.autograd import Variable`. Entries nest
+    (the outermost exit restores). `strict=True` makes `Variable(variable)` raise as 0.3 did.
+    The state is process-wide: threads started inside see it too.
+    """
+    from . import _runtime
+
+    _runtime.enter(strict=strict)
+    try:
+        yield
+    finally:
+        _runtime.leave()
+
+
 def run_path(path: str, argv: Optional[List[str]] = None, run_name: str = "__main__",
              rewrite_async: bool = True, strict: bool = False) -> Dict[str, Any]:
     """Run the script at `path` under `legacy_semantics()` and return its globals.
@@ -57,8 +75,6 @@ def run_path(path: str, argv: Optional[List[str]] = None, run_name: str = "__mai
     first on `sys.path` (sibling imports work) and the module is `sys.modules[run_name]`
     while it runs; all three are restored afterwards. `rewrite_async`: see `read_script`.
     """
-    from . import legacy_semantics
-
     source = read_script(path, rewrite_async=rewrite_async)
     code = compile(source, path, "exec", dont_inherit=True)
     module = types.ModuleType(run_name)
