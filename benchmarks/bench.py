@@ -114,7 +114,7 @@ def volfix_command(given: Optional[str] = None) -> List[str]:
     exe = real_executable("volfix")
     if exe:
         return [exe]
-    return [sys.executable, "-c", "import sys; from volfix.cli import main; sys.exit(main())"]
+    return [sys.executable, "-c", "import sys; from volfix.cli.commands import main; sys.exit(main())"]
 
 
 def torch_tree() -> Optional[str]:
@@ -138,8 +138,8 @@ def count_tree(path: str) -> Dict[str, int]:
 
 def run_stats(path: str, cwd: str) -> Dict[str, int]:
     """How many files the prefilter lets through, from the runner itself."""
-    code = ("import json, sys, dataclasses; from volfix.config import Config; "
-            "from volfix.runner import run_with_stats; "
+    code = ("import json, sys, dataclasses; from volfix.settings.config import Config; "
+            "from volfix.run.runner import run_with_stats; "
             "res, st = run_with_stats([sys.argv[1]], config=Config(), use_cache=False); "
             "d = dataclasses.asdict(st); d['findings'] = sum(len(r.diagnostics) for r in res); "
             "d['errors'] = sum(1 for r in res if r.error); print(json.dumps(d))")

@@ -6,7 +6,7 @@
         [--only-extra] [--repo OWNER/NAME ...] [--work DIR] [--json OUT.json] [--markdown OUT.md] [-j N]
 
 Export the volfix commit to measure first (`git -C <checkout> archive <sha> | tar -x -C
-/tmp/volfix-<sha>`): the script runs `python -m volfix.cli` with the caller's PYTHONPATH, so any
+/tmp/volfix-<sha>`): the script runs `python -m volfix.cli.commands` with the caller's PYTHONPATH, so any
 checkout can be measured, and never the working tree of a shared checkout by accident (the
 engine's location is printed and recorded).
 

@@ -42,8 +42,8 @@ from typing import List, Optional, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from volfix.config import DEFAULT_CONFIG  # noqa: E402
-from volfix.fileproc import process_file  # noqa: E402
+from volfix.settings.config import DEFAULT_CONFIG  # noqa: E402
+from volfix.run.fileproc import process_file  # noqa: E402
 
 BOM = b"\xef\xbb\xbf"
 MAX_BYTES = 60_000

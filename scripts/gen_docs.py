@@ -11,7 +11,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from volfix.registry import rules  # noqa: E402
+from volfix.rules.registry import rules  # noqa: E402
 
 START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 FIX_LABEL = {"safe": "safe", "unsafe": "unsafe", None: "none"}

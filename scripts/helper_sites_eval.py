@@ -69,7 +69,7 @@ MAGIC = re.compile(r"^(\s*)([%!?])", re.M)
 def volfix_cmd(args) -> List[str]:
     if args.volfix:
         return args.volfix.split()
-    return [sys.executable, "-m", "volfix.cli"]
+    return [sys.executable, "-m", "volfix.cli.commands"]
 
 
 def volfix_env() -> Dict[str, str]:
@@ -613,7 +613,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write every verdict to this file")
     ap.add_argument("--repo", action="append", help="only this repository (owner/name); repeatable")
     ap.add_argument("--keep", help="copy the fixed repositories here for inspection")
-    ap.add_argument("--volfix", help="command that runs volfix (default: python -m volfix.cli, "
+    ap.add_argument("--volfix", help="command that runs volfix (default: python -m volfix.cli.commands, "
                                      "with PYTHONPATH=<this checkout> unless PYTHONPATH is set)")
     args = ap.parse_args(argv)
     with open(args.gt, encoding="utf-8") as f:

@@ -25,6 +25,6 @@ def project(tmp_path, monkeypatch):
 
 def invoke(*args: str, input=None, env=None) -> Result:
     """Run the `volfix` command in-process; stdout and stderr are kept apart."""
-    from volfix.cli import main
+    from volfix.cli.commands import main
 
     return CliRunner().invoke(main, list(args), input=input, env=env, catch_exceptions=False)

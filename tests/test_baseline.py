@@ -6,8 +6,8 @@ import json
 import pytest
 
 from builders import at, diag, result
-from volfix.baseline import load_baseline, write_baseline
-from volfix.config import VolfixConfigError
+from volfix.settings.baseline import load_baseline, write_baseline
+from volfix.settings.config import VolfixConfigError
 
 LEGACY = (
     "from torch.autograd import Variable\n"

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from volfix.cache import CACHE_DIR_NAME, ResultCache, engine_fingerprint, result_from_json, result_to_json
+from volfix.run.cache import CACHE_DIR_NAME, ResultCache, engine_fingerprint, result_from_json, result_to_json
 from volfix.model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
 RICH = FileResult(
@@ -205,7 +205,7 @@ def test_a_deeply_nested_entry_is_a_miss_not_an_error(tmp_path, nesting):
 
 def _checksum_line(key, payload):
     """An entry as `put` would frame it (the checksum right), around any payload."""
-    from volfix.cache import _checksum
+    from volfix.run.cache import _checksum
 
     return _checksum(key, payload) + b"\n" + payload
 

@@ -16,10 +16,10 @@ import pytest
 
 from conftest import CLEAN, LEGACY, invoke
 from volfix import __version__
-from volfix import progress as progress_bar
-from volfix.cli import Options, exit_code
+from volfix.cli import progress as progress_bar
+from volfix.cli.commands import Options, exit_code
 from volfix.model import Diagnostic, FileResult, Location
-from volfix.registry import rules
+from volfix.rules.registry import rules
 from volfix.rules.base import DOC_SECTIONS
 
 VF101_MESSAGE = rules()["VF101"].MESSAGE
@@ -77,7 +77,7 @@ def test_the_command_ends_without_teardown_but_with_all_its_output(tmp_path):
     assert check.returncode == 1, check.stderr
     assert len(check.stdout.splitlines()) == 400 and check.stdout.endswith("legacy.py:800:13: VF101 [*] `volatile=True` is ignored since PyTorch 0.4; use `torch.no_grad()`\n")
     assert check.stderr.startswith("Found 400 findings")
-    code = ("import atexit, sys\nfrom volfix.cli import entry\n"
+    code = ("import atexit, sys\nfrom volfix.cli.commands import entry\n"
             "atexit.register(lambda: print('handler ran'))\nsys.argv = ['volfix', '--version']\nentry()")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (done.returncode, done.stdout) == (0, f"volfix {__version__}\nhandler ran\n")
@@ -93,7 +93,7 @@ def test_the_command_ends_without_teardown_but_with_all_its_output(tmp_path):
 
 
 def test_version_imports_neither_libcst_nor_rich():
-    code = ("import sys\nfrom volfix.cli import main\n"
+    code = ("import sys\nfrom volfix.cli.commands import main\n"
             "try:\n    main(['--version'])\nexcept SystemExit as e:\n    code = e.code\n"
             "print(code, sorted(m for m in ('libcst', 'rich') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -269,7 +269,7 @@ def test_check_clean_file_exits_0(clean):
 
 
 def test_unparsable_file_is_a_finding_and_the_run_continues(legacy):
-    # (Only files that could hold a torch finding are parsed at all: see volfix.prefilter.)
+    # (Only files that could hold a torch finding are parsed at all: see volfix.files.prefilter.)
     (legacy / "broken.py").write_text(
         "from torch.autograd import Variable\ndef f(:\n    return Variable(x, volatile=True)\n")
     result = invoke("check", "--format", "concise")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from volfix.config import Config, VolfixConfigError
-from volfix.config_file import find_config, load_config, merge_cli
+from volfix.settings.config import Config, VolfixConfigError
+from volfix.settings.config_file import find_config, load_config, merge_cli
 
 
 def write(path, text):

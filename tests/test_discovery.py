@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from volfix.discovery import ExcludeMatcher, discover
+from volfix.files.discovery import ExcludeMatcher, discover
 
 
 def make(root, *names, content="x = 1\n"):
@@ -139,7 +139,7 @@ def test_overlapping_paths_are_deduplicated(tmp_path):
 def test_walking_does_not_import_libcst_or_rich(tmp_path):
     make(tmp_path, "a.py")
     (tmp_path / ".gitignore").write_text("b.py\n")
-    code = ("import sys; from volfix.discovery import discover; discover([sys.argv[1]]); "
+    code = ("import sys; from volfix.files.discovery import discover; discover([sys.argv[1]]); "
             "print(sorted(m for m in ('libcst', 'rich', 'volfix.engine') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
                          text=True, check=True).stdout

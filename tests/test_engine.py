@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 
-from volfix import fileproc
+from volfix.run import fileproc
 from volfix.api import check_source, fix_source
-from volfix.config import Config
+from volfix.settings.config import Config
 from volfix.model import Applicability
 
 EVAL_LOOP = textwrap.dedent("""\
@@ -210,7 +210,7 @@ def test_a_check_run_never_imports_libcst(tmp_path):
     import sys
 
     (tmp_path / "legacy.py").write_text(EVAL_LOOP, encoding="utf-8")
-    probe = ("import sys\nfrom volfix.cli import main\n"
+    probe = ("import sys\nfrom volfix.cli.commands import main\n"
              "try:\n    main(['check', '--no-cache', sys.argv[1]])\nexcept SystemExit as exit:\n"
              "    assert exit.code == 1, exit.code\n"
              "assert 'libcst' not in sys.modules, sorted(m for m in sys.modules if m.startswith('libcst'))\n"

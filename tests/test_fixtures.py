@@ -17,7 +17,7 @@ Layout and conventions (see STYLE.md, "Fixtures")
     (`escape-return.safe.in.py`), which are fixed with safe fixes only.
   * Inputs are read and given to the engine as BYTES, as `volfix fix` reads a file; the fixed
     text is encoded back with the file's own encoding (cookie or BOM) before the comparison.
-    Until `volfix.sourcefile` (decode_source/encode_source) exists, plain UTF-8 files are passed
+    Until `volfix.files.sourcefile` (decode_source/encode_source) exists, plain UTF-8 files are passed
     as text instead, and the few cases that need the bytes path (BOM, a non-UTF-8 cookie,
     undecodable bytes) are skipped with that reason.
 
@@ -50,7 +50,7 @@ from typing import List, Tuple
 import pytest
 
 from volfix import Config, check_source, fix_source
-from volfix.config import DEFAULT_CONFIG
+from volfix.settings.config import DEFAULT_CONFIG
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 UPDATE = os.environ.get("VOLFIX_UPDATE_FIXTURES", "").strip().lower()
@@ -102,8 +102,8 @@ CASES = collect_cases()
 # --- bytes <-> text, as the engine reads and writes files -------------------------------------
 
 try:  # the shared helpers, when present, are the single source of truth
-    from volfix.sourcefile import decode_source as _decode_source
-    from volfix.sourcefile import encode_source as _encode_source
+    from volfix.files.sourcefile import decode_source as _decode_source
+    from volfix.files.sourcefile import encode_source as _encode_source
 except ImportError:  # not written yet: the standard library's PEP 263 / BOM detection
     _decode_source = _encode_source = None
 BYTES_PATH = _decode_source is not None
@@ -136,7 +136,7 @@ def engine_input(raw: bytes):
     except (SyntaxError, UnicodeDecodeError):
         text = None
     if text is None:
-        pytest.skip("needs the bytes path: volfix.sourcefile (decode_source/encode_source) "
+        pytest.skip("needs the bytes path: volfix.files.sourcefile (decode_source/encode_source) "
                     "is not available yet")
     return text
 
@@ -264,7 +264,7 @@ def test_corpus_is_well_formed() -> None:
 
 
 def test_every_rule_has_fixtures() -> None:
-    from volfix.registry import all_codes
+    from volfix.rules.registry import all_codes
 
     folders = {p.name for p in FIXTURES.glob("VF*") if p.is_dir()}
     assert sorted(all_codes() - folders) == []

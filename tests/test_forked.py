@@ -1,4 +1,4 @@
-"""volfix.forked: forked workers for the scan, the project's facts and a check's analysis."""
+"""volfix.run.forked: forked workers for the scan, the project's facts and a check's analysis."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from volfix import forked
+from volfix.run import forked
 
 pytestmark = pytest.mark.skipif(not forked.available(), reason="forked workers are Linux-only")
 
@@ -81,7 +81,7 @@ def start_two_busy_workers(tmp_path, seconds: float, **popen):
     pids = tmp_path / "pids"
     script = textwrap.dedent(f"""
         import os, time
-        from volfix import forked
+        from volfix.run import forked
 
         def slow(x):
             with open({str(pids)!r}, "a") as fh:

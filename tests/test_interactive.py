@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import invoke
-from volfix.interactive import PROMPT
+from volfix.cli.interactive import PROMPT
 
 A = """import torch
 from torch.autograd import Variable
@@ -337,7 +337,7 @@ def test_the_readme_notebook_diff_is_what_volfix_prints(project):
 def _volfix(*args: str, **kwargs) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     return subprocess.Popen(
-        [sys.executable, "-c", "from volfix.cli import main; main()", "fix", "--interactive", "--no-cache",
+        [sys.executable, "-c", "from volfix.cli.commands import main; main()", "fix", "--interactive", "--no-cache",
          "--format", "concise", *args], env=env,
         # Python raises KeyboardInterrupt on SIGINT only if SIGINT is not ignored at start.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs)
@@ -365,7 +365,7 @@ class Output:
 
 def test_answers_through_a_real_pipe(files):
     done = subprocess.run(
-        [sys.executable, "-c", "from volfix.cli import main; main()", "fix", "--interactive", "--no-cache",
+        [sys.executable, "-c", "from volfix.cli.commands import main; main()", "fix", "--interactive", "--no-cache",
          "--format", "concise"], input="y\nn\nn\ny\n", capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stdout.count(PROMPT) == 4

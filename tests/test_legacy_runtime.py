@@ -416,7 +416,7 @@ def test_command_line(tmp_path):
 
 
 def test_importing_volfix_does_not_import_torch():
-    code = ("import sys, volfix, volfix.cli, volfix.legacy\n"
+    code = ("import sys, volfix, volfix.cli.commands, volfix.legacy\n"
             "from volfix.legacy import is_volatile\n"
             "assert is_volatile(1) is False\n"
             "print('torch' in sys.modules)\n")

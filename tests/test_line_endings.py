@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 import volfix
-from volfix.edits import TextEdit, apply_edits
+from volfix.fixes.edits import TextEdit, apply_edits
 from volfix.syntax.positions import for_tokenize, physical_lines
 
 
@@ -105,7 +105,7 @@ def test_physical_lines_split_where_the_tokenizer_does():
 
 
 def test_an_unencodable_character_is_reported_on_its_row_in_a_cr_only_file():
-    from volfix.sourcefile import SourceDecodeError, decode_source, encode_source
+    from volfix.files.sourcefile import SourceDecodeError, decode_source, encode_source
 
     decoded = decode_source(b"# coding: latin-1\rx = 1\r")
     with pytest.raises(SourceDecodeError, match=r"\(line 3\)"):

@@ -11,9 +11,9 @@ import pytest
 from lsp_client import LspClient, apply_text_edits, document_edits, utf16_len
 
 from volfix import api
-from volfix.config import DEFAULT_CONFIG
+from volfix.settings.config import DEFAULT_CONFIG
 from volfix.notebook import process_notebook
-from volfix.registry import get
+from volfix.rules.registry import get
 
 # Line 2 puts an emoji (one code point, two UTF-16 units) before the VF101 finding.
 SOURCE = ("from torch.autograd import Variable\n"
@@ -427,7 +427,7 @@ def test_notebook_cells_are_checked_and_fixed_as_one_notebook(start, tmp_path):
 
 
 def test_server_without_pygls_fails_with_one_line():
-    code = ("import sys\nsys.modules['pygls'] = None\nfrom volfix.cli import main\n"
+    code = ("import sys\nsys.modules['pygls'] = None\nfrom volfix.cli.commands import main\n"
             "main(['server'], prog_name='volfix')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
@@ -437,7 +437,7 @@ def test_server_without_pygls_fails_with_one_line():
 
 def test_check_and_version_do_not_import_pygls(tmp_path):
     (tmp_path / "a.py").write_text(SOURCE)
-    code = ("import sys\nfrom volfix.cli import main\n"
+    code = ("import sys\nfrom volfix.cli.commands import main\n"
             "for args in (['--version'], ['check', '--no-cache', '-q', sys.argv[1]]):\n"
             "    try:\n        main(args)\n    except SystemExit as e:\n        print('exit', e.code)\n"
             "print(sorted(m for m in ('pygls', 'lsprotocol', 'volfix.lsp') if m in sys.modules))")

@@ -17,7 +17,7 @@ import pytest
 from builders import diag, fix, result
 from conftest import invoke
 from volfix.model import Applicability
-from volfix.registry import rules
+from volfix.rules.registry import rules
 from volfix.reporters.base import ReportContext
 from volfix.reporters.linemap import FileLineMap, LineMap
 from volfix.reporters.migration import render_report

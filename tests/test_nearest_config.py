@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import invoke
-from volfix import config_file
+from volfix.settings import config_file
 
 LEGACY = ("from torch.autograd import Variable\n"
           "a = Variable(x)\n"

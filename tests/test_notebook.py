@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from volfix.config import Config
+from volfix.settings.config import Config
 from volfix.model import Applicability
 from volfix.notebook import (
     MaskError,

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import invoke
-from volfix.config import DEFAULT_CONFIG
+from volfix.settings.config import DEFAULT_CONFIG
 from volfix.notebook import process_notebook
 from volfix.notebook.magics import dedent_cell, indent_cell, mask_magics, unmask_magics
 

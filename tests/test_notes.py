@@ -10,7 +10,7 @@ import pytest
 
 from conftest import invoke
 from volfix import api
-from volfix.config import Config
+from volfix.settings.config import Config
 from volfix.model import Applicability
 from volfix.reporters import text
 from volfix.reporters.base import ReportContext

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from volfix.prefilter import HELPER_HINT, has_async_keyword
-from volfix.registry import all_codes, may_need_analysis, requirements_for
+from volfix.files.prefilter import HELPER_HINT, has_async_keyword
+from volfix.rules.registry import all_codes, may_need_analysis, requirements_for
 
 # Every registered rule, opt-in ones (VF010) included.
 ALL = all_codes()
@@ -140,7 +140,7 @@ def test_only_enabled_rules_count():
 
 
 def test_a_rule_without_a_prefilter_decision_makes_every_file_a_candidate():
-    from volfix.prefilter import TORCH_VARIABLE, compile_prefilter
+    from volfix.files.prefilter import TORCH_VARIABLE, compile_prefilter
 
     assert compile_prefilter([TORCH_VARIABLE, None])(b"x = 1\n")
     assert not compile_prefilter([TORCH_VARIABLE])(b"x = 1\n")
@@ -149,7 +149,7 @@ def test_a_rule_without_a_prefilter_decision_makes_every_file_a_candidate():
 def test_every_registered_rule_declares_what_it_needs():
     # The prefilter is built from the rules: a new rule names its bytes in `NEEDS`, and the
     # names its findings start from in `NAMES` (a parsed file spelling none is not analysed).
-    from volfix.registry import get, tree_words
+    from volfix.rules.registry import get, tree_words
 
     for code in all_codes():
         assert requirements_for(code), code
@@ -159,7 +159,7 @@ def test_every_registered_rule_declares_what_it_needs():
 
 
 def test_a_rule_without_names_makes_every_parsed_file_analysed(monkeypatch):
-    from volfix import registry
+    from volfix.rules import registry
 
     rule = registry.get("VF112")
     monkeypatch.setattr(rule, "NAMES", None)
@@ -197,5 +197,5 @@ def test_async_keyword_scan(data, expected):
 ])
 def test_helper_hint_marks_files_that_may_define_a_helper(text, hint):
     """The project linker reads the other files of the run only when a file may define a
-    helper or a wrapper of `Variable` (`volfix.prefilter.HELPER_HINT`)."""
+    helper or a wrapper of `Variable` (`volfix.files.prefilter.HELPER_HINT`)."""
     assert bool(HELPER_HINT.search(text)) is hint

@@ -1,4 +1,4 @@
-"""Helpers that thread the volatile flag across the files of a run (`volfix.project`, SPEC §2.6)."""
+"""Helpers that thread the volatile flag across the files of a run (`volfix.project.index`, SPEC §2.6)."""
 from __future__ import annotations
 
 import ast
@@ -8,9 +8,9 @@ from typing import Dict
 
 import pytest
 
-from volfix.config import Config
-from volfix.project import module_names
-from volfix.runner import run
+from volfix.settings.config import Config
+from volfix.project.index import module_names
+from volfix.run.runner import run
 
 HELPER = '''\
 import torch
@@ -262,7 +262,7 @@ def refuse(*_args, **_kwargs):
 
 def test_warm_run_takes_the_project_facts_from_the_cache(tmp_path, monkeypatch):
     """Linking analyses every helper file and parses every caller: a warm run must not."""
-    import volfix.project as project
+    import volfix.project.index as project
 
     project_with_cache(tmp_path, monkeypatch)
     cold = summary(run([str(tmp_path)], config=Config(), mode="check"))
@@ -273,7 +273,7 @@ def test_warm_run_takes_the_project_facts_from_the_cache(tmp_path, monkeypatch):
 
 
 def test_an_edited_caller_is_parsed_again_and_the_helper_file_is_not(tmp_path, monkeypatch):
-    import volfix.project as project
+    import volfix.project.index as project
 
     project_with_cache(tmp_path, monkeypatch)
     run([str(tmp_path)], config=Config(), mode="check")
@@ -294,7 +294,7 @@ def test_an_edited_caller_is_parsed_again_and_the_helper_file_is_not(tmp_path, m
 def test_damaged_fact_entries_are_recomputed(tmp_path, monkeypatch):
     project_with_cache(tmp_path, monkeypatch)
     cold = summary(run([str(tmp_path)], config=Config(), mode="check"))
-    from volfix.cache import _checksum
+    from volfix.run.cache import _checksum
 
     damaged = 0
     for entry in (tmp_path / ".volfix_cache").rglob("*.json"):
@@ -309,7 +309,7 @@ def test_damaged_fact_entries_are_recomputed(tmp_path, monkeypatch):
 def test_a_file_that_cannot_name_the_helpers_module_is_not_parsed(tmp_path, monkeypatch):
     """Calling another file's helper needs an import that spells its module: a file that
     only shares the helper's name is skipped without parsing."""
-    import volfix.project as project
+    import volfix.project.index as project
 
     write(tmp_path, {"data.py": HELPER,
                      "main.py": CALLER.format(imports="from data import get_batch", call="get_batch"),

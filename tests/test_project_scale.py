@@ -8,10 +8,10 @@ import textwrap
 from pathlib import Path
 from typing import Dict, List
 
-from volfix.config import Config
-from volfix.discovery import ProjectRoots
-from volfix.project import ModuleTable, module_candidates, module_names, resolve_module
-from volfix.runner import run
+from volfix.settings.config import Config
+from volfix.files.discovery import ProjectRoots
+from volfix.project.index import ModuleTable, module_candidates, module_names, resolve_module
+from volfix.run.runner import run
 
 FILES = [
     "/r/main.py", "/r/utils.py", "/r/utils.pyi", "/r/data/__init__.py", "/r/data/loader.py",
@@ -177,7 +177,7 @@ def diagnostics(results):
 
 
 def test_a_warm_run_on_an_unchanged_tree_links_nothing(tmp_path, monkeypatch):
-    import volfix.project as project
+    import volfix.project.index as project
 
     root = tree(tmp_path / "t")
     monkeypatch.chdir(root)
@@ -211,7 +211,7 @@ def test_the_helper_name_search_finds_a_file_exactly_when_it_spells_a_name():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from volfix.project import _any_word
+    from volfix.project.index import _any_word
 
     word = st.binary(min_size=1, max_size=6).map(lambda b: bytes(97 + c % 4 for c in b))
 

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from strategies import EXACT, FREE, KEEP, MIXED, Program, legacy_programs, legacy_soup, mutated_programs
 
 import volfix
-from volfix import sourcefile
-from volfix.config import DEFAULT_CONFIG
-from volfix.fileproc import process_file
+from volfix.files import sourcefile
+from volfix.settings.config import DEFAULT_CONFIG
+from volfix.run.fileproc import process_file
 from volfix.syntax.document import mask_async
 
 PROPERTIES = settings(

@@ -1,11 +1,11 @@
-"""volfix.py2: naming the Python 2 construct that keeps a file from parsing."""
+"""volfix.syntax.py2: naming the Python 2 construct that keeps a file from parsing."""
 from __future__ import annotations
 
 import time
 
 import pytest
 
-from volfix.py2 import parser_limit_reason, python2_reason, tokens
+from volfix.syntax.py2 import parser_limit_reason, python2_reason, tokens
 
 
 def reason(what: str, line: int) -> str:

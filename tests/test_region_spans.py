@@ -7,7 +7,7 @@ import json
 
 from volfix import api
 from volfix.notebook import process_notebook
-from volfix.config import DEFAULT_CONFIG
+from volfix.settings.config import DEFAULT_CONFIG
 
 SOURCE = """import torch
 from torch.autograd import Variable

@@ -41,7 +41,7 @@ def test_a_chain_too_deep_for_cpython_is_vf001_not_an_error():
 def test_a_long_operator_chain_in_a_notebook_is_fixed():
     import json
 
-    from volfix.config import Config
+    from volfix.settings.config import Config
     from volfix.notebook import process_notebook
 
     chain = " + ".join(["x"] * 1_000)
@@ -78,8 +78,8 @@ def _cpython_compiles(data: bytes) -> bool:
     BOM + b"# coding: utf-8-unix\n", BOM, b"# coding: utf8\n",
 ])
 def test_a_file_is_rewritten_only_if_cpython_reads_its_encoding_header(tmp_path, header):
-    from volfix.config import DEFAULT_CONFIG
-    from volfix.fileproc import process_file
+    from volfix.settings.config import DEFAULT_CONFIG
+    from volfix.run.fileproc import process_file
 
     data = header + LEGACY_BODY
     path = tmp_path / "legacy.py"

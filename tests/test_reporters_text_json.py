@@ -10,7 +10,7 @@ import pytest
 
 from conftest import LEGACY
 from volfix.model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
-from volfix.registry import rules
+from volfix.rules.registry import rules
 from volfix.reporters import FORMATS, get_renderer, iter_findings, json_, text
 from volfix.reporters.base import ReportContext
 

@@ -1,4 +1,4 @@
-"""The review hook of the fix loop (`fix_source(..., review=...)`, `volfix.review`): what a
+"""The review hook of the fix loop (`fix_source(..., review=...)`, `volfix.engine.review`): what a
 proposal holds, that declined fixes are never applied nor proposed twice, and that twins
 of a declined fix are still asked about."""
 from __future__ import annotations
@@ -9,11 +9,11 @@ import json
 import pytest
 
 from volfix import api, fix_source
-from volfix.edits import TextEdit, apply_edits
-from volfix.config import DEFAULT_CONFIG
-from volfix.fileproc import process_file
+from volfix.fixes.edits import TextEdit, apply_edits
+from volfix.settings.config import DEFAULT_CONFIG
+from volfix.run.fileproc import process_file
 from volfix.model import Applicability, Diagnostic, Fix, Location
-from volfix.review import FixProposal, FixReviewer
+from volfix.engine.review import FixProposal, FixReviewer
 
 # A region that adds a line above two identical `async=` keywords.
 SHIFTING = """import torch

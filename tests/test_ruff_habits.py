@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import LEGACY, invoke
-from volfix.config import Config
-from volfix.registry import all_codes, rules
+from volfix.settings.config import Config
+from volfix.rules.registry import all_codes, rules
 
 
 @pytest.fixture

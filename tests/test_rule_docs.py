@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from volfix.registry import rules
+from volfix.rules.registry import rules
 from volfix.rules.base import DOC_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def test_documented_example_is_reported_and_fixed_as_documented(code):
     """The docs are tests: the Example is reported by the rule and `volfix fix --unsafe-fixes`
     (with the rule selected) turns it into exactly the Use instead block."""
     from volfix.api import check_source, fix_source
-    from volfix.config import Config
+    from volfix.settings.config import Config
 
     rule = rules()[code]
     example, use_instead = python_block(rule, "Example"), python_block(rule, "Use instead")
@@ -79,7 +79,7 @@ def test_every_rule_class_is_in_a_module_the_registry_imports():
     import pkgutil
 
     import volfix.rules as package
-    from volfix.registry import rules
+    from volfix.rules.registry import rules
     from volfix.rules.base import Rule
 
     for info in pkgutil.iter_modules(package.__path__):

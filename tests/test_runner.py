@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from volfix import cache as cache_module
-from volfix import runner, scan
-from volfix.cache import CACHE_DIR_NAME
-from volfix.config import Config
+from volfix.run import cache as cache_module
+from volfix.run import runner, scan
+from volfix.run.cache import CACHE_DIR_NAME
+from volfix.settings.config import Config
 from volfix.model import Diagnostic, FileResult, Location
 
 LEGACY = "from torch.autograd import Variable\nx = Variable(t, volatile=True)\n"
@@ -248,7 +248,7 @@ def test_bad_arguments_raise(tree):
 def test_clean_tree_run_does_not_import_libcst_rich_or_the_engine(tree):
     (tree / "pkg" / "legacy.py").write_text(CLEAN)
     (tree / "b_legacy.py").write_text(CLEAN)
-    code = ("import sys; from volfix.config import Config; from volfix.runner import run; "
+    code = ("import sys; from volfix.settings.config import Config; from volfix.run.runner import run; "
             "res = run(['.'], config=Config(), mode='check'); "
             "print(len(res), sorted(m for m in ('libcst', 'rich', 'volfix.engine') "
             "if m in sys.modules))")
@@ -310,7 +310,7 @@ def test_a_scan_during_the_walk_finds_what_a_serial_scan_finds_with_nested_confi
     """Chunks scanned while the walk goes on are tested for the codes of the directories
     walked so far. A deeper configuration enabling another code makes the files scanned
     before it candidates again, as the serial scan (which knows every directory) does."""
-    from volfix.nearest_config import ConfigResolver
+    from volfix.settings.nearest import ConfigResolver
 
     (tree / "volfix.toml").write_text('select = ["VF101"]\n')
     (tree / "a_async.py").write_text("import torch\nx.cuda(async=True)\n")  # VF301: not selected here

@@ -9,7 +9,7 @@ import pytest
 from builders import SARIF_SCHEMA, diag, edit, fix, result, sarif_validator
 from volfix import __version__
 from volfix.model import Applicability
-from volfix.registry import rules
+from volfix.rules.registry import rules
 from volfix.reporters import sarif
 from volfix.reporters.base import ReportContext
 

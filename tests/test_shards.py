@@ -9,8 +9,8 @@ import pytest
 from conftest import invoke
 from test_project_scale import DATA, MAIN, TREE, write
 
-from volfix.discovery import ProjectRoots
-from volfix.shards import parse_shard, select
+from volfix.files.discovery import ProjectRoots
+from volfix.run.shards import parse_shard, select
 
 
 def test_parse_shard():

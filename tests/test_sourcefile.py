@@ -1,4 +1,4 @@
-"""volfix.sourcefile: bytes in, the same bytes out; writes that never corrupt a file."""
+"""volfix.files.sourcefile: bytes in, the same bytes out; writes that never corrupt a file."""
 from __future__ import annotations
 
 import os
@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from volfix import sourcefile
-from volfix.sourcefile import (DecodedSource, FileChangedError, SourceDecodeError, decode_source,
+from volfix.files import sourcefile
+from volfix.files.sourcefile import (DecodedSource, FileChangedError, SourceDecodeError, decode_source,
                                encode_source, read_file, write_file_atomic)
 
 ROUND_TRIP = {
@@ -283,7 +283,7 @@ if sys.argv[2] == "no-preallocation":
     def unsupported(*_args):
         raise OSError(95, "Operation not supported")
     os.posix_fallocate = unsupported
-from volfix.sourcefile import write_file_atomic
+from volfix.files.sourcefile import write_file_atomic
 path = sys.argv[1]
 with open(path, "rb") as handle:
     original = handle.read()
@@ -385,7 +385,7 @@ def test_sigint_at_random_moments_leaves_old_or_new(tmp_path):
     new = b"# new\n" + b"y = 2\n" * 200_000
     script = (
         "import sys\n"
-        "from volfix.sourcefile import write_file_atomic\n"
+        "from volfix.files.sourcefile import write_file_atomic\n"
         "path, old, new = sys.argv[1], open(sys.argv[2], 'rb').read(), open(sys.argv[3], 'rb').read()\n"
         "print('ready', flush=True)\n"
         "while True:\n"

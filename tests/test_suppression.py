@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from builders import at, diag
 from volfix.model import Applicability, Location
-from volfix.registry import rules
+from volfix.rules.registry import rules
 from volfix.rules.base import DOC_SECTIONS
-from volfix.suppression import apply_suppressions
+from volfix.settings.suppression import apply_suppressions
 
 CALL = "Variable(x, volatile=True)"
 

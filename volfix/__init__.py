@@ -1,7 +1,7 @@
 """volfix: find and fix PyTorch code written for the `volatile` era."""
 from ._version import __version__
 from .api import check_paths, check_source, fix_source
-from .config import Config, VolfixConfigError
+from .settings.config import Config, VolfixConfigError
 from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
 __all__ = [

@@ -5,20 +5,20 @@
     check_paths(paths, config=..., mode=...)               -> list[FileResult]
 
 `fix_source` and `check_paths` take `review=`: a callback asked about each fix before it
-is applied (`volfix.review.FixProposal` in, True to apply it), as `volfix fix --interactive`
+is applied (`volfix.engine.review.FixProposal` in, True to apply it), as `volfix fix --interactive`
 does.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Tuple, Union
 
-from .config import DEFAULT_CONFIG, Config
+from .settings.config import DEFAULT_CONFIG, Config
 from .model import FileResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .nearest_config import ConfigResolver
-    from .review import ReviewCallback
-    from .runner import RunStats
+    from .settings.nearest import ConfigResolver
+    from .engine.review import ReviewCallback
+    from .run.runner import RunStats
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
@@ -61,18 +61,18 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     order, and each fix is applied only if `review(proposal)` returns True; a file is
     written once all its fixes are answered.
 
-    `stats`, a `volfix.runner.RunStats()`, is filled with what the run did (files walked;
+    `stats`, a `volfix.run.runner.RunStats()`, is filled with what the run did (files walked;
     candidates: the others were ruled out by the bytes prefilter and never parsed).
 
     `config` applies to every file, unless `configs` gives each file its own:
-    `configs=ConfigResolver(config)` (from `volfix.nearest_config`) reads the nearest
+    `configs=ConfigResolver(config)` (from `volfix.settings.nearest`) reads the nearest
     `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
     and uses `config` where there is none. `shard=(K, N)`: only the projects that fall to the
-    K-th of N parts (`volfix.shards`).
+    K-th of N parts (`volfix.run.shards`).
 
     `with_fixes=True` (check mode) also computes every fix's edits, as `check_source` does:
     the text `volfix fix` writes for that fix alone, clean-up included (for JSON and SARIF)."""
-    from . import runner
+    from .run import runner
 
     cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
     unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes

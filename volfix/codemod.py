@@ -24,8 +24,8 @@ from typing import Optional, Sequence
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from .config import Config
-from .config_file import load_config, merge_cli
+from .settings.config import Config
+from .settings.config_file import load_config, merge_cli
 from .engine import fix_text
 
 

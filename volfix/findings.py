@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import FrozenSet, List, Optional, Tuple
 
-from .edits import TextEdit
+from .fixes.edits import TextEdit
 from .model import Applicability
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE

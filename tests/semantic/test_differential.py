@@ -29,9 +29,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from volfix import runner  # noqa: E402
+from volfix.run import runner  # noqa: E402
 from volfix.api import fix_source  # noqa: E402
-from volfix.config import Config  # noqa: E402
+from volfix.settings.config import Config  # noqa: E402
 from volfix.syntax.async_keywords import mask_async  # noqa: E402
 
 from harness import (  # noqa: E402

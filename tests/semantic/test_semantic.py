@@ -29,7 +29,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from volfix.api import check_paths, check_source, fix_source  # noqa: E402
-from volfix.config import Config  # noqa: E402
+from volfix.settings.config import Config  # noqa: E402
 
 from harness import (  # noqa: E402
     EXAMPLES, PACKAGE, Outcome, assert_same, legacy_names_in, run_package, run_program,
@@ -458,7 +458,7 @@ FINDING = re.compile(r"^(?P<path>\S[^:]*):(?P<row>\d+):(?P<col>\d+): (?P<code>VF
 def cli(*args: str):
     from click.testing import CliRunner
 
-    from volfix.cli import main
+    from volfix.cli.commands import main
 
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
@@ -590,7 +590,7 @@ def package_runs(tmp_path_factory) -> PackageRuns:
 
 
 def run_volfix(directory: Path, mode: str):
-    from volfix import runner
+    from volfix.run import runner
 
     return runner.run([str(directory)], config=Config(), mode=mode, unsafe_fixes=True,
                       use_cache=False)

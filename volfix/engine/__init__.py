@@ -3,7 +3,7 @@
     check_text(source, path=..., config=...)                  -> FileResult
     fix_text(source, path=..., config=..., unsafe_fixes=...)  -> FileResult
 
-It never prints and never touches files (`volfix.fileproc` reads and writes them; notebooks are
+It never prints and never touches files (`volfix.run.fileproc` reads and writes them; notebooks are
 handled by `volfix.notebook`, which uses this package on their joined cells). One bad text
 becomes a VF001/VF002 diagnostic, not an exception.
 """
@@ -14,8 +14,8 @@ import os
 from dataclasses import replace
 from typing import Optional, Union
 
-from ..config import Config
-from ..deep import call_deep
+from ..settings.config import Config
+from ..syntax.deep import call_deep
 from ..model import FileResult
 from .analyse import Options, analyse, may_have_findings, suppression_only
 from .fixing import Review, fix_loop, with_fix_edits
@@ -81,7 +81,7 @@ def decode(source: Union[str, bytes]):
 
     if isinstance(source, str):
         return (source[1:] if source.startswith("\ufeff") else source), None
-    from .. import sourcefile
+    from ..files import sourcefile
 
     try:
         return sourcefile.decode_source(source).text, None

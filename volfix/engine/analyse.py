@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from .. import registry
+from ..rules import registry
 from ..findings import Finding, FixPlan
 from ..flow.helper_calls import HELPER_CALL, callee_names
 from ..model import Applicability, Diagnostic, Fix, Location
@@ -279,7 +279,7 @@ def _sentence(text: str) -> str:
 def parse_diagnostic(text: str, error: ParseError) -> Diagnostic:
     message = error.message
     if error.code == "VF001":
-        from ..py2 import python2_reason
+        from ..syntax.py2 import python2_reason
 
         reason = python2_reason(text) if error.part is None else None
         what = "File" if error.part is None else "Cell"  # a notebook's cell: the others are checked
@@ -302,7 +302,7 @@ def finish(text: str, diagnostics: List[Diagnostic], groups: List[FixGroup], opt
     groups = [g for g in groups if all(id(d) in kept for d in g.diagnostics)]
     for d in unused:  # VF010: stale suppression comments, fixed like any other finding
         if d.fix is not None:
-            from ..edits import TextEdit
+            from ..fixes.edits import TextEdit
             from ..syntax.positions import SourceText
 
             src = doc.src if doc is not None else SourceText(text)
@@ -322,14 +322,14 @@ def apply_suppressions(diagnostics: List[Diagnostic], text: str, enabled) -> Tup
     lowered = text.lower()
     if "noqa" not in lowered and "volfix" not in lowered:
         return diagnostics, []  # no suppression comment can exist: skip tokenizing
-    from ..suppression import apply_suppressions as apply
+    from ..settings.suppression import apply_suppressions as apply
 
     kept, unused = apply(diagnostics, text)
     return list(kept), [d for d in unused if d.code in enabled]
 
 
 def may_have_findings(text: str, enabled: frozenset, links) -> bool:
-    """The bytes prefilter the runner uses (`volfix.prefilter`): can any enabled rule fire?
+    """The bytes prefilter the runner uses (`volfix.files.prefilter`): can any enabled rule fire?
     Texts that fail it are not parsed (so VF001 is reported only for texts that could hold
     legacy code)."""
     if links is not None and links.helpers:

@@ -13,9 +13,9 @@ import bisect
 import dataclasses
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from ..edits import TextEdit, apply_edits, diff_edits, select_compatible
+from ..fixes.edits import TextEdit, apply_edits, diff_edits, select_compatible
 from ..model import Applicability, Diagnostic
-from ..review import FixReviewer, ReviewCallback
+from .review import FixReviewer, ReviewCallback
 from ..syntax import big_files
 from ..syntax.document import PARSE_ERRORS, Document, mask_async, parse_document
 from ..syntax.positions import line_breaks, physical_lines

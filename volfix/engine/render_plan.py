@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import TextEdit
+from ..fixes.edits import TextEdit
 from ..findings import FixPlan
 from ..syntax.document import Document
 

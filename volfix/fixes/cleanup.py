@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Callable, List, Optional, Set
 
-from ..edits import TextEdit
+from .edits import TextEdit
 from ..flow.defuse import ENTRY, Graph, declared
 from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm

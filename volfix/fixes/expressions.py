@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 from ..flow.defuse import flag_test
 from ..syntax.names import function_params
 from ..syntax.index import ModuleIndex
-from ..edits import TextEdit
+from .edits import TextEdit
 
 SIMPLE_EXPRS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List,
                 ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,

@@ -15,7 +15,7 @@ import ast
 import re
 from typing import List, Optional, Set, Tuple
 
-from ..edits import TextEdit
+from .edits import TextEdit
 from ..syntax.positions import SourceText
 
 _VARIABLE_MODULES = ("torch.autograd", "torch.autograd.variable")

@@ -15,7 +15,7 @@ import re
 import tokenize
 from typing import List, Optional, Tuple
 
-from ..edits import TextEdit
+from .edits import TextEdit
 from ..syntax.positions import SourceText
 
 _OPEN, _CLOSE = "([{", ")]}"

@@ -19,7 +19,7 @@ from typing import List
 
 import libcst as cst
 
-from ..edits import TextEdit, apply_edits
+from .edits import TextEdit, apply_edits
 from ..findings import FixPlan, RegionPlan
 from ..syntax.positions import physical_lines
 

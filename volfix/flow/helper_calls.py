@@ -1,4 +1,4 @@
-"""Calls of helpers defined in other files of the project (`volfix.project`).
+"""Calls of helpers defined in other files of the project (`volfix.project.index`).
 
 A call passing a true flag is a volatile source where it is (VF101 there); a runtime flag is a
 grad-mode source (VF103); a call passing its own function's parameter on makes that function
@@ -19,7 +19,7 @@ HELPER_CALL = "helper-call"
 @dataclass
 class HelperCall:
     call: ast.Call
-    sig: object  # volfix.project.HelperSignature
+    sig: object  # volfix.project.index.HelperSignature
     name: str  # the helper's name as shown: `get_batch()`
     where: str  # "data.py:5"
     arg: Optional[ast.AST]  # what the call passes for the flag (None: a literal true)

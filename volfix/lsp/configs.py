@@ -14,8 +14,8 @@ from typing import Dict, Optional, Tuple
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
-from ..config import Config
-from ..config_file import PYPROJECT, VOLFIX_TOML, load_config
+from ..settings.config import Config
+from ..settings.config_file import PYPROJECT, VOLFIX_TOML, load_config
 
 CONFIG_FILE_NAMES = (PYPROJECT, VOLFIX_TOML)
 

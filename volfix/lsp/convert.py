@@ -8,7 +8,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
 
-from .. import registry
+from ..rules import registry
 from ..model import Applicability, Diagnostic, Edit
 from .positions import LineIndex, changed_lines
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from .. import notebook
-from ..config import Config
+from ..settings.config import Config
 from ..model import Diagnostic, FileResult
 
 MARKUP, CODE = 1, 2  # lsprotocol's NotebookCellKind values

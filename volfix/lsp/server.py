@@ -32,7 +32,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from .. import api
 from .._version import __version__
-from ..config import VolfixConfigError
+from ..settings.config import VolfixConfigError
 from ..model import Applicability, Diagnostic
 from . import convert
 from .configs import ConfigCache, is_config_file, uri_to_path

@@ -19,12 +19,12 @@ import dataclasses
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
-from ..config import Config
+from ..settings.config import Config
 from ..engine import options_for
 from ..engine.analyse import analyse
 from ..engine.fixing import Review, compiles, fix_loop, with_fix_edits
 from ..model import Diagnostic, Edit, FileResult, Location
-from ..review import FixProposal
+from ..engine.review import FixProposal
 from ..syntax.document import Document, join_cells, parse_joined, split_cells
 from .jsonfile import NotebookError, RawNotebook, changes_only_sources, parse_notebook, splice_sources
 from .magics import MaskedCell, MaskError, mask_magics, unmask_magics
@@ -43,7 +43,7 @@ def is_python_notebook(metadata: dict) -> bool:
 
 
 def unreadable_diagnostic(exc: NotebookError) -> Diagnostic:
-    from .. import registry
+    from ..rules import registry
 
     return Diagnostic(code="VF002", message=f"{registry.get('VF002').MESSAGE}: {exc}",
                       location=exc.location, end_location=exc.location)
@@ -155,7 +155,7 @@ def process_notebook(data: bytes, *, path: str, config: Config, mode: str = "che
     """
     if mode not in ("check", "fix", "diff"):
         raise ValueError(f"unknown mode {mode!r}")
-    from ..deep import call_deep
+    from ..syntax.deep import call_deep
 
     return call_deep(lambda: _process_notebook(data, path=path, config=config, mode=mode, unsafe_fixes=unsafe_fixes,
                                                with_fixes=with_fixes, review=review, links=links))

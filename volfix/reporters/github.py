@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple
 
-from ..baseline import relative_path
+from ..settings.baseline import relative_path
 from ..model import Applicability, Diagnostic, FileResult
 from .base import ReportContext
 from .notes import is_safe_with_legacy_semantics, message_with_note
@@ -125,7 +125,7 @@ class _Tally:
 
 
 def _code_table(per_code: Counter) -> List[str]:
-    from ..registry import rules
+    from ..rules.registry import rules
 
     if not per_code:
         return []

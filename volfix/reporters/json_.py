@@ -37,7 +37,7 @@ def _filename(path: str) -> str:
 
 
 def _url(code: str) -> Optional[str]:
-    from ..registry import rules
+    from ..rules.registry import rules
 
     rule = rules().get(code)
     return rule.url() if rule else None

@@ -15,7 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
-from ..baseline import relative_path
+from ..settings.baseline import relative_path
 from ..model import Diagnostic, FileResult
 from .base import ReportContext
 from .notes import display_note

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from ..baseline import relative_path
+from ..settings.baseline import relative_path
 from ..model import Applicability, Diagnostic, FileResult
 from .base import ReportContext
 from .linemap import FileLineMap
@@ -204,7 +204,7 @@ def _row(*cells: str) -> str:
 
 
 def _rule(code: str) -> str:
-    from ..registry import rules
+    from ..rules.registry import rules
 
     cls = rules().get(code)
     return f"[{code}]({cls.url()})" if cls else code

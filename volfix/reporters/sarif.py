@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Sequence
 from urllib.parse import quote
 
 from .._version import __version__
-from ..baseline import normalize_snippet, relative_path
+from ..settings.baseline import normalize_snippet, relative_path
 from ..model import Diagnostic, Edit, FileResult, Fix
 from .base import ReportContext
 from .notes import message_with_note
@@ -52,7 +52,7 @@ def render(results: Sequence[FileResult], ctx: ReportContext) -> str:
 
 def sarif_log(results: Sequence[FileResult], ctx: ReportContext) -> Dict[str, Any]:
     """The SARIF log as a JSON-ready dict."""
-    from ..registry import rules
+    from ..rules.registry import rules
 
     rule_classes = rules()
     index = {code: i for i, code in enumerate(rule_classes)}

@@ -325,7 +325,7 @@ def render_errors(results: List[FileResult], debug: bool = False) -> str:
 def statistics(results: List[FileResult], ctx: ReportContext) -> List[dict]:
     """Per-code counts, most frequent first: code, name, count, fixable (every finding's fix
     applies with this run's settings, as ruff's `[*]`), fixable_count (how many do)."""
-    from ..registry import rules
+    from ..rules.registry import rules
 
     known = rules()
     counts: Counter = Counter()
@@ -365,7 +365,7 @@ def render_statistics(results: List[FileResult], ctx: ReportContext) -> str:
 
 def render_fixes(results: List[FileResult], ctx: ReportContext) -> str:
     """What was fixed (fix), would be fixed (diff) or can be fixed (check), per file and code."""
-    from ..registry import rules
+    from ..rules.registry import rules
 
     known = rules()
     per_file: List[Tuple[str, Counter]] = []

@@ -66,7 +66,7 @@ class Rule:
     FIX_TITLE: ClassVar[str] = ""
     # Rules off by default run only when selected by their own code (or a prefix like "VF01").
     DEFAULT_ENABLED: ClassVar[bool] = True
-    # What a file's bytes must contain for the rule to fire (`volfix.prefilter`); None: any
+    # What a file's bytes must contain for the rule to fire (`volfix.files.prefilter`); None: any
     # file may need it (then no file is skipped).
     NEEDS: ClassVar[Optional[object]] = None
     # What a parsed file must spell for the rule to fire: NAMES as an identifier, attribute,

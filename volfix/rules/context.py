@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional
 
-from ..edits import TextEdit
+from ..fixes.edits import TextEdit
 from ..fixes.expressions import Expressions
 from ..findings import Finding, Flag, Source
 from ..findings import FixPlan

@@ -13,7 +13,7 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from ..edits import TextEdit
+from ..fixes.edits import TextEdit
 from ..flow.calls import splat_entries
 from ..flow.grad_mode import literal_truth
 from ..syntax import names as nm

@@ -1,5 +1,5 @@
 """VF001: a file that cannot be parsed as Python 3 (reported by the engine)."""
-from .. import prefilter
+from ..files import prefilter
 from .base import Rule
 
 

@@ -1,5 +1,5 @@
 """VF002: a file that cannot be read or decoded (reported by the engine)."""
-from .. import prefilter
+from ..files import prefilter
 from .base import Rule
 
 

@@ -1,5 +1,5 @@
-"""VF010: suppression comments that suppress nothing (reported by volfix.suppression)."""
-from .. import prefilter
+"""VF010: suppression comments that suppress nothing (reported by volfix.settings.suppression)."""
+from ..files import prefilter
 from ..model import Applicability
 from .base import Rule
 

@@ -1,5 +1,5 @@
 """VF101: `Variable(x, volatile=True)`."""
-from .. import prefilter
+from ..files import prefilter
 from ..model import Applicability
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on

@@ -1,5 +1,5 @@
 """VF102: `Variable(x, volatile=False)`."""
-from .. import prefilter
+from ..files import prefilter
 from ..model import Applicability
 from .base import VARIABLE_CALL, Rule, on
 from .variable_calls import unwrap

@@ -1,7 +1,7 @@
 """VF103: `Variable(x, volatile=<flag>)`, a flag known only at run time."""
 import ast
 
-from .. import prefilter
+from ..files import prefilter
 from ..model import Applicability
 from ..findings import Flag
 from ..flow.helper_calls import HELPER_CALL

@@ -2,8 +2,8 @@
 import ast
 from typing import Dict, List, Optional, Set, Tuple
 
-from .. import prefilter
-from ..edits import TextEdit
+from ..files import prefilter
+from ..fixes.edits import TextEdit
 from ..flow.calls import argument_for, bound_positional, call_sites, parameter_defaults
 from ..model import Applicability
 from .base import Rule

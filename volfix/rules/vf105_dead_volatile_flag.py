@@ -3,7 +3,7 @@ import ast
 import builtins
 from typing import List, Optional
 
-from .. import prefilter
+from ..files import prefilter
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, call_sites
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability

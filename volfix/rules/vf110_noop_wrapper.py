@@ -2,7 +2,7 @@
 import ast
 from typing import Optional
 
-from .. import prefilter
+from ..files import prefilter
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
 from .base import VARIABLE_CALL, Rule, on

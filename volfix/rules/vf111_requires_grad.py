@@ -1,7 +1,7 @@
 """VF111: `Variable(x, requires_grad=True)`."""
 import ast
 
-from .. import prefilter
+from ..files import prefilter
 from ..flow.calls import argument_for, call_sites
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability

@@ -2,9 +2,9 @@
 import ast
 from typing import Optional
 
-from .. import prefilter
+from ..files import prefilter
 from ..model import Applicability
-from ..edits import TextEdit
+from ..fixes.edits import TextEdit
 from .base import Rule, on
 
 

@@ -1,8 +1,8 @@
 """VF201: reading `x.volatile`."""
 import ast
 
-from .. import prefilter
-from ..edits import TextEdit
+from ..files import prefilter
+from ..fixes.edits import TextEdit
 from ..model import Applicability
 from .base import Rule, on
 from .volatile_attributes import is_tensor_attribute

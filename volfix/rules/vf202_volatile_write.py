@@ -1,7 +1,7 @@
 """VF202: assigning `x.volatile = ...`."""
 import ast
 
-from .. import prefilter
+from ..files import prefilter
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
 from .base import Rule, on

@@ -1,7 +1,7 @@
 """VF203: `getattr(x, "volatile")` and `volatile` keys passed on as `**kwargs`."""
 import ast
 
-from .. import prefilter
+from ..files import prefilter
 from .base import Rule, on
 
 _NOTE_KWARGS = "no fix: a `volatile` key passed on as keyword arguments"

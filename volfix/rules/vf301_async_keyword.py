@@ -1,6 +1,6 @@
 """VF301: `async=` keyword arguments (found before parsing, `volfix.syntax.async_keywords`)."""
-from .. import prefilter
-from ..edits import TextEdit
+from ..files import prefilter
+from ..fixes.edits import TextEdit
 from ..model import Applicability
 from ..syntax.async_keywords import PLACEHOLDER
 from .base import MODULE, Rule, on

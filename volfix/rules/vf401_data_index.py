@@ -3,8 +3,8 @@ import ast
 import re
 from typing import Optional, Set
 
-from .. import prefilter
-from ..edits import TextEdit
+from ..files import prefilter
+from ..fixes.edits import TextEdit
 from ..model import Applicability
 from ..syntax import names as nm
 from .base import Rule, on

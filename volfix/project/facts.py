@@ -1,9 +1,9 @@
-"""What the project index learns about one file, cached by the file's content (`volfix.project`).
+"""What the project index learns about one file, cached by the file's content (`volfix.project.index`).
 
 Linking a project costs a full analysis of every file that may define a helper and a parse of
 every file that may call one: on a 700-file legacy tree, more than the per-file analyses
 themselves. Both are facts about one file's bytes, so both are stored in the result cache
-(`volfix.cache`) next to the results, and a warm run, or a pre-commit run that changed two
+(`volfix.run.cache`) next to the results, and a warm run, or a pre-commit run that changed two
 files, recomputes only what changed:
 
 - a file's **helpers** depend on its bytes alone;
@@ -22,7 +22,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .syntax.names import LOCAL, ModuleNames
+from ..syntax.names import LOCAL, ModuleNames
 
 FACTS_FORMAT = 1  # bump when an entry's layout changes
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .config import VolfixConfigError
-from .model import Diagnostic, FileResult
+from ..model import Diagnostic, FileResult
 
 BASELINE_VERSION = 1
 

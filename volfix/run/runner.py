@@ -9,8 +9,8 @@ handed to `fileproc.process_file` (which decodes, parses, analyses and, in fix m
   finding (SPEC §8; VF001 is reported only for candidates, see `prefilter`), so the result
   list holds the candidates only; `RunStats` says how many files were walked.
 - **Parallelism.** On Linux, work that writes nothing runs in forked workers
-  (`volfix.forked`: a fork costs ~1 ms, a `ProcessPoolExecutor` ~35 ms): the scan of a
-  large tree (`volfix.scan`: read + prefilter, in chunks handed out while the walk lists
+  (`volfix.run.forked`: a fork costs ~1 ms, a `ProcessPoolExecutor` ~35 ms): the scan of a
+  large tree (`volfix.run.scan`: read + prefilter, in chunks handed out while the walk lists
   the next directories), the project's facts, and a check's analysis of the candidates
   (`PARALLEL_FORK_MIN_LINES`). The engine is imported in a thread while the scan workers
   run, so the analysis workers forked next inherit it. A fix's analysis writes files: it uses a
@@ -43,14 +43,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import forked, scan
-from .discovery import display_path
-from .config import Config
-from .model import FileResult
-from .prefilter import HELPER_HINT
-from .nearest_config import ConfigResolver
+from ..files.discovery import display_path
+from ..settings.config import Config
+from ..model import FileResult
+from ..files.prefilter import HELPER_HINT
+from ..settings.nearest import ConfigResolver
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .review import ReviewCallback
+    from ..engine.review import ReviewCallback
 
 MODES = ("check", "fix", "diff")
 # A process pool costs a fork per worker and a pickle per result: use one only when the
@@ -108,15 +108,15 @@ def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fix
     `progress(done, total)` is called from this thread as files are done. `configs` gives
     each file its own settings (the nearest configuration file, `nearest_config`); without
     it, `config` applies to every file. `_process` replaces `fileproc.process_file` (tests);
-    it must be picklable for the process pool. `review` (fix/diff mode, `volfix.review`):
+    it must be picklable for the process pool. `review` (fix/diff mode, `volfix.engine.review`):
     files are analysed in this process one at a time, in path order, each fix applied only
     when `review` accepts it.
 
     KeyboardInterrupt (Ctrl-C) stops the run: the workers finish the writes under way and
-    start no other (`volfix.workers`), and the exception propagates.
+    start no other (`volfix.run.workers`), and the exception propagates.
 
     `shard=(K, N)`: only the files of the projects that fall to the K-th of N parts
-    (`volfix.shards`).
+    (`volfix.run.shards`).
     """
     return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
@@ -132,7 +132,7 @@ def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
                    with_fixes: bool = False,
                    shard: Optional[Tuple[int, int]] = None) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
-    from . import discovery
+    from ..files import discovery
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -267,7 +267,7 @@ def _merged(first: FileResult, second: FileResult) -> FileResult:
 
 def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
           config: Config, cache=None, workers: int = 1) -> Dict[str, object]:
-    """Links between the files of each project (`volfix.project`): helpers threading the
+    """Links between the files of each project (`volfix.project.index`): helpers threading the
     volatile flag and their callers in other files, star imports of project modules. A caller
     that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
     run holds only some files of a project (pre-commit passes the changed ones), its other
@@ -276,7 +276,7 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
     Each file belongs to its nearest project root (`discovery.ProjectRoots`), and helpers
     link inside one project only: a folder of 30 repositories is 30 small indexes, linked by
     the workers side by side when there are enough of them."""
-    from . import discovery
+    from ..files import discovery
 
     roots = discovery.ProjectRoots()
     hinted = {path for path, data in candidates
@@ -305,7 +305,7 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
             groups.append((members, others))
     if not groups:
         return {}
-    from . import project  # only now: most runs link nothing
+    from ..project import index as project  # only now: most runs link nothing
 
     known = dict(candidates)
     shown = _DisplayPaths(os.getcwd())
@@ -455,7 +455,7 @@ def _pool_context():
 
 def _run_forked(tasks: List[_Task], options: Dict, workers: int, process: Optional[ProcessFn],
                 finished: Callable[[_Task, FileResult], None]) -> None:
-    """Check `tasks` in `workers` forked processes (`volfix.forked`), largest first, so that
+    """Check `tasks` in `workers` forked processes (`volfix.run.forked`), largest first, so that
     one big file does not finish last on otherwise idle workers."""
     if process is None:
         scan.import_engine()
@@ -473,7 +473,7 @@ def _run_pool(tasks: List[_Task], options: Dict, workers: int, process: Optional
               finished: Callable[[_Task, FileResult], None]) -> None:
     """Analyse `tasks` in `workers` processes of a `StoppablePool`. An exception here
     (KeyboardInterrupt from Ctrl-C, or one raised by `finished`) stops the pool: see
-    `volfix.workers`."""
+    `volfix.run.workers`."""
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 

@@ -32,7 +32,7 @@ there must not lose the regions that callers in unchanged files need.
 
 Linking stays linear in the project's size: a module name is looked up among the few files it
 can name (`module_candidates`, `ModuleTable`) instead of asking every file for its names; the
-per-file facts (helpers, calls, star imports) are cached by content (`volfix.project_facts`),
+per-file facts (helpers, calls, star imports) are cached by content (`volfix.project.facts`),
 and so is the whole project's result, under a digest of its files (`build_incrementally`): a
 warm run over an unchanged project links nothing.
 """
@@ -44,12 +44,12 @@ import os
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
-from .flow.grad_mode import covered as grad_covered
-from .prefilter import HELPER_HINT
-from .project_facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
-from .syntax import names as nm
-from .syntax.document import Document, parse_document
+from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
+from ..flow.grad_mode import covered as grad_covered
+from ..files.prefilter import HELPER_HINT
+from .facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
+from ..syntax import names as nm
+from ..syntax.document import Document, parse_document
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
@@ -63,8 +63,8 @@ Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
 class ProjectIndex:
     """Helpers and callers across the files of a project.
 
-    `cache` (a `volfix.cache.ResultCache`) keeps each file's facts between runs
-    (`volfix.project_facts`); `mapper(fn, items)` runs `fn` over the items, in worker
+    `cache` (a `volfix.run.cache.ResultCache`) keeps each file's facts between runs
+    (`volfix.project.facts`); `mapper(fn, items)` runs `fn` over the items, in worker
     processes when the runner has them (the facts of each file are independent)."""
 
     def __init__(self, run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
@@ -314,8 +314,8 @@ class ProjectIndex:
 
 def _notebook_document(raw: bytes) -> Optional[Document]:
     """A notebook's code cells, joined and parsed as the engine sees them."""
-    from .notebook.jsonfile import NotebookError, parse_notebook
-    from .notebook.run import Cells
+    from ..notebook.jsonfile import NotebookError, parse_notebook
+    from ..notebook.run import Cells
 
     try:
         cells = Cells(parse_notebook(raw))
@@ -342,7 +342,7 @@ def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
     that is not a comment spells it): those modules must keep binding it."""
     if raw is None or b"import" not in raw or b"Variable" not in raw:
         return []
-    from .notebook.jsonfile import NotebookError, parse_notebook
+    from ..notebook.jsonfile import NotebookError, parse_notebook
 
     try:
         nb = parse_notebook(raw)
@@ -355,7 +355,7 @@ def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
 
 
 def _document(raw: bytes) -> Optional[Document]:
-    from . import sourcefile
+    from ..files import sourcefile
 
     try:
         parsed = parse_document(sourcefile.decode_source(raw).text)
@@ -379,7 +379,7 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
     doc = _document(raw)
     if doc is None:
         return [], None
-    from .engine.analyse import Options, detect
+    from ..engine.analyse import Options, detect
 
     try:
         ctx = detect(doc, Options(frozenset()))

@@ -1,8 +1,8 @@
 """The scan: which files of a run may hold a finding, decided from their bytes (SPEC §8).
 
 Most files of a modern tree never mention `volatile`, `Variable` or `async=`: reading the
-bytes and the prefilter's C-level scans (`volfix.prefilter`) are the whole cost of a clean
-run. From `PARALLEL_SCAN_MIN_FILES` files on (Linux), forked workers (`volfix.forked`) scan
+bytes and the prefilter's C-level scans (`volfix.files.prefilter`) are the whole cost of a clean
+run. From `PARALLEL_SCAN_MIN_FILES` files on (Linux), forked workers (`volfix.run.forked`) scan
 chunks of the files while the directory walk lists the next ones, and this process imports
 the engine in a thread as soon as a candidate turns up, so that the analysis workers it
 forks next inherit it. Elsewhere, and for fewer files, the scan runs here.
@@ -16,7 +16,7 @@ import threading
 from typing import FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import forked
-from .nearest_config import ConfigResolver
+from ..settings.nearest import ConfigResolver
 
 # Scanning (read + prefilter) is spread over processes from this many files on: below it,
 # forking costs more than it saves.
@@ -104,7 +104,7 @@ def _enabled_growing(chunk: List[str], configs: ConfigResolver, enabled: FrozenS
 def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool = False) -> list:
     """The candidates among `files` (with their bytes if `keep_data`, else their paths only,
     cheaper to send back from a worker)."""
-    from .registry import prefilter
+    from ..rules.registry import prefilter
 
     may_need = prefilter(enabled)
     out = []
@@ -118,7 +118,7 @@ def _scan_chunk(files: Sequence[str], enabled: FrozenSet[str], keep_data: bool =
 def import_engine() -> None:
     """What analysing a file imports: here once, inherited by the workers forked after."""
     from . import fileproc  # noqa: F401
-    from .fixes import planner  # noqa: F401 - the engine imports it at its first detection
+    from ..fixes import planner  # noqa: F401 - the engine imports it at its first detection
 
 
 def _enabled_anywhere(files: List[str], configs: ConfigResolver) -> FrozenSet[str]:

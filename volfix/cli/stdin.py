@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 from typing import Optional, Tuple
 
-from .config import Config
-from .model import FileResult
+from ..settings.config import Config
+from ..model import FileResult
 
 DEFAULT_NAME = "<stdin>"
 
@@ -49,11 +49,11 @@ def process_stdin(data: bytes, *, name: Optional[str], config: Config, mode: str
     Returns the result and the bytes `volfix fix -` writes to stdout (the input when
     nothing changed). `config` is the file's own configuration (per-file ignores resolved).
     """
-    from . import api
+    from .. import api
 
     path = name or DEFAULT_NAME
     if is_notebook_name(name):
-        from .notebook import process_notebook
+        from ..notebook import process_notebook
 
         result, new_bytes = process_notebook(data, path=path, config=config, mode=mode,
                                              unsafe_fixes=config.unsafe_fixes,

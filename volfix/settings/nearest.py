@@ -93,7 +93,7 @@ class ConfigResolver:
         config = self.for_directory(directory, names)
         matcher = self._excluders.get(id(config))
         if matcher is None:
-            from .discovery import ExcludeMatcher
+            from ..files.discovery import ExcludeMatcher
 
             matcher = ExcludeMatcher(config.exclude + config.extend_exclude, config_root(config))
             self._excluders[id(config)] = matcher

@@ -200,7 +200,7 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 def enclosing_project(paths: Sequence[str]) -> Optional[str]:
     """The nearest directory above the first path that holds a project marker (the project
-    whose files `volfix.project` links), or None."""
+    whose files `volfix.project.index` links), or None."""
     if not paths:
         return None
     return ProjectRoots().root_of(paths[0])
@@ -210,7 +210,7 @@ class ProjectRoots:
     """Which project each file belongs to: the nearest directory above it holding a project
     marker (`pyproject.toml`, `setup.py`, `setup.cfg` or `.git`), or None. A folder of
     repositories under one git root is as many projects as it holds repositories: the
-    project index (`volfix.project`) links helpers inside one project only. Each directory
+    project index (`volfix.project.index`) links helpers inside one project only. Each directory
     is looked at once."""
 
     def __init__(self) -> None:

@@ -14,7 +14,7 @@ a fix (no-op self-assignments it created, a `Variable` import it made unused) be
 fix: it is part of the proposal's `after`, and the text written is exactly the last `after`
 accepted.
 
-Nothing here prints: the CLI (`volfix.interactive`) shows proposals and reads answers.
+Nothing here prints: the CLI (`volfix.cli.interactive`) shows proposals and reads answers.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .model import Applicability, Diagnostic, Location
+from ..model import Applicability, Diagnostic, Location
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # Python's line breaks, as the engine counts rows
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, List, Optional
 
 import click
 
-from .model import FileResult
-from .reporters import get_renderer, is_human_format
-from .reporters.base import ReportContext
+from ..model import FileResult
+from ..reporters import get_renderer, is_human_format
+from ..reporters.base import ReportContext
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cli import Options
+    from .commands import Options
 
 
 class OutputFileError(click.ClickException):
@@ -47,7 +47,7 @@ def prepare_outputs(opts: "Options") -> None:
         if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
             raise OutputFileError(f"{option} {path}: not writable")
     if opts.baseline:
-        from .baseline import load_baseline
+        from ..settings.baseline import load_baseline
 
         load_baseline(opts.baseline)  # raises VolfixConfigError naming the file
 
@@ -110,7 +110,7 @@ def report_context(opts: "Options", root: str, unsafe_fixes: bool, legacy_semant
 
 def emit(opts: "Options", results: List[FileResult], ctx: ReportContext, *, stdin_fix: bool) -> None:
     """Findings to stdout (stderr when stdout carries fixed source), the rest to stderr."""
-    from .reporters import text
+    from ..reporters import text
 
     err_ctx = dataclasses.replace(ctx, color=use_color(opts.color, sys.stderr),
                                   width=terminal_width(sys.stderr))
@@ -129,7 +129,7 @@ def emit(opts: "Options", results: List[FileResult], ctx: ReportContext, *, stdi
 
 
 def _render_body(opts: "Options", results: List[FileResult], ctx: ReportContext) -> str:
-    from .reporters import json_, text
+    from ..reporters import json_, text
 
     if opts.mode == "diff":
         return text.render_diff(results, ctx)
@@ -156,7 +156,7 @@ def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
-    from .reporters import github
+    from ..reporters import github
 
     with open(target, "a", encoding="utf-8") as handle:
         handle.write(github.step_summary(results, ctx))
@@ -164,7 +164,7 @@ def _append_step_summary(results: List[FileResult], ctx: ReportContext) -> None:
 
 def write_report(path: str, results: List[FileResult], ctx: ReportContext) -> None:
     """`--report FILE`: the Markdown migration report."""
-    from .reporters.migration import render_report
+    from ..reporters.migration import render_report
 
     text = render_report(unicode_paths(results), dataclasses.replace(ctx, color=False, width=None),
                          link_base=os.path.dirname(os.path.abspath(path)))
@@ -173,8 +173,8 @@ def write_report(path: str, results: List[FileResult], ctx: ReportContext) -> No
 
 def write_baseline(opts: "Options", results: List[FileResult], root: str) -> bool:
     """`--write-baseline FILE`; False when volfix failed on a file (exit 2)."""
-    from .baseline import write_baseline as write_entries
-    from .reporters.text import render_errors
+    from ..settings.baseline import write_baseline as write_entries
+    from ..reporters.text import render_errors
 
     try:
         write_entries(opts.write_baseline, results, root)

@@ -10,10 +10,10 @@ import dataclasses
 import os
 from typing import Optional
 
-from . import sourcefile
-from .config import Config
-from .engine import check_text, fix_text, per_file_config
-from .model import Diagnostic, FileResult, Location
+from ..files import sourcefile
+from ..settings.config import Config
+from ..engine import check_text, fix_text, per_file_config
+from ..model import Diagnostic, FileResult, Location
 
 
 def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
@@ -56,7 +56,7 @@ def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: 
         return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", _unreadable(path, exc)),))
     file_config = per_file_config(config, shown)
     if path.endswith(".ipynb"):
-        from .notebook import process_notebook
+        from ..notebook import process_notebook
 
         result, new_bytes = process_notebook(data, path=shown, config=file_config, mode=mode,
                                              unsafe_fixes=unsafe_fixes, review=review, with_fixes=with_fixes,

@@ -25,9 +25,9 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
-from . import registry
-from .model import Applicability, Diagnostic, Edit, Fix, Location
-from .syntax.positions import for_tokenize
+from ..rules import registry
+from ..model import Applicability, Diagnostic, Edit, Fix, Location
+from ..syntax.positions import for_tokenize
 
 UNUSED_CODE = "VF010"
 UNSUPPRESSIBLE = frozenset({"VF001", "VF002"})

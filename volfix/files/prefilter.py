@@ -55,7 +55,7 @@ VF002).
 
 Cross-file analysis (SPEC §2.6, "later the same package") would break this per-file test:
 a module that calls a helper imported from another module holds none of the tokens. So the
-runner links files first (`volfix.project`): when a candidate may define a helper
+runner links files first (`volfix.project.index`): when a candidate may define a helper
 (`HELPER_HINT` below: a `volatile=<name>` keyword, or a `Variable(data, *args)` forwarder), every
 file of the run that mentions a helper's name is read, and the callers join the candidates.
 """

@@ -7,9 +7,9 @@ import importlib
 import pkgutil
 from typing import Dict, FrozenSet, Iterable, Optional, Tuple, Type
 
-from .errors import VolfixConfigError
-from .prefilter import Predicate, compile_prefilter
-from .rules.base import Rule
+from ..errors import VolfixConfigError
+from ..files.prefilter import Predicate, compile_prefilter
+from .base import Rule
 
 
 @functools.lru_cache(maxsize=None)
@@ -18,7 +18,7 @@ def rules() -> Dict[str, Type[Rule]]:
     package; only those are imported here, not the helpers they share (`context`, the
     engine's view of a module, is imported with the engine: a check of a tree walks and
     scans it meanwhile)."""
-    from . import rules as package
+    from .. import rules as package
 
     for info in pkgutil.iter_modules(package.__path__):
         if info.name.startswith("vf"):

@@ -64,7 +64,7 @@ def _init_worker(flag, parent: int) -> None:
     """Runs first in every worker: record SIGINT instead of raising, close the write gate
     on it, die of SIGTERM (after a write under way), watch the parent, then accept signals."""
     global _shared_flag, _interrupted
-    from . import sourcefile
+    from ..files import sourcefile
 
     _shared_flag, _interrupted = flag, False
     sourcefile.set_write_gate(_writes_allowed)

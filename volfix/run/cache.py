@@ -35,8 +35,8 @@ import os
 from dataclasses import replace
 from typing import Any, Dict, Optional
 
-from ._version import __version__
-from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
+from .._version import __version__
+from ..model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
 CACHE_DIR_NAME = ".volfix_cache"
 FORMAT = 3  # bump when the entry layout changes
@@ -120,7 +120,7 @@ class ResultCache:
             return None
 
     def put_json(self, key: str, value: Any) -> bool:
-        """Store a plain JSON value (the project index's facts about one file, `volfix.project`)."""
+        """Store a plain JSON value (the project index's facts about one file, `volfix.project.index`)."""
         return self._write(key, value)
 
     def _write(self, key: str, entry: Any) -> bool:

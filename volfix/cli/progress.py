@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Callable, List
 
-from .model import FileResult
+from ..model import FileResult
 
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
 

@@ -272,13 +272,13 @@ _READERS: Dict[str, Tuple[str, Callable[[Any, str, str], Any]]] = {
 # --- selectors --------------------------------------------------------------------------
 
 def _all_codes() -> frozenset:
-    from .registry import all_codes
+    from ..rules.registry import all_codes
 
     return all_codes()
 
 
 def _validated_selectors(selectors: Iterable[str], where: str, path: Optional[str] = None) -> Tuple[str, ...]:
-    from .registry import expand_selectors
+    from ..rules.registry import expand_selectors
 
     out = []
     for selector in selectors:
@@ -300,7 +300,7 @@ def _split(value: Any) -> Tuple[str, ...]:
 
 def _ignore_without(ignore: Tuple[str, ...], selected: Tuple[str, ...]) -> Tuple[str, ...]:
     """The config's ignore list minus the codes a later --extend-select names again."""
-    from .registry import expand_selectors
+    from ..rules.registry import expand_selectors
 
     codes = _all_codes()
     reselected = expand_selectors(selected, codes)

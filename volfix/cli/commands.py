@@ -17,12 +17,12 @@ from typing import Callable, Iterable, List, Optional, Tuple
 
 import click
 
-from ._version import __version__
-from .config import Config, VolfixConfigError
-from .errors import Terminated, terminate_as_interrupt
-from .model import FileResult
-from .nearest_config import ConfigResolver
-from .reporters import FORMATS, is_human_format
+from .._version import __version__
+from ..settings.config import Config, VolfixConfigError
+from ..errors import Terminated, terminate_as_interrupt
+from ..model import FileResult
+from ..settings.nearest import ConfigResolver
+from ..reporters import FORMATS, is_human_format
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -144,7 +144,7 @@ _COMMON_OPTIONS = [
 def _parse_shard(value: Optional[str]) -> Optional[Tuple[int, int]]:
     if value is None:
         return None
-    from .shards import parse_shard
+    from ..run.shards import parse_shard
 
     try:
         return parse_shard(value)
@@ -278,7 +278,7 @@ def run(opts: Options) -> int:
         results = review_paths(opts.paths, config, color=output.use_color(opts.color, sys.stdout),
                                use_cache=not opts.no_cache, force_exclude=opts.force_exclude)
     else:
-        from .runner import RunStats
+        from ..run.runner import RunStats
 
         stats = RunStats()
         results = _run_paths(opts, configs, stats=stats)
@@ -293,7 +293,7 @@ def run(opts: Options) -> int:
     if opts.write_baseline:
         return EXIT_OK if output.write_baseline(opts, results, root) else EXIT_ERROR
     if opts.baseline:
-        from .baseline import load_baseline
+        from ..settings.baseline import load_baseline
 
         before = sum(len(r.diagnostics) for r in results)
         results = load_baseline(opts.baseline).filter(results)
@@ -302,7 +302,7 @@ def run(opts: Options) -> int:
 
     stdin_fix = opts.reads_stdin and opts.mode == "fix"
     if stdin_fix:
-        from .stdin_source import write_stdout
+        from .stdin import write_stdout
 
         write_stdout(stdin_out)
     output.emit(opts, results, ctx, stdin_fix=stdin_fix)
@@ -344,7 +344,7 @@ def report_results(opts: Options, configs: ConfigResolver, results: List[FileRes
     if opts.reads_stdin:
         if stdin_data is None or results[0].source is None:
             return results  # excluded (--force-exclude) or unreadable
-        from .stdin_source import process_stdin
+        from .stdin import process_stdin
 
         name = opts.stdin_filename
         config = configs.for_file(name, name) if name else configs.base
@@ -371,7 +371,7 @@ def repo_root(start: str) -> str:
 def build_configs(opts: Options) -> ConfigResolver:
     """The run's configuration and, unless `--config` names one for every file, each
     directory's nearest one; the command-line flags are laid over each of them."""
-    from .config_file import load_config, merge_cli
+    from ..settings.config_file import load_config, merge_cli
 
     def overlay(config: Config) -> Config:
         return merge_cli(config, select=opts.select or None, ignore=opts.ignore or None,
@@ -415,7 +415,7 @@ def _config_start_dir(opts: Options) -> str:
 
 def _run_paths(opts: Options, configs: ConfigResolver, stats=None) -> List[FileResult]:
     """The results of the paths; `stats` (a runner.RunStats) is filled with what the run did."""
-    from . import api
+    from .. import api
     from .progress import run_with_progress
 
     def work(progress) -> List[FileResult]:
@@ -441,7 +441,7 @@ EDIT_FORMATS = ("json", "json-lines", "sarif")
 
 def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult], bytes]:
     """The one result of stdin, and the bytes `volfix fix -` writes to stdout."""
-    from .stdin_source import DEFAULT_NAME, StdinUnavailable, process_stdin, read_stdin
+    from .stdin import DEFAULT_NAME, StdinUnavailable, process_stdin, read_stdin
 
     try:
         data = read_stdin()
@@ -459,7 +459,7 @@ def _run_stdin(opts: Options, configs: ConfigResolver) -> Tuple[List[FileResult]
 
 
 def _is_excluded(path: str, configs: ConfigResolver) -> bool:
-    from . import discovery
+    from ..files import discovery
 
     config = configs.base
     found = discovery.discover([path], exclude=config.exclude + config.extend_exclude,
@@ -511,7 +511,7 @@ def merge_command(files: Tuple[str, ...], **kwargs) -> None:
     finding is in them.
     """
     from . import output
-    from .shards import read_findings
+    from ..run.shards import read_findings
 
     opts = Options(command="check", paths=(), select=(), ignore=(), extend_select=(), config=None, jobs=None,
                    no_cache=True, verbose=False, diff=False, show_fixes=False, report=None, baseline=None,
@@ -539,7 +539,7 @@ def rule_command(code: Optional[str], output_format: str) -> None:
 
     `volfix rule` prints a table; `volfix rule VF101` prints that rule's documentation.
     """
-    from .registry import rules
+    from ..rules.registry import rules
 
     known = rules()
     if code is None:
@@ -632,7 +632,7 @@ def verify_command(against: Optional[str], timeout: Optional[float], output_form
     The original runs with PyTorch 0.3's meaning of volatile (volfix.legacy), the working tree
     with the installed torch. Exit 0 when graph presence, training and exit status agree.
     """
-    from .verify import VerifyError, command_line
+    from ..verify import VerifyError, command_line
 
     try:
         text, code = command_line(list(command), against, timeout, output_format)
@@ -656,6 +656,6 @@ def server_command() -> None:
     missing = next((m for m in ("pygls", "lsprotocol") if importlib.util.find_spec(m) is None), None)
     if missing is not None:
         raise ConfigError(f'`volfix server` needs {missing}; install it with: pip install "pygls>=2,<3"')
-    from .lsp.server import serve
+    from ..lsp.server import serve
 
     serve()

@@ -21,11 +21,11 @@ from typing import Callable, List, Optional, Sequence
 
 import click
 
-from .config import Config
-from .model import Applicability, FileResult
-from .reporters import is_human_format
-from .reporters.text import Paint, cell_diff, location_label, unified_diff
-from .review import FixProposal
+from ..settings.config import Config
+from ..model import Applicability, FileResult
+from ..reporters import is_human_format
+from ..reporters.text import Paint, cell_diff, location_label, unified_diff
+from ..engine.review import FixProposal
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 PROMPT = "Apply this fix? [y]es / [n]o / [a]ll remaining / [q]uit"
@@ -49,7 +49,7 @@ def check_usage(*, diff: bool, reads_stdin: bool, output_format: str) -> None:
 def review_paths(paths: Sequence[str], config: Config, *, color: bool, use_cache: bool = True,
                  force_exclude: bool = False) -> List[FileResult]:
     """Fix `paths` in place, asking about each fix first; the results as `volfix fix` has them."""
-    from . import api
+    from .. import api
 
     session = InteractiveReview(color=color, read_answer=answer_reader())
     try:

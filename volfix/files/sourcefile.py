@@ -72,7 +72,7 @@ _write_gate: Optional[Callable[[], bool]] = None
 def set_write_gate(allowed: Optional[Callable[[], bool]]) -> None:
     """From now on, `write_file_atomic` asks `allowed()` before it starts a write (with
     signals already deferred) and raises WritesCancelled when it answers False. A process
-    pool worker closes its gate on SIGINT (`volfix.workers`). None: every write is allowed."""
+    pool worker closes its gate on SIGINT (`volfix.run.workers`). None: every write is allowed."""
     global _write_gate
     _write_gate = allowed
 

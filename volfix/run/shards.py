@@ -27,7 +27,7 @@ import os
 from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
+from ..model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
 Shard = Tuple[int, int]  # (K, N): the K-th of N parts, 1-based
 
@@ -45,7 +45,7 @@ def parse_shard(text: str) -> Shard:
 
 def select(files: Sequence[str], shard: Shard, base: Optional[str] = None) -> List[str]:
     """The files of the projects that fall to `shard` (sorted)."""
-    from .discovery import ProjectRoots
+    from ..files.discovery import ProjectRoots
 
     base = base or os.getcwd()
     groups = ProjectRoots().group(files)
@@ -68,7 +68,7 @@ def read_findings(paths: Iterable[str], cwd: Optional[str] = None) -> List[FileR
     """The results of `json-lines` outputs, one FileResult per file (shown relative to `cwd`
     when below it), with its source when the file is here to show code frames. ValueError
     names the file and line that is not a finding."""
-    from .discovery import display_path
+    from ..files.discovery import display_path
 
     cwd = cwd or os.getcwd()
     by_file: Dict[str, List[Diagnostic]] = {}
@@ -99,7 +99,7 @@ def _snippet(source: str, d: Diagnostic) -> str:
         return "async="  # the rule names the keyword itself
     text = source
     if d.cell is not None:
-        from .reporters.text import notebook_cell_sources
+        from ..reporters.text import notebook_cell_sources
 
         cells = notebook_cell_sources(source) or {}
         text = cells.get(d.cell, "")
@@ -127,7 +127,7 @@ def _diagnostic(item: dict) -> Diagnostic:
 
 
 def _source(filename: str) -> Optional[str]:
-    from . import sourcefile
+    from ..files import sourcefile
     from .scan import read_bytes
 
     data = read_bytes(filename) if not filename.startswith("<") else None

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import FrozenSet, Optional, Tuple
 
-from . import registry
-from .errors import VolfixConfigError
+from ..rules import registry
+from ..errors import VolfixConfigError
 
 __all__ = ["Config", "DEFAULT_CONFIG", "NO_GRAD_STYLES", "VolfixConfigError"]
 

@@ -22,7 +22,7 @@ paths, a file's task) and the results travel, pickled, each worker on its own pi
 - A worker reads its next task from a pipe only this process writes. When this process
   dies, that pipe closes and the worker exits: no worker outlives the run.
 
-A fix run's analysis writes files: it uses `volfix.workers.StoppablePool`, whose workers
+A fix run's analysis writes files: it uses `volfix.run.workers.StoppablePool`, whose workers
 finish an atomic write when the run is interrupted. Linux only (`available()`): fork is
 the default and cheap there; elsewhere the runner works in this process or uses that pool.
 """

@@ -1,0 +1,3 @@
+"""The command line: the `volfix` commands (`commands`), where their text goes (`output`), the
+interactive review of fixes (`interactive`), one file on standard input (`stdin`) and the
+progress bar (`progress`). Nothing under this package is imported by the layers below it."""
