@@ -139,8 +139,8 @@ def count_tree(path: str) -> Dict[str, int]:
 def run_stats(path: str, cwd: str) -> Dict[str, int]:
     """How many files the prefilter lets through, from the runner itself."""
     code = ("import json, sys, dataclasses; from volfix.settings.config import Config; "
-            "from volfix.run.runner import run_with_stats; "
-            "res, st = run_with_stats([sys.argv[1]], config=Config(), use_cache=False); "
+            "from volfix.run.options import RunOptions; from volfix.run.runner import run_with_stats; "
+            "res, st = run_with_stats([sys.argv[1]], config=Config(), options=RunOptions(use_cache=False)); "
             "d = dataclasses.asdict(st); d['findings'] = sum(len(r.diagnostics) for r in res); "
             "d['errors'] = sum(1 for r in res if r.error); print(json.dumps(d))")
     out = subprocess.run([sys.executable, "-c", code, path], cwd=cwd, capture_output=True,

@@ -17,7 +17,8 @@ import pytest
 from conftest import CLEAN, LEGACY, invoke
 from volfix import __version__
 from volfix.cli import progress as progress_bar
-from volfix.cli.commands import Options, exit_code
+from volfix.cli.commands import exit_code
+from volfix.cli.options import Options
 from volfix.model import Diagnostic, FileResult, Location
 from volfix.rules.registry import rules
 from volfix.rules.base import DOC_SECTIONS

@@ -10,6 +10,7 @@ import pytest
 
 from volfix.settings.config import Config
 from volfix.project.index import module_names
+from volfix.run.options import RunOptions
 from volfix.run.runner import run
 
 HELPER = '''\
@@ -52,11 +53,11 @@ def write(root: Path, files: Dict[str, str]) -> None:
 
 def fix(root: Path, unsafe: bool = True):
     return {Path(r.path).relative_to(root).as_posix() if Path(r.path).is_absolute() else r.path: r
-            for r in run([str(root)], config=Config(), mode="fix", unsafe_fixes=unsafe, use_cache=False)}
+            for r in run([str(root)], config=Config(), options=RunOptions(mode="fix", unsafe_fixes=unsafe, use_cache=False))}
 
 
 def check(root: Path):
-    return run([str(root)], config=Config(), mode="check", use_cache=False)
+    return run([str(root)], config=Config(), options=RunOptions(mode="check", use_cache=False))
 
 
 def with_blocks(source: str):
@@ -225,10 +226,10 @@ def test_caller_cache_follows_the_helper(tmp_path):
     write(tmp_path, {"data.py": HELPER,
                      "main.py": CALLER.format(imports="from data import get_batch", call="get_batch")})
     (tmp_path / ".git").mkdir()
-    first = run([str(tmp_path)], config=Config(), mode="check")
+    first = run([str(tmp_path)], config=Config(), options=RunOptions(mode="check"))
     assert any(Path(r.path).name == "main.py" for r in first)
     (tmp_path / "data.py").write_text(HELPER.replace("volatile=evaluation", "volatile=False"))
-    second = run([str(tmp_path)], config=Config(), mode="check")
+    second = run([str(tmp_path)], config=Config(), options=RunOptions(mode="check"))
     assert not any(Path(r.path).name == "main.py" and r.diagnostics for r in second)
 
 
@@ -265,35 +266,35 @@ def test_warm_run_takes_the_project_facts_from_the_cache(tmp_path, monkeypatch):
     import volfix.project.index as project
 
     project_with_cache(tmp_path, monkeypatch)
-    cold = summary(run([str(tmp_path)], config=Config(), mode="check"))
+    cold = summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check")))
     assert ("main.py", "VF101", 7) in [entry[:3] for entry in cold]
     monkeypatch.setattr(project, "file_helpers", refuse)
     monkeypatch.setattr(project, "file_calls", refuse)
-    assert summary(run([str(tmp_path)], config=Config(), mode="check", jobs=1)) == cold
+    assert summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", jobs=1))) == cold
 
 
 def test_an_edited_caller_is_parsed_again_and_the_helper_file_is_not(tmp_path, monkeypatch):
     import volfix.project.index as project
 
     project_with_cache(tmp_path, monkeypatch)
-    run([str(tmp_path)], config=Config(), mode="check")
+    run([str(tmp_path)], config=Config(), options=RunOptions(mode="check"))
     parsed = []
     real_calls = project.file_calls
     monkeypatch.setattr(project, "file_helpers", refuse)
     monkeypatch.setattr(project, "file_calls", lambda item: parsed.append(Path(item[0]).name) or real_calls(item))
     (tmp_path / "main.py").write_text(
         (tmp_path / "main.py").read_text().replace("evaluation=True", "evaluation=False"))
-    warm = summary(run([str(tmp_path)], config=Config(), mode="check", jobs=1))
+    warm = summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", jobs=1)))
     assert parsed == ["main.py"]
     monkeypatch.undo()
     # The same answer as a run without any cache.
-    assert warm == summary(run([str(tmp_path)], config=Config(), mode="check", use_cache=False))
+    assert warm == summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", use_cache=False)))
     assert not any(name == "main.py" for name, *_ in warm)
 
 
 def test_damaged_fact_entries_are_recomputed(tmp_path, monkeypatch):
     project_with_cache(tmp_path, monkeypatch)
-    cold = summary(run([str(tmp_path)], config=Config(), mode="check"))
+    cold = summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check")))
     from volfix.run.cache import _checksum
 
     damaged = 0
@@ -303,7 +304,7 @@ def test_damaged_fact_entries_are_recomputed(tmp_path, monkeypatch):
             entry.write_bytes(_checksum(entry.stem, garbage) + b"\n" + garbage)
             damaged += 1
     assert damaged >= 2  # the helper file's helpers, the caller's calls
-    assert summary(run([str(tmp_path)], config=Config(), mode="check")) == cold
+    assert summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check"))) == cold
 
 
 def test_a_file_that_cannot_name_the_helpers_module_is_not_parsed(tmp_path, monkeypatch):

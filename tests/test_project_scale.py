@@ -11,6 +11,7 @@ from typing import Dict, List
 from volfix.settings.config import Config
 from volfix.files.discovery import ProjectRoots
 from volfix.project.index import ModuleTable, module_candidates, module_names, resolve_module
+from volfix.run.options import RunOptions
 from volfix.run.runner import run
 
 FILES = [
@@ -128,7 +129,7 @@ def outcome(root: Path, runs: List[List[str]], mode: str) -> Dict[str, object]:
     os.chdir(root)
     try:
         for paths in runs:
-            for r in run(paths, config=Config(), mode=mode, unsafe_fixes=True, use_cache=False):
+            for r in run(paths, config=Config(), options=RunOptions(mode=mode, unsafe_fixes=True, use_cache=False)):
                 found[Path(os.path.relpath(os.path.abspath(r.path), root)).as_posix()] = [
                     (d.code, d.location.row, d.location.column, d.message, d.note, d.fix is not None)
                     for d in r.diagnostics]
@@ -181,12 +182,12 @@ def test_a_warm_run_on_an_unchanged_tree_links_nothing(tmp_path, monkeypatch):
 
     root = tree(tmp_path / "t")
     monkeypatch.chdir(root)
-    cold = diagnostics(run(["."], config=Config(), mode="check"))
+    cold = diagnostics(run(["."], config=Config(), options=RunOptions(mode="check")))
     assert any(entry[:3] == ("repo_a/main.py", "VF101", 8) for entry in cold)
     with monkeypatch.context() as patched:
         patched.setattr(project.ProjectIndex, "build", refuse)
-        assert diagnostics(run(["."], config=Config(), mode="check")) == cold
-        assert diagnostics(run(["."], config=Config(), mode="check", jobs=1)) == cold
+        assert diagnostics(run(["."], config=Config(), options=RunOptions(mode="check"))) == cold
+        assert diagnostics(run(["."], config=Config(), options=RunOptions(mode="check", jobs=1))) == cold
     # One project changed: it alone is linked again, and the answer is a cold run's.
     # main.py is no candidate (it never spells `volatile`): the key holds its stat, not its
     # bytes. The same size and the old modification time back: its ctime still changes.
@@ -198,11 +199,11 @@ def test_a_warm_run_on_an_unchanged_tree_links_nothing(tmp_path, monkeypatch):
     built = []
     real_build = project.ProjectIndex.build
     monkeypatch.setattr(project.ProjectIndex, "build", lambda self: built.append(sorted(self.run)) or real_build(self))
-    warm = diagnostics(run(["."], config=Config(), mode="check", jobs=1))
+    warm = diagnostics(run(["."], config=Config(), options=RunOptions(mode="check", jobs=1)))
     assert [{Path(p).parent.name for p in files} for files in built] == [{"repo_b"}]
     monkeypatch.undo()
     monkeypatch.chdir(root)
-    assert warm == diagnostics(run(["."], config=Config(), mode="check", use_cache=False))
+    assert warm == diagnostics(run(["."], config=Config(), options=RunOptions(mode="check", use_cache=False)))
     assert not any(entry[0] == "repo_b/main.py" for entry in warm)  # no call passes a true flag now
 
 

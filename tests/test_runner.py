@@ -14,6 +14,7 @@ import pytest
 from volfix.run import cache as cache_module
 from volfix.run import runner, scan
 from volfix.run.cache import CACHE_DIR_NAME
+from volfix.run.options import RunOptions
 from volfix.settings.config import Config
 from volfix.model import Diagnostic, FileResult, Location
 
@@ -60,13 +61,11 @@ def tree(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run(paths=(".",), **kwargs):
-    kwargs.setdefault("config", Config())
-    kwargs.setdefault("mode", "check")
-    kwargs.setdefault("unsafe_fixes", False)
-    kwargs.setdefault("jobs", 1)
-    kwargs.setdefault("_process", fake_process)
-    return runner.run_with_stats(list(paths), **kwargs)
+def run(paths=(".",), config=None, configs=None, _process=fake_process, **options):
+    options.setdefault("unsafe_fixes", False)
+    options.setdefault("jobs", 1)
+    return runner.run_with_stats(list(paths), config=config or Config(), configs=configs, _process=_process,
+                                 options=RunOptions(**options))
 
 
 def test_only_candidates_are_analysed_and_results_are_sorted(tree):
@@ -249,7 +248,7 @@ def test_clean_tree_run_does_not_import_libcst_rich_or_the_engine(tree):
     (tree / "pkg" / "legacy.py").write_text(CLEAN)
     (tree / "b_legacy.py").write_text(CLEAN)
     code = ("import sys; from volfix.settings.config import Config; from volfix.run.runner import run; "
-            "res = run(['.'], config=Config(), mode='check'); "
+            "res = run(['.'], config=Config()); "
             "print(len(res), sorted(m for m in ('libcst', 'rich', 'volfix.engine') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=str(tree), capture_output=True,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Tuple, Uni
 
 from .settings.config import DEFAULT_CONFIG, Config
 from .model import FileResult
+from .run.options import RunOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from .settings.nearest import ConfigResolver
@@ -46,20 +47,25 @@ def fix_source(source: Union[str, bytes], *, path: str = "<stdin>",
     return engine.fix_text(source, path=path, config=cfg, unsafe_fixes=unsafe, review=review)
 
 
-def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: str = "check",
+def check_paths(paths: Iterable[str], *, config: Optional[Config] = None,
+                options: Optional[RunOptions] = None, configs: Optional["ConfigResolver"] = None,
+                stats: Optional["RunStats"] = None, mode: str = "check",
                 unsafe_fixes: Optional[bool] = None, jobs: Optional[int] = None,
                 use_cache: bool = True, force_exclude: bool = False,
                 progress: Optional[Callable[[int, int], None]] = None,
-                review: Optional[ReviewCallback] = None,
-                configs: Optional["ConfigResolver"] = None, with_fixes: bool = False,
-                stats: Optional["RunStats"] = None,
+                review: Optional[ReviewCallback] = None, with_fixes: bool = False,
                 shard: Optional[Tuple[int, int]] = None) -> List[FileResult]:
     """Walk `paths` and check (mode="check"), fix in place (mode="fix") or compute fixes
     without writing (mode="diff") every Python file and notebook found.
 
-    With `review` (fix/diff mode), files are fixed one at a time in this process, in path
-    order, and each fix is applied only if `review(proposal)` returns True; a file is
-    written once all its fixes are answered.
+    How the run goes is one `options=RunOptions(...)` (`volfix.run.options`: mode,
+    unsafe_fixes, with_fixes, review, jobs, use_cache, force_exclude, shard, progress); the
+    same fields may be given as keywords instead (not both). With `review` (fix/diff mode),
+    files are fixed one at a time in this process, in path order, and each fix is applied only
+    if `review(proposal)` returns True; a file is written once all its fixes are answered.
+    `with_fixes=True` (check mode) also computes every fix's edits, as `check_source` does: the
+    text `volfix fix` writes for that fix alone, clean-up included (for JSON and SARIF).
+    `shard=(K, N)`: only the projects that fall to the K-th of N parts (`volfix.run.shards`).
 
     `stats`, a `volfix.run.runner.RunStats()`, is filled with what the run did (files walked;
     candidates: the others were ruled out by the bytes prefilter and never parsed).
@@ -67,18 +73,18 @@ def check_paths(paths: Iterable[str], *, config: Optional[Config] = None, mode: 
     `config` applies to every file, unless `configs` gives each file its own:
     `configs=ConfigResolver(config)` (from `volfix.settings.nearest`) reads the nearest
     `volfix.toml` / `pyproject.toml` with `[tool.volfix]` above each file, as the CLI does,
-    and uses `config` where there is none. `shard=(K, N)`: only the projects that fall to the
-    K-th of N parts (`volfix.run.shards`).
-
-    `with_fixes=True` (check mode) also computes every fix's edits, as `check_source` does:
-    the text `volfix fix` writes for that fix alone, clean-up included (for JSON and SARIF)."""
+    and uses `config` where there is none."""
     from .run import runner
 
+    given = RunOptions(mode=mode, unsafe_fixes=unsafe_fixes, with_fixes=with_fixes, review=review, jobs=jobs,
+                       use_cache=use_cache, force_exclude=force_exclude, shard=shard, progress=progress)
+    if options is None:
+        options = given
+    elif given != RunOptions():
+        raise TypeError("check_paths: pass the run's options either as options=RunOptions(...) or as keywords, "
+                        "not both")
     cfg = configs.base if configs is not None and config is None else config or DEFAULT_CONFIG
-    unsafe = cfg.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
-    results, found = runner.run_with_stats(list(paths), config=cfg, mode=mode, unsafe_fixes=unsafe, jobs=jobs,
-                                           use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                                           review=review, configs=configs, with_fixes=with_fixes, shard=shard)
+    results, found = runner.run_with_stats(list(paths), config=cfg, options=options, configs=configs)
     if stats is not None:
         stats.__dict__.update(found.__dict__)
     return results

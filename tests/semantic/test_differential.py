@@ -30,6 +30,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from volfix.run import runner  # noqa: E402
+from volfix.run.options import RunOptions  # noqa: E402
 from volfix.api import fix_source  # noqa: E402
 from volfix.settings.config import Config  # noqa: E402
 from volfix.syntax.async_keywords import mask_async  # noqa: E402
@@ -215,8 +216,8 @@ def package_dirs(tmp_path_factory) -> Dict[str, Path]:
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(base)
         for mode in ("safe", "unsafe"):
-            results = runner.run([str(dirs[mode])], config=Config(), mode="fix",
-                                 unsafe_fixes=mode == "unsafe", use_cache=False)
+            results = runner.run([str(dirs[mode])], config=Config(),
+                                 options=RunOptions(mode="fix", unsafe_fixes=mode == "unsafe", use_cache=False))
             assert [f"{r.path}: {r.error}" for r in results if r.error] == []
     return dirs
 

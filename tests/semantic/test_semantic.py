@@ -591,9 +591,10 @@ def package_runs(tmp_path_factory) -> PackageRuns:
 
 def run_volfix(directory: Path, mode: str):
     from volfix.run import runner
+    from volfix.run.options import RunOptions
 
-    return runner.run([str(directory)], config=Config(), mode=mode, unsafe_fixes=True,
-                      use_cache=False)
+    return runner.run([str(directory)], config=Config(),
+                      options=RunOptions(mode=mode, unsafe_fixes=True, use_cache=False))
 
 
 def package_results(runs: PackageRuns):

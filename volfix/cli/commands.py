@@ -1,7 +1,8 @@
-"""The `volfix` command line: options -> Config -> api -> reporter -> exit code.
+"""The `volfix` command line: flags -> `Options` -> Config and `RunOptions` -> api -> reporter
+-> exit code.
 
-Only this module and `output` (with the reporters it calls) print; `stdin_source` handles
-`-`, `progress` the progress bar, `nearest_config` which settings apply to which file.
+Only this module and `output` (with the reporters it calls) print; `stdin` handles `-`,
+`progress` the progress bar, `volfix.settings.nearest` which settings apply to which file.
 Heavy modules (libcst through the engine, rich) are imported inside functions so
 `volfix --version` stays fast.
 """
@@ -12,7 +13,6 @@ import dataclasses
 import os
 import sys
 import time
-from dataclasses import dataclass
 from typing import Callable, Iterable, List, Optional, Tuple
 
 import click
@@ -23,6 +23,8 @@ from ..errors import Terminated, terminate_as_interrupt
 from ..model import FileResult
 from ..settings.nearest import ConfigResolver
 from ..reporters import FORMATS, is_human_format
+from ..run.options import RunOptions
+from .options import STDIN, Options
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -30,56 +32,11 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 
-STDIN = "-"
-
 
 class ConfigError(click.ClickException):
     """A caller mistake (bad selector, malformed [tool.volfix]): one `Error: ...` line, exit 2."""
 
     exit_code = EXIT_ERROR
-
-
-@dataclass(frozen=True)
-class Options:
-    """Everything `check` and `fix` were asked to do, as parsed from the command line."""
-
-    command: str  # "check" or "fix"
-    paths: Tuple[str, ...]
-    select: Tuple[str, ...]
-    ignore: Tuple[str, ...]
-    extend_select: Tuple[str, ...]
-    config: Optional[str]
-    output_format: str
-    output_file: Optional[str]
-    statistics: bool
-    exit_zero: bool
-    jobs: Optional[int]
-    no_cache: bool
-    quiet: bool
-    verbose: bool
-    color: str
-    diff: bool
-    show_fixes: bool
-    report: Optional[str]
-    baseline: Optional[str]
-    write_baseline: Optional[str]
-    stdin_filename: Optional[str]
-    force_exclude: bool
-    debug: bool
-    unsafe_fixes: Optional[bool]
-    legacy_semantics: Optional[bool] = None
-    shard: Optional[Tuple[int, int]] = None  # (K, N): the K-th of N parts of the projects
-    exit_non_zero_on_fix: bool = False
-    interactive: bool = False
-
-    @property
-    def mode(self) -> str:
-        """What the api is asked for: "check", "fix", or "diff" (compute fixes, write nothing)."""
-        return "diff" if self.diff else self.command
-
-    @property
-    def reads_stdin(self) -> bool:
-        return self.paths == (STDIN,) or (not self.paths and self.stdin_filename is not None)
 
 
 # ---------------------------------------------------------------------------- options
@@ -420,11 +377,11 @@ def _run_paths(opts: Options, configs: ConfigResolver, stats=None) -> List[FileR
 
     def work(progress) -> List[FileResult]:
         config = configs.base
-        return api.check_paths(list(opts.paths) or ["."], config=config, mode=opts.mode,
-                               unsafe_fixes=config.unsafe_fixes, jobs=opts.jobs,
-                               use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
-                               progress=progress, configs=configs, with_fixes=wants_edits(opts),
-                               stats=stats, shard=opts.shard)
+        options = RunOptions(mode=opts.mode, unsafe_fixes=config.unsafe_fixes, with_fixes=wants_edits(opts),
+                             jobs=opts.jobs, use_cache=not opts.no_cache, force_exclude=opts.force_exclude,
+                             shard=opts.shard, progress=progress)
+        return api.check_paths(list(opts.paths) or ["."], config=config, options=options, configs=configs,
+                               stats=stats)
 
     if opts.quiet:
         return work(lambda done, total: None)

@@ -26,6 +26,7 @@ from ..model import Applicability, FileResult
 from ..reporters import is_human_format
 from ..reporters.text import Paint, cell_diff, location_label, unified_diff
 from ..engine.review import FixProposal
+from ..run.options import RunOptions
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 PROMPT = "Apply this fix? [y]es / [n]o / [a]ll remaining / [q]uit"
@@ -53,9 +54,9 @@ def review_paths(paths: Sequence[str], config: Config, *, color: bool, use_cache
 
     session = InteractiveReview(color=color, read_answer=answer_reader())
     try:
-        return api.check_paths(list(paths) or ["."], config=config, mode="fix",
-                               unsafe_fixes=config.unsafe_fixes, jobs=1, use_cache=use_cache,
-                               force_exclude=force_exclude, review=session)
+        options = RunOptions(mode="fix", unsafe_fixes=config.unsafe_fixes, review=session, jobs=1,
+                             use_cache=use_cache, force_exclude=force_exclude)
+        return api.check_paths(list(paths) or ["."], config=config, options=options)
     except KeyboardInterrupt:
         click.echo("", nl=True)  # end the prompt's line
         click.echo("Interrupted: nothing more was written (files answered before stay fixed).",

@@ -17,7 +17,7 @@ from ..reporters import get_renderer, is_human_format
 from ..reporters.base import ReportContext
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .commands import Options
+    from .options import Options
 
 
 class OutputFileError(click.ClickException):

@@ -40,7 +40,7 @@ import gc
 import os
 import sys
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import forked, scan
 from ..files.discovery import display_path
@@ -48,11 +48,7 @@ from ..settings.config import Config
 from ..model import FileResult
 from ..files.prefilter import HELPER_HINT
 from ..settings.nearest import ConfigResolver
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.review import ReviewCallback
-
-MODES = ("check", "fix", "diff")
+from .options import RunOptions
 # A process pool costs a fork per worker and a pickle per result: use one only when the
 # candidates are more than this many files, or this many lines in total.
 PARALLEL_MIN_FILES = 8
@@ -61,7 +57,6 @@ PARALLEL_MIN_LINES = 20_000
 # analysis; a fork and the results' pickles cost ~2 ms).
 PARALLEL_FORK_MIN_LINES = 2_000
 
-Progress = Callable[[int, int], None]
 ProcessFn = Callable[..., FileResult]
 
 
@@ -96,85 +91,81 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run(paths: Sequence[str], *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
-        jobs: Optional[int] = None, use_cache: bool = True, force_exclude: bool = False,
-        progress: Optional[Progress] = None, configs: Optional[ConfigResolver] = None,
-        _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
-        with_fixes: bool = False, shard: Optional[Tuple[int, int]] = None) -> List[FileResult]:
-    """Check (`mode="check"`), fix in place (`"fix"`) or compute fixes without writing
-    (`"diff"`) every file under `paths`. Returns one FileResult per candidate file, sorted
-    by path; files the prefilter rules out have none.
+def run(paths: Sequence[str], *, config: Config, options: RunOptions = RunOptions(),
+        configs: Optional[ConfigResolver] = None, _process: Optional[ProcessFn] = None) -> List[FileResult]:
+    """Check, fix in place or compute fixes without writing (`options.mode`) every file under
+    `paths`. Returns one FileResult per candidate file, sorted by path; files the prefilter
+    rules out have none.
 
-    `progress(done, total)` is called from this thread as files are done. `configs` gives
-    each file its own settings (the nearest configuration file, `nearest_config`); without
-    it, `config` applies to every file. `_process` replaces `fileproc.process_file` (tests);
-    it must be picklable for the process pool. `review` (fix/diff mode, `volfix.engine.review`):
-    files are analysed in this process one at a time, in path order, each fix applied only
-    when `review` accepts it.
+    `configs` gives each file its own settings (the nearest configuration file,
+    `volfix.settings.nearest`); without it, `config` applies to every file. `_process`
+    replaces `fileproc.process_file` (tests); it must be picklable for the process pool.
+    With `options.review` (`volfix.engine.review`), files are analysed in this process one at
+    a time, in path order, each fix applied only when `review` accepts it.
 
     KeyboardInterrupt (Ctrl-C) stops the run: the workers finish the writes under way and
     start no other (`volfix.run.workers`), and the exception propagates.
-
-    `shard=(K, N)`: only the files of the projects that fall to the K-th of N parts
-    (`volfix.run.shards`).
     """
-    return run_with_stats(paths, config=config, mode=mode, unsafe_fixes=unsafe_fixes, jobs=jobs,
-                          use_cache=use_cache, force_exclude=force_exclude, progress=progress,
-                          configs=configs, _process=_process, review=review, with_fixes=with_fixes,
-                          shard=shard)[0]
+    return run_with_stats(paths, config=config, options=options, configs=configs, _process=_process)[0]
 
 
-def run_with_stats(paths: Sequence[str], *, config: Config, mode: str = "check",
-                   unsafe_fixes: bool = False, jobs: Optional[int] = None, use_cache: bool = True,
-                   force_exclude: bool = False, progress: Optional[Progress] = None,
+def run_with_stats(paths: Sequence[str], *, config: Config, options: RunOptions = RunOptions(),
                    configs: Optional[ConfigResolver] = None,
-                   _process: Optional[ProcessFn] = None, review: Optional[ReviewCallback] = None,
-                   with_fixes: bool = False,
-                   shard: Optional[Tuple[int, int]] = None) -> Tuple[List[FileResult], RunStats]:
+                   _process: Optional[ProcessFn] = None) -> Tuple[List[FileResult], RunStats]:
     """`run`, also returning what the run did."""
     from ..files import discovery
 
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if review is not None and mode == "check":
-        raise ValueError("review needs mode 'fix' or 'diff'")
-    if jobs is not None and jobs < 0:
-        raise ValueError("jobs must be a positive number (0 or None: every core)")
-    workers = jobs or default_jobs()
+    if options.unsafe_fixes is None:
+        options = replace(options, unsafe_fixes=config.unsafe_fixes)
+    if options.mode != "check" and options.with_fixes:
+        options = replace(options, with_fixes=False)
+    workers = options.jobs or default_jobs()
     stats = RunStats()
     configs = configs or ConfigResolver.single(config)
     root = discovery.project_root(config.source)
     walk = discovery.walk(paths, exclude=config.exclude + config.extend_exclude,
-                          respect_gitignore=config.respect_gitignore, force_exclude=force_exclude,
+                          respect_gitignore=config.respect_gitignore, force_exclude=options.force_exclude,
                           root=root, excluders=None if configs.fixed else configs.excluder_for)
-    if shard is not None:  # the whole walk first: which part a project falls to depends on all
+    if options.shard is not None:  # the whole walk first: which part a project falls to depends on all
         from .shards import select
 
-        walk = iter([select([path for batch in walk for path in batch], shard)])
+        walk = iter([select([path for batch in walk for path in batch], options.shard)])
     files, candidates = scan.walk_and_scan(walk, configs, workers, warm=_process is None)
-    total = stats.discovered = len(files)
-    if progress is not None:
-        progress(0, total)
+    stats.discovered = len(files)
+    if options.progress is not None:
+        options.progress(0, len(files))
 
     cache = None
-    if use_cache:
+    if options.use_cache:
         from .cache import ResultCache
 
         cache = ResultCache(root, config.cache_key())
-    return _run_candidates(paths, files, candidates, config, configs, cache, stats, mode, unsafe_fixes,
-                           workers, progress, _process, review, with_fixes and mode == "check")
+    run = _Run(paths, config, configs, options, workers, cache, stats, _process)
+    return _run_candidates(run, files, candidates), stats
 
 
-def _run_candidates(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
-                    config: Config, configs: ConfigResolver, cache, stats: RunStats, mode: str,
-                    unsafe_fixes: bool, workers: int, progress: Optional[Progress],
-                    _process: Optional[ProcessFn], review: Optional[ReviewCallback],
-                    with_fixes: bool = False) -> Tuple[List[FileResult], RunStats]:
+@dataclass
+class _Run:
+    """What every step of one run reads: its paths, settings, options and machinery."""
+
+    paths: Sequence[str]
+    config: Config
+    configs: ConfigResolver
+    options: RunOptions
+    workers: int
+    cache: object  # a ResultCache, or None
+    stats: RunStats
+    process: Optional[ProcessFn]
+
+
+def _run_candidates(run: _Run, files: List[str], candidates: List[Tuple[str, Optional[bytes]]]
+                    ) -> List[FileResult]:
     """Link, look up and analyse the `candidates` among `files`."""
+    opts, stats, cache, progress, mode = run.options, run.stats, run.cache, run.options.progress, run.options.mode
     total = len(files)
-    links = _link(paths, files, candidates, config, cache, workers)
+    links = _link(run.paths, files, candidates, run.config, cache, run.workers)
     stats.candidates = len(candidates)
-    results, tasks = _lookup(candidates, cache, mode, links, configs, with_fixes)
+    results, tasks = _lookup(candidates, cache, mode, links, run.configs, opts.with_fixes)
     stats.cache_hits = len(results)
     done = total - len(tasks)
     if progress is not None:
@@ -192,29 +183,29 @@ def _run_candidates(paths: Sequence[str], files: List[str], candidates: List[Tup
 
     stats.analysed = len(tasks)
     stats.lines_analysed = sum(t.lines for t in tasks)
-    options = {"mode": mode, "unsafe_fixes": unsafe_fixes}
-    if with_fixes:  # JSON/SARIF: every fix's edits (a result with them is cached as any other)
+    options = {"mode": mode, "unsafe_fixes": opts.unsafe_fixes}
+    if opts.with_fixes:  # JSON/SARIF: every fix's edits (a result with them is cached as any other)
         options["with_fixes"] = True
-    workers = min(workers, len(tasks))
-    if review is not None:
+    workers = min(run.workers, len(tasks))
+    if opts.review is not None:
         # The callback talks to this process (a terminal, a test): no pool, one file at a time.
-        options["review"] = review
+        options["review"] = opts.review
         workers = 1
         tasks.sort(key=lambda t: t.display)
     if workers > 1 and mode == "check" and forked.available() and stats.lines_analysed >= PARALLEL_FORK_MIN_LINES:
         stats.workers = workers
-        _run_forked(tasks, options, workers, _process, finished)
+        _run_forked(tasks, options, workers, run.process, finished)
     elif workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or stats.lines_analysed > PARALLEL_MIN_LINES):
         stats.workers = workers
-        _run_pool(tasks, options, workers, _process, finished)
+        _run_pool(tasks, options, workers, run.process, finished)
     else:
         for task in tasks:
-            finished(task, _analyse(_process, task.path, task.display, _task_options(options, task)))
-    if mode == "fix" and links and review is None:
-        results = _settle(results, tasks, links, options, _process,
-                          relink=lambda fresh: _link(paths, files, fresh, config, cache, workers))
+            finished(task, _analyse(run.process, task.path, task.display, _task_options(options, task)))
+    if mode == "fix" and links and opts.review is None:
+        results = _settle(results, tasks, links, options, run.process,
+                          relink=lambda fresh: _link(run.paths, files, fresh, run.config, cache, run.workers))
     results.sort(key=lambda r: r.path)
-    return results, stats
+    return results
 
 
 MAX_SETTLE_ROUNDS = 3
