@@ -1,5 +1,5 @@
 """The ground truth and the whole-project measurement of the real-world evaluation
-(scripts/legacy_sites.py, scripts/eval_common.py, scripts/evaluate.py, scripts/compare_human.py).
+(scripts/evaluation/sites.py, scripts/evaluation/common.py, scripts/evaluation/measure.py, scripts/evaluation/human.py).
 
 The snippets are written for these tests, modelled on legacy patterns; the measurement runs the
 volfix of this checkout through its command line, as the scripts do on the real corpus."""
@@ -15,10 +15,11 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 ROOT = SCRIPTS.parent
 sys.path.insert(0, str(SCRIPTS))
+EVALUATION = SCRIPTS / "evaluation"
 
-from eval_common import (UnitText, call_at, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
+from evaluation.common import (UnitText, call_at, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
                          notebook_as_python, parents_of, parse, probe_row)
-from legacy_sites import flag_helpers, sites_of  # noqa: E402
+from evaluation.sites import flag_helpers, sites_of  # noqa: E402
 
 
 def unit(src: str) -> UnitText:
@@ -254,7 +255,7 @@ def test_evaluate_measures_a_whole_project_run(tmp_path):
         (project / name).write_text(textwrap.dedent(src).lstrip())
     out = tmp_path / "out.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "evaluate.py"), "--only-extra",
+    proc = subprocess.run([sys.executable, str(EVALUATION), "measure", "--only-extra",
                            "--extra", f"toy={project}", "--json", str(out),
                            "--markdown", str(tmp_path / "out.md")],
                           capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -292,7 +293,7 @@ def test_compare_human_judges_a_deleted_flag_against_a_region(tmp_path):
                                                    {"pre": "1" * 40, "post": "0" * 40}]}]}))
     out = tmp_path / "cmp.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "compare_human.py"), "--manifest", str(manifest),
+    proc = subprocess.run([sys.executable, str(EVALUATION), "human", "--manifest", str(manifest),
                            "--human", str(tmp_path / "human"), "--judgments", str(tmp_path / "j.json"),
                            "--write-judgments", "--json", str(out)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -302,3 +303,14 @@ def test_compare_human_judges_a_deleted_flag_against_a_region(tmp_path):
     assert site["auto"] == "better"
     [judged] = json.loads((tmp_path / "j.json").read_text())["sites"]
     assert (judged["path"], judged["row"], judged["verdict"]) == ("m.py", 6, "better")
+
+
+def test_one_entry_point_runs_every_evaluation_command(tmp_path):
+    listing = subprocess.run([sys.executable, str(EVALUATION)], capture_output=True, text=True, cwd=tmp_path)
+    assert listing.returncode == 2
+    commands = [line.split()[0] for line in listing.stderr.splitlines() if line.startswith("    ")]
+    assert commands == ["corpus", "measure", "human", "repos", "leftovers", "helpers", "generated", "fuzz"]
+    for command in commands:  # from another folder: the entry point finds its own package
+        done = subprocess.run([sys.executable, str(EVALUATION), command, "--help"], capture_output=True, text=True,
+                              cwd=tmp_path)
+        assert done.returncode == 0 and done.stdout.startswith(f"usage: evaluation {command}"), (command, done.stderr)

@@ -1,4 +1,4 @@
-"""The leftover scanner of the real-world evaluation (scripts/leftovers.py).
+"""The leftover scanner of the real-world evaluation (scripts/evaluation/leftovers.py).
 
 Each case is a small hand-written original and a fixed version, the way a migration could
 produce it; the scanner must report exactly the leftovers the fix created (never the ones the
@@ -16,8 +16,8 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-import leftovers  # noqa: E402
-from eval_common import notebook_as_python  # noqa: E402
+from evaluation import leftovers  # noqa: E402
+from evaluation.common import notebook_as_python  # noqa: E402
 
 
 def kinds(original: str, fixed: str):
@@ -550,12 +550,12 @@ def test_command_line_exit_status(tmp_path):
     a, b = tmp_path / "a.py", tmp_path / "b.py"
     a.write_text("x = Variable(x, volatile=True)\n")
     b.write_text("x = x\n")
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "leftovers.py"), str(a), str(b)],
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "evaluation"), "leftovers", str(a), str(b)],
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stdout.strip() == f"{b}:1: self-assignment: x = x"
     b.write_text("import torch\nx = x.detach()\n")
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "leftovers.py"), str(a), str(b)],
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "evaluation"), "leftovers", str(a), str(b)],
                           capture_output=True, text=True)
     assert (proc.returncode, proc.stdout) == (0, "")
 

@@ -4,7 +4,7 @@ Each program runs three ways: with its 0.3 meaning (`volfix.legacy`), fixed by p
 fix` under the same 0.3 semantics (what plain `fix` leaves keeps its 0.3 meaning, so only the
 safe fixes can differ), and fixed with `--unsafe-fixes` on plain torch. A safe fix must not change what the program
 does; an unsafe fix may, only with a note saying what may change (judge.py says how each
-is decided). The long run is scripts/generated_run.py; its numbers are in docs/EVALUATION.md.
+is decided). The long run is scripts/evaluation/generated.py; its numbers are in docs/EVALUATION.md.
 
 Every minimal program a run found is in found/ and is a test below. Shapes volfix still gets
 wrong are listed in programs.KNOWN_FAILING (empty today): their programs are strict xfail

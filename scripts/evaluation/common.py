@@ -12,8 +12,8 @@ and read the results with the standard library only.
   `X if c else contextlib.nullcontext()`, decorators, and project helpers whose name says
   `no_grad` (`_get_no_grad_ctx_mgr()`, `torch_no_grad()`) for regions a human wrote;
 * a line map between two versions of a file (indentation ignored);
-* running volfix: `python -m volfix.cli.commands` with the PYTHONPATH the caller gives, so that any
-  checkout can be measured (`PYTHONPATH=/tmp/volfix-<sha> python scripts/evaluate.py ...`).
+* running volfix: `python -m volfix` with the PYTHONPATH the caller gives, so that any
+  checkout can be measured (`PYTHONPATH=/tmp/volfix-<sha> python scripts/evaluation measure ...`).
 """
 from __future__ import annotations
 
@@ -501,7 +501,7 @@ class Volfix:
     def __init__(self, python: str = sys.executable, jobs: Optional[int] = None):
         # -P: do not put the measured tree on sys.path (its `multiprocessing/` or `types.py`
         # would shadow the standard library, which the `volfix` console script never does)
-        self.cmd = [python, "-P", "-m", "volfix.cli.commands"] if sys.version_info >= (3, 11) else [python, "-m", "volfix.cli.commands"]
+        self.cmd = [python, "-P", "-m", "volfix"] if sys.version_info >= (3, 11) else [python, "-m", "volfix"]
         self.jobs = jobs
         self.env = dict(os.environ, NO_COLOR="1")
 

@@ -37,9 +37,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import UnitText, dotted, mask_async  # noqa: E402
-from evaluate_repos import scan_ground_truth  # noqa: E402
+from .common import UnitText, dotted, mask_async  # noqa: E402
+from .repos import scan_ground_truth  # noqa: E402
 
 VOLATILE_CODES = ("VF101", "VF102", "VF103", "VF201", "VF202", "VF203")
 CTOR_CODES = ("VF101", "VF102", "VF103")

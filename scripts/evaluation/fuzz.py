@@ -3,7 +3,7 @@ volfix before (line endings, comments at the ends of statements, encodings and B
 feeds, a missing final newline), checked and fixed in place through `fileproc.process_file`
 (the CLI's per-file path: read, decode, fix, encode, write).
 
-    python scripts/fuzz_campaign.py [--files 302] [--mutants 11] [--seed 24] [--jobs 2]
+    python scripts/evaluation fuzz [--files 302] [--mutants 11] [--seed 24] [--jobs 2]
         [--corpus /work/evalrepos] [--out findings.json]
 
 Files: the legacy-looking .py files (a Variable or volatile mention, under 60 KB) of the
@@ -39,7 +39,7 @@ import warnings
 from collections import Counter
 from typing import List, Optional, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 from volfix.settings.config import DEFAULT_CONFIG  # noqa: E402

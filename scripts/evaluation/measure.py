@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Measure a volfix checkout on the real-world corpus, the way users run it (issue 13).
 
-    PYTHONPATH=/tmp/volfix-<sha> python scripts/evaluate.py [--manifest docs/eval-corpus.json]
+    PYTHONPATH=/tmp/volfix-<sha> python scripts/evaluation measure [--manifest docs/eval-corpus.json]
         [--repos /work/evalrepos] [--human /work/evalhuman] [--pre] [--extra NAME=DIR ...]
         [--only-extra] [--repo OWNER/NAME ...] [--work DIR] [--json OUT.json] [--markdown OUT.md] [-j N]
 
 Export the volfix commit to measure first (`git -C <checkout> archive <sha> | tar -x -C
-/tmp/volfix-<sha>`): the script runs `python -m volfix.cli.commands` with the caller's PYTHONPATH, so any
+/tmp/volfix-<sha>`): the script runs `python -m volfix` with the caller's PYTHONPATH, so any
 checkout can be measured, and never the working tree of a shared checkout by accident (the
 engine's location is printed and recorded).
 
@@ -42,7 +42,7 @@ the independent ground truth of legacy_sites.py. Columns (per tree and in total)
 * **broken**: files that compiled before and do not after (notebooks: a code cell that parsed
   and no longer does, or a notebook that is no longer JSON); **not idem.**: files a second
   identical run changes; **crash**: volfix exited 2 or reported a volfix bug;
-* **leftovers U / S**: what scripts/leftovers.py finds in the changed files (only what the fix
+* **leftovers U / S**: what scripts/evaluation/leftovers.py finds in the changed files (only what the fix
   created), by kind in the details.
 
 Markdown (tables, failures by pattern) goes to stdout or --markdown; --json keeps every site and
@@ -64,14 +64,13 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import (UnitText, Volfix, call_at, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
+from .common import (UnitText, Volfix, call_at, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
                          function_of, innermost_stmt_at,
                          iter_sources, line_map, mask_async, parents_of, parse, probe_row,
                          read_unit, region_header, tree_digest)
-from eval_corpus import DEFAULT_MANIFEST, dir_name, human_dir_name, load_manifest  # noqa: E402
-from legacy_sites import CTOR_CODES, VOLATILE_CODES, FileSites, flag_helpers, sites_of  # noqa: E402
-from leftovers import scan_units  # noqa: E402
+from .corpus import DEFAULT_MANIFEST, dir_name, human_dir_name, load_manifest  # noqa: E402
+from .sites import CTOR_CODES, VOLATILE_CODES, FileSites, flag_helpers, sites_of  # noqa: E402
+from .leftovers import scan_units  # noqa: E402
 
 
 @dataclass
@@ -441,7 +440,7 @@ def trees(args) -> List[TreeSpec]:
         if os.path.isdir(path):
             out.append(TreeSpec(e["repo"], path, "snapshot", e["kind"], e["source"], e.get("patterns", [])))
         else:
-            print(f"missing export {path} (run scripts/eval_corpus.py export)", file=sys.stderr)
+            print(f"missing export {path} (run scripts/evaluation/corpus.py export)", file=sys.stderr)
         if args.pre:
             for mig in e.get("human_migrations", []):
                 pre = os.path.join(args.human, human_dir_name(e["repo"], mig), "pre")

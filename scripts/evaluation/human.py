@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare volfix with the humans who migrated real repositories, site by site (issue 13).
 
-    PYTHONPATH=/tmp/volfix-<sha> python scripts/compare_human.py [--manifest docs/eval-corpus.json]
+    PYTHONPATH=/tmp/volfix-<sha> python scripts/evaluation human [--manifest docs/eval-corpus.json]
         [--human /work/evalhuman] [--repo OWNER/NAME ...] [--judgments docs/human-comparison.json]
         [--json OUT.json] [--markdown OUT.md] [--write-judgments] [--work DIR]
 
@@ -74,16 +74,15 @@ import sys
 import tempfile
 from typing import Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import (UnitText, Volfix, call_at, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
+from .common import (UnitText, Volfix, call_at, copy_tree, covered_through_callers, enclosing_region,  # noqa: E402
                          function_of, innermost_stmt_at, iter_sources, line_map, parents_of, parse, probe_row,
                          read_unit, region_header)
-from eval_corpus import DEFAULT_MANIFEST, human_dir_name, load_manifest  # noqa: E402
-from legacy_sites import CTOR_CODES, Site, flag_helpers, sites_of  # noqa: E402
-from leftovers import scan_units  # noqa: E402
+from .corpus import DEFAULT_MANIFEST, human_dir_name, load_manifest  # noqa: E402
+from .sites import CTOR_CODES, Site, flag_helpers, sites_of  # noqa: E402
+from .leftovers import scan_units  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_JUDGMENTS = os.path.join(os.path.dirname(HERE), "docs", "human-comparison.json")
+DEFAULT_JUDGMENTS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "human-comparison.json")
 VERSIONS = ("human", "unsafe", "safe")
 GOOD = {"restored", "clean", "rewritten"}
 
@@ -326,7 +325,7 @@ def write_judgments(path: str, rows: List[dict], old: Dict[Tuple, dict], engine:
         if prev.get("human"):
             item["human"] = prev["human"]
         sites.append(item)
-    doc = {"description": "Site-by-site comparison of volfix with human migrations (scripts/compare_human.py). "
+    doc = {"description": "Site-by-site comparison of volfix with human migrations (scripts/evaluation/human.py). "
                           "Metadata only. `auto` is the script's verdict from the evidence, `verdict` the "
                           "reviewed one (better / equal / worse / both-unresolved / n/a), `reason` says why "
                           "in one line; `human` the reviewer's short description of what the human did.",
@@ -405,7 +404,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 name = human_dir_name(e["repo"], mig)
                 base = os.path.join(args.human, name)
                 if not os.path.isdir(os.path.join(base, "pre")):
-                    print(f"missing export {base} (run scripts/eval_corpus.py export)", file=sys.stderr)
+                    print(f"missing export {base} (run scripts/evaluation/corpus.py export)", file=sys.stderr)
                     continue
                 print(f"comparing {name}", file=sys.stderr, flush=True)
                 rows += compare_migration(e["repo"], mig, base, volfix, os.path.join(work, name))

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Build the real-world evaluation corpus of volfix from its manifest.
 
-    python scripts/eval_corpus.py export [--manifest docs/eval-corpus.json] [--mirror /work/.mirror]
+    python scripts/evaluation corpus export [--manifest docs/eval-corpus.json] [--mirror /work/.mirror]
                                          [--out /work/evalrepos] [--human-out /work/evalhuman]
                                          [--repo OWNER/NAME ...]
-    python scripts/eval_corpus.py migrations GIT_DIR [GIT_DIR ...]
-    python scripts/eval_corpus.py list [--manifest ...]
+    python scripts/evaluation corpus migrations GIT_DIR [GIT_DIR ...]
+    python scripts/evaluation corpus list [--manifest ...]
 
 The manifest (docs/eval-corpus.json) holds metadata only: repository, snapshot commit, the
 commits of a human migration (`pre`: the tree before it, `post`: the tree after it), kind,
@@ -36,7 +36,7 @@ import tempfile
 from typing import Iterator, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_MANIFEST = os.path.join(ROOT, "docs", "eval-corpus.json")
 KEEP = (".py", ".ipynb")
 

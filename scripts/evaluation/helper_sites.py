@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure how volfix handles helpers that thread the volatile flag (SPEC §2.6) on real code.
 
-    python scripts/helper_sites_eval.py [--gt docs/helper-sites.json] [--repos /tmp/evalrepos]
+    python scripts/evaluation helpers [--gt docs/helper-sites.json] [--repos /tmp/evalrepos]
                                         [--json OUT.json] [--repo OWNER/NAME ...] [--keep DIR] [-v]
 
 The ground truth (docs/helper-sites.json, metadata only) lists, per repository, every helper or
@@ -53,7 +53,7 @@ import tempfile
 from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 GRAD_FUNCS = {"no_grad", "set_grad_enabled", "inference_mode"}
 NEGATIVE = re.compile(r"not covered|cannot|can't|could not|unresolved|no fix|not follow|manual|elsewhere|"
@@ -69,7 +69,7 @@ MAGIC = re.compile(r"^(\s*)([%!?])", re.M)
 def volfix_cmd(args) -> List[str]:
     if args.volfix:
         return args.volfix.split()
-    return [sys.executable, "-m", "volfix.cli.commands"]
+    return [sys.executable, "-m", "volfix"]
 
 
 def volfix_env() -> Dict[str, str]:
@@ -613,7 +613,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write every verdict to this file")
     ap.add_argument("--repo", action="append", help="only this repository (owner/name); repeatable")
     ap.add_argument("--keep", help="copy the fixed repositories here for inspection")
-    ap.add_argument("--volfix", help="command that runs volfix (default: python -m volfix.cli.commands, "
+    ap.add_argument("--volfix", help="command that runs volfix (default: python -m volfix, "
                                      "with PYTHONPATH=<this checkout> unless PYTHONPATH is set)")
     args = ap.parse_args(argv)
     with open(args.gt, encoding="utf-8") as f:

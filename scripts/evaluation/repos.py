@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure volfix on real legacy PyTorch repositories.
 
-    python scripts/evaluate_repos.py DIR [DIR ...] [--out OUTDIR] [--json FILE]
+    python scripts/evaluation repos DIR [DIR ...] [--out OUTDIR] [--json FILE]
 
 Every DIR is one repository checkout (kept OUTSIDE this repository: third-party code never
 lands in volfix's tree). For every `*.py` file (and every `*.ipynb`, whose code cells are

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The long differential run over generated legacy programs (issue 21).
 
-    nice python scripts/generated_run.py --count 10000 --out /tmp/generated-failures
+    nice python scripts/evaluation generated --count 10000 --out /tmp/generated-failures
 
 Draws `--count` programs from tests/generated/programs.py (hypothesis, seeded by `--seed`),
 judges each with tests/generated/judge.py (0.3 meaning under `volfix.legacy` against the safe
@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "generated"))
 
 import judge as J  # noqa: E402

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Find the leftovers and poor rewrites a reviewer would reject in a migration (issue 13).
 
-    python scripts/leftovers.py ORIGINAL FIXED        # two versions of one file (.py or .ipynb)
+    python scripts/evaluation leftovers ORIGINAL FIXED        # two versions of one file (.py or .ipynb)
 
-    from leftovers import scan
+    from evaluation.leftovers import scan
     for item in scan(original_text, fixed_text): print(item.row, item.kind, item.text)
 
 Only what the fix *created* is reported: a pattern the author already wrote is not a leftover.
@@ -61,8 +61,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_common import (UnitText, callee_name, changed_rows, computes, dotted, is_grad_ctx,  # noqa: E402
+from .common import (UnitText, callee_name, changed_rows, computes, dotted, is_grad_ctx,  # noqa: E402
                          line_map, parents_of, parse, read_unit, region_header, requires_grad_names)
 
 KINDS = {
