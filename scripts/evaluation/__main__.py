@@ -19,9 +19,12 @@ COMMANDS = {"corpus": "corpus", "measure": "measure", "human": "human", "repos":
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print(__doc__, file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
+        print(__doc__, file=sys.stderr)
+        return 2
     module = importlib.import_module(f"{PACKAGE}.{COMMANDS[argv[0]]}")
     sys.argv = [f"evaluation {argv[0]}", *argv[1:]]
     return module.main(argv[1:])
