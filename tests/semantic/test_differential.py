@@ -66,7 +66,12 @@ KNOWN_DIFFERENCES: Dict[tuple, str] = {
     # `Variable` is never imported: the original raises NameError on 0.3 too. The unsafe fix
     # unwraps the calls (its note says the name does not resolve), and the program runs.
     ("unbound_variable", "unsafe"): "the original raises NameError (Variable is never imported); "
-                                    "the unsafe fix unwraps the calls, as its note says, and it runs"
+                                    "the unsafe fix unwraps the calls, as its note says, and it runs",
+    # VF112's note on the wrapper's `type(x) != Variable` guard: "after the fix tensors skip
+    # it, as only Variables did in 0.3" -- so the tensor asked to learn is no longer made a leaf
+    # that requires grad, and it gets no gradient (0.3 could not tell that tensor from data).
+    ("wrapper_type_guard", "unsafe"): "the unsafe VF112 fix lets tensors skip the wrapper, as its note "
+                                      "says: the tensor passed with requires_grad=True gets no gradient",
 }
 
 

@@ -261,10 +261,18 @@ CASES = [
                        NameError, "name 'Variable' is not defined")),
 ]
 CASE_IDS = [case.name for case in CASES]
+# Programs only the differential tests judge (their 0.3 run is the oracle): the volatile-free
+# shapes whose unsafe fix changes what the program does on torch 2.x today, on purpose, as its
+# note says, so "the same results as the original on 2.x" is not what the fix promises.
+DIFFERENTIAL_ONLY = {
+    # VF112: a wrapper's `type(x) != Variable` guard, always true today (tensors are wrapped
+    # again); the fix restores 0.3's skip for tensors (test_differential: KNOWN_DIFFERENCES).
+    "wrapper_type_guard": frozenset({"VF111", "VF112"}),
+}
 
 
 def test_every_example_has_a_case():
-    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(CASE_IDS)
+    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(CASE_IDS + list(DIFFERENTIAL_ONLY))
 
 
 # --------------------------------------------------------------------------- running
@@ -474,6 +482,7 @@ def test_cli_check_reports_findings_in_every_example(examples_copy):
             name = Path(match["path"]).relative_to("legacy").with_suffix("").as_posix()
             found.setdefault(name, set()).add(match["code"])
     expected = {case.name: set(case.codes) for case in CASES}
+    expected.update((name, set(codes)) for name, codes in DIFFERENTIAL_ONLY.items())
     expected.update((f"{PACKAGE.name}/{module}", set(codes)) for module, codes in PACKAGE_CODES.items())
     assert found == expected, result.stdout
 

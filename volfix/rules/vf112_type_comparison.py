@@ -1,6 +1,7 @@
 """VF112: `type(x) == Variable` and `isinstance(x, Variable)`."""
 import ast
-from typing import Optional
+import dataclasses
+from typing import List, Optional, Tuple
 
 from ..files import prefilter
 from ..model import Applicability
@@ -54,6 +55,10 @@ class VariableTypeComparison(Rule):
     wrapper (`if type(x) != Variable: x = Variable(to_gpu(x))`) is always true today, so every
     tensor is wrapped (moved, given `requires_grad`); after the fix tensors skip the branch:
     unsafe, and the note says so.
+
+    While such an unsafe test stays (plain `volfix fix`), the fixes that unwrap a
+    `Variable(...)` in the same function are unsafe too: unwrapped, the value they make is no
+    longer a Variable when it comes back to the test, and takes the other branch.
     """
 
     CODE = "VF112"
@@ -63,6 +68,11 @@ class VariableTypeComparison(Rule):
     FIX_TITLE = "Use `isinstance(x, torch.Tensor)`"
     NEEDS = prefilter.TORCH_VARIABLE
     NAMES = frozenset({"Variable"})
+    # The fixes that unwrap a `Variable(...)` call, whose value a type test tells apart.
+    UNWRAPPING = frozenset({"VF101", "VF102", "VF103", "VF110", "VF111"})
+
+    def __init__(self) -> None:
+        self.unsafe_tests: List[Tuple[ast.AST, int, str]] = []  # (the test's scope, its line, its text)
 
     @on(ast.Compare)
     def compare(self, node, ctx):
@@ -81,11 +91,30 @@ class VariableTypeComparison(Rule):
                 if negate and isinstance(parent, (ast.BoolOp, ast.UnaryOp, ast.Compare, ast.BinOp)):
                     text = f"({text})"
                 note = _unsafe_because(node, subject_call.args[0], negate, ctx)
+                if note is not None:
+                    scope = ctx.index.function_of(node) or ctx.index.tree
+                    self.unsafe_tests.append((scope, node.lineno, ctx.src.segment(node)))
                 message = self.NEGATED_MESSAGE if negate else None
+                title = f"Use `{'not ' if negate else ''}isinstance(x, torch.Tensor)`"
                 ctx.report(self.CODE, node, note=note, message=message, fix=ctx.edit_fix(
-                    Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE,
+                    Applicability.UNSAFE if note else Applicability.SAFE, title,
                     [TextEdit(ctx.src.start(node), ctx.src.end(node), text)], imports))
                 return
+
+    def after_planning(self, ctx) -> None:
+        """A safe unwrap in the scope of a type test left for --unsafe-fixes becomes unsafe: the
+        test would see a tensor where 0.3 saw a Variable (the two fixes go together)."""
+        for scope, line, test in self.unsafe_tests:
+            if isinstance(scope, ast.Module):
+                start, end = 0, len(ctx.src.text)
+            else:
+                start, end = ctx.src.start(scope), ctx.src.end(scope)
+            for finding in ctx.findings:
+                if finding.code in self.UNWRAPPING and finding.fix is not None \
+                        and finding.fix.applicability is Applicability.SAFE and start <= finding.start < end:
+                    finding.fix = dataclasses.replace(finding.fix, applicability=Applicability.UNSAFE)
+                    finding.note = (f"unsafe fix: `{test}` (line {line}, an unsafe fix) tells Variables from "
+                                    f"tensors; unwrapped, this value would take its other branch there")
 
     @on(ast.Call, callee=("isinstance", "issubclass"))
     def isinstance_check(self, call, ctx):
