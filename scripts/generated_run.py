@@ -75,6 +75,18 @@ def shrink(program: P.Program, signature: Tuple[str, str]) -> P.Program:
     return program
 
 
+def detail(program: P.Program, verdict: J.Verdict) -> dict:
+    """One program's line for `--details`."""
+    def side(s: J.Side) -> dict:
+        return {"diffs": s.diffs, "left": list(s.remaining),
+                "applied": [[d.code, d.fix.applicability.value, d.note] for d in s.fixed.applied if d.fix],
+                "error": s.observation.error if s.observation is not None else None}
+
+    return {"shapes": list(program.keys), "module_level": program.module_level,
+            "legacy_error": verdict.legacy.error, "safe": verdict.safe_class, "unsafe": verdict.unsafe_class,
+            "safe_side": side(verdict.safe), "unsafe_side": side(verdict.unsafe)}
+
+
 def covered(program: P.Program, found) -> bool:
     """Whether a minimal program already found is part of this one (its components are)."""
     return any(set(small.keys) <= set(program.keys) for small in found)
@@ -87,6 +99,8 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--out", default="generated-failures", help="directory for minimal failing programs")
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--json", help="also write the counts here")
+    parser.add_argument("--details", help="write one JSON line per program here (shapes, verdicts, "
+                                          "what differs, volfix's notes), for grouping by cause")
     args = parser.parse_args(argv)
 
     from hypothesis import HealthCheck, given, seed, settings
@@ -100,6 +114,7 @@ def main(argv: List[str] = None) -> int:
     by_shape: Dict[str, Dict[str, int]] = collections.defaultdict(collections.Counter)
     by_known: Dict[str, int] = collections.Counter()
     started = time.monotonic()
+    details = open(args.details, "w", encoding="utf-8") if args.details else None
 
     @seed(args.seed)
     @settings(max_examples=args.count, database=None, deadline=None, phases=["generate"],
@@ -117,6 +132,8 @@ def main(argv: List[str] = None) -> int:
         for name in {c.shape for c in program.components}:
             by_shape[name]["programs"] += 1
             by_shape[name]["failed"] += verdict.failed
+        if details is not None:
+            details.write(json.dumps(detail(program, verdict)) + "\n")
         if verdict.failed:
             counts["failed"] += 1
             matched = sorted({known.found for known in P.KNOWN_FAILING for c in program.components
@@ -133,6 +150,8 @@ def main(argv: List[str] = None) -> int:
                   file=sys.stderr, flush=True)
 
     one()
+    if details is not None:
+        details.close()
     elapsed = time.monotonic() - started
     n = counts["programs"]
     summary = {
