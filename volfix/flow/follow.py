@@ -358,7 +358,8 @@ class Follower:
                 continue
             if isinstance(other.ctx, ast.Store):
                 if not self._stores_volatile(self.index.statement_of(other), other) \
-                        and not self._overwritten(other, method, escape.stmt, node.attr):
+                        and not self._overwritten(other, method, escape.stmt, node.attr) \
+                        and not self._carried(other, method):
                     stores.append((other, method))
             else:
                 reads.append((other, method))
@@ -384,6 +385,17 @@ class Follower:
             return False
         call = self.ctx.variable_call(value)
         return call is not None and call.volatile_truth is True
+
+    def _carried(self, store: ast.Attribute, method: ast.AST) -> bool:
+        """`out, self.hidden = self.cell(x, self.hidden)`: the store's value is computed from the
+        attribute's own value (read earlier in the same method, not through `.data`), so in 0.3
+        it stayed volatile once it was (fact 4): an RNN's hidden state carried from step to
+        step. Such a store keeps the attribute volatile; its statement is one of the reads."""
+        stmt = self.index.statement_of(store)
+        key = f"{store.value.id}.{store.attr}"  # type: ignore[attr-defined]
+        taint = TaintAnalysis(method, self.index, entry={key: True}, plain=self.ctx.is_plain,
+                              wrappers=self.ctx.wrappers()).run()
+        return id(stmt) in taint.defs
 
     def _overwritten(self, store: ast.Attribute, method: ast.AST, volatile_stmt: ast.stmt, attr: str) -> bool:
         """`self.z = torch.zeros(n)` ... `self.z = Variable(self.z, volatile=True)` in the same
