@@ -56,6 +56,9 @@ class HelperFlag:
 
     param: Optional[str]  # None: always
     negated: bool = False
+    # The flag is an attribute the constructor stored from its parameter `param` (`self.train =
+    # train` in `__init__`): the instances decide, and `init` is that `__init__`.
+    init: Optional[ast.AST] = None
 
 
 @dataclass
@@ -121,6 +124,15 @@ class Follower:
             return False
         flag = self.resolve_flag(source)
         if flag is None:
+            flag = self.constructor_flag(source)
+            if flag is not None:
+                taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
+                                      wrappers=self.ctx.wrappers()).run()
+                # Only a value the method hands out raw (created, then yielded or returned) is
+                # followed to the instances; one it computes with gets its region right there.
+                if not any(id(s) in taint.recording for s in taint.uses_outside()) and any(
+                        e.raw and e.kind in ("return", "yield") for e in taint.escapes):
+                    return True
             self.resolve_local_flag(source)
             return False
         taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
@@ -153,10 +165,130 @@ class Follower:
         flag = self.resolve_flag(source)
         fn = source.scope
         report = CallerReport()
+        if flag is None:
+            flag = self.constructor_flag(source)
+            out = self.follow_instances(source, fn, flag, report)
+            self.instances_outcome(source, fn, flag, report)
+            return out
         out = self.follow_callers(source, fn, flag, report, visited=set())
         self.helper_outcome(source, fn, flag, report)
         self.ctx.helpers.append(HelperRecord(source, fn, flag, report))
         return out
+
+    def constructor_flag(self, source) -> Optional[HelperFlag]:
+        """`volatile=not self.train` in a method of a plain class whose `__init__` stores
+        `self.train = train` from its own parameter, and nothing else in the file stores a
+        `.train` attribute: each instance's flag is what its constructor call passed."""
+        scope = source.scope
+        cls = self.index.method_class(scope) if isinstance(scope, FUNCTIONS) else None
+        if source.flag is None or cls is None or not scope.args.args:  # type: ignore[attr-defined]
+            return None
+        if any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases) or cls.keywords \
+                or not isinstance(self.index.parents.get(cls), ast.Module):
+            return None  # a base class may set the attribute too
+        node, negated = source.flag.node, False
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node, negated = node.operand, True
+        me = scope.args.args[0].arg  # type: ignore[attr-defined]
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me):
+            return None
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if init is None or not init.args.args:
+            return None
+        stores = [a for a in self.index.attributes.get(node.attr, ()) if not isinstance(a.ctx, ast.Load)]
+        if len(stores) != 1 or self.index.function_of(stores[0]) is not init:
+            return None
+        store = stores[0]
+        stmt = self.index.statement_of(store)
+        if not (isinstance(stmt, ast.Assign) and stmt.targets == [store] and isinstance(store.value, ast.Name)
+                and store.value.id == init.args.args[0].arg and isinstance(stmt.value, ast.Name)
+                and stmt.value.id in nm.function_params(init) and not self.reassigned(stmt.value.id, init)
+                and self.index.parents.get(stmt) is init):
+            return None
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr")
+               for n in ast.walk(self.index.tree)):
+            return None
+        return HelperFlag(stmt.value.id, negated, init)
+
+    def follow_instances(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> list:
+        """The instances of the class that hand out the value: each constructor call, with what
+        it passes for the flag, and where its instance is iterated (`for b in Loader(x,
+        train=False)`: `__iter__`) or the method called (`field.process(arr)`). Those places
+        compute with the value and become sources. A constructor call whose instance goes
+        anywhere else, a subclass, or a run with other files (they may construct it too):
+        volfix cannot follow it."""
+        cls = self.index.method_class(fn)
+        out: list = []
+        if any(isinstance(n, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in n.bases)
+               for n in ast.walk(self.index.tree)):
+            report.unresolved.append(f"a subclass of `{cls.name}`")
+        ctors, _ = call_sites(self.index, flag.init)
+        uses_found: Set[int] = set()
+        for ctor in ctors:
+            uses = self.instance_uses(ctor, fn)
+            arg, known = argument_for(self.index, ctor, flag.init, flag.param)
+            if uses is None or not known:
+                report.unresolved.append(f"line {ctor.lineno}")
+                continue
+            for site in uses:
+                uses_found.add(id(site))
+                out.extend(self.caller_site(source, site, arg, HelperFlag(flag.param, flag.negated), report,
+                                            visited=set()))
+        for name in self.index.names.get(cls.name, ()):
+            parent = self.index.parents.get(name)
+            if isinstance(name.ctx, ast.Load) and not (isinstance(parent, ast.Call) and parent.func is name):
+                report.unresolved.append(f"line {name.lineno}")  # the class passed as a value
+        if fn.name != "__iter__":  # type: ignore[attr-defined]
+            for attr in self.index.attributes.get(fn.name, ()):  # type: ignore[attr-defined]
+                call = self.index.parents.get(attr)
+                if isinstance(call, ast.Call) and call.func is attr and id(call) not in uses_found:
+                    report.unresolved.append(f"line {call.lineno}")  # another object's, or self.<method>()
+        return out
+
+    def instances_outcome(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
+        """Unwrapped, unsafe: the instances made here get their regions, but the class can be
+        imported and constructed in other files, which volfix does not follow."""
+        cls = self.index.method_class(fn).name  # type: ignore[union-attr]
+        truth = "false" if flag.negated else "true"
+        lines = sorted(set(report.covered))
+        where = (f"; the instances made with a {truth} `{flag.param}` get theirs "
+                 f"(line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})") if lines else ""
+        also = ", ".join(dict.fromkeys(report.unresolved))
+        also = f", or used where volfix cannot follow them ({also})," if also else ""
+        self.planner.unwrap_only(source, f"unsafe fix: instances of `{cls}` made in other files{also} get no "
+                                         f"region{where}", W_UNSAFE, applicability=_unsafe())
+
+    def instance_uses(self, ctor: ast.Call, fn: ast.AST) -> Optional[List[ast.AST]]:
+        """Where the instance `ctor` makes hands out `fn`'s value: the iterable of a `for` or a
+        comprehension (for `__iter__`), or the calls of the method; directly, or through a name
+        bound once to the instance and used only that way. None when it goes anywhere else."""
+        name = fn.name  # type: ignore[attr-defined]
+
+        def handing_out(node: ast.AST) -> bool:
+            parent = self.index.parents.get(node)
+            if name == "__iter__":
+                return isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is node
+            call = self.index.parents.get(parent)
+            return isinstance(parent, ast.Attribute) and parent.attr == name and isinstance(call, ast.Call) \
+                and call.func is parent
+
+        def site(node: ast.AST) -> ast.AST:
+            return node if name == "__iter__" else self.index.parents[self.index.parents[node]]
+
+        if handing_out(ctor):
+            return [site(ctor)]
+        stmt = self.index.parents.get(ctor)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return None
+        var = stmt.targets[0].id
+        scope = self.index.function_of(stmt)
+        seen = [n for n in self.index.names.get(var, ()) if self.index.function_of(n) is scope]
+        stores = [n for n in seen if not isinstance(n.ctx, ast.Load)]
+        reads = [n for n in seen if isinstance(n.ctx, ast.Load)]
+        if len(stores) != 1 or any(not handing_out(n) or n.lineno < stmt.lineno for n in reads) \
+                or any(isinstance(n, (ast.Global, ast.Nonlocal)) and var in n.names for n in ast.walk(scope)):
+            return None
+        return [site(n) for n in reads]
 
     def follow_callers(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport,
                        visited: Set[int], dry: bool = False) -> list:
