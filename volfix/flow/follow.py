@@ -303,7 +303,7 @@ class Follower:
             if flag.param is None:
                 arg, known = ast.Constant(value=True), True
             else:
-                arg, known = argument_for(self.index, site, fn, flag.param)
+                arg, known = argument_for(self.index, site, fn, flag.param, named_dicts=True)
             if not known:
                 report.unresolved.append(f"line {site.lineno}")
                 continue
