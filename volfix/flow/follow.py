@@ -195,7 +195,8 @@ class Follower:
         init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
         if init is None or not init.args.args:
             return None
-        stores = [a for a in self.index.attributes.get(node.attr, ()) if not isinstance(a.ctx, ast.Load)]
+        stores = [a for a in self.index.attributes.get(node.attr, ()) if not isinstance(a.ctx, ast.Load)
+                  and not self._own_attribute_of_another_class(a, cls)]
         if len(stores) != 1 or self.index.function_of(stores[0]) is not init:
             return None
         store = stores[0]
@@ -209,6 +210,14 @@ class Follower:
                for n in ast.walk(self.index.tree)):
             return None
         return HelperFlag(stmt.value.id, negated, init)
+
+    def _own_attribute_of_another_class(self, store: ast.Attribute, cls: ast.ClassDef) -> bool:
+        """`self.train = ...` in a method of another class of the file: that class's own
+        attribute, not one of `cls`'s instances."""
+        method = self.index.function_of(store)
+        owner = self.index.method_class(method) if isinstance(method, FUNCTIONS) else None
+        return owner is not None and owner is not cls and bool(method.args.args) \
+            and isinstance(store.value, ast.Name) and store.value.id == method.args.args[0].arg
 
     def follow_instances(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> list:
         """The instances of the class that hand out the value: each constructor call, with what
