@@ -27,6 +27,7 @@ from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
+from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
 from .values import likely_grad, returns_autograd_free
 
@@ -176,82 +177,22 @@ class Follower:
         return out
 
     def constructor_flag(self, source) -> Optional[HelperFlag]:
-        """`volatile=not self.train` in a method of a plain class whose `__init__` stores
-        `self.train = train` from its own parameter, and nothing else in the file stores a
-        `.train` attribute: each instance's flag is what its constructor call passed."""
-        scope = source.scope
-        cls = self.index.method_class(scope) if isinstance(scope, FUNCTIONS) else None
-        if source.flag is None or cls is None or not scope.args.args:  # type: ignore[attr-defined]
+        """`volatile=not self.train`, with `self.train = train` stored by the constructor
+        (`volfix.flow.instances`): the instances decide."""
+        if source.flag is None:
             return None
-        if any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases) or cls.keywords \
-                or not isinstance(self.index.parents.get(cls), ast.Module):
-            return None  # a base class may set the attribute too
-        node, negated = source.flag.node, False
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            node, negated = node.operand, True
-        me = scope.args.args[0].arg  # type: ignore[attr-defined]
-        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me):
-            return None
-        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-        if init is None or not init.args.args:
-            return None
-        stores = [a for a in self.index.attributes.get(node.attr, ()) if not isinstance(a.ctx, ast.Load)
-                  and not self._own_attribute_of_another_class(a, cls)]
-        if len(stores) != 1 or self.index.function_of(stores[0]) is not init:
-            return None
-        store = stores[0]
-        stmt = self.index.statement_of(store)
-        if not (isinstance(stmt, ast.Assign) and stmt.targets == [store] and isinstance(store.value, ast.Name)
-                and store.value.id == init.args.args[0].arg and isinstance(stmt.value, ast.Name)
-                and stmt.value.id in nm.function_params(init) and not self.reassigned(stmt.value.id, init)
-                and self.index.parents.get(stmt) is init):
-            return None
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr")
-               for n in ast.walk(self.index.tree)):
-            return None
-        return HelperFlag(stmt.value.id, negated, init)
-
-    def _own_attribute_of_another_class(self, store: ast.Attribute, cls: ast.ClassDef) -> bool:
-        """`self.train = ...` in a method of another class of the file: that class's own
-        attribute, not one of `cls`'s instances."""
-        method = self.index.function_of(store)
-        owner = self.index.method_class(method) if isinstance(method, FUNCTIONS) else None
-        return owner is not None and owner is not cls and bool(method.args.args) \
-            and isinstance(store.value, ast.Name) and store.value.id == method.args.args[0].arg
+        found = constructor_flag(self.index, source.scope, source.flag.node)
+        return None if found is None else HelperFlag(*found)
 
     def follow_instances(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> list:
-        """The instances of the class that hand out the value: each constructor call, with what
-        it passes for the flag, and where its instance is iterated (`for b in Loader(x,
-        train=False)`: `__iter__`) or the method called (`field.process(arr)`). Those places
-        compute with the value and become sources. A constructor call whose instance goes
-        anywhere else, a subclass, or a run with other files (they may construct it too):
-        volfix cannot follow it."""
-        cls = self.index.method_class(fn)
+        """Where the instances made in this file hand the value out (a loop over one, a call of
+        the method), with what each constructor call passed: sources there."""
+        sites, unresolved = instance_sites(self.index, fn, flag.init, flag.param)
+        report.unresolved.extend(unresolved)
         out: list = []
-        if any(isinstance(n, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in n.bases)
-               for n in ast.walk(self.index.tree)):
-            report.unresolved.append(f"a subclass of `{cls.name}`")
-        ctors, _ = call_sites(self.index, flag.init)
-        uses_found: Set[int] = set()
-        for ctor in ctors:
-            uses = self.instance_uses(ctor, fn)
-            arg, known = argument_for(self.index, ctor, flag.init, flag.param)
-            if uses is None or not known:
-                report.unresolved.append(f"line {ctor.lineno}")
-                continue
-            for site in uses:
-                uses_found.add(id(site))
-                out.extend(self.caller_site(source, site, arg, HelperFlag(flag.param, flag.negated), report,
-                                            visited=set()))
-        for name in self.index.names.get(cls.name, ()):
-            parent = self.index.parents.get(name)
-            if isinstance(name.ctx, ast.Load) and not (isinstance(parent, ast.Call) and parent.func is name):
-                report.unresolved.append(f"line {name.lineno}")  # the class passed as a value
-        if fn.name != "__iter__":  # type: ignore[attr-defined]
-            for attr in self.index.attributes.get(fn.name, ()):  # type: ignore[attr-defined]
-                call = self.index.parents.get(attr)
-                if isinstance(call, ast.Call) and call.func is attr and id(call) not in uses_found:
-                    report.unresolved.append(f"line {call.lineno}")  # another object's, or self.<method>()
+        for site, arg in sites:
+            out.extend(self.caller_site(source, site, arg, HelperFlag(flag.param, flag.negated), report,
+                                        visited=set()))
         return out
 
     def instances_outcome(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
@@ -266,38 +207,6 @@ class Follower:
         also = f", or used where volfix cannot follow them ({also})," if also else ""
         self.planner.unwrap_only(source, f"unsafe fix: instances of `{cls}` made in other files{also} get no "
                                          f"region{where}", W_UNSAFE, applicability=_unsafe())
-
-    def instance_uses(self, ctor: ast.Call, fn: ast.AST) -> Optional[List[ast.AST]]:
-        """Where the instance `ctor` makes hands out `fn`'s value: the iterable of a `for` or a
-        comprehension (for `__iter__`), or the calls of the method; directly, or through a name
-        bound once to the instance and used only that way. None when it goes anywhere else."""
-        name = fn.name  # type: ignore[attr-defined]
-
-        def handing_out(node: ast.AST) -> bool:
-            parent = self.index.parents.get(node)
-            if name == "__iter__":
-                return isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is node
-            call = self.index.parents.get(parent)
-            return isinstance(parent, ast.Attribute) and parent.attr == name and isinstance(call, ast.Call) \
-                and call.func is parent
-
-        def site(node: ast.AST) -> ast.AST:
-            return node if name == "__iter__" else self.index.parents[self.index.parents[node]]
-
-        if handing_out(ctor):
-            return [site(ctor)]
-        stmt = self.index.parents.get(ctor)
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-            return None
-        var = stmt.targets[0].id
-        scope = self.index.function_of(stmt)
-        seen = [n for n in self.index.names.get(var, ()) if self.index.function_of(n) is scope]
-        stores = [n for n in seen if not isinstance(n.ctx, ast.Load)]
-        reads = [n for n in seen if isinstance(n.ctx, ast.Load)]
-        if len(stores) != 1 or any(not handing_out(n) or n.lineno < stmt.lineno for n in reads) \
-                or any(isinstance(n, (ast.Global, ast.Nonlocal)) and var in n.names for n in ast.walk(scope)):
-            return None
-        return [site(n) for n in reads]
 
     def follow_callers(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport,
                        visited: Set[int], dry: bool = False) -> list:
