@@ -7,7 +7,11 @@ Draws `--count` programs from tests/generated/programs.py (hypothesis, seeded by
 judges each with tests/generated/judge.py (0.3 meaning under `volfix.legacy` against the safe
 and the unsafe fix under plain torch), and prints: programs run, safe differences (silent:
 no finding remains; reported: some finding remains), unsafe differences (explained by an
-"unsafe fix:" note or not), and the share of programs the unsafe fix reproduces exactly.
+"unsafe fix:" note or not), and the share of programs the unsafe fix reproduces exactly: of all programs, and of those
+whose original runs under 0.3 (the target of issue 21). A program whose original raised under
+0.3 (a volatile value reaching `backward()`, SEMANTICS.md fact 5) never ran as legacy code:
+it is counted in its own row (`legacy_raised`, with its unsafe verdicts) and left out of that
+share; its safe fix is judged like any other's.
 
 Failing programs (a safe fix changed the behaviour, or an unsafe one did without saying so)
 that hold no component of a shape in programs.KNOWN_FAILING, and no minimal program found
@@ -33,6 +37,9 @@ sys.path.insert(0, str(ROOT / "tests" / "generated"))
 
 import judge as J  # noqa: E402
 import programs as P  # noqa: E402
+
+
+CLASSES = ("exact", "incomplete", "explained", "unexplained", "volfix-error")
 
 
 def failing(verdict: J.Verdict) -> Tuple[str, str]:
@@ -75,6 +82,18 @@ def shrink(program: P.Program, signature: Tuple[str, str]) -> P.Program:
     return program
 
 
+def detail(program: P.Program, verdict: J.Verdict) -> dict:
+    """One program's line for `--details`."""
+    def side(s: J.Side) -> dict:
+        return {"diffs": s.diffs, "left": list(s.remaining),
+                "applied": [[d.code, d.fix.applicability.value, d.note] for d in s.fixed.applied if d.fix],
+                "error": s.observation.error if s.observation is not None else None}
+
+    return {"shapes": list(program.keys), "module_level": program.module_level,
+            "legacy_error": verdict.legacy.error, "safe": verdict.safe_class, "unsafe": verdict.unsafe_class,
+            "safe_side": side(verdict.safe), "unsafe_side": side(verdict.unsafe)}
+
+
 def covered(program: P.Program, found) -> bool:
     """Whether a minimal program already found is part of this one (its components are)."""
     return any(set(small.keys) <= set(program.keys) for small in found)
@@ -87,6 +106,8 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--out", default="generated-failures", help="directory for minimal failing programs")
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--json", help="also write the counts here")
+    parser.add_argument("--details", help="write one JSON line per program here (shapes, verdicts, "
+                                          "what differs, volfix's notes), for grouping by cause")
     args = parser.parse_args(argv)
 
     from hypothesis import HealthCheck, given, seed, settings
@@ -100,6 +121,7 @@ def main(argv: List[str] = None) -> int:
     by_shape: Dict[str, Dict[str, int]] = collections.defaultdict(collections.Counter)
     by_known: Dict[str, int] = collections.Counter()
     started = time.monotonic()
+    details = open(args.details, "w", encoding="utf-8") if args.details else None
 
     @seed(args.seed)
     @settings(max_examples=args.count, database=None, deadline=None, phases=["generate"],
@@ -114,9 +136,16 @@ def main(argv: List[str] = None) -> int:
         verdict = J.judge(source)
         counts[f"safe {verdict.safe_class}"] += 1
         counts[f"unsafe {verdict.unsafe_class}"] += 1
+        if verdict.legacy_raised:
+            counts["legacy raised"] += 1
+            counts[f"legacy raised, unsafe {verdict.unsafe_class}"] += 1
         for name in {c.shape for c in program.components}:
             by_shape[name]["programs"] += 1
             by_shape[name]["failed"] += verdict.failed
+            by_shape[name]["unsafe_exact"] += verdict.unsafe_class == "exact"
+            by_shape[name]["legacy_raised"] += verdict.legacy_raised
+        if details is not None:
+            details.write(json.dumps(detail(program, verdict)) + "\n")
         if verdict.failed:
             counts["failed"] += 1
             matched = sorted({known.found for known in P.KNOWN_FAILING for c in program.components
@@ -133,6 +162,8 @@ def main(argv: List[str] = None) -> int:
                   file=sys.stderr, flush=True)
 
     one()
+    if details is not None:
+        details.close()
     elapsed = time.monotonic() - started
     n = counts["programs"]
     summary = {
@@ -143,13 +174,22 @@ def main(argv: List[str] = None) -> int:
         "unsafe_explained": counts["unsafe explained"], "unsafe_unexplained": counts["unsafe unexplained"],
         "unsafe_volfix_errors": counts["unsafe volfix-error"],
         "unsafe_exact_percent": round(100.0 * counts["unsafe exact"] / n, 2) if n else 0.0,
+        # Programs whose original raised under 0.3 (a volatile value reached backward()) never
+        # ran as legacy code: their own row, outside the share of the programs that did.
+        "legacy_raised": counts["legacy raised"],
+        "legacy_raised_unsafe": {k: counts[f"legacy raised, unsafe {k}"] for k in CLASSES},
+        "runs_under_0_3": n - counts["legacy raised"],
+        "runs_under_0_3_unsafe": {k: counts[f"unsafe {k}"] - counts[f"legacy raised, unsafe {k}"] for k in CLASSES},
+        "unsafe_exact_percent_of_running": round(
+            100.0 * (counts["unsafe exact"] - counts["legacy raised, unsafe exact"]) / (n - counts["legacy raised"]), 2)
+        if n > counts["legacy raised"] else 0.0,
         "failed": counts["failed"], "failed_known_shape": counts["failed, known shape"],
     }
     for key, value in summary.items():
         print(f"{key:>22}: {value}")
-    print("failed programs by shape (a program has 1-3 components):")
+    print("programs by shape (a program has 1-3 components): failed, unsafe exact, 0.3 raised, of all")
     for name, c in sorted(by_shape.items()):
-        print(f"{name:>22}: {c['failed']} of {c['programs']}")
+        print(f"{name:>22}: {c['failed']}, {c['unsafe_exact']}, {c['legacy_raised']} of {c['programs']}")
     print("failed programs holding a known failing shape (found/ program):")
     for found, c in sorted(by_known.items()):
         print(f"{found:>40}: {c}")

@@ -298,6 +298,14 @@ class Verdict:
         return "explained" if self.unsafe.explained else "unexplained"
 
     @property
+    def legacy_raised(self) -> bool:
+        """The original raised under the 0.3 semantics (a volatile value reached backward():
+        SEMANTICS.md fact 5): not a program that ever worked under 0.3, so "matches 0.3" would
+        mean "crashes the same way". Counted in a row of its own and left out of the exactness
+        share (scripts/generated_run.py); its safe fix is judged as any other's."""
+        return self.legacy.error is not None
+
+    @property
     def failed(self) -> bool:
         return self.safe_class in ("changed", "volfix-error") or self.unsafe_class in ("unexplained", "volfix-error")
 

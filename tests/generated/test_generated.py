@@ -6,7 +6,8 @@ safe fixes can differ), and fixed with `--unsafe-fixes` on plain torch. A safe f
 does; an unsafe fix may, only with a note saying what may change (judge.py says how each
 is decided). The long run is scripts/evaluation/generated.py; its numbers are in docs/EVALUATION.md.
 
-Every minimal program a run found is in found/ and is a test below. Shapes volfix still gets
+Every minimal program a run found is in found/ and is a test below; exact/ holds programs
+whose `--unsafe-fixes` must match 0.3 exactly (engine gaps closed, issue 21's 95% target). Shapes volfix still gets
 wrong are listed in programs.KNOWN_FAILING (empty today): their programs are strict xfail
 tests, so fixing one makes its test XPASS (and fail) until it is taken off the list, and the
 property test leaves exactly those shapes out while SKIP_KNOWN_FAILING_SHAPES is True.
@@ -58,6 +59,20 @@ def test_found_program(path):
     """A minimal program a run found; its first line says what differed."""
     verdict = J.judge(path.read_text(encoding="utf-8"))
     assert not verdict.failed, verdict.report()
+
+
+EXACT = Path(__file__).resolve().parent / "exact"
+
+
+@pytest.mark.parametrize("path", sorted(EXACT.glob("*.py")), ids=lambda p: p.stem)
+def test_exact_program(path):
+    """A program whose `--unsafe-fixes` once differed from 0.3 (an engine gap closed since):
+    it must now match the 0.3 run exactly, and the safe fix must keep it. Its first line says
+    what the fix does."""
+    verdict = J.judge(path.read_text(encoding="utf-8"))
+    assert verdict.legacy.error is None, verdict.report()
+    assert verdict.unsafe_class == "exact", verdict.report()
+    assert verdict.safe_class in ("exact", "incomplete"), verdict.report()
 
 
 def test_every_known_failure_has_its_program():
@@ -151,3 +166,42 @@ def test_a_difference_an_unsafe_note_explains_is_left_as_legacy(monkeypatch):
     verdict = J.judge(source)
     assert verdict.safe_class == "incomplete"
     assert verdict.unsafe_class == "explained"
+
+
+def test_a_program_0_3_could_not_run_is_its_own_row():
+    """A volatile value reaching backward(): 0.3 raised, so the program never ran as legacy
+    code. The judge says so, and the long run counts it apart from the share of programs
+    whose original runs."""
+    verdict = J.judge(P.render(P.Program((P.Component("train_on_volatile", (("how", "backward"),)),))))
+    assert verdict.legacy.error == "RuntimeError" and verdict.legacy_raised
+    assert verdict.unsafe_class == "explained"  # unwrapped, it trains, as the note says
+    ok = J.judge(P.render(P.Program((P.Component("train_step", (("wrap", "plain"),)),))))
+    assert not ok.legacy_raised
+
+
+def test_the_long_run_counts_programs_0_3_could_not_run_apart(tmp_path):
+    """scripts/generated_run.py on a few programs: its rows agree with the per-program
+    details it writes, and the exact share of the programs that ran under 0.3 leaves the
+    others out of its denominator."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location(
+        "generated_run", Path(__file__).resolve().parents[2] / "scripts" / "generated_run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    out, details = tmp_path / "summary.json", tmp_path / "details.jsonl"
+    assert run.main(["--count", "40", "--seed", "3", "--no-shrink", "--out", str(tmp_path / "failures"),
+                     "--json", str(out), "--details", str(details)]) == 0
+    summary = json.loads(out.read_text())
+    lines = [json.loads(line) for line in details.read_text().splitlines()]
+    raised = [r for r in lines if r["legacy_error"]]
+    running = [r for r in lines if not r["legacy_error"]]
+    assert len(lines) == summary["programs"] == 40
+    assert summary["legacy_raised"] == len(raised) > 0
+    assert all(any(s.startswith("train_on_volatile") for s in r["shapes"]) for r in raised)
+    assert summary["runs_under_0_3"] == len(running)
+    exact = sum(r["unsafe"] == "exact" for r in running)
+    assert summary["runs_under_0_3_unsafe"]["exact"] == exact
+    assert summary["unsafe_exact_percent_of_running"] == round(100.0 * exact / len(running), 2)
+    assert summary["legacy_raised_unsafe"]["exact"] == sum(r["unsafe"] == "exact" for r in raised)

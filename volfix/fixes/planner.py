@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from ..flow import grad_mode
+from ..edits import TextEdit
 from ..flow.follow import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
@@ -97,10 +98,13 @@ class Planner:
             if source.flag is not None and self.follower.is_helper_flag(source):
                 later.extend(self.follower.helper(source))
                 continue
+            if isinstance(source.scope, ast.Lambda) and self.lambda_region(source):
+                continue
             if isinstance(source.scope, (ast.Lambda, ast.ClassDef)):
                 # Nothing here can restore the 0.3 meaning for what computes with the value (the
                 # lambda's own call of a model, its callers): unwrapping changes it.
-                self.unwrap_only(source, "unsafe fix: a region cannot be placed inside a lambda or class body, so "
+                kind = "unsafe fix" if source.flag is None else "no fix"
+                self.unwrap_only(source, f"{kind}: a region cannot be placed inside a lambda or class body, so "
                                          "what computes with the value records a graph", W_UNSAFE,
                                  fixable=source.flag is None, applicability=UNSAFE)
                 continue
@@ -129,6 +133,32 @@ class Planner:
                     self.note_holdings(group)
                     self.groups.append(group)
         return later
+
+    def lambda_region(self, source: Source) -> bool:
+        """`lambda t: model(Variable(t, volatile=True))`: a lambda's body is one expression, so
+        its region is the whole lambda, decorated as a function would be:
+        `torch.no_grad()(lambda t: model(t))`. Its result carries no graph, as in 0.3; what a
+        caller computes from it is not followed (unsafe). Not for a flag (decided when the
+        lambda is called, not when it is made), a lambda that trains, or one already run
+        under a grad-mode region of its own."""
+        fn = source.scope
+        if source.flag is not None or not source.own_edits or any(
+                isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda)) and n is not fn
+                or isinstance(n, ast.Call) and self.placer.trainer.of_call(n) is not None
+                for n in ast.walk(fn)):
+            return False
+        parent = self.index.parents.get(fn)
+        if isinstance(parent, ast.Call) and fn in parent.args and grad_mode.disables_grad(self.index, parent.func):
+            return False
+        no_grad, imports = self.ctx.spell("torch.no_grad", source.node)
+        start, end = self.src.start(fn), self.src.end(fn)
+        key = f"lambda-region:{start}"
+        edits = list(source.own_edits) + [TextEdit(start, start, f"{no_grad}()(", key=key),
+                                          TextEdit(end, end, ")", key=key + ":end")]
+        self.outcome(source, UNSAFE, "unsafe fix: the lambda runs under `no_grad()`; what its callers compute "
+                                     "from its result is not followed, where 0.3 kept that volatile too",
+                     edits, weight=W_UNSAFE, imports=imports)
+        return True
 
     def note_holdings(self, group: Group) -> None:
         """Regions of earlier rounds that this later, larger one holds (the direct `var(x)`

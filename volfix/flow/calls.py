@@ -25,9 +25,11 @@ def parameter_defaults(fn: ast.AST) -> Dict[str, ast.AST]:
     return defaults
 
 
-def passed_argument(call: ast.Call, positional: List[str], param: str) -> Tuple[Optional[ast.AST], bool]:
+def passed_argument(call: ast.Call, positional: List[str], param: str,
+                    splat=None) -> Tuple[Optional[ast.AST], bool]:
     """What a call passes explicitly for `param`: (argument, True); (None, True) when it
-    passes nothing (the default applies); (None, False) when `*args`/`**kwargs` may carry it."""
+    passes nothing (the default applies); (None, False) when `*args`/`**kwargs` may carry it.
+    `splat` reads the entries of a `**value` that is not literal (None: unknown)."""
     for kw in call.keywords:
         if kw.arg == param:
             return kw.value, True
@@ -40,6 +42,8 @@ def passed_argument(call: ast.Call, positional: List[str], param: str) -> Tuple[
     for kw in call.keywords:
         if kw.arg is None:
             entries = splat_entries(kw.value)
+            if entries is None and splat is not None:
+                entries = splat(kw.value)
             if entries is None:
                 return None, False
             if param in entries:
@@ -117,11 +121,37 @@ def call_sites(index: ModuleIndex, fn: ast.AST) -> Tuple[List[ast.Call], List[in
     return sites, other
 
 
-def argument_for(index: ModuleIndex, call: ast.Call, fn: ast.AST, param: str) -> Tuple[Optional[ast.AST], bool]:
-    """The expression passed for `param` (or its default); known=False for *args/**kwargs."""
+def argument_for(index: ModuleIndex, call: ast.Call, fn: ast.AST, param: str,
+                 named_dicts: bool = False) -> Tuple[Optional[ast.AST], bool]:
+    """The expression passed for `param` (or its default); known=False for *args/**kwargs.
+    `named_dicts`: a `**kwargs` whose name is bound once to a literal dict and only ever
+    splatted is read too (`eval_kwargs = dict(train=False)` ... `run(x, **eval_kwargs)`)."""
     method = index.method_class(fn) is not None
-    arg, known = passed_argument(call, bound_positional(fn, method), param)
+    splat = (lambda value: named_dict_entries(index, value)) if named_dicts else None
+    arg, known = passed_argument(call, bound_positional(fn, method), param, splat)
     if arg is not None or not known:
         return arg, known
     default = parameter_defaults(fn).get(param)
     return default, default is not None
+
+
+def named_dict_entries(index: ModuleIndex, value: ast.AST) -> Optional[Dict[str, ast.AST]]:
+    """The entries of `**name` when `name` is bound exactly once in the file, to a literal
+    dict (`dict(train=False)`, `{"train": False}`), before the call in the same scope, and
+    every other mention of it is a `**name` of a call: nothing can change the dict."""
+    if not isinstance(value, ast.Name):
+        return None
+    stores, bound = [], None
+    for node in index.names.get(value.id, ()):
+        parent = index.parents.get(node)
+        if isinstance(node.ctx, ast.Load):
+            if not (isinstance(parent, ast.keyword) and parent.arg is None and parent.value is node):
+                return None
+            continue
+        stores.append(node)
+        if isinstance(parent, ast.Assign) and parent.targets == [node]:
+            bound = parent
+    if len(stores) != 1 or bound is None or index.function_of(bound) is not index.function_of(value) \
+            or bound.lineno >= value.lineno:
+        return None
+    return splat_entries(bound.value)

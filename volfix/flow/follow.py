@@ -27,6 +27,7 @@ from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
+from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
 from .values import likely_grad, returns_autograd_free
 
@@ -56,6 +57,9 @@ class HelperFlag:
 
     param: Optional[str]  # None: always
     negated: bool = False
+    # The flag is an attribute the constructor stored from its parameter `param` (`self.train =
+    # train` in `__init__`): the instances decide, and `init` is that `__init__`.
+    init: Optional[ast.AST] = None
 
 
 @dataclass
@@ -121,6 +125,15 @@ class Follower:
             return False
         flag = self.resolve_flag(source)
         if flag is None:
+            flag = self.constructor_flag(source)
+            if flag is not None:
+                taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
+                                      wrappers=self.ctx.wrappers()).run()
+                # Only a value the method hands out raw (created, then yielded or returned) is
+                # followed to the instances; one it computes with gets its region right there.
+                if not any(id(s) in taint.recording for s in taint.uses_outside()) and any(
+                        e.raw and e.kind in ("return", "yield") for e in taint.escapes):
+                    return True
             self.resolve_local_flag(source)
             return False
         taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
@@ -153,10 +166,47 @@ class Follower:
         flag = self.resolve_flag(source)
         fn = source.scope
         report = CallerReport()
+        if flag is None:
+            flag = self.constructor_flag(source)
+            out = self.follow_instances(source, fn, flag, report)
+            self.instances_outcome(source, fn, flag, report)
+            return out
         out = self.follow_callers(source, fn, flag, report, visited=set())
         self.helper_outcome(source, fn, flag, report)
         self.ctx.helpers.append(HelperRecord(source, fn, flag, report))
         return out
+
+    def constructor_flag(self, source) -> Optional[HelperFlag]:
+        """`volatile=not self.train`, with `self.train = train` stored by the constructor
+        (`volfix.flow.instances`): the instances decide."""
+        if source.flag is None:
+            return None
+        found = constructor_flag(self.index, source.scope, source.flag.node)
+        return None if found is None else HelperFlag(*found)
+
+    def follow_instances(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> list:
+        """Where the instances made in this file hand the value out (a loop over one, a call of
+        the method), with what each constructor call passed: sources there."""
+        sites, unresolved = instance_sites(self.index, fn, flag.init, flag.param)
+        report.unresolved.extend(unresolved)
+        out: list = []
+        for site, arg in sites:
+            out.extend(self.caller_site(source, site, arg, HelperFlag(flag.param, flag.negated), report,
+                                        visited=set()))
+        return out
+
+    def instances_outcome(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
+        """Unwrapped, unsafe: the instances made here get their regions, but the class can be
+        imported and constructed in other files, which volfix does not follow."""
+        cls = self.index.method_class(fn).name  # type: ignore[union-attr]
+        truth = "false" if flag.negated else "true"
+        lines = sorted(set(report.covered))
+        where = (f"; the instances made with a {truth} `{flag.param}` get theirs "
+                 f"(line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})") if lines else ""
+        also = ", ".join(dict.fromkeys(report.unresolved))
+        also = f", or used where volfix cannot follow them ({also})," if also else ""
+        self.planner.unwrap_only(source, f"unsafe fix: instances of `{cls}` made in other files{also} get no "
+                                         f"region{where}", W_UNSAFE, applicability=_unsafe())
 
     def follow_callers(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport,
                        visited: Set[int], dry: bool = False) -> list:
@@ -171,7 +221,7 @@ class Follower:
             if flag.param is None:
                 arg, known = ast.Constant(value=True), True
             else:
-                arg, known = argument_for(self.index, site, fn, flag.param)
+                arg, known = argument_for(self.index, site, fn, flag.param, named_dicts=True)
             if not known:
                 report.unresolved.append(f"line {site.lineno}")
                 continue
@@ -358,7 +408,8 @@ class Follower:
                 continue
             if isinstance(other.ctx, ast.Store):
                 if not self._stores_volatile(self.index.statement_of(other), other) \
-                        and not self._overwritten(other, method, escape.stmt, node.attr):
+                        and not self._overwritten(other, method, escape.stmt, node.attr) \
+                        and not self._carried(other, method):
                     stores.append((other, method))
             else:
                 reads.append((other, method))
@@ -384,6 +435,17 @@ class Follower:
             return False
         call = self.ctx.variable_call(value)
         return call is not None and call.volatile_truth is True
+
+    def _carried(self, store: ast.Attribute, method: ast.AST) -> bool:
+        """`out, self.hidden = self.cell(x, self.hidden)`: the store's value is computed from the
+        attribute's own value (read earlier in the same method, not through `.data`), so in 0.3
+        it stayed volatile once it was (fact 4): an RNN's hidden state carried from step to
+        step. Such a store keeps the attribute volatile; its statement is one of the reads."""
+        stmt = self.index.statement_of(store)
+        key = f"{store.value.id}.{store.attr}"  # type: ignore[attr-defined]
+        taint = TaintAnalysis(method, self.index, entry={key: True}, plain=self.ctx.is_plain,
+                              wrappers=self.ctx.wrappers()).run()
+        return id(stmt) in taint.defs
 
     def _overwritten(self, store: ast.Attribute, method: ast.AST, volatile_stmt: ast.stmt, attr: str) -> bool:
         """`self.z = torch.zeros(n)` ... `self.z = Variable(self.z, volatile=True)` in the same

@@ -89,7 +89,7 @@ class TrainingCalls:
         out = []
         args = fn.args  # type: ignore[attr-defined]
         for param in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
-            value, ok = argument_for(self.index, call, fn, param)
+            value, ok = argument_for(self.index, call, fn, param, named_dicts=True)
             truth = literal_truth(value) if ok and value is not None else None
             if truth is None and ok and isinstance(value, ast.Constant) and value.value is None:
                 truth = False

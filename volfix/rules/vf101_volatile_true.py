@@ -77,7 +77,9 @@ class VolatileInVariableCall(Rule):
     `Variable(...)` had to be a tensor, so no gradient can flow into it, unless the code
     evidently computes it with a module (`Variable(model(x), volatile=True)`, code already
     half-migrated: unsafe, or safe with `legacy-semantics = true`). The fix is also unsafe when
-    the region cannot avoid covering a value used after it, or the source is inside a lambda.
+    the region cannot avoid covering a value used after it. A source inside a lambda makes the
+    whole lambda the region, `torch.no_grad()(lambda t: model(t))`, unsafe: what its callers
+    compute from its result is not followed (0.3 kept that volatile too).
 
     ## References
     - [PyTorch 0.4.0 migration guide](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)

@@ -68,6 +68,15 @@ class VolatileFlagInVariableCall(Rule):
     When the function computes with the value itself, the region goes inside the function,
     under `set_grad_enabled(not flag)`; that is unsafe when a caller in the run calls it
     under `no_grad` (recording would be turned back on when the flag is false).
+
+    A flag that is an attribute its class's constructor stored from a parameter
+    (`self.train = train`; `yield Variable(src, volatile=not self.train)` in `__iter__`, or
+    `return Variable(arr, volatile=not self.train)` in a method) is decided by each instance:
+    where an instance made in this file with a literal flag is iterated (`for batch in
+    Iterator(data, train=False)`) or has that method called, the loop or the call gets its
+    region. Unsafe: instances made in other files are not followed, and an instance used any
+    other way (passed on, stored) is named in the note. Without such a constructor the value
+    leaves with a flag nobody can follow, and the finding stays.
     """
 
     CODE = "VF103"
