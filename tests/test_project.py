@@ -163,6 +163,9 @@ def test_method_helper_called_on_an_instance_elsewhere(tmp_path):
     evaluation = (tmp_path / "evaluation.py").read_text()
     assert with_blocks(evaluation) == [("torch.no_grad()", 8)], evaluation
     assert "volatile" not in (tmp_path / "model.py").read_text().split("def forward_emb")[1].split("\n", 2)[1]
+    # the parameter is gone, so the caller's `volatile=True` goes too (it raised a TypeError)
+    assert "model.forward_emb(images)" in evaluation, evaluation
+    assert check(tmp_path) == []
 
 
 def test_wrapper_lambda_imported_from_another_module(tmp_path):

@@ -21,8 +21,9 @@ class DeadVolatileFlag(Rule):
     `volatile=` arguments passed to it: what is left of a helper such as
     `to_tensor(ndarray, volatile=False)` once its `Variable(..., volatile=volatile)` is gone.
     Also finds `volatile=` passed to a function this file imports (a helper in another
-    module of the project, also through `from util import *`) when nothing else reports
-    that call.
+    module of the project, also through `from util import *`), or to a method of an object
+    made elsewhere (`model.forward_emb(x, volatile=True)`), when nothing else reports that
+    call.
 
     ## Why is this bad?
     PyTorch 0.4 removed `volatile`. Once the helper's `Variable` call no longer takes the
@@ -148,6 +149,8 @@ class DeadVolatileFlag(Rule):
                 qual = index.qual(call.func)
                 if qual is None and isinstance(call.func, ast.Name) and _from_star_import(index, name):
                     qual = name  # `from util import *` then `to_tensor(x, volatile=True)`
+                if qual is None and isinstance(call.func, ast.Attribute):
+                    qual = name  # `model.forward_emb(x, volatile=True)`: a method of an object made elsewhere
                 if qual is None or qual.partition(".")[0] in _OWN_VOLATILE | {"torch"}:
                     continue  # not imported (a local class, a builtin), or an API with its own flag
                 message = (f"`volatile=` passed to `{name}()`, defined elsewhere: since PyTorch 0.4 removed the "
