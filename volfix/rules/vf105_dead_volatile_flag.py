@@ -60,8 +60,9 @@ class DeadVolatileFlag(Rule):
     ## Fix safety
     Unsafe, and only offered when every use of the function is a call in this file that
     volfix can edit (no use other than a call, no call passing later arguments by position,
-    not a method frameworks call by name such as `forward`): the fix removes the parameter
-    and its argument from every call. A caller in another file that still passes it would
+    not a method frameworks call by name such as `forward`): the fix removes the parameter,
+    its argument from every call, and the function's own `volatile = True` assignments (a
+    parameter only assigned is not read). A caller in another file that still passes it would
     raise a `TypeError`. Otherwise no fix, and the diagnostic names the uses. A literal
     `volatile=` passed to a function defined elsewhere is dropped with an unsafe fix (the
     function may use its flag for more than `Variable`), when the call is inside a
@@ -96,6 +97,10 @@ class DeadVolatileFlag(Rule):
         edits = None if why is not None else VolatileFlagParameter.drop_parameter(ctx, fn, "volatile")
         if why is None and edits is None:
             why = "the signature cannot be edited safely"
+        if why is None:
+            stores, why = _dead_stores(ctx, fn)
+            if why is None:
+                edits += stores
         passing = [s for s in sites if _passes(s, fn, ctx)]
         if why is not None:
             where = f" (calls passing it: {_lines(passing)})" if passing else ""
@@ -184,11 +189,32 @@ def _params(fn) -> List[str]:
 
 
 def _reads_volatile(fn) -> bool:
-    """`volatile` is read in the body (or may be, through `locals()` / `vars()`)."""
+    """`volatile` is read in the body (or may be, through `locals()` / `vars()`). Assigning it
+    is no read: `if phase == 'validation': volatile = True` once chose `Variable(data, volatile)`."""
     for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and (node.id == "volatile" or node.id in ("locals", "vars")):
+        if isinstance(node, ast.Name) and (node.id == "volatile" and not isinstance(node.ctx, ast.Store)
+                                           or node.id in ("locals", "vars")):
             return True
     return False
+
+
+def _dead_stores(ctx, fn):
+    """(edits deleting every `volatile = <literal>` in `fn`, why they cannot be deleted or None):
+    the assignments of a parameter nothing reads go with it."""
+    edits: list = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Name) and node.id == "volatile" and isinstance(node.ctx, ast.Store)):
+            continue
+        stmt = ctx.index.parents.get(node)
+        if not (isinstance(stmt, ast.Assign) and stmt.targets == [node] and all(
+                isinstance(n, (ast.Constant, ast.Name, ast.Load, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.cmpop,
+                               ast.boolop, ast.unaryop)) for n in ast.walk(stmt.value))):
+            return [], f"line {node.lineno} assigns it other than `volatile = <literal>`"
+        deletion = ctx.expr.delete_statement(stmt)
+        if deletion is None:
+            return [], f"the assignment at line {node.lineno} shares its line"
+        edits += deletion
+    return edits, None
 
 
 def _passes(site: ast.Call, fn, ctx) -> bool:
