@@ -82,7 +82,7 @@ class DeadVolatileFlag(Rule):
             return
         dead = {}
         for fn in ctx.index.functions:
-            if "volatile" in _params(fn) and not _reads_volatile(fn):
+            if "volatile" in _params(fn) and not _reads_volatile(fn, ctx.index):
                 dead[id(fn)] = fn
                 self.report_parameter(ctx, fn)
         self.report_foreign_arguments(ctx, dead)
@@ -188,14 +188,31 @@ def _params(fn) -> List[str]:
     return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
 
 
-def _reads_volatile(fn) -> bool:
+def _reads_volatile(fn, index) -> bool:
     """`volatile` is read in the body (or may be, through `locals()` / `vars()`). Assigning it
-    is no read: `if phase == 'validation': volatile = True` once chose `Variable(data, volatile)`."""
+    is no read: `if phase == 'validation': volatile = True` once chose `Variable(data, volatile)`;
+    nor is handing it back to the function itself (`[variable(y, volatile=volatile) for y in x]`)."""
     for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and (node.id == "volatile" and not isinstance(node.ctx, ast.Store)
-                                           or node.id in ("locals", "vars")):
+        if isinstance(node, ast.Name) and node.id in ("locals", "vars"):
+            return True
+        if isinstance(node, ast.Name) and node.id == "volatile" and not isinstance(node.ctx, ast.Store) \
+                and not _passed_to_itself(node, fn, index):
             return True
     return False
+
+
+def _passed_to_itself(name: ast.Name, fn, index) -> bool:
+    """`volatile=volatile` in a call of `fn` by its own name (`variable(y, volatile=volatile)`,
+    `self.to_var(y, volatile=volatile)` in a method)."""
+    keyword = index.parents.get(name)
+    call = index.parents.get(keyword)
+    if not (isinstance(keyword, ast.keyword) and keyword.arg == "volatile" and isinstance(call, ast.Call)):
+        return False
+    func = call.func
+    if index.method_class(fn) is not None:
+        return isinstance(func, ast.Attribute) and func.attr == fn.name and isinstance(func.value, ast.Name) \
+            and func.value.id == "self"
+    return isinstance(func, ast.Name) and func.id == fn.name and not index.shadowed(fn.name, index.scope_of(call))
 
 
 def _dead_stores(ctx, fn):
