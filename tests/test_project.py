@@ -222,6 +222,49 @@ def test_wrapper_def_called_through_its_module(tmp_path):
     assert "@torch.no_grad()\ndef act(" in agent, agent
 
 
+def test_wrapper_def_imported_by_name_and_alias(tmp_path):
+    """`from utils import wrap` of a `def wrap(data, **kwargs)` that hands its keywords to
+    `Variable` (facebookresearch/loop's layout): `wrap(x, volatile=True)` is a volatile source
+    like `Variable(x, volatile=True)`, under its alias too (it was read by nothing, so the
+    keyword stayed under a clean check)."""
+    write(tmp_path, {"utils.py": '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def wrap(data, **kwargs):
+            if torch.is_tensor(data):
+                return Variable(data, **kwargs)
+            return tuple([wrap(x, **kwargs) for x in data])
+        ''', "train.py": '''\
+        import torch
+        from utils import wrap as w2, wrap
+
+
+        def train(model, loader, optimizer):
+            for txt, feat in loader:
+                loss = (model(wrap(txt)) - wrap(feat)[0]).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+
+        def evaluate(model, loader):
+            total = 0
+            for txt, feat in loader:
+                input = wrap(txt, volatile=True)
+                target = w2(feat, volatile=True)
+                total += (model(input) - target[0]).pow(2).mean().item()
+            return total
+        '''})
+    assert sorted((d.location.row, d.code) for r in check(tmp_path) for d in r.diagnostics) == [(16, "VF101"), (17, "VF101")]
+    fix(tmp_path)
+    train = (tmp_path / "train.py").read_text()
+    assert "volatile" not in train and "target = w2(feat)" in train, train
+    assert with_blocks(train) == [("torch.no_grad()", 17)], train
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
+
+
 def test_caller_cache_follows_the_helper(tmp_path):
     """A caller's cached result depends on the helper's file: editing only the helper
     changes what `check` says about the caller."""

@@ -156,6 +156,10 @@ def variable_callees(ctx: RuleContext) -> List[str]:
         if any(nm.is_variable(q) for q in module.every(name)):
             names.add(name)
     names.update(ctx.wrappers())
+    if ctx.links is not None:  # a wrapper in another file (`from utils import wrap`; `wrap(x, volatile=True)`)
+        wrappers = {qual for qual, sig in ctx.links.helpers if sig.wrapper}
+        names.update(qual.rpartition(".")[2] for qual in wrappers)
+        names.update(name for name in module.final if any(q in wrappers for q in module.every(name)))
     for name, qual in module.final.items():
         if qual in ("torch.autograd", "torch.autograd.variable"):
             names.add("Variable")
