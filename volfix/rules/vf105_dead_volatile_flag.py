@@ -154,7 +154,7 @@ class DeadVolatileFlag(Rule):
                 qual = index.qual(call.func)
                 if qual is None and isinstance(call.func, ast.Name) and _from_star_import(index, name):
                     qual = name  # `from util import *` then `to_tensor(x, volatile=True)`
-                if qual is None and isinstance(call.func, ast.Attribute):
+                if qual is None and isinstance(call.func, ast.Attribute) and _bound_receiver(index, call.func):
                     qual = name  # `model.forward_emb(x, volatile=True)`: a method of an object made elsewhere
                 if qual is None or qual.partition(".")[0] in _OWN_VOLATILE | {"torch"}:
                     continue  # not imported (a local class, a builtin), or an API with its own flag
@@ -172,6 +172,15 @@ class DeadVolatileFlag(Rule):
                            note=f"unsafe fix: if `{name}()` still uses its `volatile` parameter for more than "
                                 f"`Variable(volatile=)`, dropping the argument changes what it does",
                            fix=ctx.edit_fix(Applicability.UNSAFE, "Drop the `volatile=` argument", edits))
+
+
+def _bound_receiver(index, func: ast.Attribute) -> bool:
+    """The object of `obj.method(...)` (its leftmost name) is a name the file binds, such as a
+    parameter or `self`: not a module nothing imports (`shelve.open(...)` without `import shelve`)."""
+    root = func.value
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    return isinstance(root, ast.Name) and index.binds_anywhere(root.id)
 
 
 def _from_star_import(index, name: str) -> bool:
