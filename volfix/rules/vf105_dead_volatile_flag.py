@@ -7,6 +7,7 @@ from .. import prefilter
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, call_sites
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
+from ..syntax import names as nm
 from .base import Rule
 from .vf104_flag_parameter import VolatileFlagParameter
 
@@ -23,7 +24,12 @@ class DeadVolatileFlag(Rule):
     Also finds `volatile=` passed to a function this file imports (a helper in another
     module of the project, also through `from util import *`), or to a method of an object
     made elsewhere (`model.forward_emb(x, volatile=True)`), when nothing else reports that
-    call.
+    call. A parameter the function only assigns (`volatile = True`) or hands back to itself
+    (`[variable(y, volatile=volatile) for y in x]`) counts as unread. A parameter torch code
+    still reads to choose what it does (`if volatile: return volatile_variable(x)`), with no
+    other finding in its function, is reported too, with no fix: `check` does not pass while
+    the flag decides something. Reads by today's API (`torch.set_grad_enabled(not
+    volatile)`) and `volatile=volatile` handed to another call are not such reads.
 
     ## Why is this bad?
     PyTorch 0.4 removed `volatile`. Once the helper's `Variable` call no longer takes the
@@ -85,7 +91,35 @@ class DeadVolatileFlag(Rule):
             if "volatile" in _params(fn) and not _reads_volatile(fn, ctx.index):
                 dead[id(fn)] = fn
                 self.report_parameter(ctx, fn)
+            elif "volatile" in _params(fn):
+                self.report_live_parameter(ctx, fn)
         self.report_foreign_arguments(ctx, dead)
+
+    def report_live_parameter(self, ctx, fn) -> None:
+        """A `volatile` parameter that still decides something in torch code (`if volatile:
+        return volatile_variable(x)`) with no other finding in its function: no fix can say
+        what the branch should become, so the finding stays and names the reads and calls."""
+        index = ctx.index
+        start, end = ctx.src.start(fn), ctx.src.end(fn)
+        if any(start <= f.start < end for f in ctx.findings if f.code != self.CODE):
+            return  # a VF1xx finding of its own decides about the flag
+        if not any(nm.is_torch(index.qual(n)) for n in ast.walk(fn) if isinstance(n, (ast.Name, ast.Attribute))):
+            return  # not torch code (`declare(name, volatile=False)` writing C)
+        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == "volatile"
+                 and isinstance(n.ctx, ast.Load) and not _passed_to_itself(n, fn, index) and not _handed_on(n, index)]
+        if not reads:
+            return  # only today's grad-mode API reads it (`torch.set_grad_enabled(not volatile)`), or a callee
+        sites, _ = call_sites(index, fn)
+        passing = [c for c in sites if _passes(c, fn, ctx)]
+        lines = ", ".join(sorted({f"line {n.lineno}" for n in reads}, key=lambda t: int(t.split()[1])))
+        start, end = VolatileFlagParameter.param_span(ctx, fn, "volatile")
+        ctx.report_span(
+            self.CODE, start, end,
+            message=f"Parameter `volatile` of `{fn.name}()` still decides what it does ({lines}), though PyTorch 0.4 "
+                    f"removed the flag",
+            note="no fix: volfix cannot tell what the code it chooses should become; decide it, then drop the "
+                 "parameter" + (f" and the arguments of the calls passing it ({_lines(passing)})" if passing else
+                                " and its arguments"))
 
     def report_parameter(self, ctx, fn) -> None:
         start, end = VolatileFlagParameter.param_span(ctx, fn, "volatile")
@@ -208,6 +242,19 @@ def _reads_volatile(fn, index) -> bool:
                 and not _passed_to_itself(node, fn, index):
             return True
     return False
+
+
+def _handed_on(name: ast.Name, index) -> bool:
+    """The read is `volatile=volatile` given to another call (whose own parameter, or whose
+    caller check, reports it), or an argument of today's torch API (`torch.set_grad_enabled(not volatile)`)."""
+    node, parent = name, index.parents.get(name)
+    while isinstance(parent, (ast.UnaryOp, ast.BoolOp)):
+        node, parent = parent, index.parents.get(parent)
+    if isinstance(parent, ast.keyword) and parent.arg == "volatile" and parent.value is node:
+        return True
+    if isinstance(parent, ast.keyword):
+        parent = index.parents.get(parent)
+    return isinstance(parent, ast.Call) and node is not parent.func and nm.is_torch(index.qual(parent.func))
 
 
 def _passed_to_itself(name: ast.Name, fn, index) -> bool:
