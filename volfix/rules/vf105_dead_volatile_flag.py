@@ -5,6 +5,7 @@ from typing import List, Optional
 
 from .. import prefilter
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, call_sites
+from ..flow import grad_mode
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
 from ..syntax import names as nm
@@ -29,7 +30,8 @@ class DeadVolatileFlag(Rule):
     still reads to choose what it does (`if volatile: return volatile_variable(x)`), with no
     other finding in its function, is reported too, with no fix: `check` does not pass while
     the flag decides something. Reads by today's API (`torch.set_grad_enabled(not
-    volatile)`) and `volatile=volatile` handed to another call are not such reads.
+    volatile)`, `if volatile: with torch.no_grad(): ...`) and `volatile=volatile` handed to
+    another call are not such reads.
 
     ## Why is this bad?
     PyTorch 0.4 removed `volatile`. Once the helper's `Variable` call no longer takes the
@@ -106,7 +108,8 @@ class DeadVolatileFlag(Rule):
         if not any(nm.is_torch(index.qual(n)) for n in ast.walk(fn) if isinstance(n, (ast.Name, ast.Attribute))):
             return  # not torch code (`declare(name, volatile=False)` writing C)
         reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == "volatile"
-                 and isinstance(n.ctx, ast.Load) and not _passed_to_itself(n, fn, index) and not _handed_on(n, index)]
+                 and isinstance(n.ctx, ast.Load) and not _passed_to_itself(n, fn, index) and not _handed_on(n, index)
+                 and not _chooses_grad_mode(n, index)]
         if not reads:
             return  # only today's grad-mode API reads it (`torch.set_grad_enabled(not volatile)`), or a callee
         sites, _ = call_sites(index, fn)
@@ -255,6 +258,17 @@ def _handed_on(name: ast.Name, index) -> bool:
     if isinstance(parent, ast.keyword):
         parent = index.parents.get(parent)
     return isinstance(parent, ast.Call) and node is not parent.func and nm.is_torch(index.qual(parent.func))
+
+
+def _chooses_grad_mode(name: ast.Name, index) -> bool:
+    """The read is the test of an `if` that enters a grad-mode region in a branch (`if volatile:
+    with torch.no_grad(): ...`): the author's own flag for today's API."""
+    node, parent = name, index.parents.get(name)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        node, parent = parent, index.parents.get(parent)
+    return isinstance(parent, ast.If) and parent.test is node and any(
+        isinstance(s, ast.With) and any(grad_mode.disables_grad(index, item.context_expr) for item in s.items)
+        for s in parent.body + parent.orelse)
 
 
 def _passed_to_itself(name: ast.Name, fn, index) -> bool:
