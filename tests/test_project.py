@@ -419,6 +419,70 @@ def test_a_method_family_gets_every_call_and_one_run_converges(tmp_path):
     assert check(tmp_path) == []
 
 
+ITERATOR = '''\
+class Batch:
+    def __init__(self, fields):
+        self.fields = fields
+
+    def as_tensor_dict(self, for_training=True):
+        return {name: field.as_tensor(for_training=for_training) for name, field in self.fields.items()}
+
+
+class DataIterator:
+    def __call__(self, instances, num_epochs=None, for_training=True):
+        for _ in range(num_epochs or 1):
+            yield from self._yield_one_epoch(instances, for_training)
+
+    def _yield_one_epoch(self, instances, for_training):
+        for batch in self._create_batches(instances):
+            yield batch.as_tensor_dict(for_training=for_training)
+
+    def _create_batches(self, instances):
+        return [Batch(fields) for fields in instances]
+'''
+
+
+def test_an_instance_call_reaches_its_class_call_and_the_region_covers_the_generator(tmp_path):
+    """allennlp's chain: `iterator(instances, num_epochs=1, for_training=False)` runs
+    `DataIterator.__call__`, a generator that hands the flag through `_yield_one_epoch` (same
+    file) and `Batch.as_tensor_dict` to every field's `as_tensor`. The calls of the instance
+    (a parameter, and an attribute `self._iterator`) are linked to `__call__`, and the region
+    goes where the generator is consumed, the evaluation loop; the training loop gets none."""
+    write(tmp_path, {"fields.py": FIELD.format(name="Array"), "iterator.py": ITERATOR, "evaluate.py": '''\
+        def evaluate(model, instances, data_iterator):
+            model.eval()
+            iterator = data_iterator(instances, num_epochs=1, for_training=False)
+            for batch in iterator:
+                model(**batch)
+            return model.get_metrics(reset=True)
+        ''', "trainer.py": '''\
+        class Trainer:
+            def __init__(self, model, iterator, optimizer):
+                self._model, self._iterator, self._optimizer = model, iterator, optimizer
+
+            def train_epoch(self, data):
+                for batch in self._iterator(data, num_epochs=1):
+                    loss = self._model(**batch)["loss"]
+                    self._optimizer.zero_grad()
+                    loss.backward()
+                    self._optimizer.step()
+
+            def validation_loss(self, data):
+                total = 0.0
+                for batch in self._iterator(data, num_epochs=1, for_training=False):
+                    total += self._model(**batch)["loss"].item()
+                return total
+        '''})
+    fix(tmp_path)
+    assert "volatile" not in (tmp_path / "fields.py").read_text()
+    evaluate = (tmp_path / "evaluate.py").read_text()
+    assert with_blocks(evaluate) == [("torch.no_grad()", 7)], evaluate
+    trainer = (tmp_path / "trainer.py").read_text()
+    assert with_blocks(trainer) == [] and trainer.count("no_grad") == 1, trainer
+    assert "    @torch.no_grad()\n    def validation_loss(self, data):" in trainer, trainer
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
+
+
 STAR_EXPORTER = '''\
 import torch
 import torch.nn as nn

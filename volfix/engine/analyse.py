@@ -132,6 +132,10 @@ def detect(doc: Document, options: Options) -> RuleContext:
     rules = [cls() for cls in registry.rules().values()]
     callees = variable_callees(ctx)
     helper_names = callee_names(links, index.module_names) if links is not None else []
+    called = links.helper_map().get(nm.METHOD_PREFIX + "__call__") if links is not None else None
+    if called is not None and called.param:  # `iterator(instances, for_training=False)`: an instance's call
+        helper_names += [name for name, calls in index.calls.items()
+                         if any(k.arg == called.param for c in calls for k in c.keywords)]
     for rule in rules:
         for handler, name in rule.handlers():
             method = getattr(rule, name)
