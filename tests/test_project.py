@@ -265,6 +265,30 @@ def test_wrapper_def_imported_by_name_and_alias(tmp_path):
     assert [d for r in check(tmp_path) for d in r.diagnostics] == []
 
 
+def test_a_function_of_the_same_name_as_a_wrapper_elsewhere_is_not_the_wrapper(tmp_path):
+    """`wrap` defined in this file (a dict builder taking its own `volatile=`) is not
+    `utils.wrap`, the project's `Variable` wrapper this file imports under another name."""
+    write(tmp_path, {"utils.py": '''\
+        from torch.autograd import Variable
+
+
+        def wrap(data, **kwargs):
+            return Variable(data, **kwargs)
+        ''', "other.py": '''\
+        import torch
+        from utils import wrap as w
+
+
+        def wrap(x, volatile=False):
+            return {"x": x, "volatile": volatile}
+
+
+        def go(x):
+            return w(x), wrap(x, volatile=True)
+        '''})
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
+
+
 def test_caller_cache_follows_the_helper(tmp_path):
     """A caller's cached result depends on the helper's file: editing only the helper
     changes what `check` says about the caller."""
