@@ -164,6 +164,9 @@ def test_method_helper_called_on_an_instance_elsewhere(tmp_path):
     evaluation = (tmp_path / "evaluation.py").read_text()
     assert with_blocks(evaluation) == [("torch.no_grad()", 8)], evaluation
     assert "volatile" not in (tmp_path / "model.py").read_text().split("def forward_emb")[1].split("\n", 2)[1]
+    # the parameter is gone, so the caller's `volatile=True` goes too (it raised a TypeError)
+    assert "model.forward_emb(images)" in evaluation, evaluation
+    assert check(tmp_path) == []
 
 
 def test_wrapper_lambda_imported_from_another_module(tmp_path):
@@ -218,6 +221,73 @@ def test_wrapper_def_called_through_its_module(tmp_path):
     agent = (tmp_path / "agent.py").read_text()
     assert "volatile" not in agent and "cuda.Variable(torch.FloatTensor(state))" in agent, agent
     assert "@torch.no_grad()\ndef act(" in agent, agent
+
+
+def test_wrapper_def_imported_by_name_and_alias(tmp_path):
+    """`from utils import wrap` of a `def wrap(data, **kwargs)` that hands its keywords to
+    `Variable` (facebookresearch/loop's layout): `wrap(x, volatile=True)` is a volatile source
+    like `Variable(x, volatile=True)`, under its alias too (it was read by nothing, so the
+    keyword stayed under a clean check)."""
+    write(tmp_path, {"utils.py": '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def wrap(data, **kwargs):
+            if torch.is_tensor(data):
+                return Variable(data, **kwargs)
+            return tuple([wrap(x, **kwargs) for x in data])
+        ''', "train.py": '''\
+        import torch
+        from utils import wrap as w2, wrap
+
+
+        def train(model, loader, optimizer):
+            for txt, feat in loader:
+                loss = (model(wrap(txt)) - wrap(feat)[0]).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+
+        def evaluate(model, loader):
+            total = 0
+            for txt, feat in loader:
+                input = wrap(txt, volatile=True)
+                target = w2(feat, volatile=True)
+                total += (model(input) - target[0]).pow(2).mean().item()
+            return total
+        '''})
+    assert sorted((d.location.row, d.code) for r in check(tmp_path) for d in r.diagnostics) == [(16, "VF101"), (17, "VF101")]
+    fix(tmp_path)
+    train = (tmp_path / "train.py").read_text()
+    assert "volatile" not in train and "target = w2(feat)" in train, train
+    assert with_blocks(train) == [("torch.no_grad()", 17)], train
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
+
+
+def test_a_function_of_the_same_name_as_a_wrapper_elsewhere_is_not_the_wrapper(tmp_path):
+    """`wrap` defined in this file (a dict builder taking its own `volatile=`) is not
+    `utils.wrap`, the project's `Variable` wrapper this file imports under another name."""
+    write(tmp_path, {"utils.py": '''\
+        from torch.autograd import Variable
+
+
+        def wrap(data, **kwargs):
+            return Variable(data, **kwargs)
+        ''', "other.py": '''\
+        import torch
+        from utils import wrap as w
+
+
+        def wrap(x, volatile=False):
+            return {"x": x, "volatile": volatile}
+
+
+        def go(x):
+            return w(x), wrap(x, volatile=True)
+        '''})
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
 
 
 def test_caller_cache_follows_the_helper(tmp_path):
@@ -372,6 +442,70 @@ def test_a_method_family_gets_every_call_and_one_run_converges(tmp_path):
     assert [d for r in first.values() for d in r.diagnostics] == []
     assert all(not r.changed for r in fix(tmp_path).values())
     assert check(tmp_path) == []
+
+
+ITERATOR = '''\
+class Batch:
+    def __init__(self, fields):
+        self.fields = fields
+
+    def as_tensor_dict(self, for_training=True):
+        return {name: field.as_tensor(for_training=for_training) for name, field in self.fields.items()}
+
+
+class DataIterator:
+    def __call__(self, instances, num_epochs=None, for_training=True):
+        for _ in range(num_epochs or 1):
+            yield from self._yield_one_epoch(instances, for_training)
+
+    def _yield_one_epoch(self, instances, for_training):
+        for batch in self._create_batches(instances):
+            yield batch.as_tensor_dict(for_training=for_training)
+
+    def _create_batches(self, instances):
+        return [Batch(fields) for fields in instances]
+'''
+
+
+def test_an_instance_call_reaches_its_class_call_and_the_region_covers_the_generator(tmp_path):
+    """allennlp's chain: `iterator(instances, num_epochs=1, for_training=False)` runs
+    `DataIterator.__call__`, a generator that hands the flag through `_yield_one_epoch` (same
+    file) and `Batch.as_tensor_dict` to every field's `as_tensor`. The calls of the instance
+    (a parameter, and an attribute `self._iterator`) are linked to `__call__`, and the region
+    goes where the generator is consumed, the evaluation loop; the training loop gets none."""
+    write(tmp_path, {"fields.py": FIELD.format(name="Array"), "iterator.py": ITERATOR, "evaluate.py": '''\
+        def evaluate(model, instances, data_iterator):
+            model.eval()
+            iterator = data_iterator(instances, num_epochs=1, for_training=False)
+            for batch in iterator:
+                model(**batch)
+            return model.get_metrics(reset=True)
+        ''', "trainer.py": '''\
+        class Trainer:
+            def __init__(self, model, iterator, optimizer):
+                self._model, self._iterator, self._optimizer = model, iterator, optimizer
+
+            def train_epoch(self, data):
+                for batch in self._iterator(data, num_epochs=1):
+                    loss = self._model(**batch)["loss"]
+                    self._optimizer.zero_grad()
+                    loss.backward()
+                    self._optimizer.step()
+
+            def validation_loss(self, data):
+                total = 0.0
+                for batch in self._iterator(data, num_epochs=1, for_training=False):
+                    total += self._model(**batch)["loss"].item()
+                return total
+        '''})
+    fix(tmp_path)
+    assert "volatile" not in (tmp_path / "fields.py").read_text()
+    evaluate = (tmp_path / "evaluate.py").read_text()
+    assert with_blocks(evaluate) == [("torch.no_grad()", 7)], evaluate
+    trainer = (tmp_path / "trainer.py").read_text()
+    assert with_blocks(trainer) == [] and trainer.count("no_grad") == 1, trainer
+    assert "    @torch.no_grad()\n    def validation_loss(self, data):" in trainer, trainer
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
 
 
 STAR_EXPORTER = '''\

@@ -302,7 +302,7 @@ class Verdict:
         """The original raised under the 0.3 semantics (a volatile value reached backward():
         SEMANTICS.md fact 5): not a program that ever worked under 0.3, so "matches 0.3" would
         mean "crashes the same way". Counted in a row of its own and left out of the exactness
-        share (scripts/generated_run.py); its safe fix is judged as any other's."""
+        share (scripts/evaluation generated); its safe fix is judged as any other's."""
         return self.legacy.error is not None
 
     @property

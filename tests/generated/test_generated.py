@@ -180,14 +180,14 @@ def test_a_program_0_3_could_not_run_is_its_own_row():
 
 
 def test_the_long_run_counts_programs_0_3_could_not_run_apart(tmp_path):
-    """scripts/generated_run.py on a few programs: its rows agree with the per-program
+    """scripts/evaluation generated on a few programs: its rows agree with the per-program
     details it writes, and the exact share of the programs that ran under 0.3 leaves the
     others out of its denominator."""
     import importlib.util
     import json
 
     spec = importlib.util.spec_from_file_location(
-        "generated_run", Path(__file__).resolve().parents[2] / "scripts" / "generated_run.py")
+        "generated_run", Path(__file__).resolve().parents[2] / "scripts" / "evaluation" / "generated.py")
     run = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run)
     out, details = tmp_path / "summary.json", tmp_path / "details.jsonl"

@@ -251,6 +251,11 @@ CASES = [
     Case("dead_volatile_flag", frozenset({"VF103", "VF202"}),
          inference=("target",), grads=("critic_grad", "critic_weight"),
          graph_before="(TTTT){2}", graph_after="(FFFT){2}"),
+    # A helper handing its flag only back to itself for a list (issue 22's dead flags): the
+    # parameter goes with every argument, the recursive one too; prediction loses its graph.
+    Case("recursive_flag_helper", frozenset({"VF103"}),
+         inference=("last_output",), grads=("weight", "grad"),
+         graph_before="T{8}", graph_after="T{4}F{4}"),
     # `Variable` is never imported (issue 22): each call raised NameError. The calls are
     # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
     Case("unbound_variable", frozenset({"VF101", "VF110"}),

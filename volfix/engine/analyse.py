@@ -132,6 +132,10 @@ def detect(doc: Document, options: Options) -> RuleContext:
     rules = [cls() for cls in registry.rules().values()]
     callees = variable_callees(ctx)
     helper_names = callee_names(links, index.module_names) if links is not None else []
+    called = links.helper_map().get(nm.METHOD_PREFIX + "__call__") if links is not None else None
+    if called is not None and called.param:  # `iterator(instances, for_training=False)`: an instance's call
+        helper_names += [name for name, calls in index.calls.items()
+                         if any(k.arg == called.param for c in calls for k in c.keywords)]
     for rule in rules:
         for handler, name in rule.handlers():
             method = getattr(rule, name)
@@ -156,6 +160,10 @@ def variable_callees(ctx: RuleContext) -> List[str]:
         if any(nm.is_variable(q) for q in module.every(name)):
             names.add(name)
     names.update(ctx.wrappers())
+    if ctx.links is not None:  # a wrapper in another file (`from utils import wrap`; `wrap(x, volatile=True)`)
+        wrappers = {qual for qual, sig in ctx.links.helpers if sig.wrapper}
+        names.update(qual.rpartition(".")[2] for qual in wrappers)
+        names.update(name for name in module.final if any(q in wrappers for q in module.every(name)))
     for name, qual in module.final.items():
         if qual in ("torch.autograd", "torch.autograd.variable"):
             names.add("Variable")

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from ..flow import grad_mode
-from ..edits import TextEdit
+from .edits import TextEdit
 from ..flow.follow import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from ..findings import Flag, Outcome, Source
 from ..findings import FixPlan, worst
+from .gates import absorb_gates, mentions_version
 from .regions import Placement, RegionPlacer, Run
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
@@ -297,7 +298,7 @@ class Planner:
         if placement.decorator_reason and applicability is SAFE and note is None:
             note, weight = f"decorator: {placement.decorator_reason}", W_INFO
         edits = [e for s in sources for e in s.own_edits]
-        edits = self.keep_blocks_alive(sources, edits)
+        edits = self.keep_blocks_alive(sources, edits) + absorb_gates(self.ctx, placement)
         gid = group.gid = self.ctx.next_group()
         group.plans, group.header, group.unit_rows = list(plans), header, unit_rows
         for s in sources:
@@ -313,7 +314,7 @@ class Planner:
         so unwrapping changes nothing that runs."""
         cur = self.index.parents.get(node)
         while cur is not None and not isinstance(cur, FUNCTIONS + (ast.Module,)):
-            if isinstance(cur, (ast.If, ast.IfExp)) and _mentions_version(self.index, cur.test):
+            if isinstance(cur, (ast.If, ast.IfExp)) and mentions_version(self.index, cur.test):
                 return True
             cur = self.index.parents.get(cur)
         return False
@@ -572,23 +573,6 @@ def run_contains(outer: Run, inner: Run) -> bool:
 def _within(node: ast.AST, outer: ast.AST) -> bool:
     return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
         (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
-
-
-_VERSION_WORDS = ("no_grad", "__version__", "set_grad_enabled", "inference_mode")
-
-
-def _mentions_version(index, test: ast.AST, depth: int = 0) -> bool:
-    """A version test: `hasattr(torch, "no_grad")`, `torch.__version__ >= "0.4"`, or a name
-    bound to one (`IS_TORCH_04 = hasattr(torch, "no_grad")`)."""
-    for node in ast.walk(test):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _VERSION_WORDS:
-            return True
-        if isinstance(node, ast.Attribute) and node.attr in _VERSION_WORDS:
-            return True
-        if isinstance(node, ast.Name) and depth < 2:
-            if any(_mentions_version(index, v, depth + 1) for v in grad_mode.bound_values(index, node)):
-                return True
-    return False
 
 
 _NEGATED = {ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in", ast.NotIn: "in", ast.Is: "is not",

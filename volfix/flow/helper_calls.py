@@ -7,6 +7,7 @@ a helper in turn (followed to its callers by the planner).
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 from typing import Optional
 
@@ -55,6 +56,10 @@ def resolve(ctx, call: ast.Call) -> Optional[HelperCall]:
     if sig is None and isinstance(call.func, ast.Name):
         sig = next((s for q, s in links.helpers if q.rpartition(".")[2] == call.func.id
                     and not ctx.index.module_names.bound(call.func.id)), None)
+    if sig is None:  # `iterator(instances, for_training=False)`: an instance's `__call__`
+        called = helpers.get(nm.METHOD_PREFIX + "__call__")
+        if called is not None and instance_call(ctx.index, call, {called.param}, helpers):
+            sig = called
     if sig is None or sig.wrapper:
         return None
     if sig.param is None:
@@ -75,3 +80,25 @@ def resolve(ctx, call: ast.Call) -> Optional[HelperCall]:
     if kind == "expr" and sig.negated and arg is not None:
         pass  # the planner negates: Flag.negated
     return HelperCall(call, sig, f"`{name}()`", f"{sig.path}:{sig.line}", arg, kind)
+
+
+def instance_call(index, call: ast.Call, params: set, methods) -> bool:
+    """`iterator(instances, for_training=False)`: a call of a name or attribute that is no
+    function, class or import of the file, nor a method helper of the project (`methods`:
+    their keys), passing a `__call__` helper's flag (`params`) by keyword: the call of an
+    instance, which runs its class's `__call__`."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        name = func.id
+        if index.module_names.bound(name) or hasattr(builtins, name):
+            return False
+    elif isinstance(func, ast.Attribute) and not nm.is_torch(index.qual(func)):
+        name = func.attr
+        if nm.METHOD_PREFIX + name in methods:
+            return False
+    else:
+        return False
+    if any(getattr(n, "name", None) == name for n in index.functions) or \
+            any(isinstance(n, ast.ClassDef) and n.name == name for n in index.by_type.get(ast.ClassDef, ())):
+        return False
+    return any(k.arg in params for k in call.keywords if k.arg is not None)

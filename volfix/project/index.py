@@ -42,10 +42,12 @@ import ast
 import hashlib
 import os
 import re
+from dataclasses import replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from ..flow.grad_mode import covered as grad_covered
+from ..flow.helper_calls import instance_call
 from ..files.prefilter import HELPER_HINT
 from .facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
 from ..syntax import names as nm
@@ -182,7 +184,9 @@ class ProjectIndex:
                     methods.setdefault(sig.name, []).append((helper_path, sig))
                 else:
                     by_module.setdefault(_module_word(helper_path), set()).add(sig.name.encode())
-        method_names = [_short(name).encode() for name in methods]
+        # An instance's call spells no method name: a `__call__` helper's callers spell its flag.
+        method_names = [(_short(name) if name != CALL_KEY else sig.param or name).encode()
+                        for name, found in methods.items() for _, sig in found[:1]]
         helpers_key = calls_key(self.helpers, methods)
         may_call = _call_filter(by_module, method_names)
         new = False
@@ -215,11 +219,13 @@ class ProjectIndex:
         new = False
         for qual, helper_path, sig, call, through in found:
             key = (path, f"{call.line}:{call.col}:{helper_path}:{sig.name}")
-            self.imported.setdefault(path, {})[qual] = sig
+            if call.flag != HOP:
+                self.imported.setdefault(path, {})[qual] = sig
             if key in seen:
                 continue
             seen.add(key)
-            self.calls.setdefault(helper_path, {}).setdefault(sig.name, []).append(call)
+            if call.flag != HOP:
+                self.calls.setdefault(helper_path, {}).setdefault(sig.name, []).append(call)
             if through is not None and through not in self.helpers.setdefault(path, []):
                 self.helpers[path].append(through)
                 new = True
@@ -395,8 +401,8 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
         if not (isinstance(owner, ast.Module) or method):
             continue
         key = (nm.METHOD_PREFIX if method else "") + fn.name
-        if method and fn.name in FRAMEWORK_METHODS:
-            continue
+        if method and fn.name in FRAMEWORK_METHODS and not (fn.name == "__call__" and record.flag.param):
+            continue  # `iterator(instances, for_training=False)` runs `DataIterator.__call__`: its callers are linked
         out.setdefault(key, signature(fn, key, shown, record.flag.param, record.flag.negated, method,
                                       computes=bool(getattr(record.source, "computing", False))))
     for name, line in ctx.wrappers().items():
@@ -465,7 +471,7 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
         for call in calls:
             func = call.func
             if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and (
-                    func.attr in names or nm.METHOD_PREFIX + func.attr in family)):
+                    func.attr in names or nm.METHOD_PREFIX + func.attr in methods or CALL_KEY in family)):
                 continue  # `x.cuda()`: an attribute's qualified name ends in it, and no helper is named so
             qual = index.qual(func)
             target = helper_of_qual(names, qual, path) if qual is not None else None
@@ -478,11 +484,22 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
             if target is not None and target[0] == path:
                 target = None  # the file's own helper: its calls are its own analysis's business
             targets = [target] if target is not None else []
-            if target is None and isinstance(func, ast.Attribute):
+            if target is None and CALL_KEY in family and \
+                    instance_call(index, call, {sig.param for _, sig in family[CALL_KEY]}, methods):
+                qual, targets = CALL_KEY, family[CALL_KEY]  # an instance's call runs its class's `__call__`
+            if target is None and not targets and isinstance(func, ast.Attribute):
                 key = nm.METHOD_PREFIX + func.attr
                 if key in family and func.attr not in defined and not nm.is_torch(qual):
                     # `field.as_tensor(...)` may reach any class of the run defining the method
                     qual, targets = key, family[key]
+                elif key in methods:
+                    # `self._yield_one_epoch(instances, for_training)` in `__call__`, a derived helper
+                    # of this file: only the hop (the caller becomes a helper), never a call to place
+                    for helper_path, sig in methods[key]:
+                        if os.path.abspath(helper_path) == path:
+                            ext, through = describe_call(index, call, sig, shown, in_run)
+                            if through is not None:
+                                out.append((key, helper_path, sig, replace(ext, flag=HOP), through))
             for helper_path, sig in targets:
                 out.append((qual, helper_path, sig) + describe_call(index, call, sig, shown, in_run))
     return out
@@ -508,7 +525,7 @@ def describe_call(index, call: ast.Call, sig: HelperSignature, shown: str, in_ru
         owner = index.parents.get(scope)
         method = isinstance(owner, ast.ClassDef)
         key = (nm.METHOD_PREFIX if method else "") + scope.name
-        if not (method and scope.name in FRAMEWORK_METHODS):
+        if not (method and scope.name in FRAMEWORK_METHODS and scope.name != "__call__"):
             through = signature(scope, key, shown, arg.id, sig.negated, method, computes=True)
     covered = grad_covered(index, call, any_grad_mode=kind == "expr")
     return ExternalCall(shown, call.lineno, kind, covered, in_run, call.col_offset), through
@@ -589,6 +606,10 @@ def _any_word(words: Set[bytes]) -> Callable[[bytes], bool]:
         return lambda raw: True  # no word, or the empty word
     search = re.compile(pattern(trie)).search
     return lambda raw: search(raw) is not None
+
+
+CALL_KEY = nm.METHOD_PREFIX + "__call__"
+HOP = "hop"  # ExternalCall.flag of a same-file call that only passes its caller's flag on
 
 
 def _short(name: str) -> str:

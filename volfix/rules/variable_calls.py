@@ -106,9 +106,10 @@ def _linked_wrapper(ctx, call: ast.Call, name: Optional[str]):
     if links is None:
         return None
     qual = ctx.index.qual(call.func)
+    # a bare name only when the file binds it nowhere (a star import's); its own `def wrap` is not the wrapper
+    bare = qual is None and name is not None and not ctx.index.binds_anywhere(name)
     for linked_qual, sig in links.helpers:
-        if sig.wrapper and (linked_qual == qual or (qual is None and name is not None
-                                                    and linked_qual.rpartition(".")[2] == name)):
+        if sig.wrapper and (linked_qual == qual or (bare and linked_qual.rpartition(".")[2] == name)):
             return sig
     return None
 

@@ -5,8 +5,10 @@ from typing import List, Optional
 
 from ..files import prefilter
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, call_sites
+from ..flow import grad_mode
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
+from ..syntax import names as nm
 from .base import Rule
 from .vf104_flag_parameter import VolatileFlagParameter
 
@@ -21,8 +23,15 @@ class DeadVolatileFlag(Rule):
     `volatile=` arguments passed to it: what is left of a helper such as
     `to_tensor(ndarray, volatile=False)` once its `Variable(..., volatile=volatile)` is gone.
     Also finds `volatile=` passed to a function this file imports (a helper in another
-    module of the project, also through `from util import *`) when nothing else reports
-    that call.
+    module of the project, also through `from util import *`), or to a method of an object
+    made elsewhere (`model.forward_emb(x, volatile=True)`), when nothing else reports that
+    call. A parameter the function only assigns (`volatile = True`) or hands back to itself
+    (`[variable(y, volatile=volatile) for y in x]`) counts as unread. A parameter torch code
+    still reads to choose what it does (`if volatile: return volatile_variable(x)`), with no
+    other finding in its function, is reported too, with no fix: `check` does not pass while
+    the flag decides something. Reads by today's API (`torch.set_grad_enabled(not
+    volatile)`, `if volatile: with torch.no_grad(): ...`) and `volatile=volatile` handed to
+    another call are not such reads.
 
     ## Why is this bad?
     PyTorch 0.4 removed `volatile`. Once the helper's `Variable` call no longer takes the
@@ -59,8 +68,9 @@ class DeadVolatileFlag(Rule):
     ## Fix safety
     Unsafe, and only offered when every use of the function is a call in this file that
     volfix can edit (no use other than a call, no call passing later arguments by position,
-    not a method frameworks call by name such as `forward`): the fix removes the parameter
-    and its argument from every call. A caller in another file that still passes it would
+    not a method frameworks call by name such as `forward`): the fix removes the parameter,
+    its argument from every call, and the function's own `volatile = True` assignments (a
+    parameter only assigned is not read). A caller in another file that still passes it would
     raise a `TypeError`. Otherwise no fix, and the diagnostic names the uses. A literal
     `volatile=` passed to a function defined elsewhere is dropped with an unsafe fix (the
     function may use its flag for more than `Variable`), when the call is inside a
@@ -80,10 +90,39 @@ class DeadVolatileFlag(Rule):
             return
         dead = {}
         for fn in ctx.index.functions:
-            if "volatile" in _params(fn) and not _reads_volatile(fn):
+            if "volatile" in _params(fn) and not _reads_volatile(fn, ctx.index):
                 dead[id(fn)] = fn
                 self.report_parameter(ctx, fn)
+            elif "volatile" in _params(fn):
+                self.report_live_parameter(ctx, fn)
         self.report_foreign_arguments(ctx, dead)
+
+    def report_live_parameter(self, ctx, fn) -> None:
+        """A `volatile` parameter that still decides something in torch code (`if volatile:
+        return volatile_variable(x)`) with no other finding in its function: no fix can say
+        what the branch should become, so the finding stays and names the reads and calls."""
+        index = ctx.index
+        start, end = ctx.src.start(fn), ctx.src.end(fn)
+        if any(start <= f.start < end for f in ctx.findings if f.code != self.CODE):
+            return  # a VF1xx finding of its own decides about the flag
+        if not any(nm.is_torch(index.qual(n)) for n in ast.walk(fn) if isinstance(n, (ast.Name, ast.Attribute))):
+            return  # not torch code (`declare(name, volatile=False)` writing C)
+        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == "volatile"
+                 and isinstance(n.ctx, ast.Load) and not _passed_to_itself(n, fn, index) and not _handed_on(n, index)
+                 and not _chooses_grad_mode(n, index)]
+        if not reads:
+            return  # only today's grad-mode API reads it (`torch.set_grad_enabled(not volatile)`), or a callee
+        sites, _ = call_sites(index, fn)
+        passing = [c for c in sites if _passes(c, fn, ctx)]
+        lines = ", ".join(sorted({f"line {n.lineno}" for n in reads}, key=lambda t: int(t.split()[1])))
+        start, end = VolatileFlagParameter.param_span(ctx, fn, "volatile")
+        ctx.report_span(
+            self.CODE, start, end,
+            message=f"Parameter `volatile` of `{fn.name}()` still decides what it does ({lines}), though PyTorch 0.4 "
+                    f"removed the flag",
+            note="no fix: volfix cannot tell what the code it chooses should become; decide it, then drop the "
+                 "parameter" + (f" and the arguments of the calls passing it ({_lines(passing)})" if passing else
+                                " and its arguments"))
 
     def report_parameter(self, ctx, fn) -> None:
         start, end = VolatileFlagParameter.param_span(ctx, fn, "volatile")
@@ -95,6 +134,10 @@ class DeadVolatileFlag(Rule):
         edits = None if why is not None else VolatileFlagParameter.drop_parameter(ctx, fn, "volatile")
         if why is None and edits is None:
             why = "the signature cannot be edited safely"
+        if why is None:
+            stores, why = _dead_stores(ctx, fn)
+            if why is None:
+                edits += stores
         passing = [s for s in sites if _passes(s, fn, ctx)]
         if why is not None:
             where = f" (calls passing it: {_lines(passing)})" if passing else ""
@@ -148,6 +191,8 @@ class DeadVolatileFlag(Rule):
                 qual = index.qual(call.func)
                 if qual is None and isinstance(call.func, ast.Name) and _from_star_import(index, name):
                     qual = name  # `from util import *` then `to_tensor(x, volatile=True)`
+                if qual is None and isinstance(call.func, ast.Attribute) and _bound_receiver(index, call.func):
+                    qual = name  # `model.forward_emb(x, volatile=True)`: a method of an object made elsewhere
                 if qual is None or qual.partition(".")[0] in _OWN_VOLATILE | {"torch"}:
                     continue  # not imported (a local class, a builtin), or an API with its own flag
                 message = (f"`volatile=` passed to `{name}()`, defined elsewhere: since PyTorch 0.4 removed the "
@@ -166,6 +211,15 @@ class DeadVolatileFlag(Rule):
                            fix=ctx.edit_fix(Applicability.UNSAFE, "Drop the `volatile=` argument", edits))
 
 
+def _bound_receiver(index, func: ast.Attribute) -> bool:
+    """The object of `obj.method(...)` (its leftmost name) is a name the file binds, such as a
+    parameter or `self`: not a module nothing imports (`shelve.open(...)` without `import shelve`)."""
+    root = func.value
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    return isinstance(root, ast.Name) and index.binds_anywhere(root.id)
+
+
 def _from_star_import(index, name: str) -> bool:
     """`name` is bound nowhere in the file, which star-imports a module of its own (not
     torch's, Triton's or Chainer's): the name comes from there."""
@@ -180,12 +234,74 @@ def _params(fn) -> List[str]:
     return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
 
 
-def _reads_volatile(fn) -> bool:
-    """`volatile` is read in the body (or may be, through `locals()` / `vars()`)."""
+def _reads_volatile(fn, index) -> bool:
+    """`volatile` is read in the body (or may be, through `locals()` / `vars()`). Assigning it
+    is no read: `if phase == 'validation': volatile = True` once chose `Variable(data, volatile)`;
+    nor is handing it back to the function itself (`[variable(y, volatile=volatile) for y in x]`)."""
     for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and (node.id == "volatile" or node.id in ("locals", "vars")):
+        if isinstance(node, ast.Name) and node.id in ("locals", "vars"):
+            return True
+        if isinstance(node, ast.Name) and node.id == "volatile" and not isinstance(node.ctx, ast.Store) \
+                and not _passed_to_itself(node, fn, index):
             return True
     return False
+
+
+def _handed_on(name: ast.Name, index) -> bool:
+    """The read is `volatile=volatile` given to another call (whose own parameter, or whose
+    caller check, reports it), or an argument of today's torch API (`torch.set_grad_enabled(not volatile)`)."""
+    node, parent = name, index.parents.get(name)
+    while isinstance(parent, (ast.UnaryOp, ast.BoolOp)):
+        node, parent = parent, index.parents.get(parent)
+    if isinstance(parent, ast.keyword) and parent.arg == "volatile" and parent.value is node:
+        return True
+    if isinstance(parent, ast.keyword):
+        parent = index.parents.get(parent)
+    return isinstance(parent, ast.Call) and node is not parent.func and nm.is_torch(index.qual(parent.func))
+
+
+def _chooses_grad_mode(name: ast.Name, index) -> bool:
+    """The read is the test of an `if` that enters a grad-mode region in a branch (`if volatile:
+    with torch.no_grad(): ...`): the author's own flag for today's API."""
+    node, parent = name, index.parents.get(name)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        node, parent = parent, index.parents.get(parent)
+    return isinstance(parent, ast.If) and parent.test is node and any(
+        isinstance(s, ast.With) and any(grad_mode.disables_grad(index, item.context_expr) for item in s.items)
+        for s in parent.body + parent.orelse)
+
+
+def _passed_to_itself(name: ast.Name, fn, index) -> bool:
+    """`volatile=volatile` in a call of `fn` by its own name (`variable(y, volatile=volatile)`,
+    `self.to_var(y, volatile=volatile)` in a method)."""
+    keyword = index.parents.get(name)
+    call = index.parents.get(keyword)
+    if not (isinstance(keyword, ast.keyword) and keyword.arg == "volatile" and isinstance(call, ast.Call)):
+        return False
+    func = call.func
+    if index.method_class(fn) is not None:
+        return isinstance(func, ast.Attribute) and func.attr == fn.name and isinstance(func.value, ast.Name) \
+            and func.value.id == "self"
+    return isinstance(func, ast.Name) and func.id == fn.name and not index.shadowed(fn.name, index.scope_of(call))
+
+
+def _dead_stores(ctx, fn):
+    """(edits deleting every `volatile = <literal>` in `fn`, why they cannot be deleted or None):
+    the assignments of a parameter nothing reads go with it."""
+    edits: list = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Name) and node.id == "volatile" and isinstance(node.ctx, ast.Store)):
+            continue
+        stmt = ctx.index.parents.get(node)
+        if not (isinstance(stmt, ast.Assign) and stmt.targets == [node] and all(
+                isinstance(n, (ast.Constant, ast.Name, ast.Load, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.cmpop,
+                               ast.boolop, ast.unaryop)) for n in ast.walk(stmt.value))):
+            return [], f"line {node.lineno} assigns it other than `volatile = <literal>`"
+        deletion = ctx.expr.delete_statement(stmt)
+        if deletion is None:
+            return [], f"the assignment at line {node.lineno} shares its line"
+        edits += deletion
+    return edits, None
 
 
 def _passes(site: ast.Call, fn, ctx) -> bool:
