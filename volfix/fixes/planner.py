@@ -504,9 +504,16 @@ class Planner:
             if not f.outcomes:
                 continue
             edits, regions, imports = [], [], frozenset()
+            seen_edits, seen_regions = set(), set()
             for o in f.outcomes:
-                edits.extend(e for e in o.edits if e not in edits)
-                regions.extend(r for r in o.regions if r not in regions)
+                for e in o.edits:
+                    if e not in seen_edits:
+                        seen_edits.add(e)
+                        edits.append(e)
+                for r in o.regions:
+                    if r not in seen_regions:
+                        seen_regions.add(r)
+                        regions.append(r)
                 imports |= o.imports
             ranks = [o.applicability for o in f.outcomes]
             applicability = worst(*ranks)

@@ -365,13 +365,15 @@ class RegionPlacer:
         if slot is None:
             return set()
         out: Set[str] = set()
-        for later in slot[2][slot[3] + 1:]:
+        block = slot[2]
+        for k in range(slot[3] + 1, len(block)):  # no slice: a long script's block is long
+            later = block[k]
             if id(later) not in inside:
                 break
             if isinstance(later, ast.Assign):
                 for target in later.targets:
                     out.update(target_names(target))
-            elif any(isinstance(n, _JUMPS) for n in ast.walk(later)):
+            elif self.index.holds_jump(later):
                 break  # `if c: break` first: the earlier value may leave the block
         return out
 
@@ -535,7 +537,6 @@ def _bindings(stmt: ast.stmt):
                 yield item.optional_vars, item.context_expr
 
 
-_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
 def only_names(node: ast.AST) -> bool:
     """`x`, `self.acc`, `(a, b.c)`: a value that is returned, not computed."""
     if isinstance(node, (ast.Name, ast.Constant)):

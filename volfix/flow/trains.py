@@ -32,11 +32,24 @@ class TrainingCalls:
         self._functions: Optional[Dict[str, List[ast.AST]]] = None
         self._methods: Optional[Dict[str, List[ast.AST]]] = None
         self._memo: Dict[Tuple[int, Known], Optional[str]] = {}
+        self._by_statement: Dict[int, Optional[Training]] = {}  # id -> its first training call
 
     # ------------------------------------------------------------------ statements
     def in_statements(self, stmts) -> Optional[Training]:
-        """The first training call in the statements (nested defs and classes are skipped)."""
-        for call in _calls(stmts, frozenset()):
+        """The first training call in the statements (nested defs and classes are skipped).
+        Remembered per statement: the regions of a long script ask it of the same statements
+        for every source."""
+        memo = self._by_statement
+        for stmt in stmts:
+            key = id(stmt)
+            if key not in memo:
+                memo[key] = self._first_training(stmt)
+            if memo[key] is not None:
+                return memo[key]
+        return None
+
+    def _first_training(self, stmt) -> Optional[Training]:
+        for call in _calls([stmt], frozenset()):
             found = self.of_call(call)
             if found is not None:
                 return found, call.lineno
