@@ -38,10 +38,6 @@ from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUND
 SKIP_BLOCK = 32  # statements: a longer block visits only what can matter (`long_block`)
 
 
-def _merge_sorted(a: List[int], b: List[int]) -> List[int]:
-    return sorted(set(a).union(b)) if b else a
-
-
 @dataclass
 class Escape:
     """A tainted value leaving the scope."""
@@ -174,16 +170,17 @@ class TaintAnalysis:
 
     def long_block(self, stmts: List[ast.stmt], state: State) -> State:
         """`block` for a long block (a module-level script): only the statements that can
-        change something are visited, in order: the compound ones, those holding a source or
-        a seed, and those mentioning the root name of a key some state held (`statement`
-        passes over the others without a change). Each source of a long script is then
-        followed in time linear in the statements it reaches, not in the script."""
+        change something are visited, in order: those holding a source or a seed, and those
+        mentioning (themselves or in a statement nested in them) the root name of a key some
+        state held. `statement` passes over the others without a change: a loop, `if` or
+        `try` whose statements mention nothing tainted changes nothing either. Each source
+        of a long script is then followed in time linear in the statements it reaches, not in
+        the script."""
         where = self.index.block_mentions(stmts)
-        hot = self._hot_positions.get(id(stmts))
-        if hot is None:
-            hot = sorted(where.position[h] for h in self._hot if h in where.position)
-            self._hot_positions[id(stmts)] = hot
-        fixed = _merge_sorted(where.compound, hot)
+        fixed = self._hot_positions.get(id(stmts))
+        if fixed is None:
+            fixed = sorted({where.position[h] for h in self._hot if h in where.position})
+            self._hot_positions[id(stmts)] = fixed
         names = where.names
         queue: List[Tuple[int, str]] = []
 

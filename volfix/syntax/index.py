@@ -78,6 +78,7 @@ class ModuleIndex:
         self._loaded_names: Dict[int, Tuple[str, ...]] = {}
         self._jumps: Dict[int, bool] = {}
         self._block_mentions: Dict[int, "BlockMentions"] = {}
+        self._block_assignments: Dict[int, Dict[str, List[int]]] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
@@ -173,6 +174,23 @@ class ModuleIndex:
         found = self._block_mentions.get(id(stmts))
         if found is None:
             found = self._block_mentions[id(stmts)] = BlockMentions(self, stmts)
+        return found
+
+    def block_assignments(self, stmts: List[ast.stmt]) -> Dict[str, List[int]]:
+        """Name -> the positions, in order, of the block's plain `=` statements (`ast.Assign`)
+        that bind it (`syntax.names.target_names` of their targets), built once a block."""
+        found = self._block_assignments.get(id(stmts))
+        if found is None:
+            from .names import target_names
+
+            found = self._block_assignments[id(stmts)] = {}
+            for i, stmt in enumerate(stmts):
+                if isinstance(stmt, ast.Assign):
+                    for target in stmt.targets:
+                        for name in target_names(target):
+                            at = found.setdefault(name, [])
+                            if not at or at[-1] != i:
+                                at.append(i)
         return found
 
     def holds_jump(self, stmt: ast.AST) -> bool:
@@ -396,31 +414,27 @@ class ModuleIndex:
         return max(sorted(steps), key=lambda s: steps[s])
 
 
-_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try) + tuple(
-    getattr(ast, n) for n in ("TryStar", "Match") if hasattr(ast, n))
-
-
 class BlockMentions:
-    """For one block: the positions of its compound statements (`if`, loops, `with`, `try`,
-    `match`), of each statement by id, and for every name the positions of the statements
-    that mention it: for a simple statement, the names its own expressions hold; for a `def`
-    or `class`, every name read inside it and its own name. A forward analysis that follows a
-    few names through a long block visits only those positions (`volfix.flow.taint`)."""
+    """For one block: for each statement id at any depth under it (not inside nested defs), the
+    position of its top statement in the block; and for every name, the positions of the
+    statements that mention it somewhere: in the expressions of a statement or of those
+    nested in it, or, for a `def` or `class` at any depth, in anything it reads and in its own
+    name. A forward analysis that follows a few names through a long block visits only those
+    positions (`volfix.flow.taint`)."""
 
     def __init__(self, index: "ModuleIndex", stmts: List[ast.stmt]):
-        self.compound: List[int] = []
+        from .names import iter_statements
+
         self.position: Dict[int, int] = {}
         self.names: Dict[str, List[int]] = {}
-        for i, stmt in enumerate(stmts):
-            self.position[id(stmt)] = i
-            if isinstance(stmt, _COMPOUND):
-                self.compound.append(i)
-                continue
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                held = index.loaded_names(stmt) + (stmt.name,)
-            else:
-                held = index.names_mentioned(id(stmt))
+        for i, top in enumerate(stmts):
+            held: Set[str] = set()
+            for stmt in iter_statements([top]):
+                self.position[id(stmt)] = i
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    held.update(index.loaded_names(stmt))
+                    held.add(stmt.name)
+                else:
+                    held.update(index.names_mentioned(id(stmt)))
             for name in held:
-                at = self.names.setdefault(name, [])
-                if not at or at[-1] != i:
-                    at.append(i)
+                self.names.setdefault(name, []).append(i)
