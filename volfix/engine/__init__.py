@@ -29,12 +29,13 @@ def options_for(config: Config, *, links=None, with_fixes: bool = False) -> Opti
 
 
 def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool = False,
-               links=None) -> FileResult:
-    return call_deep(lambda: _check_text(source, path=path, config=config, with_fixes=with_fixes, links=links))
+               links=None, fixes_for=None) -> FileResult:
+    return call_deep(lambda: _check_text(source, path=path, config=config, with_fixes=with_fixes, links=links,
+                                         fixes_for=fixes_for))
 
 
-def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool, links
-                ) -> FileResult:
+def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool, links,
+                fixes_for=None) -> FileResult:
     text, error = decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
@@ -46,7 +47,7 @@ def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fi
     diagnostics = analysis.diagnostics
     if with_fixes:
         keep = links is not None and links.star_exported
-        diagnostics = with_fix_edits(text, analysis, options, keep_variable_import=keep)
+        diagnostics = with_fix_edits(text, analysis, options, keep_variable_import=keep, wanted=fixes_for)
     return FileResult(path=path, diagnostics=tuple(diagnostics), source=text)
 
 
