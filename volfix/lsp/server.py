@@ -6,6 +6,9 @@
   the source actions `source.fixAll.volfix` ("fix all safe") and `source.volfix.fixAllUnsafe`.
   Their edits are computed on `codeAction/resolve` when the client supports it.
 - Hover on a finding: its note and its rule's documentation.
+- Big documents: over MAX_LIVE_CHARS, one diagnostic saying to run `volfix check` instead;
+  over MAX_PUBLISHED findings, that many and one counting the rest. A quick fix's edits are
+  computed on request, for the findings under the cursor only.
 
 volfix runs on one worker thread, off the event loop; a result computed for a text that
 changed meanwhile is dropped (a newer check is on its way). Only volfix's public library is
