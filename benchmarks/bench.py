@@ -19,6 +19,9 @@ Builds its inputs, then times each command several times and prints medians and 
       its 2x and 4x copies (`--repos-copies 1,2,4`): each doubling must cost <= 2.2x;
   (f) a synthetic monorepo (`gen_monorepo.py`: 20,000 files, 3M lines, 5% legacy code calling
       helpers across packages; `--monorepo-scale 0.1` for a quick run).
+  (g) one script with many findings (`gen_many_sites.py`: N sites at module level and N in
+      functions, `--many-sites 100,300,1000`): check, fix and `--format json` must stay
+      near-linear in N.
 
 Commands: `volfix check --no-cache` (and, on (b), (e) and (f), a warm-cache re-run), `ruff check
 --isolated --no-cache --select E9`, and `grep -rl volatile`. On (a) grep is also run on the
@@ -51,6 +54,7 @@ BIG_TARGET_MB = 500
 REPOS_TARGET_SECONDS = 2.0  # (e) at 1x, cold, 2 cores
 DOUBLING_TARGET = 2.2  # (e) each doubling of the tree
 MONOREPO_TARGETS = (10.0, 3.0, 500)  # (f) cold s, warm s, peak MB
+MANY_SITES_JSON_UP_TO = 300  # (g): `--format json` is timed up to this many sites
 
 
 @dataclass
@@ -196,6 +200,42 @@ def tainted_script(work: str, volfix: List[str], lines: int, runs: int) -> Measu
     return m
 
 
+def many_sites(work: str, volfix: List[str], sizes: List[int], runs: int) -> Dict[int, List[Measure]]:
+    """(g): one script with N `volatile` sites at module level and N more in functions
+    (`gen_many_sites.py`): `volfix check`, `volfix fix` and `volfix check --format json` (every
+    fix's edits, as JSON, SARIF and the editors' quick fixes had them) per N. Each tripling of N
+    should cost about 3x (issue 24: 150 sites took 14 s and 1,000 took 557 s)."""
+    import gen_many_sites
+
+    folder = os.path.join(work, "many")
+    os.makedirs(folder, exist_ok=True)
+    out: Dict[int, List[Measure]] = {}
+    for n in sizes:
+        source = gen_many_sites.generate(n)
+        path = os.path.join(folder, f"many_{n}.py")
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(source)
+        lines = source.count("\n")
+        print(f"(g) {n:,} module-level sites and {n:,} in functions: {path}, {lines:,} lines, {len(source):,} bytes")
+        check = measure("volfix check --no-cache", volfix + ["check", "--no-cache", "--exit-zero", "-q", path],
+                        runs, cwd=folder, warmup=0)
+        fixed = os.path.join(folder, f"fixed_{n}.py")
+        fix = Measure("volfix fix --no-cache")
+        for _ in range(runs):
+            shutil.copyfile(path, fixed)
+            t, rss, code, cpu = run_once(volfix + ["fix", "--no-cache", "--exit-zero", "-q", fixed], cwd=folder)
+            fix.times.append(t), fix.rss_kb.append(rss), fix.codes.append(code), fix.cpu.append(cpu)
+        rows = [check, fix]
+        if n <= MANY_SITES_JSON_UP_TO:  # each fix's edits re-read the whole file: quadratic, see RESULTS.md
+            rows.append(measure("volfix check --format json", volfix + [
+                "check", "--no-cache", "--exit-zero", "--format", "json", path], runs, cwd=folder, warmup=0))
+        for m in rows:
+            print(row(m, {}) + f"  {n / m.median:8,.0f} sites/s")
+        out[n] = rows
+        print()
+    return out
+
+
 def tree_rows(label: str, tree: str, volfix: List[str], ruff: Optional[str], jobs: List[str],
               runs: int) -> Dict[str, Measure]:
     """Cold (`--no-cache`), warm (a second run over the cache of a first) and ruff, on one tree."""
@@ -302,6 +342,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="lines of the script of (d), every one computing with the volatile value")
     parser.add_argument("--skip-tainted", action="store_true")
     parser.add_argument("--skip-repos", action="store_true", help="skip (e)")
+    parser.add_argument("--many-sites", default="100,300,1000", metavar="N,N,...",
+                        help="(g): the sizes of the many-sites script (sites at module level)")
+    parser.add_argument("--skip-many-sites", action="store_true", help="skip (g)")
     parser.add_argument("--repos-copies", default="1,2,4",
                         help="copies of the 30-repository tree to time in (e), comma-separated")
     parser.add_argument("--skip-monorepo", action="store_true", help="skip (f)")
@@ -365,6 +408,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             big_module(work, volfix, args.big_lines, max(1, args.runs // 2))
         if not args.skip_tainted:
             tainted_script(work, volfix, args.tainted_lines, max(1, args.runs // 2))
+        if not args.skip_many_sites:
+            many_sites(work, volfix, [int(n) for n in args.many_sites.split(",") if n.strip()],
+                       max(1, args.runs // 2))
         if not args.skip_repos:
             repos_tree(work, volfix, ruff, jobs, args.runs,
                        [int(n) for n in args.repos_copies.split(",") if n.strip()])

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Tuple, Union
 
 from .settings.config import DEFAULT_CONFIG, Config
-from .model import FileResult
+from .model import Diagnostic, FileResult
 from .run.options import RunOptions
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,12 +23,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def check_source(source: Union[str, bytes], *, path: str = "<stdin>",
-                 config: Optional[Config] = None, with_fixes: bool = False) -> FileResult:
-    """Check one file's text. `with_fixes=True` also computes every fix's edits (for JSON)."""
+                 config: Optional[Config] = None, with_fixes: bool = False,
+                 fixes_for: Optional[Callable[["Diagnostic"], bool]] = None) -> FileResult:
+    """Check one file's text. `with_fixes=True` also computes every fix's edits (for JSON);
+    with `fixes_for` too, only the edits of the fixes of the diagnostics it accepts (an
+    editor's quick fixes under the cursor: each fix's edits cost a pass over the text)."""
     from . import engine
 
     return engine.check_text(source, path=path, config=config or DEFAULT_CONFIG,
-                             with_fixes=with_fixes)
+                             with_fixes=with_fixes, fixes_for=fixes_for)
 
 
 def fix_source(source: Union[str, bytes], *, path: str = "<stdin>",

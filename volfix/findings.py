@@ -55,9 +55,10 @@ class FixPlan:
         """One fix doing both (findings that share a region are fixed together)."""
         worse = self.applicability if _rank(self.applicability) >= _rank(other.applicability) \
             else other.applicability
+        edits, regions = set(self.edits), set(self.regions)  # both frozen: a set lookup, not a scan
         return FixPlan(worse, self.title,
-                       self.edits + [e for e in other.edits if e not in self.edits],
-                       self.regions + [r for r in other.regions if r not in self.regions],
+                       self.edits + [e for e in other.edits if e not in edits],
+                       self.regions + [r for r in other.regions if r not in regions],
                        self.imports | other.imports)
 
 

@@ -9,8 +9,10 @@ becomes a VF001/VF002 diagnostic, not an exception.
 """
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import os
+import re
 from dataclasses import replace
 from typing import Optional, Union
 
@@ -29,12 +31,13 @@ def options_for(config: Config, *, links=None, with_fixes: bool = False) -> Opti
 
 
 def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool = False,
-               links=None) -> FileResult:
-    return call_deep(lambda: _check_text(source, path=path, config=config, with_fixes=with_fixes, links=links))
+               links=None, fixes_for=None) -> FileResult:
+    return call_deep(lambda: _check_text(source, path=path, config=config, with_fixes=with_fixes, links=links,
+                                         fixes_for=fixes_for))
 
 
-def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool, links
-                ) -> FileResult:
+def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool, links,
+                fixes_for=None) -> FileResult:
     text, error = decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
@@ -46,7 +49,7 @@ def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fi
     diagnostics = analysis.diagnostics
     if with_fixes:
         keep = links is not None and links.star_exported
-        diagnostics = with_fix_edits(text, analysis, options, keep_variable_import=keep)
+        diagnostics = with_fix_edits(text, analysis, options, keep_variable_import=keep, wanted=fixes_for)
     return FileResult(path=path, diagnostics=tuple(diagnostics), source=text)
 
 
@@ -79,15 +82,30 @@ def _fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fi
 def decode(source: Union[str, bytes]):
     from ..model import Diagnostic, Location
 
-    if isinstance(source, str):
-        return (source[1:] if source.startswith("\ufeff") else source), None
     from ..files import sourcefile
+
+    if isinstance(source, str):
+        if not source.startswith("\ufeff"):
+            return source, None
+        # Text decoded with its byte order mark kept (an editor's buffer): its header is read as
+        # the file's bytes would be, so a mark with a `coding:` other than utf-8 is refused as
+        # CPython refuses the file ("encoding problem: utf8 with BOM"), not fixed.
+        head = _TWO_LINES.match(source, 1).group(0)
+        try:
+            sourcefile.decode_source(codecs.BOM_UTF8 + head.encode("utf-8", "surrogatepass"), max_bytes=None)
+        except sourcefile.SourceDecodeError as exc:
+            return "", Diagnostic(code="VF002", message=f"File cannot be read: {exc}", location=Location(1, 1),
+                                  end_location=Location(1, 1))
+        return source[1:], None
 
     try:
         return sourcefile.decode_source(source).text, None
     except sourcefile.SourceDecodeError as exc:
         return "", Diagnostic(code="VF002", message=f"File cannot be read: {exc}", location=Location(1, 1),
                               end_location=Location(1, 1))
+
+
+_TWO_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?[^\r\n]*(?:\r\n|\r|\n)?")
 
 
 def per_file_config(config: Config, path: str) -> Config:

@@ -158,11 +158,15 @@ class Finish:
 
 def with_fix_edits(text: str, analysis: Analysis, options: Options, *, parse: Optional[Parse] = None,
                    verify=compiles, extra_used: frozenset = frozenset(),
-                   keep_variable_import: bool = False) -> List[Diagnostic]:
+                   keep_variable_import: bool = False,
+                   wanted: Optional[Callable[[Diagnostic], bool]] = None) -> List[Diagnostic]:
     """The analysis's diagnostics, each fix carrying the edits that turn `text` into what
     `volfix fix` writes for that fix alone, clean-up included (for JSON, SARIF and editors'
     quick fixes: every preview of a fix is the text `fix` writes). The findings fixed together
-    (one region) share their edits; a fix that cannot be rendered or breaks the text has none."""
+    (one region) share their edits; a fix that cannot be rendered or breaks the text has none.
+    With `wanted`, only the groups holding a diagnostic it accepts are rendered (each preview
+    reads the whole text: an editor asks for the fixes under the cursor, not for thousands);
+    the other fixes keep no edits."""
     from ..model import Edit, Location
     from ..syntax.positions import SourceText
 
@@ -175,6 +179,8 @@ def with_fix_edits(text: str, analysis: Analysis, options: Options, *, parse: Op
 
     replaced = {}
     for group in analysis.groups:
+        if wanted is not None and not any(wanted(d) for d in group.diagnostics):
+            continue
         edits = _edits(analysis, group)
         after = None if edits is None else finish.preview(text, edits)
         found: Tuple[Edit, ...] = ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, List, Optional, Set
+from typing import Callable, List, Optional, Set, Tuple
 
 from .edits import TextEdit
 from ..flow.defuse import ENTRY, Graph, declared
@@ -23,7 +23,7 @@ from .expressions import Expressions
 
 def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) -> List[TextEdit]:
     """Edits collapsing the leftovers of `text` that `original_tree` did not have."""
-    before = _fingerprints(original_tree) if original_tree is not None else None
+    before = _original_fingerprints(original_tree) if original_tree is not None else None
     if before is None:
         return []
     index = ModuleIndex(tree, SourceText(text))
@@ -74,6 +74,21 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 def _fingerprint(node: ast.AST) -> str:
     return ast.dump(node)
+
+
+_LAST_ORIGINAL: Tuple[Optional[ast.Module], Set[str]] = (None, set())
+
+
+def _original_fingerprints(tree: ast.Module) -> Set[str]:
+    """`_fingerprints` of the text before the fixes, kept for the clean-up's next pass (it
+    asks up to `MAX_CLEANUP_PASSES` times about the same tree)."""
+    global _LAST_ORIGINAL
+    last = _LAST_ORIGINAL
+    if last[0] is tree:
+        return last[1]
+    found = _fingerprints(tree)
+    _LAST_ORIGINAL = (tree, found)
+    return found
 
 
 def _fingerprints(tree: ast.Module) -> Set[str]:

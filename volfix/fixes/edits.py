@@ -1,6 +1,7 @@
 """Text edits on the analysed text, as ruff applies them: sorted, non-overlapping, deduplicated."""
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Iterable, List, Sequence, Tuple
 
@@ -49,19 +50,70 @@ def conflicts_across(a: TextEdit, b: TextEdit) -> bool:
 def select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]) -> Tuple[list, List[TextEdit]]:
     """Pick groups in order whose edits do not conflict with already chosen ones.
 
-    Returns (chosen group keys, the union of their edits without duplicates)."""
+    Returns (chosen group keys, the union of their edits without duplicates).
+
+    Two edits can conflict only if their closed ranges meet, so each edit is compared with
+    the edits starting at most one longest edit before it (`_Near`), not with all of them:
+    a file with thousands of fixes is not quadratic here."""
     chosen_keys, chosen = [], []
     seen = set()
+    near = _Near()
     for key, edits in groups:
         new = [e for e in dict.fromkeys(edits) if not (e.key and e in seen)]
-        if any(conflicts_across(e, c) for e in new for c in chosen):
+        if any(conflicts_across(e, c) for e in new for c in near.meeting(e)):
             continue
-        if any(conflicts(a, b) for i, a in enumerate(new) for b in new[i + 1:]):
+        if _conflicting_pair(new):
             continue
         chosen_keys.append(key)
         chosen.extend(new)
         seen.update(new)
+        for e in new:
+            near.add(e)
     return chosen_keys, chosen
+
+
+def _conflicting_pair(edits: List[TextEdit]) -> bool:
+    """Do two of the edits conflict (`conflicts`, either way round)?"""
+    if len(edits) < 16:
+        return any(conflicts(a, b) for i, a in enumerate(edits) for b in edits[i + 1:])
+    near = _Near()
+    for i, e in enumerate(edits):
+        near.add(e, i)
+    for i, a in enumerate(edits):
+        for j, b in near.meeting_at(a):
+            if j > i and conflicts(a, b):
+                return True
+    return False
+
+
+class _Near:
+    """Edits sorted by start, to find those whose closed range may meet another's. The few
+    wide ones (a region's block) are kept apart and always looked at."""
+
+    WIDE = 512  # characters
+
+    def __init__(self) -> None:
+        self.starts: List[int] = []
+        self.items: List[Tuple[int, TextEdit]] = []
+        self.wide: List[Tuple[int, TextEdit]] = []
+
+    def add(self, edit: TextEdit, tag: int = 0) -> None:
+        if edit.end - edit.start > self.WIDE:
+            self.wide.append((tag, edit))
+            return
+        at = bisect.bisect_right(self.starts, edit.start)
+        self.starts.insert(at, edit.start)
+        self.items.insert(at, (tag, edit))
+
+    def meeting_at(self, edit: TextEdit) -> List[Tuple[int, TextEdit]]:
+        """(tag, edit) of the wide edits and of every other one starting in
+        [edit.start - WIDE, edit.end]: all whose closed range can meet `edit`'s (and some more)."""
+        low = bisect.bisect_left(self.starts, edit.start - self.WIDE)
+        high = bisect.bisect_right(self.starts, edit.end)
+        return self.wide + self.items[low:high]
+
+    def meeting(self, edit: TextEdit) -> List[TextEdit]:
+        return [e for _, e in self.meeting_at(edit)]
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:

@@ -221,21 +221,51 @@ class Planner:
             or isinstance(source.scope, ast.Module)
 
     def merge(self, groups: List[Group]) -> List[Group]:
-        changed = True
-        while changed:
-            changed = False
-            for i, a in enumerate(groups):
-                for b in groups[i + 1:]:
-                    same = (a.flag is None) == (b.flag is None) and \
-                        (a.flag is None or a.flag.text == b.flag.text)
-                    if same and self.touch(a, b):
-                        merged = self.analyse(Group(a.scope, a.sources + b.sources))
-                        groups = [g for g in groups if g is not a and g is not b] + [merged]
-                        changed = True
+        """Merge groups whose regions touch until none do: each time the first touching pair
+        in list order (the earlier group, then its first partner after it), the merged group
+        going last. Done without rescanning: the groups before the scan position are known to
+        touch none after them, so after a merge only the new group is tried against them (a
+        long script's hundreds of groups made the plain rescan cubic)."""
+        memo: Dict[Tuple[int, int], bool] = {}
+        held: List[Group] = []  # keeps the ids of the memo's groups from being reused
+
+        def touching(a: Group, b: Group) -> bool:
+            key = (id(a), id(b))
+            found = memo.get(key)
+            if found is None:
+                same = (a.flag is None) == (b.flag is None) and (a.flag is None or a.flag.text == b.flag.text)
+                found = memo[key] = same and self.touch(a, b)
+                held.extend((a, b))
+            return found
+
+        clean = 0  # groups[:clean] touch no group after them, but perhaps the last one when `fresh`
+        fresh = False
+        while True:
+            pair = None
+            if fresh:
+                last = len(groups) - 1
+                for k in range(min(clean, last)):
+                    if touching(groups[k], groups[last]):
+                        pair = (k, last)
                         break
-                if changed:
-                    break
-        return groups
+            if pair is None:
+                for k in range(clean, len(groups)):
+                    a = groups[k]
+                    for j in range(k + 1, len(groups)):
+                        if touching(a, groups[j]):
+                            pair = (k, j)
+                            break
+                    if pair is not None:
+                        break
+                    clean = k + 1
+            if pair is None:
+                return groups
+            k, j = pair
+            a, b = groups[k], groups[j]
+            clean -= (k < clean) + (j < clean)
+            merged = self.analyse(Group(a.scope, a.sources + b.sources))
+            groups = [g for g in groups if g is not a and g is not b] + [merged]
+            fresh = True
 
     def touch(self, a: Group, b: Group) -> bool:
         if not (a.placement and b.placement and a.placement.runs and b.placement.runs):
@@ -535,9 +565,16 @@ class Planner:
             if not f.outcomes:
                 continue
             edits, regions, imports = [], [], frozenset()
+            seen_edits, seen_regions = set(), set()
             for o in f.outcomes:
-                edits.extend(e for e in o.edits if e not in edits)
-                regions.extend(r for r in o.regions if r not in regions)
+                for e in o.edits:
+                    if e not in seen_edits:
+                        seen_edits.add(e)
+                        edits.append(e)
+                for r in o.regions:
+                    if r not in seen_regions:
+                        seen_regions.add(r)
+                        regions.append(r)
                 imports |= o.imports
             ranks = [o.applicability for o in f.outcomes]
             applicability = worst(*ranks)
@@ -566,8 +603,13 @@ def run_contains(outer: Run, inner: Run) -> bool:
     """Is `inner`'s block nested inside one of `outer`'s statements?"""
     if outer.block is inner.block:
         return outer.first <= inner.first and inner.last <= outer.last
+    # The outer run's statements are consecutive: a statement of another block lies in one of
+    # them exactly when it lies between the first one's start and the last one's end (only
+    # blanks, comments and `;` separate them).
     first = inner.block[inner.first]
-    return any(_within(first, s) for s in outer.statements)
+    start, end = outer.block[outer.first], outer.block[outer.last]
+    return (start.lineno, start.col_offset) <= (first.lineno, first.col_offset) and \
+        (first.end_lineno, first.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:

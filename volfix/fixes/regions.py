@@ -15,6 +15,7 @@ a decorator.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
@@ -64,6 +65,11 @@ class RegionPlacer:
         # row -> notebook cell: a region never spans two cells.
         self.part_of = part_of or (lambda row: None)
         self.trainer = TrainingCalls(index)
+        # `rebound_later`: for the region statements `inside` last asked about, block id ->
+        # position -> where the statements after it stop counting
+        self._chains: Tuple[Optional[Set[int]], Dict[int, Dict[int, int]]] = (None, {})
+        self._harmful: Dict[Tuple[int, int], List[int]] = {}  # `_harmful_before`
+        self._harmless: Dict[Tuple[int, int], bool] = {}
 
     # ------------------------------------------------------------------ structure
     def path(self, stmt: ast.stmt, scope: ast.AST) -> List[Tuple[ast.AST, str, int]]:
@@ -295,7 +301,22 @@ class RegionPlacer:
             return False
         if a.first > b.first:
             a, b = b, a
-        return all(self.harmless(s, scope) for s in a.block[a.last + 1:b.first])
+        if b.first <= a.last + 1:
+            return True
+        harmful = self._harmful_before(a.block, scope)
+        return harmful[b.first] == harmful[a.last + 1]
+
+    def _harmful_before(self, block: List[ast.stmt], scope: ast.AST) -> List[int]:
+        """For each position of the block, how many statements before it are not `harmless`
+        (counted once a block and scope: the planner asks about every pair of regions)."""
+        key = (id(block), id(scope))
+        found = self._harmful.get(key)
+        if found is None:
+            found = [0]
+            for stmt in block:
+                found.append(found[-1] + (not self.harmless(stmt, scope)))
+            self._harmful[key] = found
+        return found
 
     def used_after(self, stmt: ast.stmt, scope: ast.AST, inside: Set[int], run: Run,
                    spanned: Set[int] = frozenset()) -> Optional[Tuple[str, int, int]]:
@@ -310,7 +331,7 @@ class RegionPlacer:
             if value is not None and autograd_free(value, values_of):
                 continue
             names.update(target_names(target))
-        names -= self.rebound_later(stmt, inside)
+        names -= self.rebound_later(stmt, names, inside)
         if not names:
             return None
         end = run.statements[-1]
@@ -357,23 +378,56 @@ class RegionPlacer:
 
         return values_of
 
-    def rebound_later(self, stmt: ast.stmt, inside: Set[int]) -> Set[str]:
-        """Names a later statement of the same block, inside the region, assigns again
+    def rebound_later(self, stmt: ast.stmt, names: Set[str], inside: Set[int]) -> Set[str]:
+        """The `names` a later statement of the same block, inside the region, assigns again
         (`txt, feat = load(path)` then `feat = Variable(feat, volatile=True)`): what `stmt`
-        bound does not outlive the region."""
+        bound does not outlive the region. The later statements looked at end at the first
+        one outside the region or holding a jump (`if c: break`: the earlier value may leave
+        the block); where that is is remembered for the region's statements, and each
+        name's plain assignments are found by position, so a long region is not read again
+        for each of its statements."""
         slot = self.index.slot_of(stmt)
-        if slot is None:
+        if slot is None or not names:
             return set()
+        block, position = slot[2], slot[3]
+        end = self._chain_end(block, position, inside)
+        assigned = self.index.block_assignments(block)
         out: Set[str] = set()
-        for later in slot[2][slot[3] + 1:]:
-            if id(later) not in inside:
-                break
-            if isinstance(later, ast.Assign):
-                for target in later.targets:
-                    out.update(target_names(target))
-            elif any(isinstance(n, _JUMPS) for n in ast.walk(later)):
-                break  # `if c: break` first: the earlier value may leave the block
+        for name in names:
+            at = assigned.get(name)
+            if at:
+                j = bisect_right(at, position)
+                if j < len(at) and at[j] < end:
+                    out.add(name)
         return out
+
+    def _chain_end(self, block: List[ast.stmt], position: int, inside: Set[int]) -> int:
+        """The first position after `position` in `block` that is outside `inside` or is a
+        statement other than a plain assignment holding a jump (or the block's length)."""
+        if self._chains[0] is not inside:
+            self._chains = (inside, {})
+        ends = self._chains[1].setdefault(id(block), {})
+        path = []
+        k = position
+        while True:
+            known = ends.get(k)
+            if known is not None:
+                end = known
+                break
+            nxt = k + 1
+            if nxt >= len(block):
+                end = len(block)
+                break
+            later = block[nxt]
+            if id(later) not in inside or (not isinstance(later, ast.Assign) and self.index.holds_jump(later)):
+                end = nxt
+                break
+            path.append(k)
+            k = nxt
+        ends[k] = end
+        for p in path:
+            ends[p] = end
+        return end
 
     def records(self, run: Run, taint: TaintResult) -> bool:
         return any(id(s) in taint.recording for top in run.statements for s in iter_statements([top]))
@@ -434,7 +488,15 @@ class RegionPlacer:
         """A statement that cannot record a graph or change a grad-dependent result, so a region
         may cover it: `inert` ones, assignments of values without autograd history
         (`n += x.size(0)`, `name = prefix + "_x"`), moves (`a = b`), `pass`/`break`/`continue`,
-        and `if` statements on such values holding only such statements."""
+        and `if` statements on such values holding only such statements. Remembered: the
+        planner asks about the same statements for every region of a long script."""
+        key = (id(stmt), id(scope))
+        found = self._harmless.get(key)
+        if found is None:
+            found = self._harmless[key] = self._is_harmless(stmt, scope)
+        return found
+
+    def _is_harmless(self, stmt: ast.stmt, scope: ast.AST) -> bool:
         if self.inert(stmt) or isinstance(stmt, (ast.Break, ast.Continue, ast.Delete)):
             return True
         values_of = self.only_assigned(scope)
@@ -502,7 +564,15 @@ def row_of(stmt: ast.stmt) -> int:
 
 
 def _holds_any(top: ast.stmt, wanted: Set[int]) -> bool:
+    if id(top) in wanted:
+        return True
+    if not isinstance(top, _HOLDING):
+        return False  # a simple statement holds no other
     return any(id(s) in wanted for s in iter_statements([top]))
+
+
+_HOLDING = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try) + tuple(
+    getattr(ast, n) for n in ("TryStar", "Match") if hasattr(ast, n))
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:
@@ -535,7 +605,6 @@ def _bindings(stmt: ast.stmt):
                 yield item.optional_vars, item.context_expr
 
 
-_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
 def only_names(node: ast.AST) -> bool:
     """`x`, `self.acc`, `(a, b.c)`: a value that is returned, not computed."""
     if isinstance(node, (ast.Name, ast.Constant)):

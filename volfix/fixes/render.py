@@ -43,7 +43,8 @@ def render(text: str, plan: FixPlan, newline: str) -> List[TextEdit]:
             continue
         lo, hi = (region.colon, region.end) if region.suite else (region.start, region.end)
         inside = [e for e in pending + out if lo <= e.start and e.end <= hi and not (e.start == e.end == hi)]
-        crossing = [e for e in pending + out if e not in inside and e.start < hi and e.end > lo]
+        held = set(inside)  # edits are frozen: set lookups keep a region of thousands of edits linear
+        crossing = [e for e in pending + out if e not in held and e.start < hi and e.end > lo]
         if crossing:
             raise RenderError("an edit crosses the boundary of a region")
         local = [TextEdit(e.start - lo, e.end - lo, e.content, e.key) for e in inside]
@@ -53,8 +54,8 @@ def render(text: str, plan: FixPlan, newline: str) -> List[TextEdit]:
                                              region.indent + region.unit).rstrip("\r\n")
         else:
             new = _keep_blank_lines(body, with_block(body, region, local_newline, region.indent))
-        pending = [e for e in pending if e not in inside]
-        out = [e for e in out if e not in inside]
+        pending = [e for e in pending if e not in held]
+        out = [e for e in out if e not in held]
         out.append(TextEdit(lo, hi, new))
     return out + pending
 

@@ -24,13 +24,18 @@ after one look at the names it holds, and only loops are visited more than once.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..syntax.index import ModuleIndex
 from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
                      PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
                      kill, root, target_keys, volatile_false_target)
+
+
+SKIP_BLOCK = 32  # statements: a longer block visits only what can matter (`long_block`)
 
 
 @dataclass
@@ -97,6 +102,11 @@ class TaintAnalysis:
         # Every key that is the prefix of a dotted key some state held (`self` for `self.h`):
         # only those can have children to kill, or be mentioned through a child.
         self._prefixes: Set[str] = set()
+        # The root name of every key any state held, in the order they came (`block`'s skips):
+        # every tainted key, and every prefix that can have children, is rooted in one.
+        self._roots: Set[str] = set()
+        self._roots_in_order: List[str] = []
+        self._hot_positions: Dict[int, List[int]] = {}
         for key in self.entry:
             self._note(key)
         self.grad_disabled = grad_disabled or (lambda stmt: False)
@@ -114,6 +124,10 @@ class TaintAnalysis:
         self._meets = False
 
     def _note(self, key: Key) -> None:
+        name = key.partition(".")[0]
+        if name not in self._roots:
+            self._roots.add(name)
+            self._roots_in_order.append(name)
         while "." in key:
             key = key.rpartition(".")[0]
             self._prefixes.add(key)
@@ -148,8 +162,58 @@ class TaintAnalysis:
         return res
 
     def block(self, stmts: List[ast.stmt], state: State) -> State:
+        if len(stmts) >= SKIP_BLOCK:
+            return self.long_block(stmts, state)
         for stmt in stmts:
             state = self.statement(stmt, state)
+        return state
+
+    def long_block(self, stmts: List[ast.stmt], state: State) -> State:
+        """`block` for a long block (a module-level script): only the statements that can
+        change something are visited, in order: those holding a source or a seed, and those
+        mentioning (themselves or in a statement nested in them) the root name of a key some
+        state held. `statement` passes over the others without a change: a loop, `if` or
+        `try` whose statements mention nothing tainted changes nothing either. Each source
+        of a long script is then followed in time linear in the statements it reaches, not in
+        the script."""
+        where = self.index.block_mentions(stmts)
+        fixed = self._hot_positions.get(id(stmts))
+        if fixed is None:
+            fixed = sorted({where.position[h] for h in self._hot if h in where.position})
+            self._hot_positions[id(stmts)] = fixed
+        names = where.names
+        queue: List[Tuple[int, str]] = []
+
+        def watch(name: str, start: int) -> None:
+            at = names.get(name)
+            if at:
+                j = bisect_left(at, start)
+                if j < len(at):
+                    heappush(queue, (at[j], name))
+
+        seen = len(self._roots_in_order)
+        for name in self._roots_in_order:
+            watch(name, 0)
+        k = 0  # next of `fixed`
+        i = 0  # next position that may be visited
+        count = len(stmts)
+        while i < count:
+            while k < len(fixed) and fixed[k] < i:
+                k += 1
+            nxt = fixed[k] if k < len(fixed) else count
+            if queue and queue[0][0] < nxt:
+                nxt = queue[0][0]
+            if nxt >= count:
+                break
+            state = self.statement(stmts[nxt], state)
+            i = nxt + 1
+            while queue and queue[0][0] < i:
+                _, name = heappop(queue)
+                watch(name, i)
+            if len(self._roots_in_order) > seen:
+                for name in self._roots_in_order[seen:]:
+                    watch(name, i)
+                seen = len(self._roots_in_order)
         return state
 
     def _mentions_any(self, stmt: ast.stmt, state: State) -> bool:
@@ -356,11 +420,9 @@ class TaintAnalysis:
         """A def or class reading a tainted name: the value escapes into a closure."""
         if not state or isinstance(stmt, ast.ClassDef):
             return
-        roots = {root(k) for k in state}
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in roots \
-                    and node.id in state:
-                self.escape("closure", f"the closure `{stmt.name}`", stmt, state[node.id], stmt)  # type: ignore[attr-defined]
+        for name in self.index.loaded_names(stmt):  # the first name read that is tainted
+            if name in state:
+                self.escape("closure", f"the closure `{stmt.name}`", stmt, state[name], stmt)  # type: ignore[attr-defined]
                 return
 
     # ------------------------------------------------------------------ expressions

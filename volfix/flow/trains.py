@@ -32,11 +32,25 @@ class TrainingCalls:
         self._functions: Optional[Dict[str, List[ast.AST]]] = None
         self._methods: Optional[Dict[str, List[ast.AST]]] = None
         self._memo: Dict[Tuple[int, Known], Optional[str]] = {}
+        self._by_statement: Dict[int, Optional[Training]] = {}  # id -> its first training call
+        self._volatile_makers: Dict[int, bool] = {}  # id -> `makes_volatile([stmt])`
 
     # ------------------------------------------------------------------ statements
     def in_statements(self, stmts) -> Optional[Training]:
-        """The first training call in the statements (nested defs and classes are skipped)."""
-        for call in _calls(stmts, frozenset()):
+        """The first training call in the statements (nested defs and classes are skipped).
+        Remembered per statement: the regions of a long script ask it of the same statements
+        for every source."""
+        memo = self._by_statement
+        for stmt in stmts:
+            key = id(stmt)
+            if key not in memo:
+                memo[key] = self._first_training(stmt)
+            if memo[key] is not None:
+                return memo[key]
+        return None
+
+    def _first_training(self, stmt) -> Optional[Training]:
+        for call in _calls([stmt], frozenset()):
             found = self.of_call(call)
             if found is not None:
                 return found, call.lineno
@@ -100,7 +114,18 @@ class TrainingCalls:
     def makes_volatile(self, stmts) -> bool:
         """Does a call in the statements reach a function of this file that makes its values
         volatile itself (`volatile=True` in its body: `create_labels()` wrapping each label)?
-        In 0.3 its result was volatile, so a region may hold the call."""
+        In 0.3 its result was volatile, so a region may hold the call. Remembered per
+        statement, as `in_statements`."""
+        memo = self._volatile_makers
+        for stmt in stmts:
+            key = id(stmt)
+            if key not in memo:
+                memo[key] = self._makes_volatile([stmt])
+            if memo[key]:
+                return True
+        return False
+
+    def _makes_volatile(self, stmts) -> bool:
         for call in _calls(stmts, frozenset()):
             for fn in self.callees(call):
                 for inner in _calls(fn.body, frozenset()):  # type: ignore[attr-defined]

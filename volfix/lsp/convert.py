@@ -51,6 +51,23 @@ def lsp_diagnostic(diagnostic: Diagnostic, index: LineIndex) -> types.Diagnostic
     )
 
 
+def too_large_diagnostic(size: int, limit: int) -> types.Diagnostic:
+    """What a document too large to check as you type shows, on its first line."""
+    return types.Diagnostic(
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        severity=types.DiagnosticSeverity.Information, source=SOURCE,
+        message=(f"volfix does not check this document as you type: it has {size:,} characters, more than "
+                 f"{limit:,}. Run `volfix check` (or `volfix fix`) on the file instead."))
+
+
+def more_findings_diagnostic(count: int) -> types.Diagnostic:
+    """The last diagnostic published for a document with more findings than are shown."""
+    return types.Diagnostic(
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        severity=types.DiagnosticSeverity.Information, source=SOURCE,
+        message=f"volfix: {count:,} more findings in this document are not shown here; run `volfix check` on it.")
+
+
 def text_edits(edits: Sequence[Edit], index: LineIndex) -> List[types.TextEdit]:
     """A fix's edits, in their order (LSP keeps that order for inserts at one position, as in
     an added `import torch` followed by a `with` line at the same place)."""

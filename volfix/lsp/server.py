@@ -6,6 +6,9 @@
   the source actions `source.fixAll.volfix` ("fix all safe") and `source.volfix.fixAllUnsafe`.
   Their edits are computed on `codeAction/resolve` when the client supports it.
 - Hover on a finding: its note and its rule's documentation.
+- Big documents: over MAX_LIVE_CHARS, one diagnostic saying to run `volfix check` instead;
+  over MAX_PUBLISHED findings, that many and one counting the rest. A quick fix's edits are
+  computed on request, for the findings under the cursor only.
 
 volfix runs on one worker thread, off the event loop; a result computed for a text that
 changed meanwhile is dropped (a newer check is on its way). Only volfix's public library is
@@ -20,7 +23,7 @@ import queue
 import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 from urllib.parse import unquote
 
@@ -42,6 +45,12 @@ from .positions import BOM, LineIndex
 log = logging.getLogger(__name__)
 
 DEBOUNCE = 0.15  # seconds of quiet after a change before checking
+# A document larger than this is not checked as you type: it gets one diagnostic saying so
+# (a generated 4.5 MB script with 45,000 findings took minutes; `volfix check` is the tool).
+MAX_LIVE_CHARS = 1_000_000
+# At most this many findings of a document are published, then one saying how many more there
+# are: a client slows down on tens of thousands of diagnostics, and nobody reads them there.
+MAX_PUBLISHED = 1_000
 PYTHON_SUFFIXES = (".py", ".pyi")
 FIX_ALL_COMMAND = "volfix.fixAll"  # workspace/executeCommand: [uri] or [{"uri": ..., "unsafe": true}]
 
@@ -130,7 +139,11 @@ class TextSnapshot:
 @dataclass(frozen=True)
 class TextResult:
     snapshot: TextSnapshot
-    diagnostics: Tuple[Diagnostic, ...]
+    diagnostics: Tuple[Diagnostic, ...]  # without their fixes' edits (`with_edits`)
+    too_large: bool = False  # not checked: more than MAX_LIVE_CHARS
+    # (code, location, end) -> the diagnostic with its fix's edits, computed when a quick fix
+    # under the cursor is asked for (each fix's edits read the whole text again)
+    with_edits: Dict[Tuple[str, object, object], Diagnostic] = field(default_factory=dict, compare=False)
 
     def for_uri(self, uri: str) -> Tuple[Diagnostic, ...]:
         return self.diagnostics
@@ -253,11 +266,24 @@ class VolfixLanguageServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
 
     def _check_text(self, snapshot: TextSnapshot) -> TextResult:
+        if len(snapshot.text) > MAX_LIVE_CHARS:
+            return TextResult(snapshot, (), too_large=True)
         config = self.configs.get(snapshot.config_dir)
-        result = api.check_source(snapshot.text, path=snapshot.path, config=config, with_fixes=True)
+        result = api.check_source(snapshot.text, path=snapshot.path, config=config)
         if result.error:
             self.worker_errors.put(result.error)
         return TextResult(snapshot, result.diagnostics)
+
+    def _fix_edits(self, result: TextResult, wanted: List[Diagnostic]) -> None:
+        """Fill `result.with_edits` for the `wanted` diagnostics (their quick fixes' edits)."""
+        keys = {_key_of(d) for d in wanted}
+        snapshot = result.snapshot
+        config = self.configs.get(snapshot.config_dir)
+        found = api.check_source(snapshot.text, path=snapshot.path, config=config, with_fixes=True,
+                                 fixes_for=lambda d: _key_of(d) in keys)
+        for diagnostic in found.diagnostics:
+            if _key_of(diagnostic) in keys:
+                result.with_edits[_key_of(diagnostic)] = diagnostic
 
     def _check_notebook(self, snapshot: NotebookSnapshot) -> NotebookResult:
         config_dir = self._notebook_config_dir(snapshot)
@@ -302,8 +328,14 @@ class VolfixLanguageServer(LanguageServer):
         if result is None or self.text_snapshot(uri) != snapshot:
             return  # failed (shown), or stale: a newer check follows
         self.results[uri] = result
+        if result.too_large:
+            self.publish(uri, snapshot.version, [convert.too_large_diagnostic(len(snapshot.text), MAX_LIVE_CHARS)])
+            return
         index = LineIndex(snapshot.text, self.encoding)
-        self.publish(uri, snapshot.version, [convert.lsp_diagnostic(d, index) for d in result.diagnostics])
+        shown = [convert.lsp_diagnostic(d, index) for d in result.diagnostics[:MAX_PUBLISHED]]
+        if len(result.diagnostics) > MAX_PUBLISHED:
+            shown.append(convert.more_findings_diagnostic(len(result.diagnostics) - MAX_PUBLISHED))
+        self.publish(uri, snapshot.version, shown)
 
     async def refresh_notebook(self, notebook_uri: str, debounce: float = 0.0) -> None:
         snapshot = self.notebook_snapshot(notebook_uri)
@@ -355,7 +387,7 @@ class VolfixLanguageServer(LanguageServer):
         only = params.context.only
         actions: List[types.CodeAction] = []
         if convert.wanted(convert.QUICKFIX, only):
-            actions.extend(self.quick_fixes(result, uri, params.range))
+            actions.extend(await self.quick_fixes(result, uri, params.range))
         for unsafe in (False, True):
             kind = convert.FIX_ALL_UNSAFE if unsafe else convert.FIX_ALL
             wanted_fix = Applicability.UNSAFE if unsafe else Applicability.SAFE
@@ -371,15 +403,25 @@ class VolfixLanguageServer(LanguageServer):
             actions.append(action)
         return actions
 
-    def quick_fixes(self, result: Result, uri: str, wanted_range: types.Range) -> List[types.CodeAction]:
+    async def quick_fixes(self, result: Result, uri: str, wanted_range: types.Range) -> List[types.CodeAction]:
         actions = []
         index = LineIndex(self.text_of(result, uri), self.encoding)
+        under = []
         for diagnostic in result.for_uri(uri):
             if not diagnostic.fixable:
                 continue
             lsp = convert.lsp_diagnostic(diagnostic, index)
-            if not convert.overlaps(lsp.range, wanted_range):
-                continue
+            if convert.overlaps(lsp.range, wanted_range):
+                under.append((diagnostic, lsp))
+        if isinstance(result, TextResult):
+            missing = [d for d, _ in under if _key_of(d) not in result.with_edits]
+            if missing:
+                await self.run(lambda: self._fix_edits(result, missing), result.snapshot.path)
+        for diagnostic, lsp in under:
+            if isinstance(result, TextResult):
+                diagnostic = result.with_edits.get(_key_of(diagnostic))
+                if diagnostic is None or diagnostic.fix is None:
+                    continue
             changes = self.quick_fix_changes(result, uri, diagnostic)
             if changes is not None:
                 actions.append(convert.quickfix_action(diagnostic, lsp, changes, self.versioned_edits))
@@ -410,6 +452,8 @@ class VolfixLanguageServer(LanguageServer):
         return changes
 
     async def fix_all_edit(self, result: Result, unsafe: bool) -> Optional[types.WorkspaceEdit]:
+        if isinstance(result, TextResult) and result.too_large:
+            return None
         if isinstance(result, TextResult):
             snapshot = result.snapshot
 
@@ -501,6 +545,10 @@ class VolfixLanguageServer(LanguageServer):
         self.configs.clear()
         self.shown_errors.clear()
         await self.refresh_all()
+
+
+def _key_of(diagnostic: Diagnostic) -> Tuple[str, object, object]:
+    return diagnostic.code, diagnostic.location, diagnostic.end_location
 
 
 def create_server() -> VolfixLanguageServer:

@@ -156,22 +156,28 @@ class ProjectIndex:
 
     def find_helpers(self, hinted: List[Tuple[str, bytes]]) -> None:
         """The helpers of every file that may define one: from the cache, else from the
-        file's own analysis by the engine (`file_helpers`, in the workers)."""
+        file's own analysis by the engine (`file_helpers`, in the workers). They go into
+        `self.helpers` in the files' order, wherever they came from: that order decides which
+        of two files a name that can mean either is (`helper_names`), so a warm cache must not
+        change it."""
         missing = []
+        by_path: Dict[str, list] = {}
         for path, raw in hinted:
             found = self.facts.helpers(path, raw, self.shown(path))
             if found is None:
                 missing.append((path, raw))
-            elif found:
-                self.helpers[path] = found
+            else:
+                by_path[path] = found
         computed = self.map(file_helpers, [(raw, self.shown(path)) for path, raw in missing])
         for (path, raw), (found, stars) in zip(missing, computed):
             self.facts.put_helpers(path, raw, found)
             if stars is not None:  # the same parse told what the file star-imports
                 self.facts.put_stars(path, raw, stars)
                 self._stars[path] = stars
-            if found:
-                self.helpers[path] = found
+            by_path[path] = found
+        for path, _ in hinted:
+            if by_path.get(path):
+                self.helpers[path] = by_path[path]
 
     def link_callers(self, py_files: List[str], seen: Set[Tuple[str, str]]) -> bool:
         """Record the calls of every known helper; callers passing their own parameter become
@@ -191,6 +197,7 @@ class ProjectIndex:
         may_call = _call_filter(by_module, method_names)
         new = False
         work = []
+        calls_of: Dict[str, list] = {}
         for path in py_files:
             raw = self.bytes_of(path)
             if raw is None or not may_call(raw):
@@ -202,13 +209,18 @@ class ProjectIndex:
             if resolved is None or any(sig is None for _, _, sig, _, _ in resolved):
                 work.append((path, raw, key))  # a miss (or an entry that does not fit: recompute)
             else:
-                new = self.record(path, resolved, seen) or new
+                calls_of[path] = resolved
         # The helper tables are the same objects in every item: pickled once a chunk.
         names = helper_names(self.helpers)
         items = [(path, raw, self.shown(path), path in self.run, names, methods) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
             self.facts.put_calls(path, raw, key, found)
-            new = self.record(path, found, seen) or new
+            calls_of[path] = found
+        # Recorded in the files' order, cached or not: the order of the calls and of the
+        # helpers they derive is what later rounds and the messages see.
+        for path in py_files:
+            if path in calls_of:
+                new = self.record(path, calls_of[path], seen) or new
         return new
 
     def signature_of(self, helper_path: str, name: str) -> Optional[HelperSignature]:

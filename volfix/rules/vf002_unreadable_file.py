@@ -13,6 +13,11 @@ class UnreadableFile(Rule):
 
     ## Why is this bad?
     Nothing in the file (or the folder) can be checked. volfix never writes such a file.
+    volfix reads an encoding header as CPython does: a UTF-8 byte order mark followed by a
+    `coding:` line naming anything but `utf-8` (even `utf8`) is refused while decoding
+    (CPython: "encoding problem: utf8 with BOM"), so it is VF002, for the file's bytes and
+    for an editor's text that kept the mark alike; a file that decodes and then does not
+    parse (a second byte order mark) is VF001.
 
     ## Example
     A file declaring `# -*- coding: utf-8 -*-` that contains Latin-1 bytes.

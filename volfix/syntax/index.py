@@ -31,6 +31,7 @@ def callee_key(call: ast.Call) -> str:
 # singletons of contexts and operators (`ast.Load()`, `ast.Add()`), whose parent is meaningless.
 _SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "type_comment", "kind",
                             "level", "module", "conversion", "is_async", "simple", "value_is_str"})
+_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
 _REVERSED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # a node type's child fields, last first
 _STATEMENTS = frozenset(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.stmt))
 
@@ -74,6 +75,10 @@ class ModuleIndex:
         self._slots: Dict[int, Optional[Tuple[ast.AST, str, list, int]]] = {}
         self._assignments: Dict[int, Dict[str, List[ast.AST]]] = {}
         self._binds_anywhere: Dict[str, bool] = {}
+        self._loaded_names: Dict[int, Tuple[str, ...]] = {}
+        self._jumps: Dict[int, bool] = {}
+        self._block_mentions: Dict[int, "BlockMentions"] = {}
+        self._block_assignments: Dict[int, Dict[str, List[int]]] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
@@ -151,6 +156,49 @@ class ModuleIndex:
                     by_statement.setdefault(sid, []).append(name)
             self._names_by_statement = {sid: tuple(names) for sid, names in by_statement.items()}
         return self._names_by_statement.get(stmt_id, ())
+
+    def loaded_names(self, node: ast.AST) -> Tuple[str, ...]:
+        """The distinct names read (`ast.Load`) anywhere in `node`, in `ast.walk` order of their
+        first read (one walk a definition: the taint asks it of every def after a source)."""
+        found = self._loaded_names.get(id(node))
+        if found is None:
+            seen: Dict[str, None] = {}
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    seen.setdefault(sub.id, None)
+            found = self._loaded_names[id(node)] = tuple(seen)
+        return found
+
+    def block_mentions(self, stmts: List[ast.stmt]) -> "BlockMentions":
+        """Where the names are in a long block (`BlockMentions`), built once a block."""
+        found = self._block_mentions.get(id(stmts))
+        if found is None:
+            found = self._block_mentions[id(stmts)] = BlockMentions(self, stmts)
+        return found
+
+    def block_assignments(self, stmts: List[ast.stmt]) -> Dict[str, List[int]]:
+        """Name -> the positions, in order, of the block's plain `=` statements (`ast.Assign`)
+        that bind it (`syntax.names.target_names` of their targets), built once a block."""
+        found = self._block_assignments.get(id(stmts))
+        if found is None:
+            from .names import target_names
+
+            found = self._block_assignments[id(stmts)] = {}
+            for i, stmt in enumerate(stmts):
+                if isinstance(stmt, ast.Assign):
+                    for target in stmt.targets:
+                        for name in target_names(target):
+                            at = found.setdefault(name, [])
+                            if not at or at[-1] != i:
+                                at.append(i)
+        return found
+
+    def holds_jump(self, stmt: ast.AST) -> bool:
+        """Does `stmt` hold a `break`, `continue`, `return` or `raise` anywhere (remembered)?"""
+        found = self._jumps.get(id(stmt))
+        if found is None:
+            found = self._jumps[id(stmt)] = any(isinstance(n, _JUMPS) for n in ast.walk(stmt))
+        return found
 
     def assigned_values(self, scope: ast.AST) -> Dict[str, List[ast.AST]]:
         """Name -> the values the scope's plain `name = value` statements assign (one walk a
@@ -364,3 +412,29 @@ class ModuleIndex:
         if not steps:
             return "    "
         return max(sorted(steps), key=lambda s: steps[s])
+
+
+class BlockMentions:
+    """For one block: for each statement id at any depth under it (not inside nested defs), the
+    position of its top statement in the block; and for every name, the positions of the
+    statements that mention it somewhere: in the expressions of a statement or of those
+    nested in it, or, for a `def` or `class` at any depth, in anything it reads and in its own
+    name. A forward analysis that follows a few names through a long block visits only those
+    positions (`volfix.flow.taint`)."""
+
+    def __init__(self, index: "ModuleIndex", stmts: List[ast.stmt]):
+        from .names import iter_statements
+
+        self.position: Dict[int, int] = {}
+        self.names: Dict[str, List[int]] = {}
+        for i, top in enumerate(stmts):
+            held: Set[str] = set()
+            for stmt in iter_statements([top]):
+                self.position[id(stmt)] = i
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    held.update(index.loaded_names(stmt))
+                    held.add(stmt.name)
+                else:
+                    held.update(index.names_mentioned(id(stmt)))
+            for name in held:
+                self.names.setdefault(name, []).append(i)
