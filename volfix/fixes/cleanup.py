@@ -21,11 +21,14 @@ from ..syntax.positions import SourceText
 from .expressions import Expressions
 
 
-def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) -> List[TextEdit]:
-    """Edits collapsing the leftovers of `text` that `original_tree` did not have."""
-    before = _fingerprints(original_tree) if original_tree is not None else None
-    if before is None:
+def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
+              before: Optional[Set[str]] = None) -> List[TextEdit]:
+    """Edits collapsing the leftovers of `text` that `original_tree` did not have. `before`:
+    `fingerprints(original_tree)`, when the caller keeps them (one original, many fixes)."""
+    if original_tree is None:
         return []
+    if before is None:
+        before = fingerprints(original_tree)
     index = ModuleIndex(tree, SourceText(text))
     expr = Expressions(index)
     created: Callable[[ast.AST], bool] = lambda node: _fingerprint(node) not in before
@@ -76,7 +79,8 @@ def _fingerprint(node: ast.AST) -> str:
     return ast.dump(node)
 
 
-def _fingerprints(tree: ast.Module) -> Set[str]:
+def fingerprints(tree: ast.Module) -> Set[str]:
+    """What `leftovers` compares a fixed tree with: the shapes of the original's statements."""
     out = set()
     for n in ast.walk(tree):
         if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp)):
