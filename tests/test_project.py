@@ -389,7 +389,10 @@ def test_a_file_that_cannot_name_the_helpers_module_is_not_parsed(tmp_path, monk
     real_calls = project.file_calls
     monkeypatch.setattr(project, "file_calls", lambda item: parsed.append(Path(item[0]).name) or real_calls(item))
     check(tmp_path)
-    assert sorted(parsed) == ["data.py", "main.py"]
+    # The check previews one `fix` run of this project (the helper waits for main.py's region,
+    # test_check_fix_agree.py), which links the fixed texts again: no cache here, so the
+    # linked files are parsed twice; notes.py never.
+    assert sorted(set(parsed)) == ["data.py", "main.py"]
 
 
 def test_one_safe_fix_run_converges_across_files(tmp_path):

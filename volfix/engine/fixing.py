@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
-from typing import Callable, List, Optional, Sequence, Tuple
+import functools
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from ..fixes.edits import TextEdit, apply_edits, diff_edits, select_compatible
 from ..model import Applicability, Diagnostic
@@ -145,6 +146,7 @@ class Finish:
         self.options, self.parse, self.verify = options, parse, verify
         self.may_remove_imports, self.keep_variable_import = may_remove_imports, keep_variable_import
         self.extra_used = extra_used
+        self._original: Optional[Original] = None  # what the clean-up reads of the last text previewed
 
     def preview(self, text: str, edits: Sequence[TextEdit]) -> str:
         """`text` with one fix group's `edits` applied and cleaned up: what `volfix fix`
@@ -152,7 +154,9 @@ class Finish:
         new = apply_edits(text, edits)
         if new == text or not self.verify(new):
             return new
-        return cleanup(text, new, self.options, self.parse, self.verify, self.may_remove_imports,
+        if self._original is None or self._original.text is not text:
+            self._original = Original(text, self.parse)
+        return cleanup(self._original, new, self.options, self.parse, self.verify, self.may_remove_imports,
                        self.keep_variable_import, self.extra_used)
 
 
@@ -248,21 +252,65 @@ def _bug(diag: Optional[Diagnostic], why: str) -> Diagnostic:
 # ---------------------------------------------------------------------- cleanup
 
 
-def cleanup(original: str, text: str, options: Options, parse: Optional[Parse], verify,
+class Original:
+    """The text before the fixes and what the clean-up reads of it, each computed once when
+    first asked: `with_fix_edits` previews every fix of a text against the same original
+    (parsing it, fingerprinting its statements and tokenizing it once per fix made a JSON
+    check ~10x slower than a plain one on the legacy tree)."""
+
+    def __init__(self, text: str, parse: Optional[Parse]) -> None:
+        self.text, self.parse = text, parse
+
+    @functools.cached_property
+    def tree(self) -> Optional[ast.Module]:
+        return _tree(self.text, self.parse)
+
+    @functools.cached_property
+    def keep(self) -> Tuple[str, ...]:
+        return _still_relevant(self.text, self.tree) if self.parse is None and self.tree is not None else ()
+
+    @functools.cached_property
+    def fingerprints(self) -> set:
+        from ..fixes.cleanup import fingerprints
+
+        return fingerprints(self.tree)  # type: ignore[arg-type]
+
+    @functools.cached_property
+    def names_used(self) -> set:
+        tree = self.tree
+        return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+            {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+
+    @functools.cached_property
+    def analysed(self) -> str:
+        return _analysed_text(self.text, self.parse)
+
+    @functools.cached_property
+    def aligned_rows(self) -> set:
+        from ..fixes.layout import aligned_rows
+
+        return aligned_rows(self.analysed)
+
+
+def cleanup(original: Union[str, Original], text: str, options: Options, parse: Optional[Parse], verify,
             may_remove_imports: bool, keep_variable_import: bool, extra_used=frozenset()) -> str:
-    """Collapse the leftovers the fixes created, then drop the imports they made unused."""
+    """Collapse the leftovers the fixes created, then drop the imports they made unused.
+    `original`: the text before the fixes, or an `Original` of it (kept across fixes)."""
     from ..fixes.cleanup import leftovers
     from ..fixes.imports import unused_variable_imports
 
-    original_tree = _tree(original, parse)
-    if original_tree is None:
+    before = original if isinstance(original, Original) else Original(original, parse)
+    if before.tree is None:
         return text
-    keep = _still_relevant(original, original_tree) if parse is None else ()
+    keep = before.keep
+    parsed: Optional[Tuple[str, Optional[ast.Module]]] = None  # the last text parsed without `keep`
     for _ in range(MAX_CLEANUP_PASSES):
         tree = _tree(text, parse, keep)
+        if not keep:
+            parsed = (text, tree)
         if tree is None:
             break
-        edits = leftovers(original_tree, tree, _analysed_text(text, parse))
+        edits = leftovers(before.tree, tree, _analysed_text(text, parse), before.fingerprints)
         if not edits:
             break
         _, chosen = select_compatible([(i, [e]) for i, e in enumerate(edits)])
@@ -271,26 +319,23 @@ def cleanup(original: str, text: str, options: Options, parse: Optional[Parse], 
             break
         text = new
     if may_remove_imports:
-        tree = _tree(text, parse)
+        tree = parsed[1] if parsed is not None and parsed[0] is text else _tree(text, parse)
         if tree is not None:
-            used_before = {n.id for n in ast.walk(original_tree) if isinstance(n, ast.Name)} | \
-                {n.value.id for n in ast.walk(original_tree)
-                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
             edits = unused_variable_imports(_analysed_text(text, parse), tree,
-                                            keep_star_exported=keep_variable_import, was_used=used_before,
+                                            keep_star_exported=keep_variable_import, was_used=before.names_used,
                                             extra_used=set(extra_used))
             if edits:
                 new = _apply_analysed(text, edits, parse)
                 if verify(new):
                     text = new
-    return _relayout(original, text, parse, verify)
+    return _relayout(before, text, parse, verify)
 
 
-def _relayout(original: str, text: str, parse: Optional[Parse], verify) -> str:
+def _relayout(original: Original, text: str, parse: Optional[Parse], verify) -> str:
     """Continuation lines realigned, no blank line opening a new block (`fixes.layout`)."""
     from ..fixes.layout import layout_edits
 
-    edits = layout_edits(_analysed_text(original, parse), _analysed_text(text, parse))
+    edits = layout_edits(original.analysed, _analysed_text(text, parse), original.aligned_rows)
     if not edits:
         return text
     new = _apply_analysed(text, edits, parse)

@@ -21,11 +21,14 @@ from ..syntax.positions import SourceText
 from .expressions import Expressions
 
 
-def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str) -> List[TextEdit]:
-    """Edits collapsing the leftovers of `text` that `original_tree` did not have."""
-    before = _original_fingerprints(original_tree) if original_tree is not None else None
-    if before is None:
+def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
+              before: Optional[Set[str]] = None) -> List[TextEdit]:
+    """Edits collapsing the leftovers of `text` that `original_tree` did not have. `before`:
+    `fingerprints(original_tree)`, when the caller keeps them (one original, many fixes)."""
+    if original_tree is None:
         return []
+    if before is None:
+        before = _original_fingerprints(original_tree)
     index = ModuleIndex(tree, SourceText(text))
     expr = Expressions(index)
     created: Callable[[ast.AST], bool] = lambda node: _fingerprint(node) not in before
@@ -80,18 +83,19 @@ _LAST_ORIGINAL: Tuple[Optional[ast.Module], Set[str]] = (None, set())
 
 
 def _original_fingerprints(tree: ast.Module) -> Set[str]:
-    """`_fingerprints` of the text before the fixes, kept for the clean-up's next pass (it
+    """`fingerprints` of the text before the fixes, kept for the clean-up's next pass (it
     asks up to `MAX_CLEANUP_PASSES` times about the same tree)."""
     global _LAST_ORIGINAL
     last = _LAST_ORIGINAL
     if last[0] is tree:
         return last[1]
-    found = _fingerprints(tree)
+    found = fingerprints(tree)
     _LAST_ORIGINAL = (tree, found)
     return found
 
 
-def _fingerprints(tree: ast.Module) -> Set[str]:
+def fingerprints(tree: ast.Module) -> Set[str]:
+    """What `leftovers` compares a fixed tree with: the shapes of the original's statements."""
     out = set()
     for n in ast.walk(tree):
         if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp)):

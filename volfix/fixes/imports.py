@@ -143,12 +143,21 @@ def unused_variable_imports(text: str, tree: ast.Module, *, keep_star_exported: 
     `was_used`: names the original text used (only imports the fixes made unused go)."""
     if keep_star_exported:
         return []
+    imports = [stmt for stmt in tree.body
+               if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module in _VARIABLE_MODULES
+               or isinstance(stmt, ast.Import) and any(a.asname and a.name in _VARIABLE_MODULES for a in stmt.names)]
+    if not imports:
+        return []  # nothing to remove: the names used are not needed (a walk of the whole tree)
     src = SourceText(text)
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | _names_in_all(tree)
-    used |= {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    used = _names_in_all(tree)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            used.add(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            used.add(n.value.id)
     used |= extra_used or set()
     edits = []
-    for stmt in tree.body:
+    for stmt in imports:
         if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module in _VARIABLE_MODULES:
             drop = [a for a in stmt.names if a.name == "Variable" and (a.asname or a.name) not in used]
         elif isinstance(stmt, ast.Import):

@@ -22,13 +22,15 @@ _OPEN, _CLOSE = "([{", ")]}"
 _LONE_CR = re.compile(r"\r(?!\n)")
 
 
-def layout_edits(original: str, text: str) -> List[TextEdit]:
+def layout_edits(original: str, text: str, was_aligned: Optional[set] = None) -> List[TextEdit]:
     """Edits re-aligning the continuation lines of changed logical lines with their
-    opening bracket, and deleting blank lines that open a block the fixes created."""
+    opening bracket, and deleting blank lines that open a block the fixes created.
+    `was_aligned`: `aligned_rows(original)`, when the caller keeps it."""
     lines = _logical_lines(text)
     if lines is None:
         return []
-    was_aligned = _aligned_rows(original)
+    if was_aligned is None:
+        was_aligned = aligned_rows(original)
     src = SourceText(text)
     edits: List[TextEdit] = []
     for first, last, aligned in lines:
@@ -46,7 +48,7 @@ def layout_edits(original: str, text: str) -> List[TextEdit]:
     return edits
 
 
-def _aligned_rows(original: str) -> set:
+def aligned_rows(original: str) -> set:
     """The stripped text of the original's continuation rows that sat at their bracket's
     visual indent: only such rows are aligned again (an author's hanging style stays)."""
     lines = _logical_lines(original)

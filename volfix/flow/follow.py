@@ -74,6 +74,28 @@ class HelperRecord:
     local: bool = False  # the region went inside the function (no known caller passes a true flag)
 
 
+# A fix that waits for other files' regions (`report.elsewhere`): unsafe for the file alone,
+# which is what `check` of one file and the first pass of a run see. One `volfix fix` run
+# writes those regions and then applies it (`volfix.run.runner`'s settle pass), so a run that
+# fixes or previews every file of the project, and `check` of it, count it as that run will
+# (`settled_note`).
+AWAITING = "get their regions from their own files"
+_AWAITING_END = ": `volfix fix` applies this once they have them"
+
+
+def awaiting_note(who: str, sites: List[str]) -> str:
+    return f"unsafe fix: the {who} in other files ({', '.join(sites[:3])}) {AWAITING}{_AWAITING_END}"
+
+
+def is_awaiting(note: Optional[str]) -> bool:
+    return bool(note) and AWAITING in note and note.endswith(_AWAITING_END)  # type: ignore[operator]
+
+
+def settled_note(note: str) -> str:
+    """The note of an awaiting fix that one `volfix fix` run of these files applies."""
+    return note[len("unsafe fix: "):-len(_AWAITING_END)] + ", which one `volfix fix` run writes first"
+
+
 class Follower:
     def __init__(self, ctx, planner):
         self.ctx = ctx
@@ -325,10 +347,7 @@ class Follower:
                                 applicability=_unsafe())
             return
         if report.elsewhere:
-            planner.unwrap_only(source, f"unsafe fix: the calls in other files ({', '.join(report.elsewhere[:3])}) "
-                                        "get their regions from their own files: `volfix fix` applies this "
-                                        "once they have them", W_UNSAFE,
-                                applicability=_unsafe())
+            planner.unwrap_only(source, awaiting_note("calls", report.elsewhere), W_UNSAFE, applicability=_unsafe())
             return
         if report.covered:
             lines = sorted(set(report.covered))
@@ -588,9 +607,7 @@ class Follower:
                     return (f"unsafe fix: the value is returned where volfix cannot follow it "
                             f"({', '.join(dict.fromkeys(report.unresolved))})", W_UNSAFE, Applicability.UNSAFE)
                 if report.elsewhere:
-                    return (f"unsafe fix: the callers in other files ({', '.join(report.elsewhere[:3])}) get their "
-                            "regions from their own files: `volfix fix` applies this once they have them",
-                            W_UNSAFE, Applicability.UNSAFE)
+                    return awaiting_note("callers", report.elsewhere), W_UNSAFE, Applicability.UNSAFE
                 if not report.true_calls:
                     return ("no fix: the value is returned and nothing calls the function here: its callers decide",
                             W_NONE, None)

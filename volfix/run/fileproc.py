@@ -18,13 +18,15 @@ from ..model import Diagnostic, FileResult, Location
 
 def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
                  display_path: Optional[str] = None, links=None, review=None,
-                 with_fixes: bool = False) -> FileResult:
+                 with_fixes: bool = False, data: Optional[bytes] = None) -> FileResult:
     """Read one file (.py/.pyi/.ipynb), check or fix it, write it back in fix mode.
-    `links`: the file's links to the other files of the project (`volfix.flow.project`)."""
+    `links`: the file's links to the other files of the project (`volfix.flow.project`).
+    `data`: the file's bytes as an earlier pass of this run computed them, instead of reading
+    it (diff mode's settle pass: nothing was written)."""
     shown = display_path or path
     try:
         return _process(path, shown, config=config, mode=mode, unsafe_fixes=unsafe_fixes, links=links,
-                        review=review, with_fixes=with_fixes)
+                        review=review, with_fixes=with_fixes, data=data)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the one per-file boundary: a crash is a volfix bug, the run goes on
@@ -49,11 +51,12 @@ def _unreadable(path: str, exc: OSError) -> str:
 
 
 def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool, links, review,
-             with_fixes: bool = False) -> FileResult:
-    try:
-        data, _stat = sourcefile.read_file(path)
-    except OSError as exc:
-        return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", _unreadable(path, exc)),))
+             with_fixes: bool = False, data: Optional[bytes] = None) -> FileResult:
+    if data is None:
+        try:
+            data, _stat = sourcefile.read_file(path)
+        except OSError as exc:
+            return FileResult(path=shown, diagnostics=(file_diagnostic("VF002", _unreadable(path, exc)),))
     file_config = per_file_config(config, shown)
     if path.endswith(".ipynb"):
         from ..notebook import process_notebook
@@ -89,6 +92,15 @@ def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: 
         if problem is not None:
             return unfixed(text, shown, file_config, problem, links)
     return result
+
+
+def fixed_bytes(path: str, result: FileResult, original: bytes) -> bytes:
+    """The bytes fix mode would have written for `result` (diff mode) over `original`."""
+    if not result.changed or result.fixed_source is None:
+        return original
+    if path.endswith(".ipynb"):
+        return result.fixed_source.encode("utf-8")  # the notebook's new text, decoded from its bytes
+    return sourcefile.encode_source(result.fixed_source, sourcefile.decode_source(original))
 
 
 def write(path: str, new: bytes, old: bytes) -> Optional[Diagnostic]:

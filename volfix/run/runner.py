@@ -201,9 +201,11 @@ def _run_candidates(run: _Run, files: List[str], candidates: List[Tuple[str, Opt
     else:
         for task in tasks:
             finished(task, _analyse(run.process, task.path, task.display, _task_options(options, task)))
-    if mode == "fix" and links and opts.review is None:
-        results = _settle(results, tasks, links, options, run.process,
-                          relink=lambda fresh: _link(run.paths, files, fresh, run.config, cache, run.workers))
+    relink = lambda fresh: _link(run.paths, files, fresh, run.config, cache, run.workers)  # noqa: E731
+    if mode in ("fix", "diff") and links and opts.review is None:
+        results = _settle(results, tasks, links, options, run.process, relink)
+    elif mode == "check" and links and any(_awaiting(r) for r in results):
+        results = _as_one_fix_run(results, files, candidates, links, run)
     results.sort(key=lambda r: r.path)
     return results
 
@@ -212,18 +214,35 @@ MAX_SETTLE_ROUNDS = 3
 
 
 def _settle(results: List[FileResult], tasks: List[_Task], links: Dict[str, object], options: Dict,
-            process: Optional[ProcessFn], relink: Callable) -> List[FileResult]:
-    """Fix mode, files linked across the project: a helper is unwrapped only once the calls
-    passing a true flag have their regions, and those were written by other files' tasks of
-    this run. Link again from the written files and fix the files whose links changed, until
-    nothing changes: one `volfix fix` converges, as a second run would."""
+            process: Optional[ProcessFn], relink: Callable,
+            late: Optional[Dict[str, List]] = None) -> List[FileResult]:
+    """Fix and diff mode, files linked across the project: a helper is unwrapped only once the
+    calls passing a true flag have their regions, and those were written by other files' tasks
+    of this run. Link again from the fixed files and fix the files whose links changed, until
+    nothing changes: one `volfix fix` converges, as a second run would. In diff mode nothing
+    was written: the fixed files are the results' texts, and `--diff` shows what fix writes.
+    `late`, when given, collects by display path the findings fixed only in these rounds."""
+    from .fileproc import fixed_bytes
+
+    in_memory = options.get("mode") == "diff"
     by_path = {task.path: task for task in tasks}
-    index = {task.display: i for i, task in enumerate(tasks)}
     position = {r.path: i for i, r in enumerate(results)}
+    original = {path: scan.read_bytes(path) for path in by_path} if in_memory else {}
+
+    def current(task: _Task) -> Optional[bytes]:
+        data = original[task.path]
+        i = position.get(task.display)
+        if data is None or i is None:
+            return data
+        try:
+            return fixed_bytes(task.path, results[i], data)
+        except Exception:  # noqa: BLE001 - not encodable: fix mode would not have written it either
+            return data
+
     for _ in range(MAX_SETTLE_ROUNDS):
         if not any(r.changed for r in results):
             break
-        fresh = [(path, scan.read_bytes(path)) for path in by_path]
+        fresh = [(path, current(task) if in_memory else scan.read_bytes(path)) for path, task in by_path.items()]
         new_links = relink(fresh)
         again = [by_path[path] for path in by_path  # new links, or none any more (the helper was fixed)
                  if _links_key(new_links.get(path)) != _links_key(links.get(path))]
@@ -231,17 +250,76 @@ def _settle(results: List[FileResult], tasks: List[_Task], links: Dict[str, obje
         if not again:
             break
         changed_any = False
+        data = dict(fresh)
         for task in sorted(again, key=lambda t: t.display):
             task.links = links.get(task.path)
-            second = _analyse(process, task.path, task.display, _task_options(options, task))
             i = position.get(task.display)
-            if i is None or task.display not in index:
+            if i is None:
                 continue
+            options_here = _task_options(options, task)
+            if in_memory:
+                if data[task.path] is None:
+                    continue
+                options_here["data"] = data[task.path]
+            second = _analyse(process, task.path, task.display, options_here)
             results[i] = _merged(results[i], second)
+            if late is not None and second.changed:
+                late.setdefault(task.display, []).extend(second.applied)
             changed_any = changed_any or second.changed
         if not changed_any:
             break
     return results
+
+
+def _awaiting(result: FileResult) -> bool:
+    from ..flow.follow import is_awaiting
+
+    return any(d.fix is not None and is_awaiting(d.note) for d in result.diagnostics)
+
+
+def _as_one_fix_run(results: List[FileResult], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
+                    links: Dict[str, object], run: _Run) -> List[FileResult]:
+    """Check mode: a helper's fix that waits for its callers' regions in other files is unsafe
+    for its file alone, but one `volfix fix` run writes those regions and then applies it
+    (`_settle`). Preview that run of the linked files (diff mode: nothing written, no
+    --unsafe-fixes) and count the fixes it applies late as it will: safe, with a note saying
+    so. `check`, `--statistics`, `[*]` and the JSON fixes then agree with `volfix fix`."""
+    from dataclasses import replace as with_
+
+    from ..flow.follow import is_awaiting, settled_note
+    from ..model import Applicability
+
+    from ..files import discovery
+
+    # Only the projects holding such a fix: their linked files, linked again from their fixed texts.
+    roots = discovery.ProjectRoots()
+    waiting = {r.path for r in results if _awaiting(r)}
+    cwd = os.getcwd()
+    projects = {roots.root_of(path) for path, _ in candidates if display_path(path, cwd) in waiting}
+    members = [path for path in files if roots.root_of(path) in projects]
+    linked = [(path, data) for path, data in candidates if path in links and roots.root_of(path) in projects]
+    _, tasks = _lookup(linked, None, "diff", links, run.configs)
+    relink = lambda fresh: _link(run.paths, members, fresh, run.config, run.cache, run.workers)  # noqa: E731
+    options = {"mode": "diff", "unsafe_fixes": False}
+    preview = [_analyse(run.process, t.path, t.display, _task_options(options, t)) for t in tasks]
+    late: Dict[str, List] = {}
+    _settle(preview, tasks, links, options, run.process, relink, late)
+    out = []
+    for result in results:
+        fixed = list(late.get(result.path, ()))
+        if not fixed or not _awaiting(result):
+            out.append(result)
+            continue
+        diagnostics = []
+        for d in result.diagnostics:
+            match = next((a for a in fixed if a.code == d.code and a.snippet == d.snippet), None) \
+                if d.fix is not None and is_awaiting(d.note) else None
+            if match is not None:
+                fixed.remove(match)
+                d = with_(d, fix=with_(d.fix, applicability=Applicability.SAFE), note=settled_note(d.note))
+            diagnostics.append(d)
+        out.append(with_(result, diagnostics=tuple(diagnostics)))
+    return out
 
 
 def _links_key(links) -> Optional[bytes]:
