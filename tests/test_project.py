@@ -496,6 +496,9 @@ def test_an_instance_call_reaches_its_class_call_and_the_region_covers_the_gener
                 for batch in self._iterator(data, num_epochs=1, for_training=False):
                     total += self._model(**batch)["loss"].item()
                 return total
+        ''', "trainer_test.py": '''\
+        def test_losses(trainer, batch):
+            assert trainer._batch_loss(batch, for_training=False) is not None
         '''})
     fix(tmp_path)
     assert "volatile" not in (tmp_path / "fields.py").read_text()
@@ -504,6 +507,8 @@ def test_an_instance_call_reaches_its_class_call_and_the_region_covers_the_gener
     trainer = (tmp_path / "trainer.py").read_text()
     assert with_blocks(trainer) == [] and trainer.count("no_grad") == 1, trainer
     assert "    @torch.no_grad()\n    def validation_loss(self, data):" in trainer, trainer
+    # a method called with the same keyword is not the instance's call
+    assert "torch" not in (tmp_path / "trainer_test.py").read_text()
     assert [d for r in check(tmp_path) for d in r.diagnostics] == []
 
 
