@@ -500,6 +500,9 @@ def test_an_instance_call_reaches_its_class_call_and_the_region_covers_the_gener
                 for batch in self._iterator(data, num_epochs=1, for_training=False):
                     total += self._model(**batch)["loss"].item()
                 return total
+        ''', "trainer_test.py": '''\
+        def test_losses(trainer, batch):
+            assert trainer._batch_loss(batch, for_training=False) is not None
         '''})
     fix(tmp_path)
     assert "volatile" not in (tmp_path / "fields.py").read_text()
@@ -508,6 +511,66 @@ def test_an_instance_call_reaches_its_class_call_and_the_region_covers_the_gener
     trainer = (tmp_path / "trainer.py").read_text()
     assert with_blocks(trainer) == [] and trainer.count("no_grad") == 1, trainer
     assert "    @torch.no_grad()\n    def validation_loss(self, data):" in trainer, trainer
+    # a method called with the same keyword is not the instance's call
+    assert "torch" not in (tmp_path / "trainer_test.py").read_text()
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
+
+
+def test_a_helper_handed_to_a_mapper_returns_through_it(tmp_path):
+    """fastai's `VV(x)`: `map_over(x, VV_)` with `def map_over(x, f): return [f(o) for o in x]
+    if is_listy(x) else f(x)`, and `VV_` returning `create_variable(x, True)`: the mapper's
+    call returns what `VV_` returns, so `VV` is a helper with a volatile result and its callers
+    in another file (validate, predict) get their regions."""
+    write(tmp_path, {"fastai/__init__.py": "", "fastai/core.py": '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def is_listy(x): return isinstance(x, (list, tuple))
+        def map_over(x, f): return [f(o) for o in x] if is_listy(x) else f(x)
+
+
+        def create_variable(x, volatile, requires_grad=False):
+            return Variable(torch.as_tensor(x), requires_grad=requires_grad, volatile=volatile)
+
+
+        def V(x, requires_grad=False):
+            return map_over(x, lambda o: create_variable(o, False, requires_grad=requires_grad))
+
+
+        def VV_(x):
+            return create_variable(x, True)
+
+
+        def VV(x):
+            return map_over(x, VV_)
+        ''', "fastai/model.py": '''\
+        from .core import V, VV
+
+
+        def predict_batch(m, x):
+            return m(VV(x))
+
+
+        def validate(stepper, dl, metrics):
+            res = []
+            for x, y in iter(dl):
+                preds, l = stepper.evaluate(VV(x), VV(y))
+                res.append([f(preds.data, y) for f in metrics])
+            return res
+
+
+        def fit_batch(m, opt, x, y):
+            loss = (m(V(x)) - V(y)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        '''})
+    fix(tmp_path)
+    model = (tmp_path / "fastai/model.py").read_text()
+    assert "@torch.no_grad()\ndef predict_batch(" in model, model
+    assert with_blocks(model) == [("torch.no_grad()", 14)], model
+    assert "volatile" not in (tmp_path / "fastai/core.py").read_text()
     assert [d for r in check(tmp_path) for d in r.diagnostics] == []
 
 

@@ -89,6 +89,19 @@ def test_a_twin_of_a_declined_fix_is_still_asked_about():
     assert result.fixed_source == "import torch\na = x.cuda(async=True)\nb = x.cuda(non_blocking=True)\n"
 
 
+def test_a_twin_that_moves_where_an_accepted_fix_was_is_asked_about():
+    """Deleting the first of two identical lines reads, as a text diff, like deleting the
+    second: the twin then sits where the accepted finding was, and was applied without a
+    question (the property test found it)."""
+    source = ("from torch.autograd import Variable\n\nfor x in x:\n"
+              "    x = Variable(x, volatile=True)\n    x = Variable(x, volatile=True)\n")
+    review = Answers(True, False)
+    result = fix_source(source, path="t.py", unsafe_fixes=True, review=review)
+    assert len(review.proposals) == 2
+    assert result.fixed_count == 1
+    assert result.fixed_source.count("Variable(x, volatile=True)") == 1, result.fixed_source
+
+
 def test_clean_up_after_accepted_fixes_is_part_of_the_proposal_not_a_question():
     source = "import torch\nfrom torch.autograd import Variable\n\nh = Variable(torch.zeros(3))\n"
     review = Answers(True)

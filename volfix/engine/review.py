@@ -109,6 +109,9 @@ class FixReviewer:
                     self._answers.setdefault(finding, []).append((offset, answer))
                 if not answer:
                     continue
+            for finding, offset in findings:  # applied now: the same text found there later is asked about again
+                answers = self._answers.get(finding, [])
+                answers[:] = [(o, a) for o, a in answers if not (o == offset and a)]
             return (ident, diagnostics), after
         return None
 

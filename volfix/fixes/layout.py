@@ -153,7 +153,7 @@ def _blank_block_openers(original: str, text: str, src: SourceText) -> List[Text
         if len(body) - len(body.lstrip()) <= indent:
             continue  # not the block's body
         window = text[src.line_starts[row - 1]:src.line_after(blank)]
-        if window in original:
-            continue
+        if window in original or text[src.line_starts[row - 1]:src.line_starts[blank - 1]] in original:
+            continue  # the author's header and blank lines (`with open(x) as f:` whose body became `pass`)
         edits.append(TextEdit(src.line_starts[row], src.line_starts[blank - 1], ""))
     return edits

@@ -121,6 +121,49 @@ def call_sites(index: ModuleIndex, fn: ast.AST) -> Tuple[List[ast.Call], List[in
     return sites, other
 
 
+def mapper_calls(index: ModuleIndex, fn: ast.AST) -> List[ast.Call]:
+    """Calls that hand the module-level function `fn` to a function of this file which calls it
+    and returns what it returns (`map_over(x, VV_)` with `def map_over(x, f): return [f(o) for
+    o in x] if is_listy(x) else f(x)`): their result is `fn`'s."""
+    if not isinstance(index.parents.get(fn), ast.Module):
+        return []
+    name = fn.name  # type: ignore[attr-defined]
+    out = []
+    for node in index.names.get(name, ()):
+        call = index.parents.get(node)
+        if not (isinstance(node.ctx, ast.Load) and isinstance(call, ast.Call) and node in call.args
+                and isinstance(call.func, ast.Name)):
+            continue
+        mapper = next((f for f in index.functions if getattr(f, "name", None) == call.func.id
+                       and isinstance(index.parents.get(f), ast.Module)), None)
+        if mapper is None or index.shadowed(call.func.id, index.scope_of(call)):
+            continue
+        params = [a.arg for a in mapper.args.posonlyargs + mapper.args.args]  # type: ignore[attr-defined]
+        position = call.args.index(node)
+        if position < len(params) and _returns_calls_of(mapper, params[position]):
+            out.append(call)
+    return out
+
+
+def _returns_calls_of(fn: ast.AST, param: str) -> bool:
+    """Every `return` of `fn` returns calls of its parameter `param` (directly, in a
+    comprehension, or in either branch of a conditional expression), and `param` is used only
+    so."""
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if not returns:
+        return False
+    for ret in returns:
+        value = ret.value
+        branches = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        for b in branches:
+            if isinstance(b, (ast.ListComp, ast.GeneratorExp)):
+                b = b.elt
+            if not (isinstance(b, ast.Call) and isinstance(b.func, ast.Name) and b.func.id == param):
+                return False
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == param]
+    return all(isinstance(getattr(u, "ctx", None), ast.Load) for u in uses)
+
+
 def argument_for(index: ModuleIndex, call: ast.Call, fn: ast.AST, param: str,
                  named_dicts: bool = False) -> Tuple[Optional[ast.AST], bool]:
     """The expression passed for `param` (or its default); known=False for *args/**kwargs.

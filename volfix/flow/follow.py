@@ -25,7 +25,7 @@ from ..findings import Flag, Source
 from ..model import Applicability
 from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
-from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
+from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind, mapper_calls
 from .defuse import ENTRY, Graph
 from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
@@ -238,6 +238,10 @@ class Follower:
         out = []
         self.external_callers(fn, flag, report)
         sites, other = call_sites(self.index, fn)
+        if flag.param is None:  # `map_over(x, VV_)`: a call that returns what `VV_` returns
+            mapped = mapper_calls(self.index, fn)
+            sites += mapped
+            other = [n for n in other if n not in {c.lineno for c in mapped}]
         report.unresolved.extend(f"line {n}" for n in other)
         for site in sites:
             if flag.param is None:

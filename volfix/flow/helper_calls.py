@@ -86,7 +86,9 @@ def instance_call(index, call: ast.Call, params: set, methods) -> bool:
     """`iterator(instances, for_training=False)`: a call of a name or attribute that is no
     function, class or import of the file, nor a method helper of the project (`methods`:
     their keys), passing a `__call__` helper's flag (`params`) by keyword: the call of an
-    instance, which runs its class's `__call__`."""
+    instance, which runs its class's `__call__`. An attribute must be one the file stores
+    (`self._iterator = iterator`): `trainer._batch_loss(batch, for_training=False)` calls a
+    method."""
     func = call.func
     if isinstance(func, ast.Name):
         name = func.id
@@ -94,8 +96,9 @@ def instance_call(index, call: ast.Call, params: set, methods) -> bool:
             return False
     elif isinstance(func, ast.Attribute) and not nm.is_torch(index.qual(func)):
         name = func.attr
-        if nm.METHOD_PREFIX + name in methods:
-            return False
+        if nm.METHOD_PREFIX + name in methods or not any(
+                isinstance(a.ctx, ast.Store) for a in index.attributes.get(name, ())):
+            return False  # `trainer._batch_loss(...)`: a method; `self._iterator` is stored here, an instance
     else:
         return False
     if any(getattr(n, "name", None) == name for n in index.functions) or \
