@@ -88,10 +88,14 @@ def cycles(edges: Dict[str, Set[str]]) -> List[List[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    sys.setrecursionlimit(10000)
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
+    limit = sys.getrecursionlimit()  # the walk recurses once a module; put the limit back after
+    sys.setrecursionlimit(max(limit, 10000))
+    try:
+        for v in sorted(edges):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
     return found
 
 

@@ -28,7 +28,11 @@ def edges():
 
 
 def test_no_import_cycle(edges):
+    import sys
+
+    limit = sys.getrecursionlimit()
     assert CYCLES["cycles"](edges) == []
+    assert sys.getrecursionlimit() == limit  # the script leaves the interpreter as it was
 
 
 def test_few_modules_stay_at_the_top():
