@@ -137,3 +137,19 @@ def test_a_helper_whose_caller_gets_no_region_stays_unsafe_in_check_and_unfixed(
     assert preview.stdout == "" and preview.exit_code == 0
     invoke("fix", "--no-cache", ".")
     assert snapshot(project) == before
+
+
+def test_a_helper_called_from_more_files_than_the_preview_takes_keeps_its_waiting_note(project, monkeypatch):
+    """The preview fixes the helper's file and all its callers in memory; past PREVIEW_MAX_FILES
+    (a helper called all over a monorepo) check does not preview, and says what the run waits
+    for instead; `fix` itself still writes the regions and then unwraps the helper."""
+    from volfix.flow.follow import is_awaiting
+    from volfix.run import runner
+
+    monkeypatch.setattr(runner, "PREVIEW_MAX_FILES", 1)
+    (project / "data.py").write_text(HELPER)
+    (project / "main.py").write_text(CALLER)
+    findings = json.loads(invoke("check", "--format", "json", "--no-cache", ".").stdout)
+    [helper] = [f for f in findings if f["code"] == "VF103"]
+    assert helper["fix"]["applicability"] == "unsafe" and is_awaiting(helper["note"]), helper["note"]
+    assert "Fixed 2 findings" in invoke("fix", "--no-cache", ".").stderr

@@ -211,6 +211,10 @@ def _run_candidates(run: _Run, files: List[str], candidates: List[Tuple[str, Opt
 
 
 MAX_SETTLE_ROUNDS = 3
+# check previews the fix run of a waiting helper (`_as_one_fix_run`) when it and its callers are
+# at most this many files: the preview fixes them all in memory, in this process (a helper
+# called from 300 files of a monorepo cost 20 s a run, warm or cold, for one finding's mark).
+PREVIEW_MAX_FILES = 40
 
 
 def _settle(results: List[FileResult], tasks: List[_Task], links: Dict[str, object], options: Dict,
@@ -291,15 +295,22 @@ def _as_one_fix_run(results: List[FileResult], files: List[str], candidates: Lis
 
     from ..files import discovery
 
-    # Only the projects holding such a fix: their linked files, linked again from their fixed texts.
+    # Only the projects holding such a fix, and in them only the files the late fix depends on
+    # (`_involved`): they are fixed in memory; the project's other linked files are linked again
+    # as they are (a whole monorepo previewed for one waiting helper took 20 s).
     roots = discovery.ProjectRoots()
     waiting = {r.path for r in results if _awaiting(r)}
     cwd = os.getcwd()
     projects = {roots.root_of(path) for path, _ in candidates if display_path(path, cwd) in waiting}
     members = [path for path in files if roots.root_of(path) in projects]
     linked = [(path, data) for path, data in candidates if path in links and roots.root_of(path) in projects]
-    _, tasks = _lookup(linked, None, "diff", links, run.configs)
-    relink = lambda fresh: _link(run.paths, members, fresh, run.config, run.cache, run.workers)  # noqa: E731
+    involved = _involved(linked, waiting, links, cwd)
+    if len(involved) > PREVIEW_MAX_FILES:
+        return results  # a helper called all over a big project: its note says what fix will do
+    _, tasks = _lookup([item for item in linked if item[0] in involved], None, "diff", links, run.configs)
+    unchanged = [item for item in linked if item[0] not in involved]
+    relink = lambda fresh: _link(run.paths, members, list(fresh) + unchanged, run.config, run.cache,  # noqa: E731
+                                 run.workers)
     options = {"mode": "diff", "unsafe_fixes": False}
     preview = [_analyse(run.process, t.path, t.display, _task_options(options, t)) for t in tasks]
     late: Dict[str, List] = {}
@@ -320,6 +331,34 @@ def _as_one_fix_run(results: List[FileResult], files: List[str], candidates: Lis
             diagnostics.append(d)
         out.append(with_(result, diagnostics=tuple(diagnostics)))
     return out
+
+
+def _involved(linked: List[Tuple[str, Optional[bytes]]], waiting: set, links: Dict[str, object],
+              cwd: str) -> set:
+    """The linked files a waiting helper's late fix depends on: the files holding such a fix and
+    the files calling their helpers, transitively (a caller's own region may wait for its callers)."""
+    by_shown = {display_path(path, cwd): path for path, _ in linked}
+    known = {path for path, _ in linked}
+
+    def absolute(shown: str) -> Optional[str]:
+        if shown in by_shown:
+            return by_shown[shown]
+        path = os.path.abspath(shown)
+        return path if path in known else None
+
+    todo = [by_shown[shown] for shown in waiting if shown in by_shown]
+    found = set(todo)
+    while todo:
+        path = todo.pop()
+        facts = links.get(path)
+        if facts is None:
+            continue
+        for shown in [call.path for _, calls in facts.external_calls for call in calls]:  # type: ignore[attr-defined]
+            other = absolute(shown)
+            if other is not None and other not in found:
+                found.add(other)
+                todo.append(other)
+    return found
 
 
 def _links_key(links) -> Optional[bytes]:
