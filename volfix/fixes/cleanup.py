@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, List, Optional, Set, Tuple
+from typing import Callable, List, Optional, Set
 
 from .edits import TextEdit
 from ..flow.defuse import ENTRY, Graph, declared
@@ -18,17 +18,16 @@ from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
-from .expressions import Expressions
+from .expressions import Expressions, blank_lines_around
 
 
 def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
-              before: Optional[Set[str]] = None) -> List[TextEdit]:
+              before: Set[str]) -> List[TextEdit]:
     """Edits collapsing the leftovers of `text` that `original_tree` did not have. `before`:
-    `fingerprints(original_tree)`, when the caller keeps them (one original, many fixes)."""
+    `fingerprints(original_tree)`, computed once per original by the caller
+    (`engine.fixing.Original`), which previews many fixes and passes against it."""
     if original_tree is None:
         return []
-    if before is None:
-        before = _original_fingerprints(original_tree)
     index = ModuleIndex(tree, SourceText(text))
     expr = Expressions(index)
     created: Callable[[ast.AST], bool] = lambda node: _fingerprint(node) not in before
@@ -77,21 +76,6 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 def _fingerprint(node: ast.AST) -> str:
     return ast.dump(node)
-
-
-_LAST_ORIGINAL: Tuple[Optional[ast.Module], Set[str]] = (None, set())
-
-
-def _original_fingerprints(tree: ast.Module) -> Set[str]:
-    """`fingerprints` of the text before the fixes, kept for the clean-up's next pass (it
-    asks up to `MAX_CLEANUP_PASSES` times about the same tree)."""
-    global _LAST_ORIGINAL
-    last = _LAST_ORIGINAL
-    if last[0] is tree:
-        return last[1]
-    found = fingerprints(tree)
-    _LAST_ORIGINAL = (tree, found)
-    return found
 
 
 def fingerprints(tree: ast.Module) -> Set[str]:
@@ -349,12 +333,7 @@ def _has_main_guard(tree: ast.Module) -> bool:
 def _delete_definition(src: SourceText, fn: ast.stmt) -> List[TextEdit]:
     """The definition's lines, and as many blank lines above it as follow it (no pile-up)."""
     first, last = fn.lineno, fn.end_lineno
-    above = 0
-    while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
-        above += 1
-    below = 0
-    while src.line_after(last + below) < len(src.text) and not src.line(last + below + 1).strip():
-        below += 1
+    above, below = blank_lines_around(src, first, last)
     start = src.line_starts[first - 1 - min(above, below)]
     return [TextEdit(start, src.line_after(last), "")]
 

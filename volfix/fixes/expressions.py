@@ -133,12 +133,7 @@ class Expressions:
             return [TextEdit(src.start(stmt), src.line_end(last), comment)]
         # Between blank lines, both runs would pile up into one (pycodestyle E303): the
         # blank lines above go too, as many as follow.
-        above = 0
-        while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
-            above += 1
-        below = 0
-        while src.line_after(last + below) < len(src.text) and not src.line(last + below + 1).strip():
-            below += 1
+        above, below = blank_lines_around(src, first, last)
         if above and below and first - above > 1:
             return [TextEdit(src.line_starts[first - 1 - min(above, below)], src.line_after(last), "")]
         return [TextEdit(src.line_starts[first - 1], src.line_after(last), "")]
@@ -170,3 +165,13 @@ class Expressions:
         return [TextEdit(src.start(stmt), src.line_end(stmt.end_lineno),
                          "pass" + ("  " + "  ".join(comments) if comments else ""))]
 
+
+def blank_lines_around(src, first: int, last: int) -> Tuple[int, int]:
+    """How many blank lines stand right above line `first` and right below line `last`."""
+    above = 0
+    while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
+        above += 1
+    below = 0
+    while src.line_after(last + below) < len(src.text) and not src.line(last + below + 1).strip():
+        below += 1
+    return above, below
