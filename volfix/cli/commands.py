@@ -497,6 +497,7 @@ def rule_command(code: Optional[str], output_format: str) -> None:
     `volfix rule` prints a table; `volfix rule VF101` prints that rule's documentation.
     """
     from ..rules.registry import rules
+    from .rules import print_rule, render_rule_table
 
     known = rules()
     if code is None:
@@ -505,66 +506,9 @@ def rule_command(code: Optional[str], output_format: str) -> None:
     rule = known.get(code.strip().upper())
     if rule is None:
         raise ConfigError(f"unknown rule code `{code}`; `volfix rule` lists them")
-    if output_format == "json":
-        click.echo(_json_dumps(_rule_dict(rule)), nl=False)
-    elif _stdout_is_coloured_terminal():
-        _print_markdown(render_rule(rule))
-    else:
-        click.echo(render_rule(rule), nl=False)
+    print_rule(rule, output_format)
 
 
-def _fix_label(rule) -> str:
-    return rule.FIX.value if rule.FIX is not None else "none"
-
-
-def _rule_dict(rule) -> dict:
-    return {"code": rule.CODE, "name": rule.name(), "summary": rule.summary(),
-            "fix": _fix_label(rule), "message": rule.MESSAGE, "url": rule.url(),
-            "explanation": rule.doc()}
-
-
-def _json_dumps(data) -> str:
-    import json
-
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def render_rule_table(known: dict, output_format: str = "text") -> str:
-    """One row per rule: code, name, best fix applicability, summary."""
-    if output_format == "json":
-        return _json_dumps([_rule_dict(rule) for rule in known.values()])
-    rows = [("CODE", "NAME", "FIX", "SUMMARY")]
-    rows += [(r.CODE, r.name(), _fix_label(r), r.summary()) for r in known.values()]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
-             for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def render_rule(rule) -> str:
-    """`volfix rule CODE`: a title, fix availability, then the docstring (Markdown)."""
-    if rule.FIX is None:
-        availability = "Fix is not available."
-    else:
-        availability = f"Fix is sometimes available ({_fix_label(rule)} at best)."
-    return f"# {rule.name()} ({rule.CODE})\n\n{availability}\n\n{rule.doc()}\n"
-
-
-def _stdout_is_coloured_terminal() -> bool:
-    from .output import use_color
-
-    return use_color("auto", sys.stdout)
-
-
-def _print_markdown(text: str) -> None:
-    from rich.console import Console
-    from rich.markdown import Markdown
-
-    Console().print(Markdown(text))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    entry()
 
 
 # ---------------------------------------------------------------------------- volfix verify
@@ -616,3 +560,7 @@ def server_command() -> None:
     from ..lsp.server import serve
 
     serve()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()
