@@ -43,6 +43,8 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from .common import dotted
+
 VOLATILE_CODES = ("VF101", "VF102", "VF103", "VF201", "VF202", "VF203")
 CTOR_CODES = ("VF101", "VF102", "VF103")
 SECONDARY_CODES = ("VF110", "VF111", "VF112", "VF301")
@@ -107,17 +109,6 @@ def _async_sites(text: str) -> Tuple[str, List[Site]]:
     return text, sites
 
 
-def _dotted(node: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 class _Imports:
     def __init__(self, tree: ast.AST):
         self.torch = set()  # names bound to the torch module
@@ -154,7 +145,7 @@ class _Imports:
                         self.variable.add("Variable")
 
     def is_variable(self, func: ast.AST) -> bool:
-        name = _dotted(func)
+        name = dotted(func)
         if name is None:
             return False
         if name in self.variable:
@@ -230,7 +221,7 @@ def scan_ground_truth(text: str) -> GroundTruth:
             if any(isinstance(t, ast.Name) and t.id == "Variable" for t in targets):
                 gt.rebound_variable = True
         if isinstance(node, ast.Call):
-            name = _dotted(node.func) or ""
+            name = dotted(node.func) or ""
             vol_kw = [k for k in node.keywords if k.arg == "volatile"]
             torch_var = imp.is_variable(node.func)
             via_wrapper = not torch_var and name.split(".")[-1] in gt.wrappers and bool(vol_kw)
@@ -264,7 +255,7 @@ def scan_ground_truth(text: str) -> GroundTruth:
                 and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             left, right = node.left, node.comparators[0]
             for a, b in ((left, right), (right, left)):
-                if isinstance(a, ast.Call) and _dotted(a.func) == "type" and imp.is_variable(b):
+                if isinstance(a, ast.Call) and dotted(a.func) == "type" and imp.is_variable(b):
                     gt.sites.append(site("VF112", node, "type-compare"))
                     break
         elif isinstance(node, ast.Attribute) and node.attr == "volatile" and imp.any_torch:
