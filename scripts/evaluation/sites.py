@@ -1,6 +1,6 @@
 """Ground truth of the real-world evaluation: the volatile-era sites of one source file.
 
-An independent scanner (it never imports volfix): `evaluate_repos.scan_ground_truth` finds calls
+An independent scanner (it never imports volfix): `repos.scan_ground_truth` finds calls
 of `torch.autograd.Variable` (resolved through the file's imports, wrappers forwarding
 `*args/**kwargs` included) with a `volatile` flag, `.volatile` reads and writes and
 `getattr/setattr/hasattr(x, "volatile")`. This module adds what issue 13 asks to be found too:
