@@ -3,10 +3,13 @@ remove `Variable` from `from torch.autograd import ...` once nothing uses it.
 
 Adding: next to the file's torch imports (just above the first one in the leading import
 block: `from torch.autograd import Variable` usually goes away and `import torch` takes its
-place), else where libcst's `AddImportsVisitor` puts it in the leading import block, else at
+place), else after the plain `import x` lines that open the block when `from` imports follow
+(the project's own names usually come last), else where libcst's `AddImportsVisitor` puts it
+in the leading import block, else at
 the top (after the docstring and comments; two blank lines before a top-level `def`).
 Removing: libcst's `RemoveImportsVisitor` on that one statement when other names stay; the
-statement's lines when it goes whole (its comments stay). A module that a file of the run
+statement's lines when it goes whole (its comments stay; when it opened the file, the blank
+lines after it go too). A module that a file of the run
 star-imports (a `.py` file or a notebook) keeps its `Variable` while that file uses the name.
 """
 from __future__ import annotations
@@ -43,6 +46,10 @@ def import_edit(src: SourceText, tree: ast.Module, module: str, part: Optional[T
             offset = src.line_starts[anchor.lineno - 1]
             return TextEdit(offset, offset, f"{src.indentation(anchor.lineno)}{statement}{nl}",
                             key=f"import {module}")
+        plain = _plain_imports_first(block)
+        if plain is not None:
+            offset = src.line_after(plain.end_lineno)
+            return TextEdit(offset, offset, f"{src.indentation(plain.lineno)}{statement}{nl}", key=f"import {module}")
         return _after_block(src, block, module, statement, nl)
     return _at_top(src, body, statement, module, part, nl)
 
@@ -103,6 +110,21 @@ def _leading_imports(body: List[ast.stmt]) -> List[ast.stmt]:
         elif not ((i == 0 and _is_docstring(stmt)) or _is_magic(stmt)):
             break
     return out
+
+
+def _plain_imports_first(block: List[ast.stmt]) -> Optional[ast.stmt]:
+    """The last `import x` of a block that opens with plain imports and goes on with `from`
+    imports (`import os`, `import numpy as np`, `from data import get_batch`): the new import
+    joins the plain ones, as isort orders a section, not the project's own names after them."""
+    last = None
+    for stmt in block:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            continue
+        if isinstance(stmt, ast.Import):
+            last = stmt
+            continue
+        return last
+    return None
 
 
 def _is_magic(stmt: ast.stmt) -> bool:
@@ -205,6 +227,9 @@ def _removal(src: SourceText, stmt: ast.stmt, drop: list) -> Optional[TextEdit]:
     while last + below + 1 <= len(src.line_starts) and src.line_after(last + below) < len(src.text) \
             and not src.line(last + below + 1).strip():
         below += 1
+    if first - above == 1 and src.line_after(last + below) < len(src.text):
+        # The file's first statement: the blank lines after it would open the file.
+        return TextEdit(0, src.line_after(last + below), "")
     if above and below and first - above > 1:
         drop_above = min(above, below)
         return TextEdit(src.line_starts[first - 1 - drop_above], src.line_after(last), "")
