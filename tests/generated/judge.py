@@ -42,6 +42,8 @@ import torch
 from volfix.api import fix_source
 from volfix.model import Applicability, FileResult
 
+from forward_probe import ForwardProbe
+
 RTOL, ATOL = 1e-6, 1e-7
 PATH = "generated_program.py"
 UNSAFE_NOTE = "unsafe fix:"
@@ -62,57 +64,6 @@ class Observation:
     forwards: str = ""  # one letter per top-level forward call: T has a graph, F has none
     params: List[torch.Tensor] = field(default_factory=list)
     grad_mode_after: bool = True
-
-
-class GraphProbe:
-    """Notes whether each top-level forward call of a module with parameters recorded a
-    graph, and which modules ran (their parameters are compared at the end)."""
-
-    def __init__(self, graph_of) -> None:
-        self.graph_of = graph_of
-        self.depth = 0
-        self.profile: List[str] = []
-        self.modules: Dict[int, Any] = {}
-
-    def __enter__(self) -> "GraphProbe":
-        from torch.nn.modules import module
-
-        self._handles = [module.register_module_forward_pre_hook(self._pre),
-                         module.register_module_forward_hook(self._post)]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for handle in self._handles:
-            handle.remove()
-
-    @staticmethod
-    def _has_parameters(mod) -> bool:
-        return next(mod.parameters(), None) is not None
-
-    def _pre(self, mod, args) -> None:
-        if self._has_parameters(mod):
-            if self.depth == 0:
-                self.modules.setdefault(id(mod), mod)
-            self.depth += 1
-
-    def _post(self, mod, args, output) -> None:
-        if not self._has_parameters(mod):
-            return
-        self.depth -= 1
-        if self.depth == 0:
-            tensor = first_tensor(output)
-            self.profile.append("T" if tensor is not None and self.graph_of(tensor) else "F")
-
-
-def first_tensor(value):
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            found = first_tensor(item)
-            if found is not None:
-                return found
-    return None
 
 
 def _plain_graph(t: torch.Tensor) -> bool:
@@ -161,7 +112,7 @@ def run(source: str, legacy: bool) -> Observation:
             stack.enter_context(legacy_semantics(strict=True))
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore")
-        probe = stack.enter_context(GraphProbe(graph_of))
+        probe = stack.enter_context(ForwardProbe(graph_of))
         try:
             exec(code, namespace)
             obs.results = _view(namespace["main"](), graph_of)
@@ -169,8 +120,7 @@ def run(source: str, legacy: bool) -> Observation:
             obs.error = type(exc).__name__
             obs.trace = traceback.format_exc(limit=-3)
         obs.forwards = "".join(probe.profile)
-        obs.params = [p.detach().clone().as_subclass(torch.Tensor)
-                      for mod in probe.modules.values() for p in mod.parameters()]
+        obs.params = probe.parameters()
     obs.grad_mode_after = torch.is_grad_enabled()
     torch.set_grad_enabled(True)
     return obs

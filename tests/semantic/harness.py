@@ -29,6 +29,8 @@ import torch
 
 from volfix.legacy import legacy_semantics, read_script
 
+from forward_probe import ForwardProbe
+
 # The programs run tiny tensors, where torch's intra-op threads only contend for the cores
 # (2 shared cores: the fixture training scripts took 10-50 s with the default, 0.5 s with one).
 torch.set_num_threads(1)
@@ -55,70 +57,18 @@ class Outcome:
     params: List[torch.Tensor] = field(default_factory=list)
 
 
-class GraphProbe:
-    """Notes whether each top-level forward call of a module with parameters recorded a graph,
-    and which modules with parameters ran."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.profile: List[str] = []
-        self.modules: Dict[int, Any] = {}  # insertion-ordered: first call first
-
-    def __enter__(self) -> "GraphProbe":
-        from torch.nn.modules import module
-
-        self._handles = [module.register_module_forward_pre_hook(self._pre),
-                         module.register_module_forward_hook(self._post)]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for handle in self._handles:
-            handle.remove()
-
-    @staticmethod
-    def _has_parameters(mod) -> bool:
-        return next(mod.parameters(), None) is not None
-
-    def _pre(self, mod, args) -> None:
-        if mod._parameters:
-            self.modules.setdefault(id(mod), mod)
-        if self._has_parameters(mod):
-            self.depth += 1
-
-    def _post(self, mod, args, output) -> None:
-        if not self._has_parameters(mod):
-            return
-        self.depth -= 1
-        if self.depth == 0:
-            self.profile.append("T" if first_tensor(output).grad_fn is not None else "F")
-
-    def parameters(self) -> List[torch.Tensor]:
-        return [p.detach().clone() for mod in self.modules.values()
-                for p in mod.parameters(recurse=False)]
-
-
-def first_tensor(value):
-    if isinstance(value, torch.Tensor):
-        return value
-    for item in value:
-        found = first_tensor(item)
-        if found is not None:
-            return found
-    return None
-
-
 _counter = itertools.count()
 
 
 @contextlib.contextmanager
 def _recording(legacy: bool):
-    with warnings.catch_warnings(record=True) as caught, GraphProbe() as probe:
+    with warnings.catch_warnings(record=True) as caught, ForwardProbe(own=True) as probe:
         warnings.simplefilter("always")
         with legacy_semantics() if legacy else contextlib.nullcontext():
             yield caught, probe
 
 
-def _outcome(result, error: Optional[BaseException], caught, probe: GraphProbe) -> Outcome:
+def _outcome(result, error: Optional[BaseException], caught, probe: ForwardProbe) -> Outcome:
     text = None
     if error is not None:
         text = "".join(traceback.format_exception(type(error), error, error.__traceback__))

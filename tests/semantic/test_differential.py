@@ -8,7 +8,7 @@ with the safe fixes only (the default configuration) under the 0.3 semantics, so
 the safe fixes themselves can differ (`MODES`). They must agree on
 - the exception raised, if any (its type);
 - the forward-graph profile: for every top-level call of a module with parameters, whether
-  its output has a grad_fn (tests/semantic/harness.py: GraphProbe);
+  its output has a grad_fn (tests/forward_probe.py);
 - run()'s result: the same numbers (tight tolerance), types, and, for every tensor, the
   same graph presence (a grad_fn, a leaf that requires grad, or data);
 - the parameters of every module that ran, after the run (the training steps' updates).
