@@ -354,9 +354,10 @@ class ScalarValues:
         return defs[0] if len(defs) == 1 else None
 
     def name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        if name in seen:
+        key = f"{id(self.index.function_of(at))} {name}"  # a name of this scope, not the caller's
+        if key in seen:
             return True  # `loss = loss + ...`: decided by its other bindings
-        seen.add(name)
+        seen.add(key)
         values = self.bindings(name, at)
         if not values or any(v is None for v in values):
             return False
@@ -381,7 +382,7 @@ class ScalarValues:
                        for e in iterable.elts)
         if not isinstance(iterable, ast.Name):
             return False
-        key = f"[{iterable.id}]"
+        key = f"{id(self.index.function_of(at))} [{iterable.id}]"
         if key in seen:
             return True
         seen.add(key)
