@@ -488,7 +488,7 @@ class RegionPlacer:
         """A statement that cannot record a graph or change a grad-dependent result, so a region
         may cover it: `inert` ones, assignments of values without autograd history
         (`n += x.size(0)`, `name = prefix + "_x"`), moves (`a = b`), `pass`/`break`/`continue`,
-        and `if` statements on such values holding only such statements. Remembered: the
+        `assert` statements calling nothing that may record, and `if` statements on such values holding only such statements. Remembered: the
         planner asks about the same statements for every region of a long script."""
         key = (id(stmt), id(scope))
         found = self._harmless.get(key)
@@ -505,6 +505,8 @@ class RegionPlacer:
             return value is not None and (autograd_free(value, values_of) or only_names(value))
         if isinstance(stmt, ast.Expr):
             return autograd_free(stmt.value, values_of)
+        if isinstance(stmt, ast.Assert):  # a truth test, kept nowhere: only its calls could record
+            return all(not isinstance(n, ast.Call) or autograd_free(n, values_of) for n in ast.walk(stmt))
         if isinstance(stmt, ast.If):
             return autograd_free(stmt.test, values_of) and all(
                 self.harmless(s, scope) for s in stmt.body + stmt.orelse)
