@@ -256,6 +256,14 @@ CASES = [
     Case("recursive_flag_helper", frozenset({"VF103"}),
          inference=("last_output",), grads=("weight", "grad"),
          graph_before="T{8}", graph_after="T{4}F{4}"),
+    # The ImageNet example's `accuracy()` (issue 22): each top-k precision is a count summed
+    # over the one dimension of `correct[:k].view(-1)`, read by the loops with `prec1[0]`
+    # (0-dim since 0.4). The repair reads each as 0.3 did, a Python number.
+    Case("topk_accuracy", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("grad", "weight"),
+         graph_before="T{5}", graph_after="T{3}F{2}",
+         repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=(("prec1[0]", "prec1.tolist()"), ("prec3[0]", "prec3.tolist()")))),
     # `Variable` is never imported (issue 22): each call raised NameError. The calls are
     # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
     Case("unbound_variable", frozenset({"VF101", "VF110"}),

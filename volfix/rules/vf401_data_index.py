@@ -12,6 +12,11 @@ from .base import Rule, on
 # Methods that reduce a tensor to one element when called without a dimension.
 REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "median", "norm", "std", "var", "all",
                         "any", "dot", "trace", "det", "logdet", "nansum", "nanmean"})
+# Reductions over one dimension that return a tensor (not values and indices): over the one
+# dimension of a 1-dim value, one element (0-dim since PyTorch 0.4).
+DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "norm", "std", "var", "nansum", "nanmean", "logsumexp"})
+# In-place and plain arithmetic with a number: the shape of the tensor stays.
+SCALAR_ARITHMETIC = frozenset({"mul", "mul_", "div", "div_", "add", "add_", "sub", "sub_"})
 # Keyword arguments that keep a reduction over every element.
 _WHOLE_KEYWORDS = {"norm": {"p"}, "std": {"unbiased"}, "var": {"unbiased"}}
 # Methods that keep a tensor's shape (a 0-dim value stays 0-dim).
@@ -41,8 +46,10 @@ class ScalarDataIndex(Rule):
     Finds `x.data[0]` where `x` is a loss or a full reduction (`criterion(out, y)` with
     `criterion = nn.CrossEntropyLoss()`, `F.nll_loss(...)`, `x.sum()`, `x.mean()`, a name
     bound to one), and `x[0]` where `x` certainly is one (`total_loss[0]` after `total_loss +=
-    len(data) * criterion(...).data`); a value only named like a loss (`loss`, `d_loss`,
-    `self.loss`) gets an unsafe fix.
+    len(data) * criterion(...).data`; `prec1[0]` after `prec1, prec5 = accuracy(...)`, whose
+    list holds sums over the one dimension of `correct[:k].view(-1)`); a value only named
+    like a loss (`loss`, `d_loss`, `self.loss`) gets an unsafe fix. Files are read when they
+    hold a `.data[0]`.
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.
@@ -82,10 +89,12 @@ class ScalarDataIndex(Rule):
     Safe when the value is certainly one element: the output of a loss module (also moved,
     `nn.MSELoss().cuda()`) or `torch.nn.functional` loss without `reduction='none'` /
     `reduce=False`, a reduction over every element (`.sum()`, `.mean()`, `torch.sum(x)`,
-    ...), arithmetic of those with numbers (`len(data) * loss`), the result of a function of
-    the module (or a method of the class) whose every `return` is one of those, an element
-    of a list built only from them (`[torch.mean(l) for l in ls]`, `.append(loss)`), or a
-    local name bound only to such values. `.item()` then returns the Python number
+    ...), a reduction over the one dimension of a 1-dim value (`x.view(-1).sum(0)`),
+    arithmetic of those with numbers (`len(data) * loss`, `.mul_(100.0 / n)`), the result of
+    a function of the module (or a method of the class) whose every `return` is one of those,
+    an element of a list built only from them (`[torch.mean(l) for l in ls]`,
+    `.append(loss)`), also unpacked from a function returning such a list, or a local name
+    bound only to such values. `.item()` then returns the Python number
     `.data[0]` returned in 0.3.
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
@@ -93,8 +102,10 @@ class ScalarDataIndex(Rule):
     if it held several elements, `.data[0]` meant its first one and `.item()` raises. It is
     unsafe for `t[i, j, k, l].data[0]` too (an index per dimension is one element, but
     volfix does not know how many dimensions `t` has), and for `x[0]` on a one-element
-    Variable (in 0.3 a one-element Variable that kept its graph; `.item()` is a number). `x[0]`
-    on a tensor read through `.data` is safe. Other `x.data[0]` and `x[0]` (the first row of a
+    Variable (in 0.3 a one-element Variable that kept its graph; `.item()` is a number) or
+    on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
+    tensor, a one-element Variable for a Variable). `x[0]` on a tensor read through `.data`
+    is safe. Other `x.data[0]` and `x[0]` (the first row of a
     batch) are not reported.
     """
 
@@ -160,9 +171,14 @@ class ScalarDataIndex(Rule):
         if scalars.plain_tensor(subject, node):
             return subject, Applicability.SAFE, None
         shown = ctx.src.segment(subject)
+        if scalars.variable(subject, node):
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: in 0.3 `{shown}[0]` was a one-element Variable that kept its graph; "
+                f"`.item()` is its Python number, so a `backward()` or autograd use of it breaks")
         return subject, Applicability.UNSAFE, (
-            f"unsafe fix: in 0.3 `{shown}[0]` was a one-element Variable that kept its graph; "
-            f"`.item()` is its Python number, so a `backward()` or autograd use of it breaks")
+            f"unsafe fix: volfix cannot tell whether `{shown}` was a tensor in 0.3 (`[0]` was its "
+            f"Python number, as `.item()` is) or a Variable (`[0]` was a one-element Variable that "
+            f"kept its graph)")
 
 
 def _is_zero(node: ast.AST) -> bool:
@@ -211,6 +227,15 @@ class _Element:
         self.iterable = iterable
 
 
+class _Unpacked:
+    """A name bound by unpacking (`prec1, prec5 = accuracy(...)`): one element of `value`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: ast.AST) -> None:
+        self.value = value
+
+
 class ScalarValues:
     """Which expressions are certainly one-element tensors (0-dim since PyTorch 0.4)."""
 
@@ -234,6 +259,10 @@ class ScalarValues:
             return self.one_element(expr.value, at, depth + 1, seen)
         if isinstance(expr, ast.Name):
             return self.name(expr.id, at, depth, seen)
+        if isinstance(expr, ast.Subscript) and _is_zero(expr.slice) or (
+                isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
+                and type(expr.slice.value) is int):
+            return self.elements(expr.value, at, depth + 1, seen)  # `accuracy(out, y)[0]`
         return False
 
     def plain_tensor(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
@@ -263,6 +292,44 @@ class ScalarValues:
                     and not all(_number(v) for v in values))
         return False
 
+    def variable(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
+        """A Variable in 0.3, certainly: the output of a loss (modules and `F` losses took
+        and returned Variables), arithmetic with it, or a name bound only to such values
+        and numbers."""
+        if depth > MAX_DEPTH:
+            return False
+        seen = seen if seen is not None else set()
+        if isinstance(expr, ast.BinOp):
+            return self.variable(expr.left, at, depth + 1, seen) or self.variable(expr.right, at, depth + 1, seen)
+        if isinstance(expr, ast.UnaryOp):
+            return self.variable(expr.operand, at, depth + 1, seen)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            qual = self.index.qual(func)
+            if qual is not None and qual.startswith("torch.nn.functional."):
+                return qual.rpartition(".")[2] in LOSS_FUNCTIONS
+            if isinstance(func, ast.Attribute) and func.attr in SHAPE_KEEPING | REDUCTIONS | SCALAR_ARITHMETIC:
+                return self.variable(func.value, at, depth + 1, seen)
+            if self.loss_module(func, at, depth, set()):
+                return True
+            fn = self.project_callee(func, at)
+            key = f"def {id(fn)}"
+            if fn is None or key in seen:
+                return False
+            returns = [node.value for node in _own_returns(fn)]
+            return bool(returns) and all(
+                v is not None and self.variable(v, v, depth + 1, seen | {key}) for v in returns)
+        if isinstance(expr, ast.Name):
+            key = f"{id(self.index.function_of(at))} {expr.id}"
+            if key in seen:
+                return False
+            seen.add(key)
+            values = self.bindings(expr.id, at)
+            return (bool(values) and all(isinstance(v, ast.AST) for v in values)
+                    and all(_number(v) or self.variable(v, v, depth + 1, seen) for v in values)
+                    and not all(_number(v) for v in values))
+        return False
+
     def call(self, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         func = call.func
         qual = self.index.qual(func)
@@ -276,9 +343,13 @@ class ScalarValues:
             return False
         if isinstance(func, ast.Attribute):
             if func.attr in REDUCTIONS:
-                return _whole_reduction(call, func.attr)
+                return _whole_reduction(call, func.attr) or (
+                    _first_dim_reduction(call, func.attr) and _one_dim(func.value))
             if func.attr in SHAPE_KEEPING:
                 return self.one_element(func.value, at, depth + 1, seen)
+            if func.attr in SCALAR_ARITHMETIC and len(call.args) == 1 and not call.keywords \
+                    and self.scalar(call.args[0], at, depth + 1):
+                return self.one_element(func.value, at, depth + 1, seen)  # `correct_k.mul_(100.0 / n)`
         if self.loss_module(func, at, depth, seen):
             return True
         return self.project_function(func, at, depth, seen)
@@ -320,11 +391,7 @@ class ScalarValues:
     def project_function(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`loss_function(recon, x, mu, logvar)`: a function of this module (or a method of
         the class holding `at`, called on `self`) whose every `return` is one element."""
-        fn = None
-        if isinstance(func, ast.Name):
-            fn = self._module_function(func.id, at)
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            fn = self._method(func.attr, at)
+        fn = self.project_callee(func, at)
         if fn is None:
             return False
         key = f"def {id(fn)}"
@@ -333,6 +400,28 @@ class ScalarValues:
         seen = seen | {key}
         returns = [node.value for node in _own_returns(fn)]
         return bool(returns) and all(v is not None and self.one_element(v, v, depth + 1, set(seen)) for v in returns)
+
+    def project_callee(self, func: ast.AST, at: ast.AST) -> Optional[ast.AST]:
+        """The `def` a call reaches: a function of this module, or a method of the class
+        holding `at` called on `self`."""
+        if isinstance(func, ast.Name):
+            return self._module_function(func.id, at)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return self._method(func.attr, at)
+        return None
+
+    def scalar(self, node: ast.AST, at: ast.AST, depth: int) -> bool:
+        """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`."""
+        if depth > MAX_DEPTH:
+            return False
+        if _number(node):
+            return True
+        if isinstance(node, ast.BinOp):
+            return self.scalar(node.left, at, depth + 1) and self.scalar(node.right, at, depth + 1)
+        if isinstance(node, ast.Name):
+            values = self.bindings(node.id, at)
+            return bool(values) and all(isinstance(v, ast.AST) and self.scalar(v, at, depth + 1) for v in values)
+        return False
 
     def _module_function(self, name: str, at: ast.AST) -> Optional[ast.AST]:
         """The one module-level `def name` when nothing else binds `name` where `at` reads it."""
@@ -362,8 +451,8 @@ class ScalarValues:
         if not values or any(v is None for v in values):
             return False
         for v in values:
-            if isinstance(v, _Element):
-                if not self.elements(v.iterable, at, depth + 1, seen):
+            if isinstance(v, (_Element, _Unpacked)):
+                if not self.elements(v.iterable if isinstance(v, _Element) else v.value, at, depth + 1, seen):
                     return False
             elif not (_number(v) or self.one_element(v, v, depth + 1, seen)):
                 return False
@@ -380,6 +469,14 @@ class ScalarValues:
         if isinstance(iterable, (ast.List, ast.Tuple)):
             return all(not isinstance(e, ast.Starred) and self.one_element(e, e, depth + 1, seen)
                        for e in iterable.elts)
+        if isinstance(iterable, ast.Call):
+            fn = self.project_callee(iterable.func, at)
+            key = f"def [] {id(fn)}"
+            if fn is None or key in seen:
+                return False
+            returns = [node.value for node in _own_returns(fn)]
+            return bool(returns) and all(
+                v is not None and self.elements(v, v, depth + 1, seen | {key}) for v in returns)
         if not isinstance(iterable, ast.Name):
             return False
         key = f"{id(self.index.function_of(at))} [{iterable.id}]"
@@ -433,6 +530,10 @@ class ScalarValues:
             parent = index.parents.get(node)
             if isinstance(parent, ast.Assign) and node in parent.targets:
                 out.append(parent.value)
+            elif isinstance(parent, (ast.Tuple, ast.List)) and isinstance(index.parents.get(parent), ast.Assign) \
+                    and parent in index.parents[parent].targets \
+                    and not any(isinstance(e, ast.Starred) for e in parent.elts):
+                out.append(_Unpacked(index.parents[parent].value))
             elif isinstance(parent, ast.AugAssign) and isinstance(parent.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
                 out.append(parent.value)
             elif isinstance(parent, (ast.For, ast.comprehension)) and parent.target is node:
@@ -488,6 +589,34 @@ def _number(node: ast.AST) -> bool:
             return func.attr != "size" or (len(node.args) == 1 and not node.keywords)  # `x.size(0)`
         return False
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _first_dim_reduction(call: ast.Call, method: str) -> bool:
+    """`x.sum(0)`, `x.mean(dim=-1)`: a reduction over one dimension, without `keepdim`."""
+    if method not in DIM_REDUCTIONS or len(call.args) + len(call.keywords) != 1:
+        return False
+    dim = call.args[0] if call.args else call.keywords[0].value if call.keywords[0].arg == "dim" else None
+    return dim is not None and _int_value(dim) in (0, -1)
+
+
+def _one_dim(expr: ast.AST) -> bool:
+    """Certainly one dimension: `x.view(-1)`, `x.reshape(n)` (then `.float()`, `.cpu()`...)."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_KEEPING:
+        expr = expr.func.value
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in ("view", "reshape") and len(expr.args) == 1 and not expr.keywords):
+        return False
+    arg = expr.args[0]
+    return _int_value(arg) is not None or _number(arg)  # not a name: `x.view(shape)` takes a tuple too
+
+
+def _int_value(node: ast.AST) -> Optional[int]:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int_value(node.operand)
+        return None if inner is None else -inner
+    return None
 
 
 def _whole_reduction(call: ast.Call, method: str) -> bool:
