@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, List, Optional, Set
+from typing import Callable, List, Optional, Set, Tuple
 
 from .edits import TextEdit
 from ..flow.defuse import ENTRY, Graph, declared
@@ -347,30 +347,51 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
     edits: List[TextEdit] = []
     touched: Set[str] = set()
     for stmt in list(index.parents):
-        if not (isinstance(stmt, ast.Assign) and created(stmt) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)):
-            continue
-        alias, original = stmt.targets[0].id, stmt.value.id
-        if alias == original or {alias, original} & touched:
+        pairs = _alias_pairs(stmt) if isinstance(stmt, ast.Assign) and created(stmt) else None
+        if not pairs or {name for pair in pairs for name in pair} & touched:
             continue  # the next pass sees the new text
         scope = index.function_of(stmt)
-        mentions = _alias_web(index, scope, alias, original, stmt)
-        if mentions is not None and any(_attribute_store(index, m) for m in mentions):
-            # `v.volatile = True` (or any `v.attr = ...`) on the alias: `Variable(x)` made a new
-            # object, so renaming it to `x` would set the attribute on `x` itself.
+        renames = []
+        for alias, original in pairs:
+            mentions = _alias_web(index, scope, alias, original, stmt)
+            if mentions is not None and any(_attribute_store(index, m) for m in mentions):
+                # `v.volatile = True` (or any `v.attr = ...`) on the alias: `Variable(x)` made a
+                # new object, so renaming it to `x` would set the attribute on `x` itself.
+                break
+            if mentions is None or (isinstance(scope, ast.Module) and not index.enclosing(stmt, _LOOPS)
+                                    and not any(isinstance(m.ctx, ast.Load) for m in mentions)):
+                break  # a module-level name nothing here reads may be imported (a loop's is not API)
+            renames.append((original, mentions))
+        if len(renames) < len(pairs):
             continue
-        if mentions is None or (isinstance(scope, ast.Module) and not index.enclosing(stmt, _LOOPS)
-                                and not any(isinstance(m.ctx, ast.Load) for m in mentions)):
-            continue  # a module-level name nothing here reads may be imported (a loop's is not API)
         if _alone_in_cell(index.src.text, index.src.start(stmt), index.src.end(stmt)):
             continue  # a notebook cell would be left empty
         deletion = expr.delete_statement(stmt, whole_if=True)
         if deletion is None:
             continue
         edits.extend(deletion)
-        edits.extend(TextEdit(index.src.start(m), index.src.end(m), original) for m in mentions)
-        touched.update((alias, original))  # aliases of other names do not interact with this one
+        for original, mentions in renames:
+            edits.extend(TextEdit(index.src.start(m), index.src.end(m), original) for m in mentions)
+        touched.update(name for pair in pairs for name in pair)  # aliases of other names do not interact
     return edits
+
+
+def _alias_pairs(stmt: ast.Assign) -> Optional[List[Tuple[str, str]]]:
+    """(alias, original) for `input_var = input`, and for each position of
+    `input_var, target_var = input, target` (distinct names, no alias an original: not a swap)."""
+    if len(stmt.targets) != 1:
+        return None
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name) and isinstance(value, ast.Name):
+        return [(target.id, value.id)] if target.id != value.id else None
+    if not (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts)
+            and all(isinstance(e, ast.Name) for e in target.elts + value.elts)):
+        return None
+    aliases = [e.id for e in target.elts]  # type: ignore[attr-defined]
+    originals = [e.id for e in value.elts]  # type: ignore[attr-defined]
+    if len(set(aliases)) != len(aliases) or len(set(originals)) != len(originals) or set(aliases) & set(originals):
+        return None
+    return list(zip(aliases, originals))
 
 
 def _attribute_store(index: ModuleIndex, name: ast.Name) -> bool:
