@@ -69,3 +69,9 @@ def test_future_imports_do_not_end_the_plain_imports(project):
     assert invoke("fix", "--no-cache", ".").exit_code == 0
     assert (project / "main.py").read_text().startswith(
         "from __future__ import print_function\nimport os\nimport numpy as np\nimport torch\nfrom data import")
+
+
+def test_blank_lines_above_the_removed_import_are_the_authors_and_stay():
+    source = "\n\nfrom torch.autograd import Variable\n\n\ndef f(m, x):\n    return m(Variable(x))\n"
+    fixed = volfix.fix_source(source, unsafe_fixes=True).fixed_source
+    assert fixed == "\n\ndef f(m, x):\n    return m(x)\n"

@@ -229,7 +229,7 @@ def _removal(src: SourceText, stmt: ast.stmt, drop: list) -> Optional[TextEdit]:
         below += 1
     if first - above == 1 and src.line_after(last + below) < len(src.text):
         # The file's first statement: the blank lines after it would open the file.
-        return TextEdit(0, src.line_after(last + below), "")
+        return TextEdit(src.line_starts[first - 1], src.line_after(last + below), "")
     if above and below and first - above > 1:
         drop_above = min(above, below)
         return TextEdit(src.line_starts[first - 1 - drop_above], src.line_after(last), "")
