@@ -262,7 +262,7 @@ class ScalarValues:
         if isinstance(expr, ast.Subscript) and _is_zero(expr.slice) or (
                 isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
                 and type(expr.slice.value) is int):
-            return self.elements(expr.value, at, depth + 1, seen)  # `accuracy(out, y)[0]`
+            return not _empty_literal(expr.value) and self.elements(expr.value, at, depth + 1, seen)  # `f(x)[0]`
         return False
 
     def plain_tensor(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
@@ -452,7 +452,8 @@ class ScalarValues:
             return False
         for v in values:
             if isinstance(v, (_Element, _Unpacked)):
-                if not self.elements(v.iterable if isinstance(v, _Element) else v.value, at, depth + 1, seen):
+                iterable = v.iterable if isinstance(v, _Element) else v.value
+                if _empty_literal(iterable) or not self.elements(iterable, at, depth + 1, seen):
                     return False
             elif not (_number(v) or self.one_element(v, v, depth + 1, seen)):
                 return False
@@ -589,6 +590,11 @@ def _number(node: ast.AST) -> bool:
             return func.attr != "size" or (len(node.args) == 1 and not node.keywords)  # `x.size(0)`
         return False
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _empty_literal(node: ast.AST) -> bool:
+    """`()`, `[]`: every element is one element, vacuously (a chunk's stand-in binding)."""
+    return isinstance(node, (ast.List, ast.Tuple)) and not node.elts
 
 
 def _first_dim_reduction(call: ast.Call, method: str) -> bool:
