@@ -1,3 +1,3 @@
 """The project index: what each file defines and calls, cached by content (`facts`), and the
 links between files (`index`): helpers across files and the callers of every helper (SPEC §2.6,
-§2.9)."""
+§2.9); how a file names the project's other modules (`modules`)."""
