@@ -49,8 +49,10 @@ from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, paramet
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
 from ..files.prefilter import HELPER_HINT
-from .facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
+from .early import EarlyPlan, analyse_ahead
+from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
+from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
 from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 
@@ -67,10 +69,14 @@ class ProjectIndex:
 
     `cache` (a `volfix.run.cache.ResultCache`) keeps each file's facts between runs
     (`volfix.project.facts`); `mapper(fn, items)` runs `fn` over the items, in worker
-    processes when the runner has them (the facts of each file are independent)."""
+    processes when the runner has them (the facts of each file are independent). `early`: the
+    runner's offer to analyse the files of the run on the parse that finds their calls
+    (`volfix.project.early`): its `plan(path, shown)` gives (analyse, extra, candidate) or None,
+    and the results kept go into its `results` (path -> result)."""
 
     def __init__(self, run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
-                 read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None):
+                 read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
+                 early=None):
         self.run = {os.path.abspath(p) for p in run_files}
         self.files = sorted(set(os.path.abspath(p) for p in list(run_files) + list(project_files))
                             - {p for p in project_files if not p.endswith((".py", ".pyi"))})
@@ -86,6 +92,9 @@ class ProjectIndex:
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
         self.variable_importers: Set[str] = set()  # modules star-imported where `Variable` is used
+        self.early = early
+        self._early: Dict[str, tuple] = {}  # path -> (the links assumed, its result)
+        self._star_targets: Dict[str, Tuple[str, ...]] = {}  # importer -> star-imported project files
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -130,12 +139,17 @@ class ProjectIndex:
         stars = self.star_links(py_files, ModuleTable(py_files), notebooks)
         if not self.helpers and not stars and not self.variable_importers:
             return {}
+        self._star_targets = stars
         seen: Set[Tuple[str, str]] = set()
         for _ in range(MAX_ROUNDS):
             new = self.link_callers(py_files, seen)
             if not new:
                 break
-        return self.links(stars)
+        links = self.links(stars)
+        for path, (expected, result) in self._early.items():
+            if links.get(path) == expected:  # what the file's analysis would see now
+                self.early.results[path] = result
+        return links
 
     def build_incrementally(self) -> Dict[str, Links]:
         """`build`, or its result from the cache when no file of the project changed (nor
@@ -212,8 +226,14 @@ class ProjectIndex:
                 calls_of[path] = resolved
         # The helper tables are the same objects in every item: pickled once a chunk.
         names = helper_names(self.helpers)
-        items = [(path, raw, self.shown(path), path in self.run, names, methods) for path, raw, _ in work]
+        plans = self.early_plans([path for path, _, _ in work]) if not seen else {}
+        items = [(path, raw, self.shown(path), path in self.run, names, methods)
+                 + ((plans[path],) if path in plans else ()) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
+            if path in plans:
+                found, ahead = found
+                if ahead is not None:
+                    self._early[path] = ahead
             self.facts.put_calls(path, raw, key, found)
             calls_of[path] = found
         # Recorded in the files' order, cached or not: the order of the calls and of the
@@ -222,6 +242,17 @@ class ProjectIndex:
             if path in calls_of:
                 new = self.record(path, calls_of[path], seen) or new
         return new
+
+    def early_plans(self, paths: List[str]) -> Dict[str, EarlyPlan]:
+        """For the files of the run the runner wants analysed on the parse of their calls: what
+        their links will be unless other files call their helpers (`early.expected_links`)."""
+        plans = {}
+        for path in paths if self.early is not None else ():
+            offer = self.early.plan(path, self.shown(path)) if path in self.run else None
+            if offer is not None:
+                bindings, exported = self.star_part(path, self._star_targets)
+                plans[path] = EarlyPlan(*offer, bindings, exported, path in self.helpers, self.project_wide)
+        return plans
 
     def signature_of(self, helper_path: str, name: str) -> Optional[HelperSignature]:
         return next((s for s in self.helpers.get(helper_path, ()) if s.name == name), None)
@@ -299,17 +330,19 @@ class ProjectIndex:
     # ------------------------------------------------------------------ links
     def links(self, stars: Dict[str, Tuple[str, ...]]) -> Dict[str, Links]:
         out: Dict[str, Links] = {}
-        exported = self.variable_importers
         for path in self.run:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
                                     for name, calls in self.calls.get(path, {}).items()))
-            star_bindings = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
-            star_bindings = tuple(s for s in star_bindings if s[1])
-            is_exported = path in exported and self.binds_variable(path)
+            star_bindings, is_exported = self.star_part(path, stars)
             if helpers or external or star_bindings or is_exported or path in self.helpers:
                 out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide)
         return out
+
+    def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
+        """A file's `Links.star_bindings` and `Links.star_exported`."""
+        star_bindings = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
+        return tuple(s for s in star_bindings if s[1]), path in self.variable_importers and self.binds_variable(path)
 
     def module_key(self, target: str, importer: str) -> str:
         names = module_names(target, importer)
@@ -463,17 +496,24 @@ def helper_of_qual(names: NameTable, qual: str, importer: str) -> Optional[Tuple
     return helper_called(names, head, name, importer)
 
 
-def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
+def file_calls(item):
     """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
-    its caller's own parameter on)."""
-    path, raw, shown, in_run, names, methods = item
-    if not names and not methods:
-        return []
-    doc = _document(raw)
-    if doc is None:
-        return []
+    its caller's own parameter on). With an `EarlyPlan` as a seventh item: (those calls, the
+    file's analysis on the same parse, `early.analyse_ahead`)."""
+    path, raw, shown, in_run, names, methods = item[:6]
+    plan = item[6] if len(item) > 6 else None
+    doc = _document(raw) if names or methods else None
+    found = calls_in(doc, path, shown, in_run, names, methods) if doc is not None else []
+    if plan is None:
+        return found
+    return found, (analyse_ahead(path, raw, doc, found, plan) if doc is not None else None)
+
+
+def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods
+             ) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
+    """`file_calls` of a parsed file."""
     family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
     index = doc.index()
     defined = {node.name for node in index.functions}
@@ -562,66 +602,7 @@ def signature_argument(call: ast.Call, sig: HelperSignature) -> Tuple[Optional[a
     return None, default is None
 
 
-def _module_word(path: str) -> bytes:
-    """The word an import of the module in `path` must spell (`utils` for `pkg/utils.py`);
-    empty for a package's `__init__.py` (`from . import to_var` spells none)."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    return b"" if stem == "__init__" else stem.encode("utf-8", "surrogateescape")
-
-
-def _call_filter(by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) -> Callable[[bytes], bool]:
-    """Can a file with these bytes call a helper of another file? It must spell a helper's
-    name and, for a function, the name of the helper's module (in its import); any file
-    that spells a helper method's name may call it. Words are whole identifiers (`to_var`
-    inside `to_variable` calls nothing), collected in one scan of the file."""
-    methods = set(method_names)
-    if not methods and not by_module:
-        return lambda raw: False
-    # Most files spell no helper's name at all: one C-level search for any of them first.
-    spells_any = _any_word(methods.union(*by_module.values()))
-
-    def may_call(raw: bytes) -> bool:
-        if not spells_any(raw):
-            return False
-        found = set(_WORD.findall(raw))
-        if not methods.isdisjoint(found):
-            return True
-        return any((not word or word in found) and not names.isdisjoint(found) for word, names in by_module.items())
-    return may_call
-
-
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _any_word(words: Set[bytes]) -> Callable[[bytes], bool]:
-    """Whether bytes hold any of `words` (as a substring: a necessary condition for a whole
-    identifier), by one regex shaped as a trie of the words (an alternation of hundreds
-    of names tries each of them at every position: 30 times slower)."""
-    trie: Dict[int, dict] = {}
-    for word in words:
-        node = trie
-        for byte in word:
-            if -1 in node:
-                break  # a shorter word ends here: longer ones add nothing to a search
-            node = node.setdefault(byte, {})
-        else:
-            node.clear()
-            node[-1] = {}
-
-    def pattern(node: Dict[int, dict]) -> bytes:
-        if -1 in node:
-            return b""
-        branches = [re.escape(bytes([byte])) + pattern(child) for byte, child in sorted(node.items())]
-        return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
-
-    if not trie or -1 in trie:
-        return lambda raw: True  # no word, or the empty word
-    search = re.compile(pattern(trie)).search
-    return lambda raw: search(raw) is not None
-
-
 CALL_KEY = nm.METHOD_PREFIX + "__call__"
-HOP = "hop"  # ExternalCall.flag of a same-file call that only passes its caller's flag on
 
 
 def _short(name: str) -> str:
@@ -629,12 +610,12 @@ def _short(name: str) -> str:
 
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
-         read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None
-         ) -> Dict[str, Links]:
+         read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
+         early=None) -> Dict[str, Links]:
     """The links of every file of the run that has any. `data` holds the bytes already read
     (read bytes are added to it); `project_files`: the other files of the project, read only;
-    `cache` and `mapper`: see `ProjectIndex`."""
-    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper)
+    `cache`, `mapper` and `early`: see `ProjectIndex`."""
+    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early)
     if cache is None:
         return index.build()
     return index.build_incrementally()
