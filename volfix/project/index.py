@@ -6,7 +6,7 @@ evaluation=False)` creating `Variable(..., volatile=evaluation)`, and `main.py` 
 `get_batch(val_data, i, evaluation=True)`. Each file alone is undecidable. The index links them
 before the per-file analysis runs:
 
-1. **Helpers.** Files of the project whose bytes may define one (`HELPER_HINT`: a `volatile=`
+1. **Helpers.** Files of the project whose bytes may define one (`prefilter.HELPER_HINT`: a `volatile=`
    keyword, or a `Variable(*args)` forwarder) are analysed once with the real engine; the
    functions and methods whose flag or raw value goes to their callers are the helpers
    (`get_batch`, `to_var(x, volatile=False)`, a hard-coded `volatile_variable(*args)`, a
@@ -48,7 +48,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
-from ..files.prefilter import HELPER_HINT
+from ..files.prefilter import helper_hint
 from .early import EarlyPlan, analyse_ahead
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
@@ -57,6 +57,7 @@ from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 
 _STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
+_STAR_TAIL = re.compile(rb"import\s+\*")  # in every match of _STAR_IMPORT: a fast search first
 _STAR_IMPORT_IN_JSON = re.compile(rb"from\s+[\w.]+\s+import\s+\*")
 MAX_ROUNDS = 4
 
@@ -132,7 +133,7 @@ class ProjectIndex:
         hinted = []
         for path in py_files:
             raw = self.bytes_of(path) if path in self.run or self.project_wide else self.data.get(path)
-            if raw is not None and HELPER_HINT.search(raw):
+            if raw is not None and helper_hint(raw):
                 hinted.append((path, raw))
         self.find_helpers(hinted)
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
@@ -286,7 +287,7 @@ class ProjectIndex:
         importers = []
         for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
-            if raw is not None and _STAR_IMPORT.search(raw):
+            if raw is not None and _STAR_TAIL.search(raw) and _STAR_IMPORT.search(raw):
                 importers.append((path, raw))
         star_modules: Dict[str, List[str]] = {}
         missing = []

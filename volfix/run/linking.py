@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import forked, scan
 from .boundary import analyse
 from ..files.discovery import display_path
-from ..files.prefilter import HELPER_HINT
+from ..files.prefilter import helper_hint
 from ..model import FileResult
 from ..settings.config import Config
 from ..settings.nearest import ConfigResolver
@@ -36,7 +36,7 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
 
     roots = discovery.ProjectRoots()
     hinted = {path for path, data in candidates
-              if data is not None and (HELPER_HINT.search(data) or b"import *" in data)}
+              if data is not None and (helper_hint(data) or b"import *" in data)}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
