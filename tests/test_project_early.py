@@ -166,3 +166,14 @@ def test_the_fast_searches_on_the_fixtures():
     for path in sorted((ROOT / "fixtures").rglob("*.py")):
         data = path.read_bytes()
         assert helper_hint(data) == (HELPER_HINT.search(data) is not None), path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.binary(min_size=1, max_size=5).map(lambda b: bytes(97 + c % 5 for c in b)), min_size=1, max_size=40),
+       st.binary(max_size=60).map(lambda b: bytes(97 + c % 6 for c in b)))
+def test_the_helper_name_search_with_few_and_many_word_heads(words, text):
+    """`words._any_word` searches the words' heads first when they are few (at most
+    `MAX_HEADS`), the regex alone otherwise: both answer as a plain search of every word."""
+    from volfix.project.words import _any_word
+
+    assert _any_word(set(words))(text) == any(w in text for w in words)
