@@ -18,6 +18,10 @@ from ..settings.nearest import ConfigResolver
 
 # Projects, or a project's files, are linked by forked workers from this many on.
 PARALLEL_MIN_ITEMS = 8
+# Items go to the workers in chunks (the helper tables are pickled once a chunk), about this
+# many a worker: a check's callers are analysed in these chunks, so a coarse last chunk would
+# keep one core busy while the other waits.
+CHUNKS_PER_WORKER = 12
 
 
 def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
@@ -159,7 +163,7 @@ def map_items(fn: Callable, items: list, workers: int) -> list:
     """`[fn(item) for item in items]`, by `workers` forked processes when there are enough
     items (the project index's per-file facts)."""
     if workers > 1 and len(items) >= PARALLEL_MIN_ITEMS and forked.available():
-        size = max(1, len(items) // (workers * 4))
+        size = max(1, len(items) // (workers * CHUNKS_PER_WORKER))
         chunks = [items[i:i + size] for i in range(0, len(items), size)]
         parts: List[list] = [[] for _ in chunks]
 
