@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import volfix.project.index as project
 import volfix.run.linking as linking
 from volfix.files.prefilter import HELPER_HINT, helper_hint
+from volfix.project.stars import _STAR_IMPORT, has_star_import
 from volfix.run.options import RunOptions
 from volfix.run.runner import run
 from volfix.settings.config import Config
@@ -127,6 +128,42 @@ def test_early_results_are_the_results_after_linking(tmp_path, monkeypatch, watc
     assert outcome([watched["data.py"][1]]) != outcome([final])
 
 
+NOTES = '''\
+"""How to use the data module:
+from data import *
+"""
+from torch.autograd import Variable
+
+ONE = Variable(1)
+'''
+
+CALLS = '''\
+from torch.autograd import Variable
+from utils import to_var
+
+
+def predict(model, x):
+    return model(to_var(x, volatile=True)).data
+'''
+
+
+def test_a_star_import_guessed_from_the_lines_is_checked_by_the_parse(tmp_path, monkeypatch, watched):
+    """Before linking the star imports, the index reads them off the lines of the files:
+    notes.py's docstring spells `from data import *` and the file uses `Variable`, so data.py
+    would keep its `Variable` import for it. The parse says notes.py star-imports nothing: the
+    links differ from the guess, and data.py is analysed again."""
+    root = write(tmp_path / "p", {"utils.py": UTILS, "data.py": CALLS, "notes.py": NOTES})
+    monkeypatch.chdir(root)
+    options = RunOptions(mode="check", use_cache=False, jobs=1, with_fixes=True)
+    early = run(["."], config=Config(), options=options)
+    assert watched["data.py"][0] is False
+    with monkeypatch.context() as patched:
+        patched.setattr(project.ProjectIndex, "early_plans", lambda self, paths: {})
+        late = run(["."], config=Config(), options=options)
+    assert outcome(early) == outcome(late)
+    assert outcome([watched["data.py"][1]]) != outcome(r for r in late if r.path == "data.py")
+
+
 def test_a_cached_result_is_not_analysed_early(tmp_path, monkeypatch):
     """A helper moved in one file: the calls of every caller are found again (what they can
     reach changed), but a caller whose links are the same keeps its cached result."""
@@ -158,8 +195,7 @@ WORDS = st.sampled_from([b"volatile", b"Variable", b"(", b")", b"=", b" ", b"*",
 def test_the_fast_searches_find_what_the_regexes_find(parts):
     data = b"".join(parts)
     assert helper_hint(data) == (HELPER_HINT.search(data) is not None)
-    star = project._STAR_TAIL.search(data) is not None and project._STAR_IMPORT.search(data) is not None
-    assert star == (project._STAR_IMPORT.search(data) is not None)
+    assert has_star_import(data) == (_STAR_IMPORT.search(data) is not None)
 
 
 def test_the_fast_searches_on_the_fixtures():

@@ -41,7 +41,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import re
 from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -49,16 +48,15 @@ from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, paramet
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
 from ..files.prefilter import helper_hint
-from .early import EarlyPlan, analyse_ahead
+from .early import EarlyPlan, analyse_ahead, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
+from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
+                    _uses_variable, has_star_import, spelled_star_modules)
 from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
 from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 
-_STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
-_STAR_TAIL = re.compile(rb"import\s+\*")  # in every match of _STAR_IMPORT: a fast search first
-_STAR_IMPORT_IN_JSON = re.compile(rb"from\s+[\w.]+\s+import\s+\*")
 MAX_ROUNDS = 4
 
 Reader = Callable[[str], Optional[bytes]]
@@ -95,7 +93,7 @@ class ProjectIndex:
         self.variable_importers: Set[str] = set()  # modules star-imported where `Variable` is used
         self.early = early
         self._early: Dict[str, tuple] = {}  # path -> (the links assumed, its result)
-        self._star_targets: Dict[str, Tuple[str, ...]] = {}  # importer -> star-imported project files
+        self._layout: tuple = ([], ModuleTable([]), [])  # the project's .py files, their table, notebooks
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -137,15 +135,18 @@ class ProjectIndex:
                 hinted.append((path, raw))
         self.find_helpers(hinted)
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
-        stars = self.star_links(py_files, ModuleTable(py_files), notebooks)
-        if not self.helpers and not stars and not self.variable_importers:
-            return {}
-        self._star_targets = stars
+        modules = ModuleTable(py_files)
+        self._layout = (py_files, modules, notebooks)
         seen: Set[Tuple[str, str]] = set()
-        for _ in range(MAX_ROUNDS):
+        # The callers first: the star imports of the files they parse come with them (without
+        # a helper, no file calls one: none is read for it).
+        for _ in range(MAX_ROUNDS if self.helpers else 0):
             new = self.link_callers(py_files, seen)
             if not new:
                 break
+        stars = self.star_links(py_files, modules, notebooks)
+        if not self.helpers and not stars and not self.variable_importers:
+            return {}
         links = self.links(stars)
         for path, (expected, result) in self._early.items():
             if links.get(path) == expected:  # what the file's analysis would see now
@@ -232,9 +233,12 @@ class ProjectIndex:
                  + ((plans[path],) if path in plans else ()) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
             if path in plans:
-                found, ahead = found
+                found, ahead, stars = found
                 if ahead is not None:
                     self._early[path] = ahead
+                if stars is not None:  # the same parse told what the file star-imports
+                    self.facts.put_stars(path, raw, stars)
+                    self._stars[path] = stars
             self.facts.put_calls(path, raw, key, found)
             calls_of[path] = found
         # Recorded in the files' order, cached or not: the order of the calls and of the
@@ -246,14 +250,31 @@ class ProjectIndex:
 
     def early_plans(self, paths: List[str]) -> Dict[str, EarlyPlan]:
         """For the files of the run the runner wants analysed on the parse of their calls: what
-        their links will be unless other files call their helpers (`early.expected_links`)."""
-        plans = {}
-        for path in paths if self.early is not None else ():
-            offer = self.early.plan(path, self.shown(path)) if path in self.run else None
+        their links will be unless other files call their helpers (`early.expected_links`).
+        The star imports are not linked yet: their part is read off the bytes (`early.star_guess`)."""
+        plans: Dict[str, EarlyPlan] = {}
+        offers = {path: self.early.plan(path, self.shown(path)) for path in paths
+                  if self.early is not None and path in self.run}
+        if not any(offers.values()):
+            return plans
+        py_files, modules, notebooks = self._layout
+        importers = star_guess(self, py_files, modules, notebooks)
+        for path, offer in offers.items():
             if offer is not None:
-                bindings, exported = self.star_part(path, self._star_targets)
-                plans[path] = EarlyPlan(*offer, bindings, exported, path in self.helpers, self.project_wide)
+                table = self.star_table(path, modules)
+                exported = path in importers and self.binds_variable(path)
+                plans[path] = EarlyPlan(*offer, table, exported, path in self.helpers, self.project_wide)
         return plans
+
+    def star_table(self, path: str, modules: ModuleTable) -> Dict[str, Optional[tuple]]:
+        """For each module a file's lines star-import: its `Links.star_bindings` entry (None:
+        no project file)."""
+        raw = self.bytes_of(path)
+        table: Dict[str, Optional[tuple]] = {}
+        for module in spelled_star_modules(raw) if raw is not None and has_star_import(raw) else ():
+            target = modules.resolve(module, path)
+            table[module] = None if target is None else (self.module_key(target, path), self.exported_bindings(target))
+        return table
 
     def signature_of(self, helper_path: str, name: str) -> Optional[HelperSignature]:
         return next((s for s in self.helpers.get(helper_path, ()) if s.name == name), None)
@@ -287,7 +308,7 @@ class ProjectIndex:
         importers = []
         for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
-            if raw is not None and _STAR_TAIL.search(raw) and _STAR_IMPORT.search(raw):
+            if raw is not None and has_star_import(raw):
                 importers.append((path, raw))
         star_modules: Dict[str, List[str]] = {}
         missing = []
@@ -364,48 +385,6 @@ class ProjectIndex:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
 
 
-def _notebook_document(raw: bytes) -> Optional[Document]:
-    """A notebook's code cells, joined and parsed as the engine sees them."""
-    from ..notebook.jsonfile import NotebookError, parse_notebook
-    from ..notebook.run import Cells
-
-    try:
-        cells = Cells(parse_notebook(raw))
-    except NotebookError:
-        return None
-    return cells.parse(cells.text)[0] if cells.analysed else None
-
-
-_CELL_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\*", re.M)
-_VARIABLE_WORD = re.compile(r"\bVariable\b")
-
-
-def _uses_variable(raw: bytes) -> bool:
-    """A line of the file that is not a comment, nor its star import, spells `Variable`."""
-    if b"Variable" not in raw:
-        return False
-    text = raw.decode("utf-8", "replace")
-    return any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
-               for line in text.splitlines())
-
-
-def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
-    """The modules a notebook's code cells star-import, when a cell uses `Variable` (a line
-    that is not a comment spells it): those modules must keep binding it."""
-    if raw is None or b"import" not in raw or b"Variable" not in raw:
-        return []
-    from ..notebook.jsonfile import NotebookError, parse_notebook
-
-    try:
-        nb = parse_notebook(raw)
-    except NotebookError:
-        return []
-    code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
-    uses = any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
-               for line in code.splitlines())
-    return _CELL_STAR_IMPORT.findall(code) if uses else []
-
-
 def _document(raw: bytes) -> Optional[Document]:
     from ..files import sourcefile
 
@@ -437,7 +416,7 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
         ctx = detect(doc, Options(frozenset()))
     except RecursionError:
         return [], None
-    stars = list(ctx.index.module_names.star_modules) if _STAR_IMPORT.search(raw) else None
+    stars = list(ctx.index.module_names.star_modules) if has_star_import(raw) else None
     out: Dict[str, HelperSignature] = {}
     index = ctx.index
     for record in ctx.helpers:
@@ -502,14 +481,19 @@ def file_calls(item):
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
     its caller's own parameter on). With an `EarlyPlan` as a seventh item: (those calls, the
-    file's analysis on the same parse, `early.analyse_ahead`)."""
+    file's analysis on the same parse, `early.analyse_ahead`, and the modules it star-imports
+    when it has a star import, else None)."""
     path, raw, shown, in_run, names, methods = item[:6]
     plan = item[6] if len(item) > 6 else None
     doc = _document(raw) if names or methods else None
     found = calls_in(doc, path, shown, in_run, names, methods) if doc is not None else []
     if plan is None:
         return found
-    return found, (analyse_ahead(path, raw, doc, found, plan) if doc is not None else None)
+    if doc is None:
+        return found, None, None
+    # Read before the analysis, which binds the star imports into the module's names.
+    stars = list(doc.index().module_names.star_modules) if has_star_import(raw) else None
+    return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars
 
 
 def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods
