@@ -17,7 +17,9 @@ before the per-file analysis runs:
    from a directory holding both files, by relative import, by a star import of the helper's
    module, or, for a method, by its name (not for names frameworks call for you, such as
    `forward`). A caller that passes its own parameter on is a helper too: the index iterates
-   until no new helper appears.
+   until no new helper appears. In a check, the worker that parses a caller also analyses it,
+   with the links it will have unless other files call its own helpers (`volfix.project.early`);
+   the result is kept when its links turn out to be those.
 3. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
    sources there), the calls of its own helpers in the other files (`Links.external_calls`:
    a helper is unwrapped only when every call passing a true flag gets its region in this

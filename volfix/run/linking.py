@@ -112,9 +112,14 @@ class Ahead:
         self.configs = configs
         self.candidates = candidates
         self.results: Dict[str, FileResult] = {}  # path -> result, filled by `link`
+        self._keys: Dict[int, str] = {}  # id of a file's Config (the resolver keeps them) -> its cache key
 
-    def plan(self, path: str, shown: str) -> Tuple["EarlyAnalysis", Tuple[Config, str], bool]:
-        return self.analyser, (self.configs.for_file(path, shown), shown), path in self.candidates
+    def plan(self, path: str, shown: str) -> Tuple["EarlyAnalysis", Tuple[Config, str, str], bool]:
+        config = self.configs.for_file(path, shown)
+        key = ""
+        if self.analyser.cache is not None:
+            key = self._keys.get(id(config)) or self._keys.setdefault(id(config), config.cache_key())
+        return self.analyser, (config, shown, key), path in self.candidates
 
 
 @dataclass(frozen=True)
@@ -127,10 +132,10 @@ class EarlyAnalysis:
     options: Tuple[Tuple[str, object], ...]  # mode, unsafe_fixes, with_fixes
     cache: object  # a ResultCache, or None
 
-    def __call__(self, path: str, data: bytes, doc, links, extra: Tuple[Config, str]) -> Optional[FileResult]:
-        config, shown = extra
+    def __call__(self, path: str, data: bytes, doc, links, extra: Tuple[Config, str, str]) -> Optional[FileResult]:
+        config, shown, config_key = extra
         if self.cache is not None and self.cache.get(  # type: ignore[attr-defined]
-                result_key(self.cache, path, data, links, config.cache_key()), shown, data) is not None:
+                result_key(self.cache, path, data, links, config_key), shown, data) is not None:
             return None
         options = dict(self.options, config=config, data=data, doc=doc)
         if links is not None:

@@ -11,8 +11,9 @@ handed to `fileproc.process_file` (which decodes, parses, analyses and, in fix m
 - **Parallelism.** On Linux, work that writes nothing runs in forked workers
   (`volfix.run.forked`: a fork costs ~1 ms, a `ProcessPoolExecutor` ~35 ms): the scan of a
   large tree (`volfix.run.scan`: read + prefilter, in chunks handed out while the walk lists
-  the next directories), the project's facts, and a check's analysis of the candidates
-  (`PARALLEL_FORK_MIN_LINES`). The engine is imported in a thread while the scan workers
+  the next directories), the project's facts (`volfix.run.linking`; in a check, the callers
+  the index parses are analysed there, on that parse), and a check's analysis of the other
+  candidates (`PARALLEL_FORK_MIN_LINES`). The engine is imported in a thread while the scan workers
   run, so the analysis workers forked next inherit it. A fix's analysis writes files: it uses a
   `ProcessPoolExecutor` (`jobs` workers, default: every usable core) when there are enough
   candidates to pay for it (`PARALLEL_MIN_FILES` files or `PARALLEL_MIN_LINES` lines).
