@@ -31,13 +31,15 @@ def options_for(config: Config, *, links=None, with_fixes: bool = False) -> Opti
 
 
 def check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool = False,
-               links=None, fixes_for=None) -> FileResult:
+               links=None, fixes_for=None, doc=None) -> FileResult:
+    """`doc`: the text's `Document` as `parse_document` gives it, parsed earlier in this process
+    (the project index's parse of a caller, `volfix.project.early`): not parsed again."""
     return call_deep(lambda: _check_text(source, path=path, config=config, with_fixes=with_fixes, links=links,
-                                         fixes_for=fixes_for))
+                                         fixes_for=fixes_for, doc=doc))
 
 
 def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fixes: bool, links,
-                fixes_for=None) -> FileResult:
+                fixes_for=None, doc=None) -> FileResult:
     text, error = decode(source)
     if error is not None:
         return FileResult(path=path, diagnostics=(error,), source=None)
@@ -45,7 +47,7 @@ def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fi
     options = options_for(config, links=links, with_fixes=with_fixes)
     if not may_have_findings(text, options.enabled, links) and not ("VF010" in options.enabled and suppression_only(text)):
         return FileResult(path=path, source=text)
-    analysis = analyse(text, options)
+    analysis = analyse(text, options, doc=doc)
     diagnostics = analysis.diagnostics
     if with_fixes:
         keep = links is not None and links.star_exported

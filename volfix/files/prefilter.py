@@ -414,3 +414,9 @@ def compile_prefilter(needs: Iterable[Optional[Needs]]) -> Predicate:
 # forwards `*args` (a wrapper): what a helper's file must spell.
 HELPER_HINT = re.compile(rb"volatile\s*=\s*(?!(?:True|False|None|0|1)\b)(?:not\s+)?[A-Za-z_]"
                           rb"|Variable\((?:[^()]{0,200}?,)?\s*\*")
+
+
+def helper_hint(data: bytes) -> bool:
+    """`HELPER_HINT.search(data)`: the regex only for bytes spelling a literal every match
+    starts with (five times faster on a tree whose files mostly spell neither)."""
+    return (b"volatile" in data or b"Variable(" in data) and HELPER_HINT.search(data) is not None

@@ -163,13 +163,29 @@ class TrainingCalls:
         return self._functions
 
     def methods(self) -> Dict[str, List[ast.AST]]:
+        """Method name -> the defs of that name in class bodies (`_defs` of each statement), the
+        classes in `ast.walk` order (breadth first), each class's defs in source order. Read
+        from the index's defs (in source order): a walk of the whole tree cost as much as
+        building the index, once per analysis."""
         if self._methods is None:
             self._methods = {}
-            for node in ast.walk(self.index.tree):
-                if isinstance(node, ast.ClassDef):
-                    for stmt in node.body:
-                        for fn in _defs(stmt):
-                            self._methods.setdefault(fn.name, []).append(fn)
+            parents = self.index.parents
+            by_class: Dict[int, Tuple[int, int, List[ast.AST]]] = {}  # id -> (depth, first seen, defs)
+            for fn in self.index.functions:
+                owner = _method_owner(fn, parents)
+                if owner is None:
+                    continue
+                found = by_class.get(id(owner))
+                if found is None:
+                    depth, node = 0, owner
+                    while node in parents:
+                        depth, node = depth + 1, parents[node]
+                    found = by_class[id(owner)] = (depth, len(by_class), [])
+                found[2].append(fn)
+            # Breadth first: by depth, then in source order (for a tree, the order of a level).
+            for _, _, defs in sorted(by_class.values(), key=lambda c: c[:2]):
+                for fn in defs:
+                    self._methods.setdefault(fn.name, []).append(fn)  # type: ignore[attr-defined]
         return self._methods
 
 
@@ -222,6 +238,19 @@ def _decided(test: ast.AST, values: Dict[str, bool]) -> Optional[bool]:
             return None
         same = value == other
         return same if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not same
+    return None
+
+
+def _method_owner(fn: ast.AST, parents: Dict[ast.AST, ast.AST]) -> Optional[ast.ClassDef]:
+    """The class whose body holds `fn` as `_defs` of one of its statements finds it (through
+    the branches of `if` and `try`, not its handlers), or None."""
+    node, parent = fn, parents.get(fn)
+    while isinstance(parent, (ast.If, ast.Try)):
+        if not any(node is s for s in parent.body + parent.orelse + getattr(parent, "finalbody", [])):
+            return None
+        node, parent = parent, parents.get(parent)
+    if isinstance(parent, ast.ClassDef) and any(node is s for s in parent.body):
+        return parent
     return None
 
 

@@ -53,6 +53,8 @@ class ExternalCall:
     in_run: bool  # the file is part of this run (its region will be placed)
     col: int = 0
 
+HOP = "hop"  # ExternalCall.flag of a same-file call that only passes its caller's flag on
+
 # A file's call of a helper: (qualified name as called, helper file, helper signature name,
 # line, column, flag kind, covered by a grad-mode region, the caller's own derived helper).
 CallFact = Tuple[str, str, str, int, int, str, bool, Optional[Any]]

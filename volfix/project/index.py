@@ -6,7 +6,7 @@ evaluation=False)` creating `Variable(..., volatile=evaluation)`, and `main.py` 
 `get_batch(val_data, i, evaluation=True)`. Each file alone is undecidable. The index links them
 before the per-file analysis runs:
 
-1. **Helpers.** Files of the project whose bytes may define one (`HELPER_HINT`: a `volatile=`
+1. **Helpers.** Files of the project whose bytes may define one (`prefilter.HELPER_HINT`: a `volatile=`
    keyword, or a `Variable(*args)` forwarder) are analysed once with the real engine; the
    functions and methods whose flag or raw value goes to their callers are the helpers
    (`get_batch`, `to_var(x, volatile=False)`, a hard-coded `volatile_variable(*args)`, a
@@ -17,7 +17,9 @@ before the per-file analysis runs:
    from a directory holding both files, by relative import, by a star import of the helper's
    module, or, for a method, by its name (not for names frameworks call for you, such as
    `forward`). A caller that passes its own parameter on is a helper too: the index iterates
-   until no new helper appears.
+   until no new helper appears. In a check, the worker that parses a caller also analyses it,
+   with the links it will have unless other files call its own helpers (`volfix.project.early`);
+   the result is kept when its links turn out to be those.
 3. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
    sources there), the calls of its own helpers in the other files (`Links.external_calls`:
    a helper is unwrapped only when every call passing a true flag gets its region in this
@@ -41,21 +43,22 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import re
 from dataclasses import replace
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
-from ..files.prefilter import HELPER_HINT
-from .facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
+from ..files.prefilter import helper_hint
+from .early import EarlyPlan, analyse_ahead, star_guess
+from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
+from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
+from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
+                    _uses_variable, has_star_import, spelled_star_modules)
+from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
 from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
-_STAR_IMPORT_IN_JSON = re.compile(rb"from\s+[\w.]+\s+import\s+\*")
 MAX_ROUNDS = 4
 
 Reader = Callable[[str], Optional[bytes]]
@@ -67,10 +70,14 @@ class ProjectIndex:
 
     `cache` (a `volfix.run.cache.ResultCache`) keeps each file's facts between runs
     (`volfix.project.facts`); `mapper(fn, items)` runs `fn` over the items, in worker
-    processes when the runner has them (the facts of each file are independent)."""
+    processes when the runner has them (the facts of each file are independent). `early`: the
+    runner's offer to analyse the files of the run on the parse that finds their calls
+    (`volfix.project.early`): its `plan(path, shown)` gives (analyse, extra, candidate) or None,
+    and the results kept go into its `results` (path -> result)."""
 
     def __init__(self, run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
-                 read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None):
+                 read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
+                 early=None):
         self.run = {os.path.abspath(p) for p in run_files}
         self.files = sorted(set(os.path.abspath(p) for p in list(run_files) + list(project_files))
                             - {p for p in project_files if not p.endswith((".py", ".pyi"))})
@@ -86,6 +93,9 @@ class ProjectIndex:
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
         self.variable_importers: Set[str] = set()  # modules star-imported where `Variable` is used
+        self.early = early
+        self._early: Dict[str, tuple] = {}  # path -> (the links assumed, its result)
+        self._layout: tuple = ([], ModuleTable([]), [])  # the project's .py files, their table, notebooks
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -123,19 +133,27 @@ class ProjectIndex:
         hinted = []
         for path in py_files:
             raw = self.bytes_of(path) if path in self.run or self.project_wide else self.data.get(path)
-            if raw is not None and HELPER_HINT.search(raw):
+            if raw is not None and helper_hint(raw):
                 hinted.append((path, raw))
         self.find_helpers(hinted)
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
-        stars = self.star_links(py_files, ModuleTable(py_files), notebooks)
-        if not self.helpers and not stars and not self.variable_importers:
-            return {}
+        modules = ModuleTable(py_files)
+        self._layout = (py_files, modules, notebooks)
         seen: Set[Tuple[str, str]] = set()
-        for _ in range(MAX_ROUNDS):
+        # The callers first: the star imports of the files they parse come with them (without
+        # a helper, no file calls one: none is read for it).
+        for _ in range(MAX_ROUNDS if self.helpers else 0):
             new = self.link_callers(py_files, seen)
             if not new:
                 break
-        return self.links(stars)
+        stars = self.star_links(py_files, modules, notebooks)
+        if not self.helpers and not stars and not self.variable_importers:
+            return {}
+        links = self.links(stars)
+        for path, (expected, result) in self._early.items():
+            if links.get(path) == expected:  # what the file's analysis would see now
+                self.early.results[path] = result
+        return links
 
     def build_incrementally(self) -> Dict[str, Links]:
         """`build`, or its result from the cache when no file of the project changed (nor
@@ -212,8 +230,17 @@ class ProjectIndex:
                 calls_of[path] = resolved
         # The helper tables are the same objects in every item: pickled once a chunk.
         names = helper_names(self.helpers)
-        items = [(path, raw, self.shown(path), path in self.run, names, methods) for path, raw, _ in work]
+        plans = self.early_plans([path for path, _, _ in work]) if not seen else {}
+        items = [(path, raw, self.shown(path), path in self.run, names, methods)
+                 + ((plans[path],) if path in plans else ()) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
+            if path in plans:
+                found, ahead, stars = found
+                if ahead is not None:
+                    self._early[path] = ahead
+                if stars is not None:  # the same parse told what the file star-imports
+                    self.facts.put_stars(path, raw, stars)
+                    self._stars[path] = stars
             self.facts.put_calls(path, raw, key, found)
             calls_of[path] = found
         # Recorded in the files' order, cached or not: the order of the calls and of the
@@ -222,6 +249,34 @@ class ProjectIndex:
             if path in calls_of:
                 new = self.record(path, calls_of[path], seen) or new
         return new
+
+    def early_plans(self, paths: List[str]) -> Dict[str, EarlyPlan]:
+        """For the files of the run the runner wants analysed on the parse of their calls: what
+        their links will be unless other files call their helpers (`early.expected_links`).
+        The star imports are not linked yet: their part is read off the bytes (`early.star_guess`)."""
+        plans: Dict[str, EarlyPlan] = {}
+        offers = {path: self.early.plan(path, self.shown(path)) for path in paths
+                  if self.early is not None and path in self.run}
+        if not any(offers.values()):
+            return plans
+        py_files, modules, notebooks = self._layout
+        importers = star_guess(self, py_files, modules, notebooks)
+        for path, offer in offers.items():
+            if offer is not None:
+                table = self.star_table(path, modules)
+                exported = path in importers and self.binds_variable(path)
+                plans[path] = EarlyPlan(*offer, table, exported, path in self.helpers, self.project_wide)
+        return plans
+
+    def star_table(self, path: str, modules: ModuleTable) -> Dict[str, Optional[tuple]]:
+        """For each module a file's lines star-import: its `Links.star_bindings` entry (None:
+        no project file)."""
+        raw = self.bytes_of(path)
+        table: Dict[str, Optional[tuple]] = {}
+        for module in spelled_star_modules(raw) if raw is not None and has_star_import(raw) else ():
+            target = modules.resolve(module, path)
+            table[module] = None if target is None else (self.module_key(target, path), self.exported_bindings(target))
+        return table
 
     def signature_of(self, helper_path: str, name: str) -> Optional[HelperSignature]:
         return next((s for s in self.helpers.get(helper_path, ()) if s.name == name), None)
@@ -255,7 +310,7 @@ class ProjectIndex:
         importers = []
         for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
-            if raw is not None and _STAR_IMPORT.search(raw):
+            if raw is not None and has_star_import(raw):
                 importers.append((path, raw))
         star_modules: Dict[str, List[str]] = {}
         missing = []
@@ -299,17 +354,19 @@ class ProjectIndex:
     # ------------------------------------------------------------------ links
     def links(self, stars: Dict[str, Tuple[str, ...]]) -> Dict[str, Links]:
         out: Dict[str, Links] = {}
-        exported = self.variable_importers
         for path in self.run:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
                                     for name, calls in self.calls.get(path, {}).items()))
-            star_bindings = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
-            star_bindings = tuple(s for s in star_bindings if s[1])
-            is_exported = path in exported and self.binds_variable(path)
+            star_bindings, is_exported = self.star_part(path, stars)
             if helpers or external or star_bindings or is_exported or path in self.helpers:
                 out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide)
         return out
+
+    def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
+        """A file's `Links.star_bindings` and `Links.star_exported`."""
+        star_bindings = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
+        return tuple(s for s in star_bindings if s[1]), path in self.variable_importers and self.binds_variable(path)
 
     def module_key(self, target: str, importer: str) -> str:
         names = module_names(target, importer)
@@ -328,48 +385,6 @@ class ProjectIndex:
 
     def binds_variable(self, path: str) -> bool:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
-
-
-def _notebook_document(raw: bytes) -> Optional[Document]:
-    """A notebook's code cells, joined and parsed as the engine sees them."""
-    from ..notebook.jsonfile import NotebookError, parse_notebook
-    from ..notebook.run import Cells
-
-    try:
-        cells = Cells(parse_notebook(raw))
-    except NotebookError:
-        return None
-    return cells.parse(cells.text)[0] if cells.analysed else None
-
-
-_CELL_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\*", re.M)
-_VARIABLE_WORD = re.compile(r"\bVariable\b")
-
-
-def _uses_variable(raw: bytes) -> bool:
-    """A line of the file that is not a comment, nor its star import, spells `Variable`."""
-    if b"Variable" not in raw:
-        return False
-    text = raw.decode("utf-8", "replace")
-    return any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
-               for line in text.splitlines())
-
-
-def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
-    """The modules a notebook's code cells star-import, when a cell uses `Variable` (a line
-    that is not a comment spells it): those modules must keep binding it."""
-    if raw is None or b"import" not in raw or b"Variable" not in raw:
-        return []
-    from ..notebook.jsonfile import NotebookError, parse_notebook
-
-    try:
-        nb = parse_notebook(raw)
-    except NotebookError:
-        return []
-    code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
-    uses = any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
-               for line in code.splitlines())
-    return _CELL_STAR_IMPORT.findall(code) if uses else []
 
 
 def _document(raw: bytes) -> Optional[Document]:
@@ -403,7 +418,7 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
         ctx = detect(doc, Options(frozenset()))
     except RecursionError:
         return [], None
-    stars = list(ctx.index.module_names.star_modules) if _STAR_IMPORT.search(raw) else None
+    stars = list(ctx.index.module_names.star_modules) if has_star_import(raw) else None
     out: Dict[str, HelperSignature] = {}
     index = ctx.index
     for record in ctx.helpers:
@@ -463,17 +478,29 @@ def helper_of_qual(names: NameTable, qual: str, importer: str) -> Optional[Tuple
     return helper_called(names, head, name, importer)
 
 
-def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
+def file_calls(item):
     """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
-    its caller's own parameter on)."""
-    path, raw, shown, in_run, names, methods = item
-    if not names and not methods:
-        return []
-    doc = _document(raw)
+    its caller's own parameter on). With an `EarlyPlan` as a seventh item: (those calls, the
+    file's analysis on the same parse, `early.analyse_ahead`, and the modules it star-imports
+    when it has a star import, else None)."""
+    path, raw, shown, in_run, names, methods = item[:6]
+    plan = item[6] if len(item) > 6 else None
+    doc = _document(raw) if names or methods else None
+    found = calls_in(doc, path, shown, in_run, names, methods) if doc is not None else []
+    if plan is None:
+        return found
     if doc is None:
-        return []
+        return found, None, None
+    # Read before the analysis, which binds the star imports into the module's names.
+    stars = list(doc.index().module_names.star_modules) if has_star_import(raw) else None
+    return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars
+
+
+def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods
+             ) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
+    """`file_calls` of a parsed file."""
     family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
     index = doc.index()
     defined = {node.name for node in index.functions}
@@ -562,171 +589,20 @@ def signature_argument(call: ast.Call, sig: HelperSignature) -> Tuple[Optional[a
     return None, default is None
 
 
-def _module_word(path: str) -> bytes:
-    """The word an import of the module in `path` must spell (`utils` for `pkg/utils.py`);
-    empty for a package's `__init__.py` (`from . import to_var` spells none)."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    return b"" if stem == "__init__" else stem.encode("utf-8", "surrogateescape")
-
-
-def _call_filter(by_module: Dict[bytes, Set[bytes]], method_names: List[bytes]) -> Callable[[bytes], bool]:
-    """Can a file with these bytes call a helper of another file? It must spell a helper's
-    name and, for a function, the name of the helper's module (in its import); any file
-    that spells a helper method's name may call it. Words are whole identifiers (`to_var`
-    inside `to_variable` calls nothing), collected in one scan of the file."""
-    methods = set(method_names)
-    if not methods and not by_module:
-        return lambda raw: False
-    # Most files spell no helper's name at all: one C-level search for any of them first.
-    spells_any = _any_word(methods.union(*by_module.values()))
-
-    def may_call(raw: bytes) -> bool:
-        if not spells_any(raw):
-            return False
-        found = set(_WORD.findall(raw))
-        if not methods.isdisjoint(found):
-            return True
-        return any((not word or word in found) and not names.isdisjoint(found) for word, names in by_module.items())
-    return may_call
-
-
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _any_word(words: Set[bytes]) -> Callable[[bytes], bool]:
-    """Whether bytes hold any of `words` (as a substring: a necessary condition for a whole
-    identifier), by one regex shaped as a trie of the words (an alternation of hundreds
-    of names tries each of them at every position: 30 times slower)."""
-    trie: Dict[int, dict] = {}
-    for word in words:
-        node = trie
-        for byte in word:
-            if -1 in node:
-                break  # a shorter word ends here: longer ones add nothing to a search
-            node = node.setdefault(byte, {})
-        else:
-            node.clear()
-            node[-1] = {}
-
-    def pattern(node: Dict[int, dict]) -> bytes:
-        if -1 in node:
-            return b""
-        branches = [re.escape(bytes([byte])) + pattern(child) for byte, child in sorted(node.items())]
-        return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
-
-    if not trie or -1 in trie:
-        return lambda raw: True  # no word, or the empty word
-    search = re.compile(pattern(trie)).search
-    return lambda raw: search(raw) is not None
-
-
 CALL_KEY = nm.METHOD_PREFIX + "__call__"
-HOP = "hop"  # ExternalCall.flag of a same-file call that only passes its caller's flag on
 
 
 def _short(name: str) -> str:
     return name[len(nm.METHOD_PREFIX):] if name.startswith(nm.METHOD_PREFIX) else name
 
 
-def module_names(target: str, importer: str) -> List[str]:
-    """How `importer` can name the module in file `target`: absolute dotted names from every
-    directory holding both files, and relative names (`.utils`, `..pkg.utils`) from the
-    importer's package."""
-    target = os.path.abspath(target)
-    importer = os.path.abspath(importer)
-    stem, _ = os.path.splitext(target)
-    parts = stem.split(os.sep)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    importer_dir = os.path.dirname(importer).split(os.sep)
-
-    def inside(base: int) -> bool:  # is parts[:base] a directory holding the importer?
-        return base <= len(importer_dir) and parts[:base] == importer_dir[:base]
-
-    out: List[str] = []
-    # Absolute: from each directory that also holds the importer (sys.path[0] when it runs
-    # as a script, or the project root it is run from), nearest first.
-    for base in range(len(parts) - 1, 0, -1):
-        rel = parts[base:]
-        if inside(base) and all(_IDENTIFIER.match(p) for p in rel):
-            out.append(".".join(rel))
-    # Relative: level 1 is the importer's own package (`from . import f` names __init__).
-    for level in range(1, len(importer_dir)):
-        base = len(importer_dir) - (level - 1)
-        rel = parts[base:]
-        if base <= len(parts) and inside(base) and all(_IDENTIFIER.match(p) for p in rel):
-            out.append("." * level + ".".join(rel))
-    return out
-
-
-def module_candidates(module: str, importer: str) -> List[str]:
-    """The files `importer` can name `module` (`module_names`, read backwards): at most four
-    paths for each directory the name can start from, whatever the size of the project. A
-    path is a candidate whether or not it exists; `module in module_names(path, importer)`
-    holds for exactly these paths (of the `.py`/`.pyi` files)."""
-    importer_dir = os.path.dirname(os.path.abspath(importer)).split(os.sep)
-    level = len(module) - len(module.lstrip("."))
-    rest = module[level:]
-    words = rest.split(".") if rest else []
-    if not all(_IDENTIFIER.match(w) for w in words):
-        return []
-    if level:  # relative: level 1 is the importer's own package
-        if level >= len(importer_dir):
-            return []
-        bases = [importer_dir[:len(importer_dir) - (level - 1)]]
-    elif words:  # absolute: from every directory holding the importer, the root included
-        bases = [importer_dir[:base] for base in range(len(importer_dir), 0, -1)]
-    else:
-        return []
-    out = []
-    for base in bases:
-        stem = os.sep.join(base + words)
-        if not words or words[-1] != "__init__":  # `pkg/__init__.py` is named `pkg`
-            out.extend((stem + ".py", stem + ".pyi"))
-        out.extend((stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"))
-    return out
-
-
-def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
-    """The project file a module name (as the importer spells it) refers to: the first of
-    `files` (in their order) that `module_names` names so. `files` may be a `ModuleTable`,
-    which answers by dictionary lookups."""
-    if isinstance(files, ModuleTable):
-        return files.resolve(module, importer)
-    importer = os.path.abspath(importer)
-    for path in files:
-        if path != importer and module in module_names(path, importer):
-            return path
-    return None
-
-
-class ModuleTable:
-    """The files of a project by path, built once: `resolve` looks a module name up among the
-    few candidate paths (`module_candidates`) instead of naming every file of the project
-    (a scan per lookup made linking quadratic in the project's size). Ties go to the file
-    that comes first in the order given, as `resolve_module` over the list."""
-
-    def __init__(self, files: Sequence[str]) -> None:
-        self.order: Dict[str, int] = {}
-        for i, path in enumerate(files):
-            self.order.setdefault(path, i)
-
-    def __iter__(self):
-        return iter(self.order)
-
-    def resolve(self, module: str, importer: str) -> Optional[str]:
-        importer = os.path.abspath(importer)
-        found = [p for p in module_candidates(module, importer) if p in self.order and p != importer]
-        return min(found, key=self.order.__getitem__) if found else None
-
-
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
-         read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None
-         ) -> Dict[str, Links]:
+         read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
+         early=None) -> Dict[str, Links]:
     """The links of every file of the run that has any. `data` holds the bytes already read
     (read bytes are added to it); `project_files`: the other files of the project, read only;
-    `cache` and `mapper`: see `ProjectIndex`."""
-    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper)
+    `cache`, `mapper` and `early`: see `ProjectIndex`."""
+    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early)
     if cache is None:
         return index.build()
     return index.build_incrementally()

@@ -18,15 +18,16 @@ from ..model import Diagnostic, FileResult, Location
 
 def process_file(path: str, *, config: Config, mode: str = "check", unsafe_fixes: bool = False,
                  display_path: Optional[str] = None, links=None, review=None,
-                 with_fixes: bool = False, data: Optional[bytes] = None) -> FileResult:
+                 with_fixes: bool = False, data: Optional[bytes] = None, doc=None) -> FileResult:
     """Read one file (.py/.pyi/.ipynb), check or fix it, write it back in fix mode.
     `links`: the file's links to the other files of the project (`volfix.flow.project`).
     `data`: the file's bytes as an earlier pass of this run computed them, instead of reading
-    it (diff mode's settle pass: nothing was written)."""
+    it (diff mode's settle pass: nothing was written, or the bytes the project index parsed).
+    `doc`: a check's parsed `data` (`volfix.engine.check_text`), for a .py file."""
     shown = display_path or path
     try:
         return _process(path, shown, config=config, mode=mode, unsafe_fixes=unsafe_fixes, links=links,
-                        review=review, with_fixes=with_fixes, data=data)
+                        review=review, with_fixes=with_fixes, data=data, doc=doc)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the one per-file boundary: a crash is a volfix bug, the run goes on
@@ -51,7 +52,7 @@ def _unreadable(path: str, exc: OSError) -> str:
 
 
 def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: bool, links, review,
-             with_fixes: bool = False, data: Optional[bytes] = None) -> FileResult:
+             with_fixes: bool = False, data: Optional[bytes] = None, doc=None) -> FileResult:
     if data is None:
         try:
             data, _stat = sourcefile.read_file(path)
@@ -77,7 +78,7 @@ def _process(path: str, shown: str, *, config: Config, mode: str, unsafe_fixes: 
     # took off, so that a second one (which Python refuses) is still there to be VF001.
     text = "\ufeff" + decoded.text if decoded.bom else decoded.text
     if mode == "check":
-        return check_text(text, path=shown, config=file_config, links=links, with_fixes=with_fixes)
+        return check_text(text, path=shown, config=file_config, links=links, with_fixes=with_fixes, doc=doc)
     result = fix_text(text, path=shown, config=file_config, unsafe_fixes=unsafe_fixes, links=links,
                       review=review)
     if not result.changed:

@@ -11,8 +11,9 @@ handed to `fileproc.process_file` (which decodes, parses, analyses and, in fix m
 - **Parallelism.** On Linux, work that writes nothing runs in forked workers
   (`volfix.run.forked`: a fork costs ~1 ms, a `ProcessPoolExecutor` ~35 ms): the scan of a
   large tree (`volfix.run.scan`: read + prefilter, in chunks handed out while the walk lists
-  the next directories), the project's facts, and a check's analysis of the candidates
-  (`PARALLEL_FORK_MIN_LINES`). The engine is imported in a thread while the scan workers
+  the next directories), the project's facts (`volfix.run.linking`; in a check, the callers
+  the index parses are analysed there, on that parse), and a check's analysis of the other
+  candidates (`PARALLEL_FORK_MIN_LINES`). The engine is imported in a thread while the scan workers
   run, so the analysis workers forked next inherit it. A fix's analysis writes files: it uses a
   `ProcessPoolExecutor` (`jobs` workers, default: every usable core) when there are enough
   candidates to pay for it (`PARALLEL_MIN_FILES` files or `PARALLEL_MIN_LINES` lines).
@@ -35,19 +36,18 @@ is below it.
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import sys
 from dataclasses import dataclass, replace
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import forked, scan
+from .boundary import ProcessFn, analyse as _analyse, crash_result as _crash_result, gc_paused as _gc_paused
 from ..files.discovery import display_path
 from ..settings.config import Config
 from ..model import FileResult
-from ..files.prefilter import HELPER_HINT
 from ..settings.nearest import ConfigResolver
+from .linking import Ahead, EarlyAnalysis, link as _link, result_key as _result_key
 from .options import RunOptions
 # A process pool costs a fork per worker and a pickle per result: use one only when the
 # candidates are more than this many files, or this many lines in total.
@@ -56,8 +56,6 @@ PARALLEL_MIN_LINES = 20_000
 # A check's candidates are analysed by forked workers from this many lines on (~20 ms of
 # analysis; a fork and the results' pickles cost ~2 ms).
 PARALLEL_FORK_MIN_LINES = 2_000
-
-ProcessFn = Callable[..., FileResult]
 
 
 @dataclass
@@ -163,11 +161,21 @@ def _run_candidates(run: _Run, files: List[str], candidates: List[Tuple[str, Opt
     """Link, look up and analyse the `candidates` among `files`."""
     opts, stats, cache, progress, mode = run.options, run.stats, run.cache, run.options.progress, run.options.mode
     total = len(files)
-    links = _link(run.paths, files, candidates, run.config, cache, run.workers)
+    ahead = None
+    if mode == "check" and opts.review is None and run.process is None:
+        options = {"mode": mode, "unsafe_fixes": opts.unsafe_fixes}
+        if opts.with_fixes:
+            options["with_fixes"] = True
+        ahead = Ahead(EarlyAnalysis(tuple(options.items()), cache), run.configs, {p for p, _ in candidates})
+    links = _link(run.paths, files, candidates, run.config, cache, run.workers, ahead)
     stats.candidates = len(candidates)
     results, tasks = _lookup(candidates, cache, mode, links, run.configs, opts.with_fixes)
     stats.cache_hits = len(results)
-    done = total - len(tasks)
+    # The callers the project index analysed on its parse of them (`volfix.project.early`).
+    early = [t for t in tasks if ahead is not None and t.path in ahead.results]
+    if early:
+        tasks = [t for t in tasks if t.path not in ahead.results]  # type: ignore[union-attr]
+    done = total - len(tasks) - len(early)
     if progress is not None:
         progress(done, total)
 
@@ -181,8 +189,11 @@ def _run_candidates(run: _Run, files: List[str], candidates: List[Tuple[str, Opt
         if progress is not None:
             progress(done, total)
 
-    stats.analysed = len(tasks)
-    stats.lines_analysed = sum(t.lines for t in tasks)
+    for task in early:
+        finished(task, ahead.results[task.path])  # type: ignore[union-attr]
+    stats.analysed = len(tasks) + len(early)
+    stats.lines_analysed = sum(t.lines for t in tasks + early)
+    lines_left = sum(t.lines for t in tasks)
     options = {"mode": mode, "unsafe_fixes": opts.unsafe_fixes}
     if opts.with_fixes:  # JSON/SARIF: every fix's edits (a result with them is cached as any other)
         options["with_fixes"] = True
@@ -192,10 +203,10 @@ def _run_candidates(run: _Run, files: List[str], candidates: List[Tuple[str, Opt
         options["review"] = opts.review
         workers = 1
         tasks.sort(key=lambda t: t.display)
-    if workers > 1 and mode == "check" and forked.available() and stats.lines_analysed >= PARALLEL_FORK_MIN_LINES:
+    if workers > 1 and mode == "check" and forked.available() and lines_left >= PARALLEL_FORK_MIN_LINES:
         stats.workers = workers
         _run_forked(tasks, options, workers, run.process, finished)
-    elif workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or stats.lines_analysed > PARALLEL_MIN_LINES):
+    elif workers > 1 and (len(tasks) > PARALLEL_MIN_FILES or lines_left > PARALLEL_MIN_LINES):
         stats.workers = workers
         _run_pool(tasks, options, workers, run.process, finished)
     else:
@@ -373,105 +384,6 @@ def _merged(first: FileResult, second: FileResult) -> FileResult:
                    applied=first.applied + second.applied)
 
 
-def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
-          config: Config, cache=None, workers: int = 1) -> Dict[str, object]:
-    """Links between the files of each project (`volfix.project.index`): helpers threading the
-    volatile flag and their callers in other files, star imports of project modules. A caller
-    that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
-    run holds only some files of a project (pre-commit passes the changed ones), its other
-    files are read too, never changed: a helper's callers may live there.
-
-    Each file belongs to its nearest project root (`discovery.ProjectRoots`), and helpers
-    link inside one project only: a folder of 30 repositories is 30 small indexes, linked by
-    the workers side by side when there are enough of them."""
-    from ..files import discovery
-
-    roots = discovery.ProjectRoots()
-    hinted = {path for path, data in candidates
-              if data is not None and (HELPER_HINT.search(data) or b"import *" in data)}
-
-    def covered(root: str) -> bool:
-        return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
-
-    if not hinted:
-        # Nothing of the run links, unless a project reaches above a path of the run (then
-        # its other files may call a helper of the run's): the project of that path itself.
-        tops = {roots.root_of_directory(p if os.path.isdir(p) else os.path.dirname(p))
-                for p in map(os.path.abspath, paths)}
-        if all(root is None or covered(root) for root in tops):
-            return {}
-    in_run = set(files)
-    groups: List[Tuple[List[str], List[str]]] = []  # (the run's files, the project's other files)
-    for root, members in roots.group(files).items():
-        others: List[str] = []
-        if root is not None and not covered(root):
-            everything = discovery.discover([root], exclude=config.exclude + config.extend_exclude,
-                                            respect_gitignore=config.respect_gitignore, root=root)
-            others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))
-                      and roots.root_of(p) == root]
-        if others or any(p in hinted for p in members):
-            groups.append((members, others))
-    if not groups:
-        return {}
-    from ..project import index as project  # only now: most runs link nothing
-
-    known = dict(candidates)
-    shown = _DisplayPaths(os.getcwd())
-
-    def link_group(group: Tuple[List[str], List[str]], mapper: Callable) -> Dict[str, object]:
-        members, others = group
-        return project.link(members, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
-                            mapper=mapper)
-
-    links: Dict[str, object] = {}
-    if len(groups) >= PARALLEL_MIN_FILES and workers > 1 and forked.available():
-        # Many projects: each worker links whole projects, one process each (the bytes a
-        # worker reads stay there: the callers that join the candidates are read again).
-        serial = lambda fn, items: [fn(item) for item in items]  # noqa: E731
-        for part in _map(lambda group: link_group(group, serial), groups, workers):
-            links.update(part)
-    else:
-        for group in groups:
-            links.update(link_group(group, lambda fn, items: _map(fn, items, workers)))
-    candidate_paths = {path for path, _ in candidates}
-    for path in sorted(links):
-        if path not in candidate_paths:
-            data = known[path] if known.get(path) is not None else scan.read_bytes(path)
-            candidates.append((path, data))  # the caller's bytes, read by project.link
-    return links
-
-
-class _DisplayPaths(dict):
-    """`display_path` of each file from `cwd`, computed when asked: the project index of a
-    large tree shows few of its files (and keys its cache by `cwd`)."""
-
-    def __init__(self, cwd: str) -> None:
-        super().__init__()
-        self.cwd = cwd
-
-    def get(self, path: str, default: Optional[str] = None) -> Optional[str]:  # type: ignore[override]
-        if path not in self:
-            self[path] = display_path(path, self.cwd)
-        return dict.get(self, path, default)
-
-
-def _map(fn: Callable, items: list, workers: int) -> list:
-    """`[fn(item) for item in items]`, by `workers` forked processes when there are enough
-    items (the project index's per-file facts)."""
-    if workers > 1 and len(items) >= PARALLEL_MIN_FILES and forked.available():
-        size = max(1, len(items) // (workers * 4))
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
-        parts: List[list] = [[] for _ in chunks]
-
-        def apply(chunk: list) -> list:
-            return [fn(item) for item in chunk]
-
-        for index, part in forked.imap_unordered(apply, chunks, workers, on_death=apply):
-            parts[index] = part
-        return [value for part in parts for value in part]
-    return [fn(item) for item in items]
-
-
 def _task_options(options: Dict, task: _Task) -> Dict:
     if task.links is None:
         return dict(options, config=task.config)
@@ -496,12 +408,10 @@ def _lookup(candidates: List[Tuple[str, Optional[bytes]]], cache, mode: str,
                          config=configs.for_file(path, shown))
             task.links = links.get(path) if links else None
             if cache is not None and data is not None:
-                # A linked file's result also depends on the files it is linked to.
-                keyed = data if task.links is None else data + b"\0volfix-links\0" + task.links.digest()
                 config_key = config_keys.get(id(task.config))
                 if config_key is None:
                     config_key = config_keys[id(task.config)] = task.config.cache_key()
-                task.cache_key = cache.key(path, keyed, "check", config_key)
+                task.cache_key = _result_key(cache, path, data, task.links, config_key)
                 task.data = data
                 hit = cache.get(task.cache_key, shown, data)
                 if hit is not None and with_fixes and not _has_edits(hit):
@@ -519,37 +429,6 @@ def _has_edits(result: FileResult) -> bool:
 
 def _nothing_to_fix(result: FileResult) -> bool:
     return result.error is None and not result.diagnostics
-
-
-def _analyse(process: Optional[ProcessFn], path: str, shown: str, options: Dict) -> FileResult:
-    """Runs in this process or in a worker: one file through the engine. The cyclic GC is
-    off meanwhile: a file's tree and index are tens of thousands of objects and hold no
-    cycles, so its collections only traversed them (8% of a large file's analysis); what a
-    file leaves behind is collected after."""
-    if process is None:
-        from .fileproc import process_file as process
-    with _gc_paused():
-        try:
-            return process(path, display_path=shown, **options)
-        except Exception as exc:  # noqa: BLE001 - the per-file boundary behind the engine's own
-            return _crash_result(shown, f"{type(exc).__name__}: {exc}")
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic GC off inside the block (on again after, if it was on)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _crash_result(shown: str, what: str) -> FileResult:
-    return FileResult(path=shown, error=f"internal error: {what} (this is a volfix bug; "
-                                        "please report it with the file)")
 
 
 def _pool_context():

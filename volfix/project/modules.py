@@ -1,0 +1,107 @@
+"""How a file names the other modules of its project (`volfix.project.index`).
+
+`module_names(target, importer)`: the dotted names (absolute, from each directory holding both
+files, and relative) by which `importer` can import the module in `target`;
+`module_candidates(module, importer)`: the same relation read backwards, the few paths a
+name can mean, so that `ModuleTable` resolves a name by dictionary lookups instead of asking
+every file of the project for its names (a scan per lookup made linking quadratic).
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, Iterable, List, Optional, Sequence
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def module_names(target: str, importer: str) -> List[str]:
+    """How `importer` can name the module in file `target`: absolute dotted names from every
+    directory holding both files, and relative names (`.utils`, `..pkg.utils`) from the
+    importer's package."""
+    target = os.path.abspath(target)
+    importer = os.path.abspath(importer)
+    stem, _ = os.path.splitext(target)
+    parts = stem.split(os.sep)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    importer_dir = os.path.dirname(importer).split(os.sep)
+
+    def inside(base: int) -> bool:  # is parts[:base] a directory holding the importer?
+        return base <= len(importer_dir) and parts[:base] == importer_dir[:base]
+
+    out: List[str] = []
+    # Absolute: from each directory that also holds the importer (sys.path[0] when it runs
+    # as a script, or the project root it is run from), nearest first.
+    for base in range(len(parts) - 1, 0, -1):
+        rel = parts[base:]
+        if inside(base) and all(_IDENTIFIER.match(p) for p in rel):
+            out.append(".".join(rel))
+    # Relative: level 1 is the importer's own package (`from . import f` names __init__).
+    for level in range(1, len(importer_dir)):
+        base = len(importer_dir) - (level - 1)
+        rel = parts[base:]
+        if base <= len(parts) and inside(base) and all(_IDENTIFIER.match(p) for p in rel):
+            out.append("." * level + ".".join(rel))
+    return out
+
+
+def module_candidates(module: str, importer: str) -> List[str]:
+    """The files `importer` can name `module` (`module_names`, read backwards): at most four
+    paths for each directory the name can start from, whatever the size of the project. A
+    path is a candidate whether or not it exists; `module in module_names(path, importer)`
+    holds for exactly these paths (of the `.py`/`.pyi` files)."""
+    importer_dir = os.path.dirname(os.path.abspath(importer)).split(os.sep)
+    level = len(module) - len(module.lstrip("."))
+    rest = module[level:]
+    words = rest.split(".") if rest else []
+    if not all(_IDENTIFIER.match(w) for w in words):
+        return []
+    if level:  # relative: level 1 is the importer's own package
+        if level >= len(importer_dir):
+            return []
+        bases = [importer_dir[:len(importer_dir) - (level - 1)]]
+    elif words:  # absolute: from every directory holding the importer, the root included
+        bases = [importer_dir[:base] for base in range(len(importer_dir), 0, -1)]
+    else:
+        return []
+    out = []
+    for base in bases:
+        stem = os.sep.join(base + words)
+        if not words or words[-1] != "__init__":  # `pkg/__init__.py` is named `pkg`
+            out.extend((stem + ".py", stem + ".pyi"))
+        out.extend((stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"))
+    return out
+
+
+def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
+    """The project file a module name (as the importer spells it) refers to: the first of
+    `files` (in their order) that `module_names` names so. `files` may be a `ModuleTable`,
+    which answers by dictionary lookups."""
+    if isinstance(files, ModuleTable):
+        return files.resolve(module, importer)
+    importer = os.path.abspath(importer)
+    for path in files:
+        if path != importer and module in module_names(path, importer):
+            return path
+    return None
+
+
+class ModuleTable:
+    """The files of a project by path, built once: `resolve` looks a module name up among the
+    few candidate paths (`module_candidates`) instead of naming every file of the project
+    (a scan per lookup made linking quadratic in the project's size). Ties go to the file
+    that comes first in the order given, as `resolve_module` over the list."""
+
+    def __init__(self, files: Sequence[str]) -> None:
+        self.order: Dict[str, int] = {}
+        for i, path in enumerate(files):
+            self.order.setdefault(path, i)
+
+    def __iter__(self):
+        return iter(self.order)
+
+    def resolve(self, module: str, importer: str) -> Optional[str]:
+        importer = os.path.abspath(importer)
+        found = [p for p in module_candidates(module, importer) if p in self.order and p != importer]
+        return min(found, key=self.order.__getitem__) if found else None
