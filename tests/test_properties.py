@@ -80,10 +80,14 @@ def assert_kept(program: Program, fixed: str) -> None:
         allowed = texts if tag == EXACT else {unit * k + t for k in range(4) for t in texts}
         opening = opening and not text.strip()
         if row in headers or (opening and freed):
-            # May be gone: a collapsed `if`, an emptied `else`, or a blank line after the import
-            # that opened the file (it goes with it: a file does not open with blank lines).
+            # May be gone: a collapsed `if`, an emptied `else`, or a blank line after the lines
+            # the fix removed that opened the file or a `with` block (they go with them: a file
+            # or a block does not open with blank lines).
             position += position < len(out) and out[position] in allowed
             continue
+        header = text.split("#")[0].strip()
+        if header.startswith(("with ", "async with ")) and header.endswith(":"):
+            opening, freed = True, False  # a `with` block opens next (`fixes.layout` on its blank lines)
         if row in inside:
             allowed |= {t[len(unit):] for t in texts if t.startswith(unit)}
         found = position
@@ -235,6 +239,21 @@ def test_generated_programs_are_valid_legacy_code(program):
       ('if x: ', 'keep'),
       ('    x = Variable(x,  # note', 'free'),
       ('        volatile=True)', 'free'),
+      ('    x = Variable(x,  # note', 'free'),
+      ('        volatile=True)', 'free')),
+     unit_visible=True),
+).via('discovered failure')
+@example(  # the author's blank line opened the `with` block once the statement above it went
+    program=Program(source='from torch.autograd import Variable\n\n\n\nwith open(x) as f: \n    x = Variable(x, volatile=True)\n    \n    x = Variable(x,  # note\n        volatile=True)',
+     newline='\n',
+     unit='    ',
+     lines=(('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('', 'keep'),
+      ('', 'keep'),
+      ('with open(x) as f: ', 'keep'),
+      ('    x = Variable(x, volatile=True)', 'free'),
+      ('    ', 'keep'),
       ('    x = Variable(x,  # note', 'free'),
       ('        volatile=True)', 'free')),
      unit_visible=True),
