@@ -55,6 +55,11 @@ NEEDS_ANALYSIS = {
     "VF110-project-star-import": "from main import *\nmodel = Net()\ny = model(Variable(x))\n",
     "VF105": "import torch\n\n\ndef to_tensor(x, volatile=False):\n    return x\n",
     "VF105-argument": "import torch\nfrom utils import to_tensor\ny = to_tensor(x, volatile=True)\n",
+    "VF401": "import torch\nprint(loss.data[0])\n",
+    # `[0]` without `.data[0]` (issue 22: awd-lstm-lm's finetune.py was never analysed)
+    "VF401-accumulator": "import torch\ntotal = 0\ntotal += len(x) * crit(out, y).data\nprint(total[0])\n",
+    "VF401-accumulator-spaced": "import torch\n\n    acc  +=  raw.data\n    avg = acc[0] / n\n",
+    "VF401-loss-named": "import torch\nloss = out.sum()\nw = loss.data\nprint(loss[0])\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }
@@ -115,6 +120,10 @@ def test_notebook_cells_pass_like_source(case):
     "from main import *\n# no Variable here\n",
     # `.volatile` where neither torch nor a package built on it is imported
     "from pycparser import c_ast\nif decl.volatile:\n    pass\n",
+    # `[0]` on a name no line ending in `.data` assigns (torch's own `param.data` and `shape[0]`)
+    "import torch\nw = p.data\nn = shape[0]\n",
+    "import torch\nw = p.data.clone()\nn = w[0]\n",
+    "import torch\nout = p.data\nn = p.out[0]\n",
 ])
 def test_file_without_tokens_is_skipped(source):
     assert not may_need_analysis(source.encode(), ALL)
