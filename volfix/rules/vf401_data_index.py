@@ -100,7 +100,7 @@ class ScalarDataIndex(Rule):
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
     if it held several elements, `.data[0]` meant its first one and `.item()` raises. It is
-    unsafe for `t[i, j, k, l].data[0]` too (an index per dimension is one element, but
+    unsafe for `t[i, j, k, l].data[0]` too (also `t[idx[0], idx[1] + k, ...]`: an index per dimension is one element, but
     volfix does not know how many dimensions `t` has), and for `x[0]` on a one-element
     Variable (in 0.3 a one-element Variable that kept its graph; `.item()` is a number) or
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
@@ -200,7 +200,8 @@ def _loss_callee(expr: ast.AST) -> bool:
 
 
 def _full_index(expr: ast.AST) -> bool:
-    """`t[i, j, k, l]`: two or more integer-like indices (no slice, `None`, `...` or list)."""
+    """`t[i, j, k, l]`, `t[idx[0], idx[1] + k]`: two or more integer-like indices (no slice,
+    `None`, `...` or list)."""
     if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and len(expr.slice.elts) >= 2):
         return False
     return all(_index_like(e) for e in expr.slice.elts)
@@ -211,6 +212,8 @@ def _index_like(node: ast.AST) -> bool:
         return type(node.value) is int
     if isinstance(node, (ast.Name, ast.Attribute)):
         return True
+    if isinstance(node, ast.Subscript):  # `idx[1]`: an entry of a `nonzero()` row, as a name would be
+        return isinstance(node.value, (ast.Name, ast.Attribute)) and _index_like(node.slice)
     if isinstance(node, ast.BinOp):
         return _index_like(node.left) and _index_like(node.right)
     if isinstance(node, ast.UnaryOp):
