@@ -208,3 +208,18 @@ def test_helper_hint_marks_files_that_may_define_a_helper(text, hint):
     """The project linker reads the other files of the run only when a file may define a
     helper or a wrapper of `Variable` (`volfix.files.prefilter.HELPER_HINT`)."""
     assert bool(HELPER_HINT.search(text)) is hint
+
+
+def test_an_accumulator_read_is_found_in_a_file_with_no_other_legacy_token(tmp_path):
+    """awd-lstm-lm's finetune.py after its `Variable`s were gone: `total_loss[0]` of a sum of
+    `criterion(...).data` is still a 0-dim read, and a directory run must parse the file."""
+    from volfix import check_paths
+
+    (tmp_path / "finetune.py").write_text(
+        "import torch.nn as nn\n\ncriterion = nn.CrossEntropyLoss()\n\n\n"
+        "def evaluate(model, batches):\n    total_loss = 0\n    for data, targets in batches:\n"
+        "        total_loss += len(data) * criterion(model(data), targets).data\n"
+        "    return total_loss[0] / len(batches)\n", encoding="utf-8")
+    results = check_paths([str(tmp_path)], use_cache=False)
+    found = [(d.location.row, d.code) for r in results for d in r.diagnostics]
+    assert found == [(10, "VF401")]
