@@ -94,7 +94,8 @@ class ScalarDataIndex(Rule):
     a function of the module (or a method of the class) whose every `return` is one of those,
     an element of a list built only from them (`[torch.mean(l) for l in ls]`,
     `.append(loss)`), also unpacked from a function returning such a list, or a local name
-    bound only to such values. `.item()` then returns the Python number
+    bound only to such values and numbers (also a number made from its own `[0]`,
+    `total = total[0] / n`). `.item()` then returns the Python number
     `.data[0]` returned in 0.3.
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
@@ -291,8 +292,9 @@ class ScalarValues:
             seen.add(expr.id)
             values = self.bindings(expr.id, at)
             return (bool(values) and all(isinstance(v, ast.AST) for v in values)
-                    and all(_number(v) or self.plain_tensor(v, v, depth + 1, seen) for v in values)
-                    and not all(_number(v) for v in values))
+                    and all(_number(v) or _own_item(v, expr.id) or self.plain_tensor(v, v, depth + 1, seen)
+                            for v in values)
+                    and not all(_number(v) or _own_item(v, expr.id) for v in values))
         return False
 
     def variable(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
@@ -458,9 +460,9 @@ class ScalarValues:
                 iterable = v.iterable if isinstance(v, _Element) else v.value
                 if _empty_literal(iterable) or not self.elements(iterable, at, depth + 1, seen):
                     return False
-            elif not (_number(v) or self.one_element(v, v, depth + 1, seen)):
+            elif not (_number(v) or _own_item(v, name) or self.one_element(v, v, depth + 1, seen)):
                 return False
-        return not all(isinstance(v, ast.AST) and _number(v) for v in values)
+        return not all(isinstance(v, ast.AST) and (_number(v) or _own_item(v, name)) for v in values)
 
     def elements(self, iterable: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """Every element of `iterable` is one element: `[torch.mean(l) for l in ls]`,
@@ -626,6 +628,21 @@ def _int_value(node: ast.AST) -> Optional[int]:
         inner = _int_value(node.operand)
         return None if inner is None else -inner
     return None
+
+
+def _own_item(node: ast.AST, name: str) -> bool:
+    """`total[0] / n`: arithmetic of numbers and `name[0]` itself (the read this rule turns
+    into `.item()`), which binds `name` to a Python number: `total = total[0] / len(data)`
+    after the accumulating loop. A number, if `name` is one element (decided by its other
+    bindings)."""
+    if isinstance(node, ast.BinOp):
+        sides = (node.left, node.right)
+        return (all(_number(s) or _own_item(s, name) for s in sides)
+                and any(_own_item(s, name) for s in sides))
+    if isinstance(node, ast.UnaryOp):
+        return _own_item(node.operand, name)
+    return (isinstance(node, ast.Subscript) and _is_zero(node.slice)
+            and isinstance(node.value, ast.Name) and node.value.id == name)
 
 
 def _whole_reduction(call: ast.Call, method: str) -> bool:
