@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The `.data[0]` reads `fix --unsafe-fixes` leaves without a finding, against their classification (issue 22).
 
-    python scripts/evaluation data-index [--repos /work/evalrepos] [--sites docs/data-index-sites.json]
-        [--repo OWNER/NAME ...] [--keep DIR] [--json OUT.json] [--write] [-j N]
+    python scripts/evaluation data-index [--repos /work/evalrepos] [--human /work/evalhuman]
+        [--sites docs/data-index-sites.json] [--repo OWNER/NAME ...] [--keep DIR] [--json OUT.json]
+        [--write] [-j N]
 
 Since PyTorch 0.4 a loss or a full reduction is a 0-dim tensor, and `.data[0]` on it raises
 `IndexError: invalid index of a 0-dim tensor`. VF401 reports the reads it can show are 0-dim;
 this command lists the ones it leaves, on a copy of every repository of REPOS
-(<owner>+<name>), as a user runs it:
+(<owner>+<name>), and with `--human`, of the tree before every human migration
+(HUMAN/<owner>+<name>@<sha>/pre, named `owner/name@sha:pre`), as a user runs it:
 
 1. `volfix fix --unsafe-fixes .` on the copy (a whole-project run), then `volfix check .`;
 2. in every fixed `.py` / `.ipynb` that imports torch, each read `X.data[0]`, and each `X[0]`
@@ -114,15 +116,30 @@ def key_of(site: dict) -> Key:
     return (site["repo"], site["path"], site.get("cell"), site["expression"], site.get("occurrence", 0))
 
 
-def scan(repos: str, names: List[str], jobs: Optional[int], keep: Optional[str]) -> Tuple[List[dict], List[str]]:
+def trees(repos: str, human: Optional[str], only: Optional[List[str]]) -> List[Tuple[str, str]]:
+    """(repository label, directory) of every tree to scan."""
+    out = []
+    for name in sorted(os.listdir(repos)):
+        if os.path.isdir(os.path.join(repos, name)):
+            out.append((name.replace("+", "/", 1), os.path.join(repos, name)))
+    if human:
+        for name in sorted(os.listdir(human)):
+            pre = os.path.join(human, name, "pre")
+            if os.path.isdir(pre):
+                out.append((name.replace("+", "/", 1) + ":pre", pre))
+    if only:
+        out = [(label, path) for label, path in out if label.split("@")[0].split(":")[0] in only]
+    return out
+
+
+def scan(todo: List[Tuple[str, str]], jobs: Optional[int], keep: Optional[str]) -> Tuple[List[dict], List[str]]:
     volfix = Volfix(jobs=jobs)
     print(f"volfix: {volfix.describe()}", file=sys.stderr)
     sites, failures = [], []
     with tempfile.TemporaryDirectory(prefix="volfix-data-index-") as tmp:
-        for name in names:
-            repo = name.replace("+", "/", 1)
-            work = os.path.join(keep or tmp, name)
-            copy_tree(os.path.join(repos, name), work)
+        for repo, source in todo:
+            work = os.path.join(keep or tmp, repo.replace("/", "+", 1).replace(":", "_"))
+            copy_tree(source, work)
             print(f"{repo}", file=sys.stderr)
             fixed = volfix.run("fix", work, ["--unsafe-fixes"])
             checked = volfix.run("check", work)
@@ -191,6 +208,7 @@ def write(path: str, known: List[dict], new: List[dict], stale: List[dict], site
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repos", default="/work/evalrepos", help="directory holding the <owner>+<name> trees")
+    ap.add_argument("--human", help="also the pre-migration trees of this directory (<owner>+<name>@<sha>/pre)")
     ap.add_argument("--sites", default=os.path.join(ROOT, "docs", "data-index-sites.json"))
     ap.add_argument("--repo", action="append", help="only this repository (owner/name); repeatable")
     ap.add_argument("--keep", help="keep the fixed copies in this directory")
@@ -198,13 +216,11 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="add unclassified reads to --sites, drop stale ones")
     ap.add_argument("-j", "--jobs", type=int)
     args = ap.parse_args(argv)
-    names = sorted(n for n in os.listdir(args.repos) if os.path.isdir(os.path.join(args.repos, n)))
-    if args.repo:
-        names = [n for n in names if n.replace("+", "/", 1) in args.repo]
+    todo = trees(args.repos, args.human, args.repo)
     with open(args.sites, encoding="utf-8") as fh:
         known = json.load(fh)["sites"]
-    sites, failures = scan(args.repos, names, args.jobs, args.keep)
-    matched, new, stale = compare(sites, known, [n.replace("+", "/", 1) for n in names])
+    sites, failures = scan(todo, args.jobs, args.keep)
+    matched, new, stale = compare(sites, known, [label for label, _ in todo])
     print(report(matched, new, stale, failures), end="")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
