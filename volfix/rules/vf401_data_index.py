@@ -87,9 +87,10 @@ class ScalarDataIndex(Rule):
 
     ## Fix safety
     Safe when the value is certainly one element: the output of a loss module (also moved,
-    `nn.MSELoss().cuda()`) or `torch.nn.functional` loss without `reduction='none'` /
-    `reduce=False`, a reduction over every element (`.sum()`, `.mean()`, `torch.sum(x)`,
-    ...), a reduction over the one dimension of a 1-dim value (`x.view(-1).sum(0)`),
+    `nn.MSELoss().cuda()` or `criterion = criterion.cuda()`) or `torch.nn.functional` loss
+    without `reduction='none'` / `reduce=False`, a reduction over every element (`.sum()`,
+    `.mean()`, `torch.sum(x)`, ...), the builtin `sum` of such values, a reduction over the
+    one dimension of a 1-dim value (`x.view(-1).sum(0)`),
     arithmetic of those with numbers (`len(data) * loss`, `.mul_(100.0 / n)`), the result of
     a function of the module (or a method of the class) whose every `return` is one of those,
     an element of a list built only from them (`[torch.mean(l) for l in ls]`,
@@ -355,6 +356,9 @@ class ScalarValues:
             if func.attr in SCALAR_ARITHMETIC and len(call.args) == 1 and not call.keywords \
                     and self.scalar(call.args[0], at, depth + 1):
                 return self.one_element(func.value, at, depth + 1, seen)  # `correct_k.mul_(100.0 / n)`
+        if (isinstance(func, ast.Name) and func.id == "sum" and len(call.args) == 1 and not call.keywords
+                and not self.bindings("sum", at)):  # the builtin: `0 + a + b ...`, 0-dim when each is
+            return self.elements(call.args[0], at, depth + 1, seen)
         if self.loss_module(func, at, depth, seen):
             return True
         return self.project_function(func, at, depth, seen)
@@ -367,6 +371,7 @@ class ScalarValues:
             values = self.bindings(func.id, at)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             values = self.self_bindings(func.attr, at)
+        values = [v for v in values if not (isinstance(v, ast.AST) and _moved_itself(v, func))]
         return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
 
     def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
@@ -628,6 +633,16 @@ def _int_value(node: ast.AST) -> Optional[int]:
         inner = _int_value(node.operand)
         return None if inner is None else -inner
     return None
+
+
+def _moved_itself(value: ast.AST, ref: ast.AST) -> bool:
+    """`criterion = criterion.cuda()` (`self.crit = self.crit.to(device)`): the module it was,
+    moved; what it is is decided by the other bindings."""
+    moved = False
+    while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+           and value.func.attr in MODULE_MOVES):
+        value, moved = value.func.value, True
+    return moved and ast.dump(value) == ast.dump(ref)
 
 
 def _own_item(node: ast.AST, name: str) -> bool:
