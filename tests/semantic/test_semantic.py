@@ -260,6 +260,13 @@ CASES = [
          grads=("encoder_grad", "decoder_grad"),
          graph_before="T{8}", graph_after="T{5}F{3}",
          repair=Repair("total_loss[0]", "total_loss.tolist()", IndexError, "invalid index of a 0-dim tensor")),
+    # The scalar shapes behind rebindings VF401 reads since: `criterion = criterion.cuda()`,
+    # `total = total[0] / n` after the loop, the builtin `sum` of per-parameter sums.
+    Case("rebound_scalars", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("grad",),
+         graph_before="T{7}", graph_after="T{3}F{4}",
+         repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=(("total[0]", "total.tolist()"),))),
     # DDPG's `to_tensor(ndarray, volatile=False, ...)` (issue 22's dead flags): once the calls
     # passing True carry regions, the parameter and every `volatile=` argument go (VF105, on by
     # default), as the human migrations did; the target networks' pass loses its graph.
