@@ -102,9 +102,10 @@ class ScalarDataIndex(Rule):
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
     if it held several elements, `.data[0]` meant its first one and `.item()` raises. It is
-    unsafe for `t[i, j, k, l].data[0]` too (also `t[idx[0], idx[1] + k, ...]`: an index per dimension is one element, but
-    volfix does not know how many dimensions `t` has), and for `x[0]` on a one-element
-    Variable (in 0.3 a one-element Variable that kept its graph; `.item()` is a number) or
+    unsafe for `t[i, j, k, l].data[0]` too (also `t[idx[0], idx[1] + k, ...]`: an index per
+    dimension is one element, but volfix does not know how many dimensions `t` has), and for
+    `x[0]` on a one-element Variable (in 0.3 a one-element Variable that kept its graph;
+    `.item()` is a number) or
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
     tensor, a one-element Variable for a Variable). `x[0]` on a tensor read through `.data`
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
