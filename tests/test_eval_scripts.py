@@ -309,8 +309,55 @@ def test_one_entry_point_runs_every_evaluation_command(tmp_path):
     listing = subprocess.run([sys.executable, str(EVALUATION)], capture_output=True, text=True, cwd=tmp_path)
     assert listing.returncode == 2
     commands = [line.split()[0] for line in listing.stderr.splitlines() if line.startswith("    ")]
-    assert commands == ["corpus", "measure", "human", "repos", "leftovers", "helpers", "generated", "fuzz"]
+    assert commands == ["corpus", "measure", "human", "repos", "leftovers", "helpers", "generated", "fuzz",
+                        "data-index"]
     for command in commands:  # from another folder: the entry point finds its own package
         done = subprocess.run([sys.executable, str(EVALUATION), command, "--help"], capture_output=True, text=True,
                               cwd=tmp_path)
         assert done.returncode == 0 and done.stdout.startswith(f"usage: evaluation {command}"), (command, done.stderr)
+
+
+def test_data_index_lists_the_reads_a_fix_leaves_and_checks_their_classes(tmp_path):
+    """The loss's `.data[0]` is fixed to `.item()`; the batch's first row and a list's first loss
+    are left, and are compared with the classification file by their key, not their row."""
+    repo = tmp_path / "repos" / "me+toy"
+    repo.mkdir(parents=True)
+    (repo / "train.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        criterion = nn.CrossEntropyLoss()
+
+
+        def step(model, x, y, losses):
+            out = model(x)
+            loss = criterion(out, y)
+            first = out.data[0]
+            return loss.data[0], first, losses[0]
+        """).lstrip())
+    (repo / "notes.py").write_text("rows = table.data[0]\n")  # no torch: not a PyTorch read
+    sites = tmp_path / "sites.json"
+    sites.write_text(json.dumps({"sites": [
+        {"repo": "me/toy", "path": "train.py", "row": 99, "expression": "out.data[0]", "occurrence": 0,
+         "class": "B", "reason": "a batch's first row"}]}))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+
+    def run(*extra):
+        return subprocess.run([sys.executable, str(EVALUATION), "data-index", "--repos", str(tmp_path / "repos"),
+                               "--sites", str(sites), "--json", str(tmp_path / "out.json"), *extra],
+                              capture_output=True, text=True, env=env)
+
+    proc = run()
+    assert proc.returncode == 1, proc.stderr  # `losses[0]` is not classified yet
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert [(s["expression"], s["row"], s["class"]) for s in out["classified"]] == [("out.data[0]", 10, "B")]
+    assert [(s["expression"], s["row"]) for s in out["unclassified"]] == [("losses[0]", 11)]
+    assert "| B | certainly >= 1 dim (fine) | 1 |" in proc.stdout
+    # --write adds it as "?" for a person to classify; still unclassified until then
+    assert run("--write").returncode == 1
+    written = json.loads(sites.read_text())["sites"]
+    assert [(s["expression"], s["class"]) for s in written] == [("out.data[0]", "B"), ("losses[0]", "?")]
+    written[1].update({"class": "B", "reason": "a list"})
+    sites.write_text(json.dumps({"sites": written}))
+    assert run().returncode == 0
+    assert (repo / "train.py").read_text().count(".data[0]") == 2  # the corpus itself is never changed

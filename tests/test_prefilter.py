@@ -55,6 +55,11 @@ NEEDS_ANALYSIS = {
     "VF110-project-star-import": "from main import *\nmodel = Net()\ny = model(Variable(x))\n",
     "VF105": "import torch\n\n\ndef to_tensor(x, volatile=False):\n    return x\n",
     "VF105-argument": "import torch\nfrom utils import to_tensor\ny = to_tensor(x, volatile=True)\n",
+    "VF401": "import torch\nprint(loss.data[0])\n",
+    # `[0]` without `.data[0]` (issue 22: awd-lstm-lm's finetune.py was never analysed)
+    "VF401-accumulator": "import torch\ntotal = 0\ntotal += len(x) * crit(out, y).data\nprint(total[0])\n",
+    "VF401-accumulator-spaced": "import torch\n\n    acc  +=  raw.data\n    avg = acc[0] / n\n",
+    "VF401-loss-named": "import torch\nloss = out.sum()\nw = loss.data\nprint(loss[0])\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }
@@ -115,6 +120,11 @@ def test_notebook_cells_pass_like_source(case):
     "from main import *\n# no Variable here\n",
     # `.volatile` where neither torch nor a package built on it is imported
     "from pycparser import c_ast\nif decl.volatile:\n    pass\n",
+    # `[0]` on a name no line ending in `.data` assigns (torch's own `param.data` and `shape[0]`)
+    "import torch\nw = p.data\nn = shape[0]\n",
+    "import torch\nw = p.data.clone()\nn = w[0]\n",
+    "import torch\nout = p.data\nn = p.out[0]\n",
+    "import torch\nx = x.data\nn = x[0]\n",  # a plain rebinding, not an accumulator (torch's inductor)
 ])
 def test_file_without_tokens_is_skipped(source):
     assert not may_need_analysis(source.encode(), ALL)
@@ -199,3 +209,18 @@ def test_helper_hint_marks_files_that_may_define_a_helper(text, hint):
     """The project linker reads the other files of the run only when a file may define a
     helper or a wrapper of `Variable` (`volfix.files.prefilter.HELPER_HINT`)."""
     assert bool(HELPER_HINT.search(text)) is hint
+
+
+def test_an_accumulator_read_is_found_in_a_file_with_no_other_legacy_token(tmp_path):
+    """awd-lstm-lm's finetune.py after its `Variable`s were gone: `total_loss[0]` of a sum of
+    `criterion(...).data` is still a 0-dim read, and a directory run must parse the file."""
+    from volfix import check_paths
+
+    (tmp_path / "finetune.py").write_text(
+        "import torch.nn as nn\n\ncriterion = nn.CrossEntropyLoss()\n\n\n"
+        "def evaluate(model, batches):\n    total_loss = 0\n    for data, targets in batches:\n"
+        "        total_loss += len(data) * criterion(model(data), targets).data\n"
+        "    return total_loss[0] / len(batches)\n", encoding="utf-8")
+    results = check_paths([str(tmp_path)], use_cache=False)
+    found = [(d.location.row, d.code) for r in results for d in r.diagnostics]
+    assert found == [(10, "VF401")]

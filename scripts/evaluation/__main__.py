@@ -8,13 +8,15 @@
     helpers    helpers that thread the volatile flag (docs/helper-sites.json)
     generated  the long differential run over generated legacy programs (issue 21)
     fuzz       the fault and fuzz campaign on copies of real legacy files (issue 24)
+    data-index the `.data[0]` reads a fix leaves, against docs/data-index-sites.json (issue 22)
 """
 import importlib
 import os
 import sys
 
 COMMANDS = {"corpus": "corpus", "measure": "measure", "human": "human", "repos": "repos",
-            "leftovers": "leftovers", "helpers": "helper_sites", "generated": "generated", "fuzz": "fuzz"}
+            "leftovers": "leftovers", "helpers": "helper_sites", "generated": "generated", "fuzz": "fuzz",
+            "data-index": "data_index"}
 
 
 def main(argv=None) -> int:

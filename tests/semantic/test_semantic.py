@@ -245,6 +245,28 @@ CASES = [
          graph_before="T{5}", graph_after="T{3}F{2}",
          repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor",
                        more=(("total_mse[0]", "total_mse.tolist()"),))),
+    # More of issue 22's shapes, from real code: a criterion object's `crit(...).data[0]`,
+    # `loss[0]` of a loss the script's own function returns (a Variable in 0.3: unsafe fix),
+    # a full index by the entries of a `nonzero()` row. The repair reads each as 0.3 did.
+    Case("criterion_object_logging", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("conv_grad", "fc_grad"),
+         graph_before="T{6}", graph_after="T{3}F{3}",
+         repair=Repair("loss[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=((").data[0]", ").data.tolist()"), ("]].data[0]", "]].data.tolist()")))),
+    # awd-lstm-lm's finetune.py: `total_loss += ... criterion(...).data`, then `total_loss[0]`,
+    # in a file without any `.data[0]` (the snapshot's, with no `Variable` left, was never parsed:
+    # tests/test_prefilter.py).
+    Case("accumulated_perplexity", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("encoder_grad", "decoder_grad"),
+         graph_before="T{8}", graph_after="T{5}F{3}",
+         repair=Repair("total_loss[0]", "total_loss.tolist()", IndexError, "invalid index of a 0-dim tensor")),
+    # The scalar shapes behind rebindings VF401 reads since: `criterion = criterion.cuda()`,
+    # `total = total[0] / n` after the loop, the builtin `sum` of per-parameter sums.
+    Case("rebound_scalars", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("grad",),
+         graph_before="T{7}", graph_after="T{3}F{4}",
+         repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=(("total[0]", "total.tolist()"),))),
     # DDPG's `to_tensor(ndarray, volatile=False, ...)` (issue 22's dead flags): once the calls
     # passing True carry regions, the parameter and every `volatile=` argument go (VF105, on by
     # default), as the human migrations did; the target networks' pass loses its graph.

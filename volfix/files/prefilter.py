@@ -29,7 +29,9 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
     VF105                      `torch` (or such a package), and `volatile=` in code (a
                                keyword argument, or a parameter's default)
     VF301                      the word `async`, then optional whitespace, then `=` (not `==`)
-    VF401                      `torch`, and `.data[0]` in code
+    VF401                      `torch`, and `.data[0]` in code; or `torch`, `.data`, and `[0]`
+                               after a name ending in `loss`/`cost` or added to on a line
+                               ending in `.data` (`total_loss += raw_loss.data`)
     VF010                      `volfix` or `VF<digit>`, case-insensitive: an unused
                                suppression needs a `# volfix: ignore` or `# noqa: VF...`
 
@@ -380,10 +382,46 @@ TORCH_VOLATILE_KEYWORD = Needs(
     _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
                              _code_word(b"volatile", _keyword))))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
+_ACCUMULATED_NAME = re.compile(rb'[ \t"]*([A-Za-z_]\w*)[ \t]*\+=')
+# One scan each (a literal prefix makes `re` skip fast): `.data` ending a line (the last: a
+# line of a notebook cell), and `[0]` after a name ending in `loss` or `cost`.
+_DATA_LINE_END = re.compile(rb"\.data(?:\r|\n|\\n)")
+_LOSS_INDEX = re.compile(rb"os[st]\[0\]")
+
+
+def _loss_or_accumulator_indexed(data: bytes) -> bool:
+    """`total_loss[0]` without `.data[0]`: `[0]` right after a name ending in `loss`/`cost`,
+    or after a name that a line ending in `.data` adds to (`total_loss += raw_loss.data`,
+    `total += len(x) * criterion(out, y).data`): the values VF401's plain index is about.
+    Only `+=`: `x = x.data` then `x[0]` is everyday code (torch's own inductor)."""
+    if _LOSS_INDEX.search(data) is not None:
+        return True
+    for end in _DATA_LINE_END.finditer(data):
+        i = end.start()
+        start = data.rfind(b"\n", 0, i) + 1
+        escaped = data.rfind(b"\\n", start, i)  # a notebook cell's source in one JSON string
+        match = _ACCUMULATED_NAME.match(data, escaped + 2 if escaped >= 0 else start)
+        if match is not None and _indexed_name(data, match.group(1)):
+            return True
+    return False
+
+
+def _indexed_name(data: bytes, name: bytes) -> bool:
+    token = name + b"[0]"
+    i = data.find(token)
+    while i >= 0:
+        if i == 0 or (data[i - 1] not in _IDENT_BYTES and data[i - 1] != 46):
+            return True
+        i = data.find(token, i + 1)
+    return False
+
+
 TORCH_DATA_INDEX = Needs(
-    "`torch`, and `.data[0]` in code",
-    _family((b"torch", b".data[0]"), (_code_word(b"data", lambda data, start, end: data.startswith(b"[0]", end)
-                                                 and start > 0 and data[start - 1] == 46),)))
+    "`torch`, and `.data[0]` in code; or `.data` and `[0]` after a name ending in `loss`/`cost` or "
+    "added to on a line ending in `.data`",
+    _any(_family((b"torch", b".data[0]"), (_code_word(b"data", lambda data, start, end: data.startswith(b"[0]", end)
+                                                      and start > 0 and data[start - 1] == 46),)),
+         _family((b"torch", b"[0]", b".data"), (_loss_or_accumulator_indexed,))))
 # VF001/VF002: no token of their own; reported for files another rule needs (module docstring).
 TOKENLESS = Needs("nothing of its own: reported for files another rule needs", lambda data: False)
 

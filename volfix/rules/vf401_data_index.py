@@ -87,22 +87,25 @@ class ScalarDataIndex(Rule):
 
     ## Fix safety
     Safe when the value is certainly one element: the output of a loss module (also moved,
-    `nn.MSELoss().cuda()`) or `torch.nn.functional` loss without `reduction='none'` /
-    `reduce=False`, a reduction over every element (`.sum()`, `.mean()`, `torch.sum(x)`,
-    ...), a reduction over the one dimension of a 1-dim value (`x.view(-1).sum(0)`),
+    `nn.MSELoss().cuda()` or `criterion = criterion.cuda()`) or `torch.nn.functional` loss
+    without `reduction='none'` / `reduce=False`, a reduction over every element (`.sum()`,
+    `.mean()`, `torch.sum(x)`, ...), the builtin `sum` of such values, a reduction over the
+    one dimension of a 1-dim value (`x.view(-1).sum(0)`),
     arithmetic of those with numbers (`len(data) * loss`, `.mul_(100.0 / n)`), the result of
     a function of the module (or a method of the class) whose every `return` is one of those,
     an element of a list built only from them (`[torch.mean(l) for l in ls]`,
     `.append(loss)`), also unpacked from a function returning such a list, or a local name
-    bound only to such values. `.item()` then returns the Python number
+    bound only to such values and numbers (also a number made from its own `[0]`,
+    `total = total[0] / n`). `.item()` then returns the Python number
     `.data[0]` returned in 0.3.
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
     if it held several elements, `.data[0]` meant its first one and `.item()` raises. It is
-    unsafe for `t[i, j, k, l].data[0]` too (an index per dimension is one element, but
-    volfix does not know how many dimensions `t` has), and for `x[0]` on a one-element
-    Variable (in 0.3 a one-element Variable that kept its graph; `.item()` is a number) or
+    unsafe for `t[i, j, k, l].data[0]` too (also `t[idx[0], idx[1] + k, ...]`: an index per
+    dimension is one element, but volfix does not know how many dimensions `t` has), and for
+    `x[0]` on a one-element Variable (in 0.3 a one-element Variable that kept its graph;
+    `.item()` is a number) or
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
     tensor, a one-element Variable for a Variable). `x[0]` on a tensor read through `.data`
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
@@ -200,7 +203,8 @@ def _loss_callee(expr: ast.AST) -> bool:
 
 
 def _full_index(expr: ast.AST) -> bool:
-    """`t[i, j, k, l]`: two or more integer-like indices (no slice, `None`, `...` or list)."""
+    """`t[i, j, k, l]`, `t[idx[0], idx[1] + k]`: two or more integer-like indices (no slice,
+    `None`, `...` or list)."""
     if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and len(expr.slice.elts) >= 2):
         return False
     return all(_index_like(e) for e in expr.slice.elts)
@@ -211,6 +215,8 @@ def _index_like(node: ast.AST) -> bool:
         return type(node.value) is int
     if isinstance(node, (ast.Name, ast.Attribute)):
         return True
+    if isinstance(node, ast.Subscript):  # `idx[1]`: an entry of a `nonzero()` row, as a name would be
+        return isinstance(node.value, (ast.Name, ast.Attribute)) and _index_like(node.slice)
     if isinstance(node, ast.BinOp):
         return _index_like(node.left) and _index_like(node.right)
     if isinstance(node, ast.UnaryOp):
@@ -288,8 +294,9 @@ class ScalarValues:
             seen.add(expr.id)
             values = self.bindings(expr.id, at)
             return (bool(values) and all(isinstance(v, ast.AST) for v in values)
-                    and all(_number(v) or self.plain_tensor(v, v, depth + 1, seen) for v in values)
-                    and not all(_number(v) for v in values))
+                    and all(_number(v) or _own_item(v, expr.id) or self.plain_tensor(v, v, depth + 1, seen)
+                            for v in values)
+                    and not all(_number(v) or _own_item(v, expr.id) for v in values))
         return False
 
     def variable(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
@@ -350,6 +357,9 @@ class ScalarValues:
             if func.attr in SCALAR_ARITHMETIC and len(call.args) == 1 and not call.keywords \
                     and self.scalar(call.args[0], at, depth + 1):
                 return self.one_element(func.value, at, depth + 1, seen)  # `correct_k.mul_(100.0 / n)`
+        if (isinstance(func, ast.Name) and func.id == "sum" and len(call.args) == 1 and not call.keywords
+                and not self.bindings("sum", at)):  # the builtin: `0 + a + b ...`, 0-dim when each is
+            return self.elements(call.args[0], at, depth + 1, seen)
         if self.loss_module(func, at, depth, seen):
             return True
         return self.project_function(func, at, depth, seen)
@@ -362,6 +372,7 @@ class ScalarValues:
             values = self.bindings(func.id, at)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             values = self.self_bindings(func.attr, at)
+        values = [v for v in values if not (isinstance(v, ast.AST) and _moved_itself(v, func))]
         return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
 
     def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
@@ -455,9 +466,9 @@ class ScalarValues:
                 iterable = v.iterable if isinstance(v, _Element) else v.value
                 if _empty_literal(iterable) or not self.elements(iterable, at, depth + 1, seen):
                     return False
-            elif not (_number(v) or self.one_element(v, v, depth + 1, seen)):
+            elif not (_number(v) or _own_item(v, name) or self.one_element(v, v, depth + 1, seen)):
                 return False
-        return not all(isinstance(v, ast.AST) and _number(v) for v in values)
+        return not all(isinstance(v, ast.AST) and (_number(v) or _own_item(v, name)) for v in values)
 
     def elements(self, iterable: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """Every element of `iterable` is one element: `[torch.mean(l) for l in ls]`,
@@ -623,6 +634,31 @@ def _int_value(node: ast.AST) -> Optional[int]:
         inner = _int_value(node.operand)
         return None if inner is None else -inner
     return None
+
+
+def _moved_itself(value: ast.AST, ref: ast.AST) -> bool:
+    """`criterion = criterion.cuda()` (`self.crit = self.crit.to(device)`): the module it was,
+    moved; what it is is decided by the other bindings."""
+    moved = False
+    while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+           and value.func.attr in MODULE_MOVES):
+        value, moved = value.func.value, True
+    return moved and ast.dump(value) == ast.dump(ref)
+
+
+def _own_item(node: ast.AST, name: str) -> bool:
+    """`total[0] / n`: arithmetic of numbers and `name[0]` itself (the read this rule turns
+    into `.item()`), which binds `name` to a Python number: `total = total[0] / len(data)`
+    after the accumulating loop. A number, if `name` is one element (decided by its other
+    bindings)."""
+    if isinstance(node, ast.BinOp):
+        sides = (node.left, node.right)
+        return (all(_number(s) or _own_item(s, name) for s in sides)
+                and any(_own_item(s, name) for s in sides))
+    if isinstance(node, ast.UnaryOp):
+        return _own_item(node.operand, name)
+    return (isinstance(node, ast.Subscript) and _is_zero(node.slice)
+            and isinstance(node.value, ast.Name) and node.value.id == name)
 
 
 def _whole_reduction(call: ast.Call, method: str) -> bool:

@@ -210,9 +210,11 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
         if triggered:  # `x.volatile = True` makes `x` matter from here on
             relevant.update(_attribute_roots(stmt))
         return _moved(stmt, row)
-    if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and "torch." in source:  # type: ignore[attr-defined]
+    if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and (  # type: ignore[attr-defined]
+            "torch." in source or isinstance(stmt.value, ast.Constant)):
         # `x = torch.randn(64, 4)`: one line that says what a name holds (a plain tensor
-        # makes `Variable(x)` -> `x` exact), kept whole: a stub would hide it.
+        # makes `Variable(x)` -> `x` exact), kept whole: a stub would hide it. So is
+        # `total_loss = 0` before an accumulating loop: a number, which `total_loss[0]` needs.
         return _moved(stmt, row)
     return _stub(stmt, reads, row)
 
