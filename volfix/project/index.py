@@ -18,7 +18,11 @@ before the per-file analysis runs:
    module, or, for a method, by its name (not for names frameworks call for you, such as
    `forward`). A caller that passes its own parameter on is a helper too: the index iterates
    until no new helper appears.
-3. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
+3. **Grad-mode functions.** A project's own context managers that turn recording off
+   (`flow.grad_mode.GradShim`: fastai's `no_grad_context()`, fairseq's `utils.maybe_no_grad()`)
+   are found in the files whose bytes may define one (`SHIM_HINT`), and each file that enters
+   one in a `with` gets it under the name it calls it: code there is already covered.
+4. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
    sources there), the calls of its own helpers in the other files (`Links.external_calls`:
    a helper is unwrapped only when every call passing a true flag gets its region in this
    run), the bindings of project modules it star-imports, and whether other files star-import
@@ -46,10 +50,11 @@ from dataclasses import replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
+from ..flow.grad_mode import GradShim, shim_of
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
 from ..files.prefilter import HELPER_HINT
-from .facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
+from .facts import ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 
@@ -57,6 +62,10 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
 _STAR_IMPORT_IN_JSON = re.compile(rb"from\s+[\w.]+\s+import\s+\*")
 MAX_ROUNDS = 4
+# A function that may return or yield under a grad-mode context: `return torch.no_grad()...`
+# on one line, or a `@contextmanager` in a file that spells a grad-mode name.
+SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
+_GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -86,6 +95,9 @@ class ProjectIndex:
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
         self.variable_importers: Set[str] = set()  # modules star-imported where `Variable` is used
+        self.shims: Dict[str, List[GradShim]] = {}  # path -> its grad-mode functions
+        self._shim_table: NameTable = {}
+        self._shim_reach = ""
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -128,7 +140,8 @@ class ProjectIndex:
         self.find_helpers(hinted)
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
         stars = self.star_links(py_files, ModuleTable(py_files), notebooks)
-        if not self.helpers and not stars and not self.variable_importers:
+        self.find_shims(py_files, stars)
+        if not self.helpers and not stars and not self.variable_importers and not self.shims:
             return {}
         seen: Set[Tuple[str, str]] = set()
         for _ in range(MAX_ROUNDS):
@@ -179,6 +192,52 @@ class ProjectIndex:
             if by_path.get(path):
                 self.helpers[path] = by_path[path]
 
+    def find_shims(self, py_files: List[str], stars: Dict[str, Tuple[str, ...]]) -> None:
+        """The grad-mode functions of every file that may define one, from the cache or from
+        the file's own reading (`file_shims`, in the workers). A file that takes `torch` from
+        a star import of a project module (fastai's `from .torch_imports import *`) is read
+        with that module's bindings, which are part of the fact's key."""
+        missing = []
+        for path in py_files:
+            raw = self.bytes_of(path) if path in self.run or self.project_wide else self.data.get(path)
+            if raw is None or not SHIM_HINT.search(raw) or not _GRAD_WORD.search(raw):
+                continue
+            bindings = self.star_bindings_of(path, stars)
+            found = self.facts.shims(path, raw, repr(bindings))
+            if found is None:
+                missing.append((path, raw, bindings))
+            elif found:
+                self.shims[path] = found
+        computed = self.map(file_shims, [(raw, bindings) for _, raw, bindings in missing])
+        for (path, raw, bindings), found in zip(missing, computed):
+            self.facts.put_shims(path, raw, repr(bindings), found)
+            if found:
+                self.shims[path] = found
+        self.shims = {p: self.shims[p] for p in py_files if p in self.shims}  # the files' order
+        self._shim_table = shim_names(self.shims)
+        self._shim_reach = shims_key(self.shims)
+
+    def shims_entered(self, path: str) -> Tuple[Tuple[str, GradShim], ...]:
+        """The grad-mode functions of other files `path` enters, by the name it calls them."""
+        if not self.shims:
+            return ()
+        raw = self.bytes_of(path)
+        if raw is None or not _any_word({n.encode() for n in self._shim_table})(raw):
+            return ()
+        reach = f"{self._shim_reach}:{os.path.dirname(path)}"
+        uses = self.facts.shim_uses(path, raw, reach)
+        if uses is None:
+            doc = self.document(path)
+            uses = [] if doc is None else [(key, p, shim.name)
+                                           for key, (p, shim) in shims_called(doc.index(), path, self._shim_table)]
+            self.facts.put_shim_uses(path, raw, reach, uses)
+        out = {}
+        for key, helper_path, name in uses:
+            shim = next((g for g in self.shims.get(helper_path, ()) if g.name == name), None)
+            if shim is not None:
+                out[key] = shim
+        return tuple(sorted(out.items()))
+
     def link_callers(self, py_files: List[str], seen: Set[Tuple[str, str]]) -> bool:
         """Record the calls of every known helper; callers passing their own parameter become
         helpers too. Returns whether new helpers appeared."""
@@ -203,7 +262,7 @@ class ProjectIndex:
             if raw is None or not may_call(raw):
                 continue
             # What a file can reach follows from the helpers and the file's directory.
-            key = f"{helpers_key}:{os.path.dirname(path)}"
+            key = f"{helpers_key}:{self._shim_reach}:{os.path.dirname(path)}"
             found = self.facts.calls(path, raw, key, self.shown(path), path in self.run)
             resolved = None if found is None else [(q, h, self.signature_of(h, n), c, t) for q, h, n, c, t in found]
             if resolved is None or any(sig is None for _, _, sig, _, _ in resolved):
@@ -212,7 +271,8 @@ class ProjectIndex:
                 calls_of[path] = resolved
         # The helper tables are the same objects in every item: pickled once a chunk.
         names = helper_names(self.helpers)
-        items = [(path, raw, self.shown(path), path in self.run, names, methods) for path, raw, _ in work]
+        items = [(path, raw, self.shown(path), path in self.run, names, methods, self._shim_table)
+                 for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
             self.facts.put_calls(path, raw, key, found)
             calls_of[path] = found
@@ -304,12 +364,17 @@ class ProjectIndex:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
                                     for name, calls in self.calls.get(path, {}).items()))
-            star_bindings = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
-            star_bindings = tuple(s for s in star_bindings if s[1])
+            star_bindings = self.star_bindings_of(path, stars)
             is_exported = path in exported and self.binds_variable(path)
-            if helpers or external or star_bindings or is_exported or path in self.helpers:
-                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide)
+            shims = self.shims_entered(path)
+            if helpers or external or star_bindings or is_exported or path in self.helpers or shims:
+                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims)
         return out
+
+    def star_bindings_of(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...]:
+        """`Links.star_bindings` of `path`: what the project modules it star-imports bind of torch."""
+        found = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
+        return tuple(s for s in found if s[1])
 
     def module_key(self, target: str, importer: str) -> str:
         names = module_names(target, importer)
@@ -425,6 +490,58 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
 NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
 
 
+def file_shims(item) -> List[GradShim]:
+    """Runs here or in a worker: the module-level functions of a file read as grad-mode
+    context managers (`flow.grad_mode.shim_of`), with the torch names its star imports of
+    project modules bind (`Links.star_bindings`)."""
+    raw, star_bindings = item
+    doc = _document(raw)
+    if doc is None:
+        return []
+    index = doc.index()
+    if star_bindings:
+        Links(star_bindings=star_bindings).bind_star_imports(index.module_names)
+    return [shim for shim in (shim_of(index, stmt) for stmt in index.module_statements
+                              if isinstance(stmt, ast.FunctionDef)) if shim is not None]
+
+
+def shim_names(shims: Dict[str, List[GradShim]]) -> NameTable:
+    """The project's grad-mode functions by name, then by file (as `helper_names`)."""
+    out: NameTable = {}
+    for order, (path, found) in enumerate(shims.items()):
+        for shim in found:
+            out.setdefault(shim.name, {}).setdefault(path, (order, shim))  # type: ignore[arg-type]
+    return out
+
+
+def shims_called(index, path: str, table: NameTable) -> List[Tuple[str, Tuple[str, GradShim]]]:
+    """(name as `grad_mode.shim_called` looks it up, (defining file, function)) for every
+    grad-mode function of another file entered in a `with` (or used as a decorator) here:
+    `utils.maybe_no_grad()` by its qualified name, `no_grad_context()` of `from .core import *`
+    by its bare name."""
+    out = []
+    for name in table:
+        for call in index.calls.get(name, ()):
+            parent = index.parents.get(call)
+            if not (isinstance(parent, ast.withitem) and parent.context_expr is call
+                    or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in parent.decorator_list):
+                continue
+            func = call.func
+            qual = index.qual(func)
+            target = helper_of_qual(table, qual, path) if qual is not None else None
+            key = qual
+            if target is None and qual is None and isinstance(func, ast.Name) \
+                    and not index.binds_anywhere(func.id) and not index.module_names.bound(func.id):
+                for module in index.module_names.star_modules:
+                    target = helper_called(table, module, func.id, path)
+                    if target is not None:
+                        key = func.id
+                        break
+            if target is not None and target[0] != path and key is not None:
+                out.append((key, target))
+    return out
+
+
 def helper_names(helpers: Dict[str, List[HelperSignature]]) -> NameTable:
     """The project's function helpers by name, then by file, with the file's position in
     `helpers` (a name two files can be imported under goes to the first: the order the
@@ -468,7 +585,7 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
     its caller's own parameter on)."""
-    path, raw, shown, in_run, names, methods = item
+    path, raw, shown, in_run, names, methods, shim_table = item
     if not names and not methods:
         return []
     doc = _document(raw)
@@ -476,6 +593,8 @@ def file_calls(item) -> List[Tuple[str, str, HelperSignature, ExternalCall, Opti
         return []
     family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
     index = doc.index()
+    if shim_table:  # a call inside `with utils.maybe_no_grad():` is covered
+        index.grad_shims.update((key, shim) for key, (_, shim) in shims_called(index, path, shim_table))
     defined = {node.name for node in index.functions}
     stars = set(index.module_names.star_modules)
     out = []
