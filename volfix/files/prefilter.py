@@ -414,3 +414,8 @@ def compile_prefilter(needs: Iterable[Optional[Needs]]) -> Predicate:
 # forwards `*args` (a wrapper): what a helper's file must spell.
 HELPER_HINT = re.compile(rb"volatile\s*=\s*(?!(?:True|False|None|0|1)\b)(?:not\s+)?[A-Za-z_]"
                           rb"|Variable\((?:[^()]{0,200}?,)?\s*\*")
+# A `with` entering a grad-mode function of the project (`with utils.maybe_no_grad():`,
+# `with no_grad_context():`), or one imported from a project module under any name
+# (`from .core import no_grad_context as ngc`): torch's own spellings need no other file.
+GRAD_FUNCTION_HINT = re.compile(rb"with\s+(?!torch\.|autograd\.)[A-Za-z_][\w.]*grad\w*\s*\("
+                                rb"|^[ \t]*from[ \t]+(?!torch\b)[\w.]+[ \t]+import[ \t][^\n]*grad", re.M)

@@ -520,8 +520,8 @@ def shims_called(index, path: str, table: NameTable) -> List[Tuple[str, Tuple[st
     `utils.maybe_no_grad()` by its qualified name, `no_grad_context()` of `from .core import *`
     by its bare name."""
     out = []
-    for name in table:
-        for call in index.calls.get(name, ()):
+    for calls in index.calls.values():  # by every name: `from .core import no_grad_context as ngc`
+        for call in calls:
             parent = index.parents.get(call)
             if not (isinstance(parent, ast.withitem) and parent.context_expr is call
                     or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in parent.decorator_list):

@@ -46,7 +46,7 @@ from . import forked, scan
 from ..files.discovery import display_path
 from ..settings.config import Config
 from ..model import FileResult
-from ..files.prefilter import HELPER_HINT
+from ..files.prefilter import GRAD_FUNCTION_HINT, HELPER_HINT
 from ..settings.nearest import ConfigResolver
 from .options import RunOptions
 # A process pool costs a fork per worker and a pickle per result: use one only when the
@@ -377,7 +377,8 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
           config: Config, cache=None, workers: int = 1) -> Dict[str, object]:
     """Links between the files of each project (`volfix.project.index`): helpers threading the
     volatile flag and their callers in other files, star imports of project modules. A caller
-    that the prefilter ruled out (it need not spell `volatile`) joins the candidates. When the
+    that the prefilter ruled out (it need not spell `volatile`) joins the candidates; so does the
+    project's own grad-mode function a candidate enters (`with utils.maybe_no_grad():`). When the
     run holds only some files of a project (pre-commit passes the changed ones), its other
     files are read too, never changed: a helper's callers may live there.
 
@@ -388,7 +389,8 @@ def _link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Op
 
     roots = discovery.ProjectRoots()
     hinted = {path for path, data in candidates
-              if data is not None and (HELPER_HINT.search(data) or b"import *" in data)}
+              if data is not None and (HELPER_HINT.search(data) or b"import *" in data
+                                       or GRAD_FUNCTION_HINT.search(data))}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
