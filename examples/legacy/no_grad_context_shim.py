@@ -50,5 +50,5 @@ def run():
     batches = [(torch.randn(3, 4), torch.randn(3, 1)) for _ in range(2)]
     before = validate(model, batches)
     trained = train_step(model, opt, *batches[0])
-    return {"before": before, "trained": trained, "after": validate(model, batches),
-            "prediction": predict(model, batches[1][0])}
+    return {"before": before, "trained": trained, "weight": model.weight.detach().clone(),
+            "after": validate(model, batches), "prediction": predict(model, batches[1][0])}
