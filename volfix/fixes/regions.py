@@ -22,7 +22,9 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 from ..flow.calls import parameter_defaults
 from ..flow.taint import TaintResult
 from ..flow.trains import TrainingCalls
-from ..flow.values import autograd_free, header_nodes, is_constant, returns_autograd_free, walk_expr
+from ..flow.values import (FRESH_TENSORS, KILL_METHODS, MOVE_METHODS, PURE_CALLS, autograd_free, header_nodes,
+                           is_constant, returns_autograd_free, walk_expr)
+from ..syntax import names as nm
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import function_params, iter_statements, target_names
@@ -86,9 +88,28 @@ class RegionPlacer:
             return False
         found = self._free_functions.get(id(fn))
         if found is None:
-            self._free_functions[id(fn)] = False  # a recursive function vouches for nothing
-            found = self._free_functions[id(fn)] = returns_autograd_free(fn)
+            found = self._free_functions[id(fn)] = self.makes_data_only(fn) and returns_autograd_free(fn)
         return found
+
+    def makes_data_only(self, fn: ast.FunctionDef) -> bool:
+        """Every call in `fn` only makes or moves data (numpy, a fresh tensor, `.cuda()`,
+        builtins): calling it records no graph and trains nothing, whatever it returns (a
+        function returning `loss.item()` after `loss.backward()` is no such function)."""
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            qual = self.index.qual(func) or ""
+            if qual.startswith(("numpy.", "math.")) or qual == "torch.cuda.is_available" \
+                    or (qual.startswith("torch.") and qual[len("torch."):] in FRESH_TENSORS) \
+                    or nm.is_variable(qual):
+                continue
+            if isinstance(func, ast.Name) and func.id in PURE_CALLS and self.index.lookup_for(func)(func.id) is None:
+                continue
+            if isinstance(func, ast.Attribute) and func.attr in MOVE_METHODS | KILL_METHODS:
+                continue
+            return False
+        return True
 
     def free(self, value: ast.AST, scope: ast.AST) -> bool:
         """`autograd_free` with the scope's assignments and this module's functions."""
