@@ -726,7 +726,8 @@ def test_a_grad_mode_function_whose_condition_is_false_is_no_region(tmp_path):
 def test_a_helpers_calls_under_a_grad_mode_function_of_its_file_let_it_unwrap(tmp_path):
     """airbus: fastai/model.py calls core.py's `VV(x)` (volatile) inside core.py's own
     `no_grad_context()`: the calls are covered, so the helper is unwrapped and no region added."""
-    core = (textwrap.dedent(SHIMS["fastai"]) + "\n\ndef create_variable(x, volatile): return Variable(x, volatile=volatile)"
+    core = (textwrap.dedent(SHIMS["fastai"])
+            + "\n\ndef create_variable(x, volatile): return Variable(x, volatile=volatile)"
             "\n\n\ndef VV(x): return create_variable(x, True)\n").replace(
         "from .torch_imports import *", "from .torch_imports import *\nfrom torch.autograd import Variable")
     caller = '''\

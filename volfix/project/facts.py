@@ -178,8 +178,8 @@ class FactStore:
         if self.cache is None:
             return None
         raw = self.cache.get_json(self._key("shim-uses", path, data, reach))
-        if not isinstance(raw, list) or not all(isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r)
-                                                for r in raw):
+        if not isinstance(raw, list) or not all(
+                isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r) for r in raw):
             return None
         return [tuple(r) for r in raw]  # type: ignore[misc]
 

@@ -371,7 +371,8 @@ class ProjectIndex:
                 out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims)
         return out
 
-    def star_bindings_of(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...]:
+    def star_bindings_of(self, path: str, stars: Dict[str, Tuple[str, ...]]
+                         ) -> Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...]:
         """`Links.star_bindings` of `path`: what the project modules it star-imports bind of torch."""
         found = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
         return tuple(s for s in found if s[1])
