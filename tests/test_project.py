@@ -637,3 +637,136 @@ def test_a_star_importing_script_is_checked_and_fixed_and_runs(tmp_path):
     done = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+SHIMS = {
+    "fastai": '''\
+        import contextlib
+        from distutils.version import LooseVersion
+        from .torch_imports import *
+
+        IS_TORCH_04 = LooseVersion(torch.__version__) >= LooseVersion('0.4')
+
+
+        def no_grad_context(): return torch.no_grad() if IS_TORCH_04 else contextlib.suppress()
+    ''',
+    "fairseq": '''\
+        import contextlib
+
+        import torch
+
+
+        def no_grad_context(condition=True):
+            if hasattr(torch, 'no_grad') and condition:
+                return torch.no_grad()
+            # no-op context manager
+            return contextlib.ExitStack()
+    ''',
+    "contextmanager": '''\
+        from contextlib import contextmanager
+
+        import torch
+
+
+        @contextmanager
+        def no_grad_context():
+            with torch.no_grad():
+                yield
+    ''',
+}
+
+SHIM_CALLER = '''\
+    import torch
+    from torch.autograd import Variable
+    {imports}
+
+
+    def validate(model, batches):
+        losses = []
+        with {call}():
+            for x, y in batches:
+                preds = model(Variable(x, volatile=True))
+                losses.append(float((preds - y).abs().mean()))
+        return losses
+'''
+
+
+@pytest.mark.parametrize("shape", sorted(SHIMS))
+@pytest.mark.parametrize("imports, call", [
+    ("from .core import *", "no_grad_context"),
+    ("from .core import no_grad_context", "no_grad_context"),
+    ("from .core import no_grad_context as ngc", "ngc"),
+    ("from . import core", "core.no_grad_context"),
+    ("from pkg import core", "core.no_grad_context"),
+])
+def test_a_grad_mode_function_of_another_file_covers_its_with_block(tmp_path, shape, imports, call):
+    """fastai's star-imported `no_grad_context()` and fairseq's `utils.maybe_no_grad()`: the
+    code inside their `with` is covered, so the fix only unwraps (it nested a new region)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/torch_imports.py": "import torch\n",
+                     "pkg/core.py": SHIMS[shape], "pkg/model.py": SHIM_CALLER.format(imports=imports, call=call)})
+    (tmp_path / ".git").mkdir()
+    assert [(Path(r.path).name, d.code, d.note) for r in check(tmp_path) for d in r.diagnostics] == \
+        [("model.py", "VF101", "already inside a grad-disabled region")]
+    fix(tmp_path)
+    fixed = (tmp_path / "pkg/model.py").read_text()
+    assert "preds = model(x)" in fixed
+    assert [header for header, _ in with_blocks(fixed)] == [f"{call}()"]
+
+
+def test_a_grad_mode_function_whose_condition_is_false_is_no_region(tmp_path):
+    write(tmp_path, {"core.py": SHIMS["fairseq"],
+                     "main.py": SHIM_CALLER.format(imports="import core", call="core.no_grad_context")
+                     .replace("core.no_grad_context()", "core.no_grad_context(False)")})
+    (tmp_path / ".git").mkdir()
+    fix(tmp_path)
+    assert [h for h, _ in with_blocks((tmp_path / "main.py").read_text())] == \
+        ["core.no_grad_context(False)", "torch.no_grad()"]
+
+
+def test_a_helpers_calls_under_a_grad_mode_function_of_its_file_let_it_unwrap(tmp_path):
+    """airbus: fastai/model.py calls core.py's `VV(x)` (volatile) inside core.py's own
+    `no_grad_context()`: the calls are covered, so the helper is unwrapped and no region added."""
+    core = (textwrap.dedent(SHIMS["fastai"])
+            + "\n\ndef create_variable(x, volatile): return Variable(x, volatile=volatile)"
+            "\n\n\ndef VV(x): return create_variable(x, True)\n").replace(
+        "from .torch_imports import *", "from .torch_imports import *\nfrom torch.autograd import Variable")
+    caller = '''\
+        from .core import *
+
+
+        def validate_next(stepper, val_iter):
+            with no_grad_context():
+                x, y = val_iter.next()
+                preds, loss = stepper.evaluate(VV(x), VV(y))
+            return loss
+    '''
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/torch_imports.py": "import torch\n", "pkg/core.py": core,
+                     "pkg/model.py": caller})
+    (tmp_path / ".git").mkdir()
+    assert [(d.code, d.location.row) for d in check(tmp_path)[0].diagnostics] == [("VF103", 12)]
+    fix(tmp_path)
+    assert (tmp_path / "pkg/core.py").read_text().endswith(
+        "def create_variable(x): return x\n\n\ndef VV(x): return create_variable(x)\n")
+    assert (tmp_path / "pkg/model.py").read_text() == textwrap.dedent(caller)
+    assert [d for r in check(tmp_path) for d in r.diagnostics] == []
+
+
+def test_grad_mode_functions_come_from_the_cache_and_follow_their_file(tmp_path, monkeypatch):
+    """The facts of a grad-mode function are cached by content: a warm run reads none of
+    them again, and editing the function (now no region) changes what the caller gets."""
+    import volfix.project.index as project
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"core.py": SHIMS["fairseq"],
+                     "main.py": SHIM_CALLER.format(imports="import core", call="core.no_grad_context")})
+    (tmp_path / ".git").mkdir()
+    cold = summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check")))
+    assert cold == [("main.py", "VF101", 10, "already inside a grad-disabled region")]
+    monkeypatch.setattr(project, "file_shims", refuse)
+    monkeypatch.setattr(project, "shims_called", refuse)
+    assert summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", jobs=1))) == cold
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "core.py").write_text(textwrap.dedent(SHIMS["fairseq"]).replace(" and condition", " and not condition"))
+    warm = summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check")))
+    assert warm == [("main.py", "VF101", 10, "")]

@@ -69,6 +69,7 @@ def assert_kept(program: Program, fixed: str) -> None:
     out = lines_of(fixed)
     aliases = variable_aliases(program.source)
     headers, inside = collapsible_ifs(program)
+    headers |= blanks_after_an_opening_import(program)
     unit = unit_of(program)
     position = 0
     opening, freed = True, False  # only FREE and blank lines so far; a FREE line among them
@@ -95,6 +96,20 @@ def assert_kept(program: Program, fixed: str) -> None:
             found += 1
         assert found < len(out), f"line lost or altered: {text!r} ({tag})\n--- fixed:\n{fixed}"
         position = found + 1
+
+
+def blanks_after_an_opening_import(program: Program) -> set:
+    """Rows of the blank lines right after a FREE import that opens the file: removing the
+    `Variable` import that opened a file takes them too (31798ef), so they may go."""
+    lines = program.lines
+    if not lines or lines[0][1] != FREE or not lines[0][0].lstrip().startswith(("from ", "import ")):
+        return set()
+    rows = set()
+    for row, (text, _) in enumerate(lines[1:], start=2):
+        if text.strip():
+            break
+        rows.add(row)
+    return rows
 
 
 def collapsible_ifs(program: Program):

@@ -231,6 +231,14 @@ CASES = [
          grads=("probe",),
          graph_before="FFFT", graph_after="FFFT",
          repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor")),
+    # fastai's own `no_grad_context()` (torch.no_grad() on 0.4, a do-nothing context before)
+    # covers validation: its volatile batches are only unwrapped; predict() has no such
+    # context and gets a region; the training step between keeps its graph.
+    Case("no_grad_context_shim", frozenset({"VF101", "VF110", "VF401"}),
+         inference=("prediction",), grads=("weight",),
+         graph_before="FFTFFT", graph_after="FFTFFF",
+         repair=Repair("mean().data[0]", "mean().data.tolist()", IndexError, "invalid index of a 0-dim tensor",
+                       more=(("loss.data[0]", "loss.data.tolist()"),))),
     # A flag passed through a batch class's constructor: evaluation loses its graph, the
     # training batch keeps it.
     Case("batch_constructor_flag", frozenset({"VF103"}),

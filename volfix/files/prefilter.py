@@ -458,3 +458,10 @@ def helper_hint(data: bytes) -> bool:
     """`HELPER_HINT.search(data)`: the regex only for bytes spelling a literal every match
     starts with (five times faster on a tree whose files mostly spell neither)."""
     return (b"volatile" in data or b"Variable(" in data) and HELPER_HINT.search(data) is not None
+
+
+# A `with` entering a grad-mode function of the project (`with utils.maybe_no_grad():`,
+# `with no_grad_context():`), or one imported from a project module under any name
+# (`from .core import no_grad_context as ngc`): torch's own spellings need no other file.
+GRAD_FUNCTION_HINT = re.compile(rb"with\s+(?!torch\.|autograd\.)[A-Za-z_][\w.]*grad\w*\s*\("
+                                rb"|^[ \t]*from[ \t]+(?!torch\b)[\w.]+[ \t]+import[ \t][^\n]*grad", re.M)

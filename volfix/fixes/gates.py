@@ -1,5 +1,7 @@
 """Version gates (`if hasattr(torch, "no_grad"): ... else: ...`): recognising their tests, and
-folding a gate that a new region holds into the branch both of its sides run."""
+folding a gate that a new region holds into the branch both of its sides run; and a plain
+grad-disabling `with` that a new region holds (`with torch.no_grad():`, the project's
+`with utils.maybe_no_grad():`) into its body."""
 from __future__ import annotations
 
 import ast
@@ -36,6 +38,15 @@ def absorb_gates(ctx, placement) -> List[TextEdit]:
     for run in placement.runs:
         for stmt in run.statements:
             for node in ast.walk(stmt):
+                if isinstance(node, ast.With) and node is not stmt and _redundant_with(ctx, node):
+                    start, end = src.start(node), src.end(node)
+                    if any(a <= start < b for a, b in done):
+                        continue
+                    edit = _as_statements(ctx, node, node.body, start, end)
+                    if edit is not None:
+                        edits.append(edit)
+                        done.append((start, end))
+                    continue
                 if not (isinstance(node, ast.If) and node.orelse and mentions_version(ctx.index, node.test)):
                     continue
                 start, end = src.start(node), src.end(node)
@@ -59,6 +70,18 @@ def _gate_as_branch(ctx, gate: ast.If, start: int, end: int) -> Optional[TextEdi
             break
     else:
         return None
+    return _as_statements(ctx, gate, plain, start, end)
+
+
+def _redundant_with(ctx, node: ast.With) -> bool:
+    """`with torch.no_grad():` (one item, no `as`) inside a new region: it changes nothing there."""
+    return len(node.items) == 1 and node.items[0].optional_vars is None \
+        and grad_mode.disables_grad(ctx.index, node.items[0].context_expr)
+
+
+def _as_statements(ctx, gate: ast.stmt, plain: List[ast.stmt], start: int, end: int) -> Optional[TextEdit]:
+    """The edit writing the statement `gate` (`start`-`end`) as the statements `plain` of one
+    of its blocks, at its own indentation (None: the text cannot be moved as it is)."""
     src = ctx.src
     if any(start <= f.start < end for f in ctx.findings) or src.comments_between(start, end):
         return None  # another fix edits it, or a comment would be lost

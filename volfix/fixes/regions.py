@@ -19,9 +19,12 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
+from ..flow.calls import parameter_defaults
 from ..flow.taint import TaintResult
 from ..flow.trains import TrainingCalls
-from ..flow.values import autograd_free, header_nodes, is_constant, walk_expr
+from ..flow.values import (FRESH_TENSORS, KILL_METHODS, MOVE_METHODS, PURE_CALLS, autograd_free, header_nodes,
+                           is_constant, returns_autograd_free, walk_expr)
+from ..syntax import names as nm
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import function_params, iter_statements, target_names
@@ -70,6 +73,47 @@ class RegionPlacer:
         self._chains: Tuple[Optional[Set[int]], Dict[int, Dict[int, int]]] = (None, {})
         self._harmful: Dict[Tuple[int, int], List[int]] = {}  # `_harmful_before`
         self._harmless: Dict[Tuple[int, int], bool] = {}
+        self._augmented: Dict[int, Dict[str, List[ast.AST]]] = {}
+        self._free_functions: Dict[int, bool] = {}
+
+    def callee_free(self, call: ast.Call) -> bool:
+        """A call of a function of this module whose every return is without autograd history
+        (`one_hot(idx, n)` returning `torch.from_numpy(a)`, moved to the GPU)."""
+        func = call.func
+        if not isinstance(func, ast.Name) or self.index.shadowed(func.id, self.index.scope_of(call)):
+            return False
+        fn = next((s for s in reversed(self.index.module_statements)
+                   if isinstance(s, ast.FunctionDef) and s.name == func.id), None)
+        if fn is None or fn.decorator_list:
+            return False
+        found = self._free_functions.get(id(fn))
+        if found is None:
+            found = self._free_functions[id(fn)] = self.makes_data_only(fn) and returns_autograd_free(fn)
+        return found
+
+    def makes_data_only(self, fn: ast.FunctionDef) -> bool:
+        """Every call in `fn` only makes or moves data (numpy, a fresh tensor, `.cuda()`,
+        builtins): calling it records no graph and trains nothing, whatever it returns (a
+        function returning `loss.item()` after `loss.backward()` is no such function)."""
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            qual = self.index.qual(func) or ""
+            if qual.startswith(("numpy.", "math.")) or qual == "torch.cuda.is_available" \
+                    or (qual.startswith("torch.") and qual[len("torch."):] in FRESH_TENSORS) \
+                    or nm.is_variable(qual):
+                continue
+            if isinstance(func, ast.Name) and func.id in PURE_CALLS and self.index.lookup_for(func)(func.id) is None:
+                continue
+            if isinstance(func, ast.Attribute) and func.attr in MOVE_METHODS | KILL_METHODS:
+                continue
+            return False
+        return True
+
+    def free(self, value: ast.AST, scope: ast.AST) -> bool:
+        """`autograd_free` with the scope's assignments and this module's functions."""
+        return autograd_free(value, self.only_assigned(scope), callee_free=self.callee_free)
 
     # ------------------------------------------------------------------ structure
     def path(self, stmt: ast.stmt, scope: ast.AST) -> List[Tuple[ast.AST, str, int]]:
@@ -171,7 +215,7 @@ class RegionPlacer:
         while len(run.statements) == 1:
             stmt = run.statements[0]
             if not (isinstance(stmt, ast.If) and not stmt.orelse and stmt.body
-                    and autograd_free(stmt.test, self.only_assigned(scope))
+                    and self.free(stmt.test, scope)
                     and self.src.line(stmt.body[0].lineno).strip() and stmt.body[0].lineno > stmt.lineno):
                 break
             run = self.extend_to_lines(Run(stmt, "body", stmt.body, 0, len(stmt.body) - 1))
@@ -326,9 +370,8 @@ class RegionPlacer:
         if is_opaque(stmt):  # a chunk of a big file volfix did not read: keep regions off it
             return "<code volfix did not read>", stmt.lineno, stmt.end_lineno  # type: ignore[return-value]
         names = set()
-        values_of = self.only_assigned(scope)
         for target, value in _bindings(stmt):
-            if value is not None and autograd_free(value, values_of):
+            if value is not None and self.free(value, scope):
                 continue
             names.update(target_names(target))
         names -= self.rebound_later(stmt, names, inside)
@@ -361,18 +404,33 @@ class RegionPlacer:
         return False
 
     def only_assigned(self, scope: ast.AST) -> Callable[[str], Optional[list]]:
-        """name -> the values the scope assigns it, when plain `name = value` statements are
-        its only bindings there (no loop target, `+=`, parameter or tuple target)."""
+        """name -> the values the scope assigns it, when plain `name = value` statements and
+        `name += value` are its only bindings there (no loop target, parameter or tuple
+        target); `+=` adds its value (the name builds on itself)."""
         assigned = self.index.assigned_values(scope)
+        augmented = self._augmented.get(id(scope))
+        if augmented is None:
+            augmented = self._augmented[id(scope)] = {}
+            body = scope.body if isinstance(getattr(scope, "body", None), list) else []
+            for stmt in iter_statements(body):
+                if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
+                        and self.index.function_of(stmt) is scope:
+                    augmented.setdefault(stmt.target.id, []).append(stmt.value)
+
+        params = getattr(scope, "args", None)
+        literal_defaults = {} if params is None else {
+            name: [value] for name, value in parameter_defaults(scope).items()
+            if isinstance(value, ast.Constant) and not isinstance(value.value, bytes)}
 
         def values_of(name: str) -> Optional[list]:
-            values = assigned.get(name)
-            if not values:
-                return None
+            values = assigned.get(name, []) + augmented.get(name, [])
             stores = sum(1 for n in self.index.names.get(name, ()) if not isinstance(n.ctx, ast.Load)
                          and self.index.function_of(n) is scope)
-            params = getattr(scope, "args", None)
-            if stores != len(values) or (params is not None and name in function_params(scope)):
+            if params is not None and name in function_params(scope):
+                # `batch_size=10`: a parameter with a literal default, never bound again here,
+                # holds what its callers pass in its place
+                return literal_defaults.get(name) if not stores else None
+            if not values or stores != len(values):
                 return None
             return values
 
@@ -499,16 +557,15 @@ class RegionPlacer:
     def _is_harmless(self, stmt: ast.stmt, scope: ast.AST) -> bool:
         if self.inert(stmt) or isinstance(stmt, (ast.Break, ast.Continue, ast.Delete)):
             return True
-        values_of = self.only_assigned(scope)
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             value = stmt.value
-            return value is not None and (autograd_free(value, values_of) or only_names(value))
+            return value is not None and (self.free(value, scope) or only_names(value))
         if isinstance(stmt, ast.Expr):
-            return autograd_free(stmt.value, values_of)
+            return self.free(stmt.value, scope)
         if isinstance(stmt, ast.Assert):  # a truth test, kept nowhere: only its calls could record
-            return all(not isinstance(n, ast.Call) or autograd_free(n, values_of) for n in ast.walk(stmt))
+            return all(not isinstance(n, ast.Call) or self.free(n, scope) for n in ast.walk(stmt))
         if isinstance(stmt, ast.If):
-            return autograd_free(stmt.test, values_of) and all(
+            return self.free(stmt.test, scope) and all(
                 self.harmless(s, scope) for s in stmt.body + stmt.orelse)
         return False
 

@@ -180,41 +180,80 @@ STRING_METHODS = frozenset({"replace", "strip", "lstrip", "rstrip", "lower", "up
                             "startswith", "endswith", "encode", "decode", "capitalize", "zfill", "splitlines"})
 
 
+# torch functions making a fresh tensor, which has no history (unless `requires_grad=True`).
+FRESH_TENSORS = frozenset({"zeros", "ones", "empty", "full", "eye", "arange", "linspace", "rand", "randn",
+                           "randint", "randperm", "from_numpy", "tensor", "as_tensor", "Tensor", "FloatTensor",
+                           "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor",
+                           "ByteTensor", "CharTensor", "BoolTensor"})
+# torch functions joining tensors: the result has history only if a part has.
+JOINS = frozenset({"cat", "stack"})
+
+
 def autograd_free(node: ast.AST, values_of: Optional[Callable[[str], Optional[list]]] = None,
-                  depth: int = 0) -> bool:
+                  depth: int = 0, callee_free: Optional[Callable[[ast.Call], bool]] = None,
+                  pending: frozenset = frozenset()) -> bool:
     """A value that cannot carry autograd history: constants, `.item()`, `len()`, arithmetic of
     those; with `values_of` (name -> the values the scope assigns it), names assigned only
-    such values (`psub1 = F.softmax(out).data.cpu().numpy()`, then `psub = psub1`)."""
+    such values (`psub1 = F.softmax(out).data.cpu().numpy()`, then `psub = psub1`; a name
+    that builds on itself, `history = torch.cat([history, h.detach()])`, is free when every
+    other value is). Tensors too: a fresh one (`torch.from_numpy(a)`, `Variable(x.data)`),
+    moved or joined free ones (`v.cuda()`, `torch.cat([...])`), either side of a conditional;
+    with `callee_free`, the calls it vouches for (a function of the file returning such values)."""
+    def free(sub: ast.AST, deeper: int = depth) -> bool:
+        return autograd_free(sub, values_of, deeper, callee_free, pending)
+
     if is_constant(node):
         return True
     if isinstance(node, ast.Name):
-        values = values_of(node.id) if values_of is not None and depth < 3 else None
-        return bool(values) and all(autograd_free(v, values_of, depth + 1) for v in values)
+        if node.id in pending:
+            return True  # the value it builds on, free if its other values are
+        values = values_of(node.id) if values_of is not None and depth < 4 else None
+        return bool(values) and all(autograd_free(v, values_of, depth + 1, callee_free, pending | {node.id})
+                                    for v in values)
     if isinstance(node, ast.Attribute):
         return node.attr in KILL_ATTRS or autograd_free(node.value)
     if isinstance(node, ast.Subscript):
-        return autograd_free(node.value, values_of, depth)
+        return free(node.value)
+    if isinstance(node, ast.IfExp):
+        return free(node.body) and free(node.orelse)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(free(e) for e in node.elts)
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return free(node.elt)
     if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name == "Variable" and node.args and isinstance(node.args[0], ast.Attribute) \
-                and node.args[0].attr == "data" and len(node.args) == 1 and not node.keywords:
-            return True  # Variable(h.data): a fresh leaf without history (becomes h.detach())
-        if isinstance(func, ast.Attribute):
-            if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
-                return True
-            if isinstance(func.value, ast.Constant) or key_of(func.value) in ("os", "os.path") \
-                    or func.attr in STRING_METHODS:
-                return True  # `"".join(chars)`, `name.replace(" ", "_")`, `os.path.basename(p)`
-            return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
-        return isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}
+        return _free_call(node, free, callee_free)
     if isinstance(node, ast.BinOp):
-        return autograd_free(node.left, values_of, depth) and autograd_free(node.right, values_of, depth)
+        return free(node.left) and free(node.right)
     if isinstance(node, ast.UnaryOp):
-        return autograd_free(node.operand, values_of, depth)
+        return free(node.operand)
     if isinstance(node, (ast.Compare, ast.JoinedStr)):
         return True
     return False
+
+
+def _free_call(node: ast.Call, free: Callable[[ast.AST], bool], callee_free) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name == "Variable" and len(node.args) == 1 and not node.keywords:
+        return free(node.args[0])  # `Variable(h.data)`: a fresh leaf without history (becomes h.detach())
+    if isinstance(func, ast.Attribute):
+        if (func.attr in KILL_METHODS and func.attr != "type") or func.attr == "detach":
+            return True
+        if isinstance(func.value, ast.Constant) or key_of(func.value) in ("os", "os.path") \
+                or func.attr in STRING_METHODS:
+            return True  # `"".join(chars)`, `name.replace(" ", "_")`, `os.path.basename(p)`
+        if key_of(func.value) == "torch":
+            if func.attr in FRESH_TENSORS:
+                return not any(k.arg == "requires_grad" for k in node.keywords)
+            if func.attr in JOINS and node.args:
+                return free(node.args[0])
+        if func.attr in MOVE_METHODS and func.attr != "type_as" and all(free(a) for a in node.args) \
+                and all(k.arg is not None and free(k.value) for k in node.keywords) and free(func.value):
+            return True  # `v.cuda()`, `h.view(-1, n)` of a free value
+        return isinstance(func.value, (ast.Attribute, ast.Subscript, ast.Call)) and autograd_free(func.value)
+    if isinstance(func, ast.Name) and func.id in KILL_FUNCS - {"print"}:
+        return True
+    return callee_free is not None and callee_free(node)
 
 
 def is_constant(node: ast.AST) -> bool:

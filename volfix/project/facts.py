@@ -9,6 +9,10 @@ files, recomputes only what changed:
 - a file's **helpers** depend on its bytes alone;
 - a file's **calls of helpers** depend on its bytes and on the helpers it can reach (their
   names, modules and signatures): `calls_key` digests those;
+- a file's **grad-mode functions** (`flow.grad_mode.GradShim`: `def no_grad_context(): return
+  torch.no_grad() if IS_TORCH_04 else ...`) depend on its bytes alone;
+- which of them a file **calls in a `with`** depends on its bytes and on the project's
+  grad-mode functions (`shims_key`);
 - a project's **links** (`project.Links` of every file of the run) depend on the bytes of
   all its Python files, which of them the run holds and how they are shown: `links_key`
   digests those, so a warm run over an unchanged project does no linking work at all.
@@ -22,9 +26,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..flow.grad_mode import GradShim
 from ..syntax.names import LOCAL, ModuleNames
 
-FACTS_FORMAT = 1  # bump when an entry's layout changes
+FACTS_FORMAT = 2  # bump when an entry's layout changes
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,9 @@ class Links:
     star_bindings: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # module -> bindings
     star_exported: bool = False  # another file star-imports this module
     project_wide: bool = True
+    # Grad-mode functions of other files the file enters (`with utils.maybe_no_grad():`), by
+    # the name its index resolves the call to (a bare name for a star import).
+    grad_shims: Tuple[Tuple[str, GradShim], ...] = ()
 
     def external_calls_of(self, key: str) -> Tuple[ExternalCall, ...]:
         return dict(self.external_calls).get(key, ())
@@ -100,7 +108,7 @@ class Links:
     def digest(self) -> bytes:
         """For the result cache: a file's result depends on its links."""
         return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
-                                    self.star_exported)).encode()).digest()
+                                    self.star_exported, self.grad_shims)).encode()).digest()
 
 
 class FactStore:
@@ -148,6 +156,39 @@ class FactStore:
             return None
         return out
 
+    # ------------------------------------------------------------------ grad-mode functions
+    def shims(self, path: str, data: bytes, extra: str) -> Optional[List[GradShim]]:
+        """The grad-mode functions a file defines (None: a miss); `extra`: what it was read
+        with besides its bytes (the torch names its star imports bind)."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("shims", path, data, extra))
+        if not isinstance(raw, list):
+            return None
+        try:
+            return [GradShim.from_json(item) for item in raw]
+        except (TypeError, ValueError):
+            return None
+
+    def put_shims(self, path: str, data: bytes, extra: str, shims: Sequence[GradShim]) -> None:
+        if self.cache is not None:
+            self.cache.put_json(self._key("shims", path, data, extra), [s.to_json() for s in shims])
+
+    def shim_uses(self, path: str, data: bytes, reach: str) -> Optional[List[Tuple[str, str, str]]]:
+        """(name as the file calls it, defining file, function name) for every grad-mode
+        function of another file the file enters, or None on a miss."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("shim-uses", path, data, reach))
+        if not isinstance(raw, list) or not all(
+                isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r) for r in raw):
+            return None
+        return [tuple(r) for r in raw]  # type: ignore[misc]
+
+    def put_shim_uses(self, path: str, data: bytes, reach: str, uses: Sequence[Tuple[str, str, str]]) -> None:
+        if self.cache is not None:
+            self.cache.put_json(self._key("shim-uses", path, data, reach), [list(u) for u in uses])
+
     # ------------------------------------------------------------------ star imports
     def stars(self, path: str, data: bytes) -> Optional[List[str]]:
         """The modules the file star-imports, as it spells them (None: a miss)."""
@@ -174,8 +215,9 @@ class FactStore:
             return {str(path): Links(tuple((str(q), _signature_from_list(s)) for q, s in helpers),
                                      tuple((str(n), tuple(_call_from_list(c) for c in calls)) for n, calls in external),
                                      tuple((str(m), tuple((str(a), str(b)) for a, b in binds)) for m, binds in stars),
-                                     bool(exported), bool(wide))
-                    for path, (helpers, external, stars, exported, wide) in raw.items()}
+                                     bool(exported), bool(wide),
+                                     tuple((str(n), GradShim.from_json(g)) for n, g in shims))
+                    for path, (helpers, external, stars, exported, wide, shims) in raw.items()}
         except (TypeError, ValueError):
             return None
 
@@ -185,7 +227,8 @@ class FactStore:
         entry = {path: [[[q, _signature_to_list(s)] for q, s in link.helpers],
                         [[n, [_call_to_list(c) for c in calls]] for n, calls in link.external_calls],
                         [[m, [list(b) for b in binds]] for m, binds in link.star_bindings],
-                        link.star_exported, link.project_wide]
+                        link.star_exported, link.project_wide,
+                        [[n, g.to_json()] for n, g in link.grad_shims]]
                  for path, link in links.items()}
         self.cache.put_json(self.cache.key(anchor, b"", f"facts-{FACTS_FORMAT}-links", key), entry)
 
@@ -237,4 +280,13 @@ def calls_key(helpers: Dict[str, List[Any]], methods: Dict[str, List[Tuple[str, 
     for path in sorted(helpers):
         h.update(repr((path, [signature_to_json(s) for s in helpers[path]])).encode("utf-8", "surrogateescape"))
     h.update(repr(sorted(methods)).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def shims_key(shims: Dict[str, List[GradShim]]) -> str:
+    """A digest of the project's grad-mode functions (path -> functions): with a file's
+    directory, it decides which of them the file can enter."""
+    h = hashlib.sha256()
+    for path in sorted(shims):
+        h.update(repr((path, [g.to_json() for g in shims[path]])).encode("utf-8", "surrogateescape"))
     return h.hexdigest()

@@ -20,7 +20,11 @@ before the per-file analysis runs:
    until no new helper appears. In a check, the worker that parses a caller also analyses it,
    with the links it will have unless other files call its own helpers (`volfix.project.early`);
    the result is kept when its links turn out to be those.
-3. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
+3. **Grad-mode functions.** A project's own context managers that turn recording off
+   (`flow.grad_mode.GradShim`: fastai's `no_grad_context()`, fairseq's `utils.maybe_no_grad()`)
+   are found in the files whose bytes may define one (`SHIM_HINT`), and each file that enters
+   one in a `with` gets it under the name it calls it: code there is already covered.
+4. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
    sources there), the calls of its own helpers in the other files (`Links.external_calls`:
    a helper is unwrapped only when every call passing a true flag gets its region in this
    run), the bindings of project modules it star-imports, and whether other files star-import
@@ -43,15 +47,17 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
+from ..flow.grad_mode import GradShim, shim_of
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
 from ..files.prefilter import helper_hint
 from .early import EarlyPlan, analyse_ahead, star_guess
-from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key
+from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -60,6 +66,10 @@ from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 
 MAX_ROUNDS = 4
+# A function that may return or yield under a grad-mode context: `return torch.no_grad()...`
+# on one line, or a `@contextmanager` in a file that spells a grad-mode name.
+SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
+_GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -96,6 +106,9 @@ class ProjectIndex:
         self.early = early
         self._early: Dict[str, tuple] = {}  # path -> (the links assumed, its result)
         self._layout: tuple = ([], ModuleTable([]), [])  # the project's .py files, their table, notebooks
+        self.shims: Dict[str, List[GradShim]] = {}  # path -> its grad-mode functions
+        self._shim_table: NameTable = {}
+        self._shim_reach = ""
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -139,6 +152,7 @@ class ProjectIndex:
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
         modules = ModuleTable(py_files)
         self._layout = (py_files, modules, notebooks)
+        self.find_shims(py_files, modules)
         seen: Set[Tuple[str, str]] = set()
         # The callers first: the star imports of the files they parse come with them (without
         # a helper, no file calls one: none is read for it).
@@ -147,7 +161,7 @@ class ProjectIndex:
             if not new:
                 break
         stars = self.star_links(py_files, modules, notebooks)
-        if not self.helpers and not stars and not self.variable_importers:
+        if not self.helpers and not stars and not self.variable_importers and not self.shims:
             return {}
         links = self.links(stars)
         for path, (expected, result) in self._early.items():
@@ -197,6 +211,66 @@ class ProjectIndex:
             if by_path.get(path):
                 self.helpers[path] = by_path[path]
 
+    def find_shims(self, py_files: List[str], modules: ModuleTable) -> None:
+        """The grad-mode functions of every file that may define one, from the cache or from
+        the file's own reading (`file_shims`, in the workers). A file that takes `torch` from
+        a star import of a project module (fastai's `from .torch_imports import *`) is read
+        with that module's bindings, which are part of the fact's key."""
+        missing = []
+        for path in py_files:
+            raw = self.bytes_of(path) if path in self.run or self.project_wide else self.data.get(path)
+            if raw is None or not SHIM_HINT.search(raw) or not _GRAD_WORD.search(raw):
+                continue
+            bindings = self.star_bindings_of(path, {path: self.star_targets(path, raw, modules)})
+            found = self.facts.shims(path, raw, repr(bindings))
+            if found is None:
+                missing.append((path, raw, bindings))
+            elif found:
+                self.shims[path] = found
+        computed = self.map(file_shims, [(raw, bindings) for _, raw, bindings in missing])
+        for (path, raw, bindings), found in zip(missing, computed):
+            self.facts.put_shims(path, raw, repr(bindings), found)
+            if found:
+                self.shims[path] = found
+        self.shims = {p: self.shims[p] for p in py_files if p in self.shims}  # the files' order
+        self._shim_table = shim_names(self.shims)
+        self._shim_reach = shims_key(self.shims)
+
+    def star_targets(self, path: str, raw: bytes, modules: ModuleTable) -> Tuple[str, ...]:
+        """The project files a file star-imports, from its parse (cached like `star_links`'s:
+        the callers are not linked yet, and a grad-mode function's file is read with them)."""
+        if not has_star_import(raw):
+            return ()
+        found = self._stars.get(path)
+        if found is None:
+            found = self.facts.stars(path, raw)
+        if found is None:
+            found = file_star_modules(raw)
+            self.facts.put_stars(path, raw, found)
+            self._stars[path] = found
+        return tuple(t for t in (modules.resolve(m, path) for m in found) if t is not None)
+
+    def shims_entered(self, path: str) -> Tuple[Tuple[str, GradShim], ...]:
+        """The grad-mode functions of other files `path` enters, by the name it calls them."""
+        if not self.shims:
+            return ()
+        raw = self.bytes_of(path)
+        if raw is None or not _any_word({n.encode() for n in self._shim_table})(raw):
+            return ()
+        reach = f"{self._shim_reach}:{os.path.dirname(path)}"
+        uses = self.facts.shim_uses(path, raw, reach)
+        if uses is None:
+            doc = self.document(path)
+            uses = [] if doc is None else [(key, p, shim.name)
+                                           for key, (p, shim) in shims_called(doc.index(), path, self._shim_table)]
+            self.facts.put_shim_uses(path, raw, reach, uses)
+        out = {}
+        for key, helper_path, name in uses:
+            shim = next((g for g in self.shims.get(helper_path, ()) if g.name == name), None)
+            if shim is not None:
+                out[key] = shim
+        return tuple(sorted(out.items()))
+
     def link_callers(self, py_files: List[str], seen: Set[Tuple[str, str]]) -> bool:
         """Record the calls of every known helper; callers passing their own parameter become
         helpers too. Returns whether new helpers appeared."""
@@ -221,7 +295,7 @@ class ProjectIndex:
             if raw is None or not may_call(raw):
                 continue
             # What a file can reach follows from the helpers and the file's directory.
-            key = f"{helpers_key}:{os.path.dirname(path)}"
+            key = f"{helpers_key}:{self._shim_reach}:{os.path.dirname(path)}"
             found = self.facts.calls(path, raw, key, self.shown(path), path in self.run)
             resolved = None if found is None else [(q, h, self.signature_of(h, n), c, t) for q, h, n, c, t in found]
             if resolved is None or any(sig is None for _, _, sig, _, _ in resolved):
@@ -231,7 +305,7 @@ class ProjectIndex:
         # The helper tables are the same objects in every item: pickled once a chunk.
         names = helper_names(self.helpers)
         plans = self.early_plans([path for path, _, _ in work]) if not seen else {}
-        items = [(path, raw, self.shown(path), path in self.run, names, methods)
+        items = [(path, raw, self.shown(path), path in self.run, names, methods, self._shim_table)
                  + ((plans[path],) if path in plans else ()) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
             if path in plans:
@@ -359,14 +433,20 @@ class ProjectIndex:
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
                                     for name, calls in self.calls.get(path, {}).items()))
             star_bindings, is_exported = self.star_part(path, stars)
-            if helpers or external or star_bindings or is_exported or path in self.helpers:
-                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide)
+            shims = self.shims_entered(path)
+            if helpers or external or star_bindings or is_exported or path in self.helpers or shims:
+                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims)
         return out
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
         """A file's `Links.star_bindings` and `Links.star_exported`."""
-        star_bindings = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
-        return tuple(s for s in star_bindings if s[1]), path in self.variable_importers and self.binds_variable(path)
+        return self.star_bindings_of(path, stars), path in self.variable_importers and self.binds_variable(path)
+
+    def star_bindings_of(self, path: str, stars: Dict[str, Tuple[str, ...]]
+                         ) -> Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...]:
+        """`Links.star_bindings` of `path`: what the project modules it star-imports bind of torch."""
+        found = tuple((self.module_key(t, path), self.exported_bindings(t)) for t in stars.get(path, ()))
+        return tuple(s for s in found if s[1])
 
     def module_key(self, target: str, importer: str) -> str:
         names = module_names(target, importer)
@@ -440,6 +520,58 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
 NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
 
 
+def file_shims(item) -> List[GradShim]:
+    """Runs here or in a worker: the module-level functions of a file read as grad-mode
+    context managers (`flow.grad_mode.shim_of`), with the torch names its star imports of
+    project modules bind (`Links.star_bindings`)."""
+    raw, star_bindings = item
+    doc = _document(raw)
+    if doc is None:
+        return []
+    index = doc.index()
+    if star_bindings:
+        Links(star_bindings=star_bindings).bind_star_imports(index.module_names)
+    return [shim for shim in (shim_of(index, stmt) for stmt in index.module_statements
+                              if isinstance(stmt, ast.FunctionDef)) if shim is not None]
+
+
+def shim_names(shims: Dict[str, List[GradShim]]) -> NameTable:
+    """The project's grad-mode functions by name, then by file (as `helper_names`)."""
+    out: NameTable = {}
+    for order, (path, found) in enumerate(shims.items()):
+        for shim in found:
+            out.setdefault(shim.name, {}).setdefault(path, (order, shim))  # type: ignore[arg-type]
+    return out
+
+
+def shims_called(index, path: str, table: NameTable) -> List[Tuple[str, Tuple[str, GradShim]]]:
+    """(name as `grad_mode.shim_called` looks it up, (defining file, function)) for every
+    grad-mode function of another file entered in a `with` (or used as a decorator) here:
+    `utils.maybe_no_grad()` by its qualified name, `no_grad_context()` of `from .core import *`
+    by its bare name."""
+    out = []
+    for calls in index.calls.values():  # by every name: `from .core import no_grad_context as ngc`
+        for call in calls:
+            parent = index.parents.get(call)
+            if not (isinstance(parent, ast.withitem) and parent.context_expr is call
+                    or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in parent.decorator_list):
+                continue
+            func = call.func
+            qual = index.qual(func)
+            target = helper_of_qual(table, qual, path) if qual is not None else None
+            key = qual
+            if target is None and qual is None and isinstance(func, ast.Name) \
+                    and not index.binds_anywhere(func.id) and not index.module_names.bound(func.id):
+                for module in index.module_names.star_modules:
+                    target = helper_called(table, module, func.id, path)
+                    if target is not None:
+                        key = func.id
+                        break
+            if target is not None and target[0] != path and key is not None:
+                out.append((key, target))
+    return out
+
+
 def helper_names(helpers: Dict[str, List[HelperSignature]]) -> NameTable:
     """The project's function helpers by name, then by file, with the file's position in
     `helpers` (a name two files can be imported under goes to the first: the order the
@@ -482,13 +614,13 @@ def file_calls(item):
     """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
-    its caller's own parameter on). With an `EarlyPlan` as a seventh item: (those calls, the
+    its caller's own parameter on). With an `EarlyPlan` as an eighth item: (those calls, the
     file's analysis on the same parse, `early.analyse_ahead`, and the modules it star-imports
     when it has a star import, else None)."""
-    path, raw, shown, in_run, names, methods = item[:6]
-    plan = item[6] if len(item) > 6 else None
+    path, raw, shown, in_run, names, methods, shim_table = item[:7]
+    plan = item[7] if len(item) > 7 else None
     doc = _document(raw) if names or methods else None
-    found = calls_in(doc, path, shown, in_run, names, methods) if doc is not None else []
+    found = calls_in(doc, path, shown, in_run, names, methods, shim_table) if doc is not None else []
     if plan is None:
         return found
     if doc is None:
@@ -498,11 +630,14 @@ def file_calls(item):
     return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars
 
 
-def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods
+def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods,
+             shim_table: Optional[NameTable] = None
              ) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
     """`file_calls` of a parsed file."""
     family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
     index = doc.index()
+    if shim_table:  # a call inside `with utils.maybe_no_grad():` is covered
+        index.grad_shims.update((key, shim) for key, (_, shim) in shims_called(index, path, shim_table))
     defined = {node.name for node in index.functions}
     stars = set(index.module_names.star_modules)
     out = []

@@ -73,7 +73,8 @@ class VolatileInVariableCall(Rule):
     is only unwrapped and the program now trains. Both are unsafe fixes, and the note says so.
     Nothing is wrapped inside an existing grad-disabled region, in any of its spellings
     (`torch.autograd.no_grad`, a `no_grad = torch.no_grad if hasattr(torch, "no_grad") else
-    contextlib.suppress` alias, version gates). Unwrapping is safe: in 0.3 the argument of
+    contextlib.suppress` alias, version gates, a project function returning `torch.no_grad()`
+    on today's torch such as fastai's `no_grad_context()`). Unwrapping is safe: in 0.3 the argument of
     `Variable(...)` had to be a tensor, so no gradient can flow into it, unless the code
     evidently computes it with a module (`Variable(model(x), volatile=True)`, code already
     half-migrated: unsafe, or safe with `legacy-semantics = true`). The fix is also unsafe when

@@ -195,14 +195,21 @@ class DeadVolatileFlag(Rule):
                     qual = name  # `model.forward_emb(x, volatile=True)`: a method of an object made elsewhere
                 if qual is None or qual.partition(".")[0] in _OWN_VOLATILE | {"torch"}:
                     continue  # not imported (a local class, a builtin), or an API with its own flag
-                message = (f"`volatile=` passed to `{name}()`, defined elsewhere: since PyTorch 0.4 removed the "
-                           f"flag it does nothing once that function stops passing it on")
+                message = (f"`volatile=` passed to `{name}()`, defined elsewhere: PyTorch 0.4 removed the flag, "
+                           f"so it does nothing unless that function still reads it")
                 truth = literal_truth(keyword.value)
-                if truth is None or (truth and not ctx.covered(call)):
-                    why = ("the flag is not a literal" if truth is None else
-                           "the call runs outside a `torch.no_grad()` region, which `volatile=True` asked for")
+                if truth is None:
                     ctx.report(self.CODE, keyword, message=message,
-                               note=f"no fix: {why}; drop it with the `volatile` parameter of `{name}()`")
+                               note=f"no fix: the flag is not a literal; drop it with the `volatile` parameter of "
+                                    f"`{name}()`")
+                    continue
+                if truth and not ctx.covered(call):
+                    # What `volatile=True` asked for is no graph where the result is computed
+                    # with, not a region around this call; and the function may still read it.
+                    ctx.report(self.CODE, keyword, message=message,
+                               note=f"no fix: `volatile=True` asked for no graph where the result is computed with, "
+                                    f"and this call is in no `torch.no_grad()` region: make sure that code runs under "
+                                    f"one; once `{name}()` no longer reads its `volatile` parameter, drop both")
                     continue
                 edits = ctx.expr.drop_argument(call, keyword)
                 ctx.report(self.CODE, keyword, message=message,

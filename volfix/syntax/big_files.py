@@ -32,12 +32,13 @@ from .positions import physical_lines
 
 BIG_FILE_LINES = 10_000  # from this many lines on, a module is parsed in chunks
 CHUNK_LINES = 4_000
-# Words whose presence makes a statement matter (rules' triggers, grad-mode regions, imports).
+# Words whose presence makes a statement matter (rules' triggers, grad-mode regions and the
+# version tests that gate them, `IS_TORCH_04 = ... torch.__version__ ...`, imports).
 # `_loss(`, `entropy(`, `torch.sum(`, `torch.mean(`: a function returning a loss or a full
 # reduction, whose result VF401 follows (`loss_function(...).data[0]`); `.sum(0)`: the
 # ImageNet example's `accuracy()`, a list of sums over one dimension (`prec1[0]`).
 TRIGGERS = ("Variable", "volatile", "async", PLACEHOLDER, "autograd", "no_grad", "grad_enabled",
-            "inference_mode", "import", ".data[", "Loss", "noqa", "volfix",
+            "inference_mode", "__version__", "import", ".data[", "Loss", "noqa", "volfix",
             "_loss(", "entropy(", "torch.sum(", "torch.mean(", ".sum(0)")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_A_START = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]|$|\s|#")

@@ -79,6 +79,10 @@ class ModuleIndex:
         self._jumps: Dict[int, bool] = {}
         self._block_mentions: Dict[int, "BlockMentions"] = {}
         self._block_assignments: Dict[int, Dict[str, List[int]]] = {}
+        # The project's grad-mode functions of other files this module calls, by the name it
+        # calls them (`volfix.flow.grad_mode.GradShim`; set from the file's project links).
+        self.grad_shims: Dict[str, object] = {}
+        self._grad_shim_cache: Dict[int, object] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
