@@ -224,3 +224,16 @@ def test_an_accumulator_read_is_found_in_a_file_with_no_other_legacy_token(tmp_p
     results = check_paths([str(tmp_path)], use_cache=False)
     found = [(d.location.row, d.code) for r in results for d in r.diagnostics]
     assert found == [(10, "VF401")]
+
+
+def test_grad_function_hint_needs_a_grad_mode_name():
+    """Only a name spelling a grad mode links the project for its grad-mode functions: any
+    `grad` (torch's own `from .debug import set_kernel_post_grad`) linked a whole package."""
+    from volfix.files.prefilter import GRAD_FUNCTION_HINT
+
+    for hinted in (b"with utils.maybe_no_grad():", b"    with no_grad_context():", b"with enable_grad_context():",
+                   b"from .core import no_grad_context as ngc", b"from fastai.core import *, nograd"):
+        assert GRAD_FUNCTION_HINT.search(hinted), hinted
+    for plain in (b"from .debug import set_kernel_post_grad", b"with torch.no_grad():",
+                  b"with autograd.no_grad():", b"from torch.autograd import no_grad", b"with self.gradient_tape():"):
+        assert not GRAD_FUNCTION_HINT.search(plain), plain

@@ -433,7 +433,8 @@ class ProjectIndex:
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
                                     for name, calls in self.calls.get(path, {}).items()))
             star_bindings, is_exported = self.star_part(path, stars)
-            shims = self.shims_entered(path)
+            # A file with nothing to fix (not a candidate, calling no helper) needs none.
+            shims = self.shims_entered(path) if path in self.data or helpers or external else ()
             if helpers or external or star_bindings or is_exported or path in self.helpers or shims:
                 out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims)
         return out
