@@ -119,7 +119,10 @@ def original_sources(against: Optional[str], cwd: str) -> Tuple[str, Original]:
     archive = _git_bytes(root, "archive", "--format=tar", commit.strip())
     target = tempfile.mkdtemp(prefix="volfix-verify-")
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(target, filter="data")
+        else:  # Python before 3.9.17 / 3.10.12 / 3.11.4 (Debian 12's 3.11.2): git's own archive
+            tar.extractall(target)  # noqa: S202 - of the user's repository, paths relative
     link_untracked(root, target)
     return root, Original(os.path.realpath(target), revision, temporary=True)
 
