@@ -331,10 +331,16 @@ def _has_main_guard(tree: ast.Module) -> bool:
 
 
 def _delete_definition(src: SourceText, fn: ast.stmt) -> List[TextEdit]:
-    """The definition's lines, and as many blank lines above it as follow it (no pile-up)."""
+    """The definition's lines, and as many blank lines above it as follow it (no pile-up).
+    Its comments stay, one line each where it stood (`return Variable(a)  # keep on the GPU`)."""
     first, last = fn.lineno, fn.end_lineno
     above, below = blank_lines_around(src, first, last)
     start = src.line_starts[first - 1 - min(above, below)]
+    comments = src.comments_between(src.line_starts[first - 1], src.line_after(last))
+    if comments:
+        indent = src.indentation(first)
+        kept = "".join(f"{indent}{c}{src.newline}" for c in comments)
+        return [TextEdit(src.line_starts[first - 1], src.line_after(last), kept)]
     return [TextEdit(start, src.line_after(last), "")]
 
 
