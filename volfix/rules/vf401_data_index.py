@@ -1,7 +1,7 @@
 """VF401: `loss.data[0]` on values that are 0-dim tensors since PyTorch 0.4."""
 import ast
 import re
-from typing import Optional, Set
+from typing import Callable, Optional, Set
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
@@ -319,13 +319,7 @@ class ScalarValues:
                 return self.variable(func.value, at, depth + 1, seen)
             if self.loss_module(func, at, depth, set()):
                 return True
-            fn = self.project_callee(func, at)
-            key = f"def {id(fn)}"
-            if fn is None or key in seen:
-                return False
-            returns = [node.value for node in _own_returns(fn)]
-            return bool(returns) and all(
-                v is not None and self.variable(v, v, depth + 1, seen | {key}) for v in returns)
+            return self.every_return(func, at, "", seen, lambda v, inner: self.variable(v, v, depth + 1, inner))
         if isinstance(expr, ast.Name):
             key = f"{id(self.index.function_of(at))} {expr.id}"
             if key in seen:
@@ -402,15 +396,21 @@ class ScalarValues:
     def project_function(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`loss_function(recon, x, mu, logvar)`: a function of this module (or a method of
         the class holding `at`, called on `self`) whose every `return` is one element."""
+        return self.every_return(func, at, "", seen,
+                                 lambda v, inner: self.one_element(v, v, depth + 1, set(inner)))
+
+    def every_return(self, func: ast.AST, at: ast.AST, tag: str, seen: Set[str],
+                     holds: Callable[[ast.AST, Set[str]], bool]) -> bool:
+        """Whether the function `func` calls (`project_callee`) has returns and `holds(value,
+        seen)` for each, the function marked in `seen` (`tag` tells the questions apart): a
+        recursive call is decided by the other returns, never by itself alone."""
         fn = self.project_callee(func, at)
-        if fn is None:
+        key = f"def {tag}{id(fn)}"
+        if fn is None or key in seen:
             return False
-        key = f"def {id(fn)}"
-        if key in seen:
-            return False  # recursion: decided by the other returns, never by itself alone
-        seen = seen | {key}
+        inner = seen | {key}
         returns = [node.value for node in _own_returns(fn)]
-        return bool(returns) and all(v is not None and self.one_element(v, v, depth + 1, set(seen)) for v in returns)
+        return bool(returns) and all(v is not None and holds(v, inner) for v in returns)
 
     def project_callee(self, func: ast.AST, at: ast.AST) -> Optional[ast.AST]:
         """The `def` a call reaches: a function of this module, or a method of the class
@@ -482,13 +482,8 @@ class ScalarValues:
             return all(not isinstance(e, ast.Starred) and self.one_element(e, e, depth + 1, seen)
                        for e in iterable.elts)
         if isinstance(iterable, ast.Call):
-            fn = self.project_callee(iterable.func, at)
-            key = f"def [] {id(fn)}"
-            if fn is None or key in seen:
-                return False
-            returns = [node.value for node in _own_returns(fn)]
-            return bool(returns) and all(
-                v is not None and self.elements(v, v, depth + 1, seen | {key}) for v in returns)
+            return self.every_return(iterable.func, at, "[] ", seen,
+                                     lambda v, inner: self.elements(v, v, depth + 1, inner))
         if not isinstance(iterable, ast.Name):
             return False
         key = f"{id(self.index.function_of(at))} [{iterable.id}]"
