@@ -241,14 +241,17 @@ class ProjectIndex:
         the callers are not linked yet, and a grad-mode function's file is read with them)."""
         if not has_star_import(raw):
             return ()
-        found = self._stars.get(path)
-        if found is None:
-            found = self.facts.stars(path, raw)
+        found = self.known_stars(path, raw)
         if found is None:
             found = file_star_modules(raw)
             self.facts.put_stars(path, raw, found)
             self._stars[path] = found
         return tuple(t for t in (modules.resolve(m, path) for m in found) if t is not None)
+
+    def known_stars(self, path: str, raw: bytes) -> Optional[List[str]]:
+        """The modules a file star-imports, if a parse of it this run or the cache told."""
+        found = self._stars.get(path)
+        return found if found is not None else self.facts.stars(path, raw)
 
     def shims_entered(self, path: str) -> Tuple[Tuple[str, GradShim], ...]:
         """The grad-mode functions of other files `path` enters, by the name it calls them."""
@@ -389,9 +392,7 @@ class ProjectIndex:
         star_modules: Dict[str, List[str]] = {}
         missing = []
         for path, raw in importers:
-            found = self._stars.get(path)
-            if found is None:
-                found = self.facts.stars(path, raw)
+            found = self.known_stars(path, raw)
             if found is None:
                 missing.append((path, raw))
             else:
