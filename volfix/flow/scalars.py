@@ -1,0 +1,498 @@
+"""Which expressions are certainly one-element tensors (0-dim since PyTorch 0.4).
+
+VF401 asks it of `x` in `x.data[0]` and `x[0]`: a loss, a full reduction, arithmetic of those
+with numbers, an element of a list of them, a function's result when every `return` is one.
+It reads one module's walk (`syntax.index`) and never imports torch.
+"""
+import ast
+from typing import Callable, Optional, Set
+
+from ..syntax import names as nm
+
+# Methods that reduce a tensor to one element when called without a dimension.
+REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "median", "norm", "std", "var", "all",
+                        "any", "dot", "trace", "det", "logdet", "nansum", "nanmean"})
+# Reductions over one dimension that return a tensor (not values and indices): over the one
+# dimension of a 1-dim value, one element (0-dim since PyTorch 0.4).
+DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "norm", "std", "var", "nansum", "nanmean", "logsumexp"})
+# In-place and plain arithmetic with a number: the shape of the tensor stays.
+SCALAR_ARITHMETIC = frozenset({"mul", "mul_", "div", "div_", "add", "add_", "sub", "sub_"})
+# Keyword arguments that keep a reduction over every element.
+_WHOLE_KEYWORDS = {"norm": {"p"}, "std": {"unbiased"}, "var": {"unbiased"}}
+# Methods that keep a tensor's shape (a 0-dim value stays 0-dim).
+SHAPE_KEEPING = frozenset({"cpu", "cuda", "float", "double", "half", "long", "int", "detach", "clone",
+                           "to", "contiguous", "abs", "neg", "sqrt", "exp", "log"})
+# `torch.nn.functional` losses (reduced to one element unless `reduction='none'`/`reduce=False`).
+LOSS_FUNCTIONS = frozenset({
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss", "margin_ranking_loss",
+    "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
+    "gaussian_nll_loss", "ctc_loss"})
+# Methods that return the same module (moved or converted): `nn.MSELoss().cuda()`.
+MODULE_MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "train", "eval"})
+MAX_DEPTH = 8
+
+
+def is_zero(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 0
+
+
+class _Element:
+    """A loop or comprehension target: one element of `iterable`."""
+
+    __slots__ = ("iterable",)
+
+    def __init__(self, iterable: ast.AST) -> None:
+        self.iterable = iterable
+
+
+class _Unpacked:
+    """A name bound by unpacking (`prec1, prec5 = accuracy(...)`): one element of `value`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: ast.AST) -> None:
+        self.value = value
+
+
+class ScalarValues:
+    """Which expressions are certainly one-element tensors (0-dim since PyTorch 0.4)."""
+
+    def __init__(self, index) -> None:
+        self.index = index
+
+    def one_element(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        seen = seen if seen is not None else set()
+        if isinstance(expr, ast.Call):
+            return self.call(expr, at, depth, seen)
+        if isinstance(expr, ast.BinOp):
+            sides = (expr.left, expr.right)
+            if not all(_number(s) or self.one_element(s, at, depth + 1, seen) for s in sides):
+                return False
+            return not all(_number(s) for s in sides)
+        if isinstance(expr, ast.UnaryOp):
+            return self.one_element(expr.operand, at, depth + 1, seen)
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":  # `criterion(...).data`
+            return self.one_element(expr.value, at, depth + 1, seen)
+        if isinstance(expr, ast.Name):
+            return self.name(expr.id, at, depth, seen)
+        if isinstance(expr, ast.Subscript) and is_zero(expr.slice) or (
+                isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
+                and type(expr.slice.value) is int):
+            return not _empty_literal(expr.value) and self.elements(expr.value, at, depth + 1, seen)  # `f(x)[0]`
+        return False
+
+    def plain_tensor(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
+        """A tensor, not a Variable, in 0.3: read through `.data` (or arithmetic of such
+        values and numbers, or a name bound only to them), so `[0]` gave a Python number."""
+        if depth > MAX_DEPTH:
+            return False
+        seen = seen if seen is not None else set()
+        if isinstance(expr, ast.Attribute):
+            return expr.attr == "data"
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            return expr.func.attr in SHAPE_KEEPING | REDUCTIONS and self.plain_tensor(
+                expr.func.value, at, depth + 1, seen)
+        if isinstance(expr, ast.BinOp):
+            sides = (expr.left, expr.right)
+            return (all(_number(s) or self.plain_tensor(s, at, depth + 1, seen) for s in sides)
+                    and not all(_number(s) for s in sides))
+        if isinstance(expr, ast.UnaryOp):
+            return self.plain_tensor(expr.operand, at, depth + 1, seen)
+        if isinstance(expr, ast.Name):
+            if expr.id in seen:
+                return True
+            seen.add(expr.id)
+            values = self.bindings(expr.id, at)
+            return (bool(values) and all(isinstance(v, ast.AST) for v in values)
+                    and all(_number(v) or _own_item(v, expr.id) or self.plain_tensor(v, v, depth + 1, seen)
+                            for v in values)
+                    and not all(_number(v) or _own_item(v, expr.id) for v in values))
+        return False
+
+    def variable(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
+        """A Variable in 0.3, certainly: the output of a loss (modules and `F` losses took
+        and returned Variables), arithmetic with it, or a name bound only to such values
+        and numbers."""
+        if depth > MAX_DEPTH:
+            return False
+        seen = seen if seen is not None else set()
+        if isinstance(expr, ast.BinOp):
+            return self.variable(expr.left, at, depth + 1, seen) or self.variable(expr.right, at, depth + 1, seen)
+        if isinstance(expr, ast.UnaryOp):
+            return self.variable(expr.operand, at, depth + 1, seen)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            qual = self.index.qual(func)
+            if qual is not None and qual.startswith("torch.nn.functional."):
+                return qual.rpartition(".")[2] in LOSS_FUNCTIONS
+            if isinstance(func, ast.Attribute) and func.attr in SHAPE_KEEPING | REDUCTIONS | SCALAR_ARITHMETIC:
+                return self.variable(func.value, at, depth + 1, seen)
+            if self.loss_module(func, at, depth, set()):
+                return True
+            return self.every_return(func, at, "", seen, lambda v, inner: self.variable(v, v, depth + 1, inner))
+        if isinstance(expr, ast.Name):
+            key = f"{id(self.index.function_of(at))} {expr.id}"
+            if key in seen:
+                return False
+            seen.add(key)
+            values = self.bindings(expr.id, at)
+            return (bool(values) and all(isinstance(v, ast.AST) for v in values)
+                    and all(_number(v) or self.variable(v, v, depth + 1, seen) for v in values)
+                    and not all(_number(v) for v in values))
+        return False
+
+    def call(self, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        func = call.func
+        qual = self.index.qual(func)
+        if qual is not None and qual.startswith("torch.nn.functional."):
+            return qual.rpartition(".")[2] in LOSS_FUNCTIONS and _reduced(call, max_positional=3)
+        if qual is not None and qual.startswith("torch.") and qual.count(".") == 1:
+            name = qual[len("torch."):]
+            if name in REDUCTIONS:  # torch.sum(x), torch.dot(a, b)
+                wanted = 2 if name == "dot" else 1
+                return len(call.args) == wanted and all(k.arg == "dtype" for k in call.keywords)
+            return False
+        if isinstance(func, ast.Attribute):
+            if func.attr in REDUCTIONS:
+                return _whole_reduction(call, func.attr) or (
+                    _first_dim_reduction(call, func.attr) and _one_dim(func.value))
+            if func.attr in SHAPE_KEEPING:
+                return self.one_element(func.value, at, depth + 1, seen)
+            if func.attr in SCALAR_ARITHMETIC and len(call.args) == 1 and not call.keywords \
+                    and self.scalar(call.args[0], at, depth + 1):
+                return self.one_element(func.value, at, depth + 1, seen)  # `correct_k.mul_(100.0 / n)`
+        if (isinstance(func, ast.Name) and func.id == "sum" and len(call.args) == 1 and not call.keywords
+                and not self.bindings("sum", at)):  # the builtin: `0 + a + b ...`, 0-dim when each is
+            return self.elements(call.args[0], at, depth + 1, seen)
+        if self.loss_module(func, at, depth, seen):
+            return True
+        return self.project_function(func, at, depth, seen)
+
+    def loss_module(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """`criterion(out, y)`: `criterion` (or `self.criterion`) is bound only to a loss
+        module made without `reduction='none'`."""
+        values = []
+        if isinstance(func, ast.Name):
+            values = self.bindings(func.id, at)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            values = self.self_bindings(func.attr, at)
+        values = [v for v in values if not (isinstance(v, ast.AST) and _moved_itself(v, func))]
+        return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
+
+    def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
+        """`criterion` (or `self.criterion`) is bound only by assignments volfix reads, so
+        what it is was decided by `loss_module` (a parameter or a loop target is unknown)."""
+        if self.index.qual(func) is not None:
+            return True  # `F.mse_loss`, an imported function: `call` knows it or it is no loss
+        if isinstance(func, ast.Name):
+            values = self.bindings(func.id, at)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            values = self.self_bindings(func.attr, at)
+        else:
+            return False
+        return bool(values) and all(isinstance(v, ast.AST) for v in values)
+
+    def is_loss_module(self, value: ast.AST) -> bool:
+        """`nn.CrossEntropyLoss()`, also moved: `nn.MSELoss(size_average=False).cuda()`."""
+        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+               and value.func.attr in MODULE_MOVES and self.index.qual(value.func) is None):
+            value = value.func.value
+        if not isinstance(value, ast.Call):
+            return False
+        qual = self.index.qual(value.func)
+        return (qual is not None and qual.startswith("torch.nn.") and qual.endswith("Loss")
+                and _reduced(value, max_positional=2))
+
+    def project_function(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """`loss_function(recon, x, mu, logvar)`: a function of this module (or a method of
+        the class holding `at`, called on `self`) whose every `return` is one element."""
+        return self.every_return(func, at, "", seen,
+                                 lambda v, inner: self.one_element(v, v, depth + 1, set(inner)))
+
+    def every_return(self, func: ast.AST, at: ast.AST, tag: str, seen: Set[str],
+                     holds: Callable[[ast.AST, Set[str]], bool]) -> bool:
+        """Whether the function `func` calls (`project_callee`) has returns and `holds(value,
+        seen)` for each, the function marked in `seen` (`tag` tells the questions apart): a
+        recursive call is decided by the other returns, never by itself alone."""
+        fn = self.project_callee(func, at)
+        key = f"def {tag}{id(fn)}"
+        if fn is None or key in seen:
+            return False
+        inner = seen | {key}
+        returns = [node.value for node in _own_returns(fn)]
+        return bool(returns) and all(v is not None and holds(v, inner) for v in returns)
+
+    def project_callee(self, func: ast.AST, at: ast.AST) -> Optional[ast.AST]:
+        """The `def` a call reaches: a function of this module, or a method of the class
+        holding `at` called on `self`."""
+        if isinstance(func, ast.Name):
+            return self._module_function(func.id, at)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return self._method(func.attr, at)
+        return None
+
+    def scalar(self, node: ast.AST, at: ast.AST, depth: int) -> bool:
+        """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`."""
+        if depth > MAX_DEPTH:
+            return False
+        if _number(node):
+            return True
+        if isinstance(node, ast.BinOp):
+            return self.scalar(node.left, at, depth + 1) and self.scalar(node.right, at, depth + 1)
+        if isinstance(node, ast.Name):
+            values = self.bindings(node.id, at)
+            return bool(values) and all(isinstance(v, ast.AST) and self.scalar(v, at, depth + 1) for v in values)
+        return False
+
+    def _module_function(self, name: str, at: ast.AST) -> Optional[ast.AST]:
+        """The one module-level `def name` when nothing else binds `name` where `at` reads it."""
+        if self.index.function_of(at) is not self.index.tree and self.bindings(name, at):
+            return None  # a local or a parameter shadows it
+        statements = self.index.module_statements
+        defs = [s for s in statements if isinstance(s, ast.FunctionDef) and s.name == name]
+        if len(defs) != 1 or self.index.assigned_values(self.index.tree).get(name):
+            return None
+        imported = any(bound == name for s in statements if isinstance(s, (ast.Import, ast.ImportFrom))
+                       for bound, _ in nm.import_bindings(s))
+        return None if imported else defs[0]
+
+    def _method(self, name: str, at: ast.AST) -> Optional[ast.AST]:
+        cls = self.index.method_class(self.index.function_of(at))
+        if cls is None:
+            return None
+        defs = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name]
+        return defs[0] if len(defs) == 1 else None
+
+    def name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        key = f"{id(self.index.function_of(at))} {name}"  # a name of this scope, not the caller's
+        if key in seen:
+            return True  # `loss = loss + ...`: decided by its other bindings
+        seen.add(key)
+        values = self.bindings(name, at)
+        if not values or any(v is None for v in values):
+            return False
+        for v in values:
+            if isinstance(v, (_Element, _Unpacked)):
+                iterable = v.iterable if isinstance(v, _Element) else v.value
+                if _empty_literal(iterable) or not self.elements(iterable, at, depth + 1, seen):
+                    return False
+            elif not (_number(v) or _own_item(v, name) or self.one_element(v, v, depth + 1, seen)):
+                return False
+        return not all(isinstance(v, ast.AST) and (_number(v) or _own_item(v, name)) for v in values)
+
+    def elements(self, iterable: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """Every element of `iterable` is one element: `[torch.mean(l) for l in ls]`,
+        `[loss_a, loss_b]`, or a name bound only to such lists (and `.append`ed to only with
+        such values)."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)):
+            return self.one_element(iterable.elt, iterable.elt, depth + 1, seen)
+        if isinstance(iterable, (ast.List, ast.Tuple)):
+            return all(not isinstance(e, ast.Starred) and self.one_element(e, e, depth + 1, seen)
+                       for e in iterable.elts)
+        if isinstance(iterable, ast.Call):
+            return self.every_return(iterable.func, at, "[] ", seen,
+                                     lambda v, inner: self.elements(v, v, depth + 1, inner))
+        if not isinstance(iterable, ast.Name):
+            return False
+        key = f"{id(self.index.function_of(at))} [{iterable.id}]"
+        if key in seen:
+            return True
+        seen.add(key)
+        values = self.bindings(iterable.id, at)
+        if not values or not all(isinstance(v, ast.AST) and self.elements(v, v, depth + 1, seen) for v in values):
+            return False
+        added = self._appended(iterable.id, at)
+        return added is not None and all(self.one_element(a, a, depth + 1, seen) for a in added) and (
+            bool(added) or any(getattr(v, "elts", True) for v in values))
+
+    def _appended(self, name: str, at: ast.AST) -> Optional[list]:
+        """The values `name.append(v)` adds in the scope `at` reads `name` from; None when
+        the list is changed some other way (`extend`, `insert`, an item assignment)."""
+        index = self.index
+        scope = index.function_of(at)
+        out = []
+        for node in index.names.get(name, ()):
+            if index.function_of(node) is not scope or not isinstance(node.ctx, ast.Load):
+                continue
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.attr in ("extend", "insert", "__setitem__"):
+                return None
+            if isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load):
+                return None
+            if isinstance(parent, ast.Attribute) and parent.attr == "append":
+                call = index.parents.get(parent)
+                if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1):
+                    return None
+                out.append(call.args[0])
+        return out
+
+    def bindings(self, name: str, at: ast.AST) -> list:
+        """The values bound to `name` in the scope `at` reads it from (an `_Element` for a
+        `for` or comprehension target, None for another binding that is not `name = value` /
+        `name op= value`); [] when it is not bound there."""
+        scope = self.index.function_of(at)
+        out = self._bound_in(name, scope)
+        if not out and scope is not self.index.tree:
+            out = self._bound_in(name, self.index.tree)  # a module-level name read in a function
+        return out
+
+    def _bound_in(self, name: str, scope: ast.AST) -> list:
+        index = self.index
+        out = []
+        for node in index.names.get(name, ()):
+            if not isinstance(node.ctx, ast.Store) or index.function_of(node) is not scope:
+                continue
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Assign) and node in parent.targets:
+                out.append(parent.value)
+            elif isinstance(parent, (ast.Tuple, ast.List)) and isinstance(index.parents.get(parent), ast.Assign) \
+                    and parent in index.parents[parent].targets \
+                    and not any(isinstance(e, ast.Starred) for e in parent.elts):
+                out.append(_Unpacked(index.parents[parent].value))
+            elif isinstance(parent, ast.AugAssign) and isinstance(parent.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+                out.append(parent.value)
+            elif isinstance(parent, (ast.For, ast.comprehension)) and parent.target is node:
+                out.append(_Element(parent.iter))
+            else:
+                out.append(None)  # a tuple, `with ... as`: unknown
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope):
+            out.append(None)
+        return out
+
+    def self_bindings(self, attr: str, at: ast.AST) -> list:
+        """Values assigned to `self.<attr>` in the methods of the class holding `at`."""
+        index = self.index
+        cls = index.method_class(index.function_of(at))
+        if cls is None:
+            return []
+        out = []
+        for node in index.attributes.get(attr, ()):
+            if not (isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                continue
+            if index.method_class(index.function_of(node)) is not cls:
+                continue
+            parent = index.parents.get(node)
+            out.append(parent.value if isinstance(parent, ast.Assign) and node in parent.targets else None)
+        return out
+
+
+def _own_returns(fn: ast.AST):
+    """The `return` statements of `fn` itself (not of nested functions or classes)."""
+    stack = list(fn.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+# Calls that give a Python number.
+_NUMBER_BUILTINS = frozenset({"len", "int", "float"})
+_NUMBER_METHODS = frozenset({"item", "numel", "size", "dim"})
+
+
+def _number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        return _number(node.operand)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name):
+            return func.id in _NUMBER_BUILTINS
+        if isinstance(func, ast.Attribute) and func.attr in _NUMBER_METHODS:
+            return func.attr != "size" or (len(node.args) == 1 and not node.keywords)  # `x.size(0)`
+        return False
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _empty_literal(node: ast.AST) -> bool:
+    """`()`, `[]`: every element is one element, vacuously (a chunk's stand-in binding)."""
+    return isinstance(node, (ast.List, ast.Tuple)) and not node.elts
+
+
+def _first_dim_reduction(call: ast.Call, method: str) -> bool:
+    """`x.sum(0)`, `x.mean(dim=-1)`: a reduction over one dimension, without `keepdim`."""
+    if method not in DIM_REDUCTIONS or len(call.args) + len(call.keywords) != 1:
+        return False
+    dim = call.args[0] if call.args else call.keywords[0].value if call.keywords[0].arg == "dim" else None
+    return dim is not None and _int_value(dim) in (0, -1)
+
+
+def _one_dim(expr: ast.AST) -> bool:
+    """Certainly one dimension: `x.view(-1)`, `x.reshape(n)` (then `.float()`, `.cpu()`...)."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_KEEPING:
+        expr = expr.func.value
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in ("view", "reshape") and len(expr.args) == 1 and not expr.keywords):
+        return False
+    arg = expr.args[0]
+    return _int_value(arg) is not None or _number(arg)  # not a name: `x.view(shape)` takes a tuple too
+
+
+def _int_value(node: ast.AST) -> Optional[int]:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int_value(node.operand)
+        return None if inner is None else -inner
+    return None
+
+
+def _moved_itself(value: ast.AST, ref: ast.AST) -> bool:
+    """`criterion = criterion.cuda()` (`self.crit = self.crit.to(device)`): the module it was,
+    moved; what it is is decided by the other bindings."""
+    moved = False
+    while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+           and value.func.attr in MODULE_MOVES):
+        value, moved = value.func.value, True
+    return moved and ast.dump(value) == ast.dump(ref)
+
+
+def _own_item(node: ast.AST, name: str) -> bool:
+    """`total[0] / n`: arithmetic of numbers and `name[0]` itself (the read this rule turns
+    into `.item()`), which binds `name` to a Python number: `total = total[0] / len(data)`
+    after the accumulating loop. A number, if `name` is one element (decided by its other
+    bindings)."""
+    if isinstance(node, ast.BinOp):
+        sides = (node.left, node.right)
+        return (all(_number(s) or _own_item(s, name) for s in sides)
+                and any(_own_item(s, name) for s in sides))
+    if isinstance(node, ast.UnaryOp):
+        return _own_item(node.operand, name)
+    return (isinstance(node, ast.Subscript) and is_zero(node.slice)
+            and isinstance(node.value, ast.Name) and node.value.id == name)
+
+
+def _whole_reduction(call: ast.Call, method: str) -> bool:
+    """`x.sum()`, `x.norm(2)`, `a.dot(b)`: a reduction over every element."""
+    allowed = _WHOLE_KEYWORDS.get(method, set()) | {"dtype"}
+    if any(k.arg not in allowed for k in call.keywords):
+        return False
+    if method == "dot":
+        return len(call.args) == 1
+    if method == "norm":
+        return len(call.args) <= 1 and all(isinstance(a, ast.Constant) for a in call.args)
+    return not call.args
+
+
+def _reduced(call: ast.Call, max_positional: int) -> bool:
+    """A loss call or constructor without `reduction='none'` / `reduce=False` (or a
+    positional argument that could be either)."""
+    if len(call.args) > max_positional or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg is None:
+            return False  # **kwargs
+        if keyword.arg == "reduction" and not (isinstance(value, ast.Constant) and value.value in ("mean", "sum")):
+            return False
+        if keyword.arg == "reduce" and not (isinstance(value, ast.Constant) and value.value is True):
+            return False
+    return True
