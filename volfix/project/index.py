@@ -20,11 +20,19 @@ before the per-file analysis runs:
    until no new helper appears. In a check, the worker that parses a caller also analyses it,
    with the links it will have unless other files call its own helpers (`volfix.project.early`);
    the result is kept when its links turn out to be those.
-3. **Grad-mode functions.** A project's own context managers that turn recording off
+3. **What calls return (VF401).** For each file of the run whose bytes hold a VF401 read
+   (`prefilter.TORCH_DATA_INDEX`), the functions, classes' instances and methods of other
+   files its reads may need (`flow.scalars.asked_returns`: `errD, acc = compute_d_loss(...)`
+   of `from miscc.utils import compute_d_loss`, `criterion(...)` with `criterion =
+   SplitCrossEntropyLoss(...)` of another module) are looked up in the files defining them,
+   also through a package's `__init__` that imports them (`from .ppo import PPO`): what
+   each returns (`flow.scalars.returns_facts`) goes to the file as `Links.scalar_returns`.
+   No other file is read for it.
+4. **Grad-mode functions.** A project's own context managers that turn recording off
    (`flow.grad_mode.GradShim`: fastai's `no_grad_context()`, fairseq's `utils.maybe_no_grad()`)
    are found in the files whose bytes may define one (`SHIM_HINT`), and each file that enters
    one in a `with` gets it under the name it calls it: code there is already covered.
-4. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
+5. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
    sources there), the calls of its own helpers in the other files (`Links.external_calls`:
    a helper is unwrapped only when every call passing a true flag gets its region in this
    run), the bindings of project modules it star-imports, and whether other files star-import
@@ -55,7 +63,8 @@ from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, paramet
 from ..flow.grad_mode import GradShim, shim_of
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
-from ..files.prefilter import helper_hint
+from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD, asked_returns, returns_facts
+from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
 from .early import EarlyPlan, analyse_ahead, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
@@ -161,9 +170,10 @@ class ProjectIndex:
             if not new:
                 break
         stars = self.star_links(py_files, modules, notebooks)
-        if not self.helpers and not stars and not self.variable_importers and not self.shims:
+        returns = self.scalar_links(py_files, modules)
+        if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns:
             return {}
-        links = self.links(stars)
+        links = self.links(stars, returns)
         for path, (expected, result) in self._early.items():
             if links.get(path) == expected:  # what the file's analysis would see now
                 self.early.results[path] = result
@@ -426,8 +436,76 @@ class ProjectIndex:
                     t for t in (modules.resolve(m, path) for m in named) if t is not None)
         return out
 
+    def scalar_links(self, py_files: List[str], modules: ModuleTable) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
+        """`Links.scalar_returns` of the files of the run that VF401 reads: what the functions,
+        classes' instances and methods of other files they ask about return. Only the files
+        defining those are read (`file_returns`, cached by content), and a name one of them
+        imports is followed to the file it comes from (`algo/__init__.py`: `from .ppo import PPO`)."""
+        readers = []
+        for path in py_files:
+            raw = self.data.get(path) if path in self.run else None
+            if raw is not None and TORCH_DATA_INDEX(raw):
+                readers.append((path, raw))
+        asked: Dict[str, List[str]] = {}
+        missing = []
+        for path, raw in readers:
+            found = self.facts.returns_asked(path, raw)
+            if found is None:
+                missing.append((path, raw))
+            else:
+                asked[path] = found
+        for (path, raw), found in zip(missing, self.map(file_returns_asked, [raw for _, raw in missing])):
+            self.facts.put_returns_asked(path, raw, found)
+            asked[path] = found
+        # (reader, key as it asks, module, name in the module, what after the name, importer)
+        todo = []
+        for path, _ in readers:
+            for key in asked.get(path, ()):
+                qual, suffix = _split_returns_key(key)
+                where = _module_and_name(qual)
+                if where is not None:
+                    todo.append((path, key) + where + (suffix, path))
+        facts: Dict[str, Optional[tuple]] = {}
+        out: Dict[str, Dict[str, Tuple[str, ...]]] = {}
+        for _ in range(MAX_ROUNDS):
+            if not todo:
+                break
+            targets = [modules.resolve(module, importer) for _, _, module, _, _, importer in todo]
+            need = sorted({t for t in targets if t is not None and t not in facts})
+            self.returns_of(need, facts)
+            later = []
+            for (reader, key, _, name, suffix, _), target in zip(todo, targets):
+                found = facts.get(target) if target is not None else None
+                if found is None:
+                    continue
+                returns, imported = found
+                if returns.get(name + suffix):
+                    out.setdefault(reader, {})[key] = returns[name + suffix]
+                elif name in imported:
+                    where = _module_and_name(imported[name])
+                    if where is not None:
+                        later.append((reader, key) + where + (suffix, target))
+            todo = later
+        return {path: tuple(sorted(found.items())) for path, found in out.items()}
+
+    def returns_of(self, paths: List[str], facts: Dict[str, Optional[tuple]]) -> None:
+        """Fill `facts` (path -> (returns, imported names), None: unreadable) for `paths`,
+        from the cache or from each file's reading (`file_returns`, in the workers)."""
+        missing = []
+        for path in paths:
+            raw = self.bytes_of(path)
+            found = self.facts.returns(path, raw) if raw is not None else None
+            if raw is not None and found is None:
+                missing.append((path, raw))
+            facts[path] = found
+        for (path, raw), found in zip(missing, self.map(file_returns, [raw for _, raw in missing])):
+            self.facts.put_returns(path, raw, *found)
+            facts[path] = found
+
     # ------------------------------------------------------------------ links
-    def links(self, stars: Dict[str, Tuple[str, ...]]) -> Dict[str, Links]:
+    def links(self, stars: Dict[str, Tuple[str, ...]],
+              returns: Optional[Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]] = None) -> Dict[str, Links]:
+        returns = returns or {}
         out: Dict[str, Links] = {}
         for path in self.run:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
@@ -436,8 +514,9 @@ class ProjectIndex:
             star_bindings, is_exported = self.star_part(path, stars)
             # A file with nothing to fix (not a candidate, calling no helper) needs none.
             shims = self.shims_entered(path) if path in self.data or helpers or external else ()
-            if helpers or external or star_bindings or is_exported or path in self.helpers or shims:
-                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims)
+            scalars = returns.get(path, ())
+            if helpers or external or star_bindings or is_exported or path in self.helpers or shims or scalars:
+                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims, scalars)
         return out
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
@@ -520,6 +599,52 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
 
 
 NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
+
+
+def file_returns_asked(raw: bytes) -> List[str]:
+    """Runs here or in a worker: what of other files a file's VF401 reads ask about
+    (`flow.scalars.asked_returns`)."""
+    doc = _document(raw)
+    if doc is None:
+        return []
+    try:
+        return asked_returns(doc.index())
+    except RecursionError:
+        return []
+
+
+def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]]:
+    """Runs here or in a worker: what a file's functions, classes' instances and methods
+    return (`flow.scalars.returns_facts`), and the names its imports bind that it does not
+    define (name -> qualified name: a package's `__init__` hands its modules' classes on)."""
+    doc = _document(raw)
+    if doc is None:
+        return {}, {}
+    index = doc.index()
+    try:
+        returns = returns_facts(index)
+    except RecursionError:
+        returns = {}
+    defined = {s.name for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
+    imported = {name: qual for name, qual in index.module_names.final.items()
+                if name not in defined and qual != nm.LOCAL and "." in qual and not nm.is_torch(qual)}
+    return returns, imported
+
+
+def _module_and_name(qual: str) -> Optional[Tuple[str, str]]:
+    """`utils.f` -> (`utils`, `f`); `.f` -> (`.`, `f`): the module as `ModuleTable` resolves it."""
+    head, dot, name = qual.rpartition(".")
+    if not dot:
+        return None
+    return (head if head.strip(".") else head + "."), name
+
+
+def _split_returns_key(key: str) -> Tuple[str, str]:
+    """`pkg.mod.Cls().update` -> (`pkg.mod.Cls`, `().update`); `pkg.f` -> (`pkg.f`, ``)."""
+    if key.endswith(INSTANCE_CALL):
+        return key[:-len(INSTANCE_CALL)], INSTANCE_CALL
+    qual, sep, method = key.partition(INSTANCE_METHOD)
+    return (qual, sep + method) if sep else (key, "")
 
 
 def file_shims(item) -> List[GradShim]:

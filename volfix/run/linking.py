@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import forked, scan
 from .boundary import analyse
 from ..files.discovery import display_path
-from ..files.prefilter import GRAD_FUNCTION_HINT, helper_hint
+from ..files.prefilter import GRAD_FUNCTION_HINT, TORCH_DATA_INDEX, helper_hint
 from ..model import FileResult
 from ..settings.config import Config
 from ..settings.nearest import ConfigResolver
@@ -29,7 +29,8 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     """Links between the files of each project (`volfix.project.index`): helpers threading the
     volatile flag and their callers in other files, star imports of project modules. A caller
     that the prefilter ruled out (it need not spell `volatile`) joins the candidates; so does the
-    project's own grad-mode function a candidate enters (`with utils.maybe_no_grad():`). When the
+    project's own grad-mode function a candidate enters (`with utils.maybe_no_grad():`). A VF401
+    candidate links to what the functions and classes of other files it reads return. When the
     run holds only some files of a project (pre-commit passes the changed ones), its other
     files are read too, never changed: a helper's callers may live there.
 
@@ -42,7 +43,7 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     roots = discovery.ProjectRoots()
     hinted = {path for path, data in candidates
               if data is not None and (helper_hint(data) or b"import *" in data
-                                       or GRAD_FUNCTION_HINT.search(data))}
+                                       or GRAD_FUNCTION_HINT.search(data) or TORCH_DATA_INDEX(data))}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
