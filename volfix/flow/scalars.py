@@ -197,6 +197,8 @@ class ScalarValues:
             values = self.bindings(func.id, at)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             values = self.self_bindings(func.attr, at)
+        elif isinstance(func, ast.Call):  # `nn.BCELoss()(out, y)`
+            values = [func]
         values = [v for v in values if not (isinstance(v, ast.AST) and _moved_itself(v, func))]
         return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
 
