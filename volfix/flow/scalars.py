@@ -34,7 +34,7 @@ LOSS_FUNCTIONS = frozenset({
     "gaussian_nll_loss", "ctc_loss"})
 # Methods that return the same module (moved or converted): `nn.MSELoss().cuda()`.
 MODULE_MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "train", "eval"})
-MAX_DEPTH = 8
+MAX_DEPTH = 12  # nested arithmetic of names bound to arithmetic: StackGAN's `errD = (a + b) / 2. + (c + d + e) / 3.`
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
 # return is one element (`ONE`), a list or tuple of one-element values (`LIST`), a Variable in
 # 0.3 (`VARIABLE`), a tuple whose item k is one element (`ITEM` + k).
