@@ -69,10 +69,16 @@ class ScalarDataIndex(Rule):
     one dimension of a 1-dim value (`x.view(-1).sum(0)`),
     arithmetic of those with numbers (`len(data) * loss`, `.mul_(100.0 / n)`), the result of
     a function of the module (or a method of the class) whose every `return` is one of those,
-    an element of a list built only from them (`[torch.mean(l) for l in ls]`,
-    `.append(loss)`), also unpacked from a function returning such a list, or a local name
-    bound only to such values and numbers (also a number made from its own `[0]`,
-    `total = total[0] / n`). `.item()` then returns the Python number
+    the call of an instance of a class (`crit = SplitLoss()`: the `forward` of an `nn.Module`
+    subclass, or `__call__`) or the call of its method (`agent.update(...)`, every class the
+    name may hold agreeing) whose every `return` is one, an element of a list built only from
+    them (`[torch.mean(l) for l in ls]`, `.append(loss)`), also unpacked from a function
+    returning such a list, or an item unpacked from a function whose every `return` is a tuple
+    with one there (`errD, acc = d_loss(...)`), or a local name bound only to such values and
+    numbers (also a number made from its own `[0]`, `total = total[0] / n`; a `None` it is
+    also bound to never reaches the read). The function or class may be another file's of the
+    project (`from miscc.utils import compute_discriminator_loss`, also through a package's
+    `__init__`): volfix reads it there. `.item()` then returns the Python number
     `.data[0]` returned in 0.3.
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
