@@ -305,3 +305,30 @@ def test_returns_facts_of_a_file():
     assert facts == {"d_loss": ("item:0",), "g_loss": ("one", "variable"), "SplitLoss()()": ("one",),
                      "SplitLoss().forward": ("one",), "Agent().update": ("item:0",)}
     assert "rows" not in facts and "PerRow()()" not in facts
+
+
+def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_its_calls(tmp_path, monkeypatch):
+    """In a check, the parse that finds a file's calls of helpers (`file_calls`) also tells
+    what its VF401 reads ask: the file is not parsed again for it."""
+    import volfix.project.index as project
+
+    write(tmp_path, {"losses.py": "import torch.nn as nn\n\n\ndef g_loss(x, y):\n    return nn.MSELoss()(x, y)\n",
+                     "data.py": '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def get_batch(x, evaluation=False):
+            return Variable(x, volatile=evaluation)
+        ''', "main.py": '''\
+        import torch
+        from data import get_batch
+        from losses import g_loss
+
+
+        def main(x):
+            batch = get_batch(x, evaluation=True)
+            return g_loss(batch, x).data[0]
+        '''})
+    monkeypatch.setattr(project, "file_returns_asked", refuse)
+    assert reads_in(tmp_path, "main.py") == [("main.py", 8, "g_loss(batch, x).data[0]", True)]

@@ -108,6 +108,7 @@ class ProjectIndex:
         self.map: Mapper = mapper or (lambda fn, items: [fn(item) for item in items])
         self._docs: Dict[str, Optional[Document]] = {}
         self._stars: Dict[str, List[str]] = {}  # path -> modules it star-imports, found with its helpers
+        self._asked: Dict[str, List[str]] = {}  # path -> what its VF401 reads ask, found with its calls
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
@@ -322,12 +323,15 @@ class ProjectIndex:
                  + ((plans[path],) if path in plans else ()) for path, raw, _ in work]
         for (path, raw, key), found in zip(work, self.map(file_calls, items)):
             if path in plans:
-                found, ahead, stars = found
+                found, ahead, stars, asked = found
                 if ahead is not None:
                     self._early[path] = ahead
                 if stars is not None:  # the same parse told what the file star-imports
                     self.facts.put_stars(path, raw, stars)
                     self._stars[path] = stars
+                if asked is not None:  # and what its VF401 reads ask of other files
+                    self.facts.put_returns_asked(path, raw, asked)
+                    self._asked[path] = asked
             self.facts.put_calls(path, raw, key, found)
             calls_of[path] = found
         # Recorded in the files' order, cached or not: the order of the calls and of the
@@ -449,7 +453,9 @@ class ProjectIndex:
         asked: Dict[str, List[str]] = {}
         missing = []
         for path, raw in readers:
-            found = self.facts.returns_asked(path, raw)
+            found = self._asked.get(path)
+            if found is None:
+                found = self.facts.returns_asked(path, raw)
             if found is None:
                 missing.append((path, raw))
             else:
@@ -605,8 +611,10 @@ def file_returns_asked(raw: bytes) -> List[str]:
     """Runs here or in a worker: what of other files a file's VF401 reads ask about
     (`flow.scalars.asked_returns`)."""
     doc = _document(raw)
-    if doc is None:
-        return []
+    return [] if doc is None else _asked_of(doc)
+
+
+def _asked_of(doc: Document) -> List[str]:
     try:
         return asked_returns(doc.index())
     except RecursionError:
@@ -742,8 +750,9 @@ def file_calls(item):
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
     its caller's own parameter on). With an `EarlyPlan` as an eighth item: (those calls, the
-    file's analysis on the same parse, `early.analyse_ahead`, and the modules it star-imports
-    when it has a star import, else None)."""
+    file's analysis on the same parse, `early.analyse_ahead`, the modules it star-imports
+    when it has a star import, else None, and what its VF401 reads ask of other files
+    (`file_returns_asked`) when it has any, else None)."""
     path, raw, shown, in_run, names, methods, shim_table = item[:7]
     plan = item[7] if len(item) > 7 else None
     doc = _document(raw) if names or methods else None
@@ -751,10 +760,11 @@ def file_calls(item):
     if plan is None:
         return found
     if doc is None:
-        return found, None, None
+        return found, None, None, None
     # Read before the analysis, which binds the star imports into the module's names.
     stars = list(doc.index().module_names.star_modules) if has_star_import(raw) else None
-    return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars
+    asked = _asked_of(doc) if TORCH_DATA_INDEX(raw) else None
+    return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars, asked
 
 
 def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods,
