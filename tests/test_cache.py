@@ -86,6 +86,31 @@ def test_the_engine_fingerprint_changes_when_a_module_does(tmp_path):
     assert len(engine_fingerprint()) == 16  # volfix's own, computed once a process
 
 
+def test_volfix_own_fingerprint_covers_every_package(tmp_path):
+    """The default is the whole `volfix` package: a change in `flow/` or `rules/` (not only
+    `run/`, where the cache lives) must not reuse results an older engine computed."""
+    import shutil
+    import subprocess
+    import sys
+
+    import volfix
+
+    copy = tmp_path / "volfix"
+    shutil.copytree(os.path.dirname(volfix.__file__), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    probe = [sys.executable, "-c", "from volfix.run.cache import engine_fingerprint; print(engine_fingerprint())"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def fingerprint():
+        return subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+
+    first = fingerprint()
+    for module in ("flow/scalars.py", "rules/vf401_data_index.py", "engine/analyse.py"):
+        with open(copy / module, "a") as handle:
+            handle.write("# edited\n")
+        assert fingerprint() != first, module
+        first = fingerprint()
+
+
 def test_other_version_uses_another_directory_and_can_be_pruned(tmp_path):
     old = ResultCache(str(tmp_path), "cfg", version="0.0.1")
     new = ResultCache(str(tmp_path), "cfg", version="0.0.2")

@@ -170,8 +170,12 @@ class ResultCache:
                 shutil.rmtree(full, ignore_errors=True)
 
 
+# volfix's own directory (this module is volfix/run/cache.py): every package of the engine.
+ENGINE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 @functools.lru_cache(maxsize=None)
-def engine_fingerprint(package: str = os.path.dirname(os.path.abspath(__file__))) -> str:
+def engine_fingerprint(package: str = ENGINE_ROOT) -> str:
     """A digest of the path, size and modification time (ns) of every module under
     `package` (volfix's own directory): ~100 `stat`s, well under a millisecond."""
     h = hashlib.sha256()
