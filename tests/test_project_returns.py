@@ -308,8 +308,8 @@ def test_returns_facts_of_a_file():
 
 
 def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_its_calls(tmp_path, monkeypatch):
-    """In a check, the parse that finds a file's calls of helpers (`file_calls`) also tells
-    what its VF401 reads ask: the file is not parsed again for it."""
+    """The parse that finds a file's calls of helpers (`file_calls`) also tells what its
+    VF401 reads ask, in a check and in a fix: the file is not parsed again for it."""
     import volfix.project.index as project
 
     write(tmp_path, {"losses.py": "import torch.nn as nn\n\n\ndef g_loss(x, y):\n    return nn.MSELoss()(x, y)\n",
@@ -332,3 +332,5 @@ def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_it
         '''})
     monkeypatch.setattr(project, "file_returns_asked", refuse)
     assert reads_in(tmp_path, "main.py") == [("main.py", 8, "g_loss(batch, x).data[0]", True)]
+    run([str(tmp_path)], config=Config(select=("VF401",)), options=RunOptions(mode="fix", use_cache=False, jobs=1))
+    assert (tmp_path / "main.py").read_text().endswith("    return g_loss(batch, x).item()\n")

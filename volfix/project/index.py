@@ -319,19 +319,17 @@ class ProjectIndex:
         # The helper tables are the same objects in every item: pickled once a chunk.
         names = helper_names(self.helpers)
         plans = self.early_plans([path for path, _, _ in work]) if not seen else {}
-        items = [(path, raw, self.shown(path), path in self.run, names, methods, self._shim_table)
-                 + ((plans[path],) if path in plans else ()) for path, raw, _ in work]
-        for (path, raw, key), found in zip(work, self.map(file_calls, items)):
-            if path in plans:
-                found, ahead, stars, asked = found
-                if ahead is not None:
-                    self._early[path] = ahead
-                if stars is not None:  # the same parse told what the file star-imports
-                    self.facts.put_stars(path, raw, stars)
-                    self._stars[path] = stars
-                if asked is not None:  # and what its VF401 reads ask of other files
-                    self.facts.put_returns_asked(path, raw, asked)
-                    self._asked[path] = asked
+        items = [(path, raw, self.shown(path), path in self.run, names, methods, self._shim_table, plans.get(path),
+                  path in self.run and path not in self._asked) for path, raw, _ in work]
+        for (path, raw, key), (found, ahead, stars, asked) in zip(work, self.map(file_calls, items)):
+            if ahead is not None:
+                self._early[path] = ahead
+            if stars is not None:  # the same parse told what the file star-imports
+                self.facts.put_stars(path, raw, stars)
+                self._stars[path] = stars
+            if asked is not None:  # and what its VF401 reads ask of other files
+                self.facts.put_returns_asked(path, raw, asked)
+                self._asked[path] = asked
             self.facts.put_calls(path, raw, key, found)
             calls_of[path] = found
         # Recorded in the files' order, cached or not: the order of the calls and of the
@@ -749,21 +747,21 @@ def file_calls(item):
     """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
-    its caller's own parameter on). With an `EarlyPlan` as an eighth item: (those calls, the
-    file's analysis on the same parse, `early.analyse_ahead`, the modules it star-imports
-    when it has a star import, else None, and what its VF401 reads ask of other files
-    (`file_returns_asked`) when it has any, else None)."""
-    path, raw, shown, in_run, names, methods, shim_table = item[:7]
-    plan = item[7] if len(item) > 7 else None
+    its caller's own parameter on), and, from the same parse: with an `EarlyPlan` as the eighth
+    item, the file's analysis (`early.analyse_ahead`) and the modules it star-imports when it
+    has a star import; when the ninth is true, what its VF401 reads ask of other files
+    (`file_returns_asked`) if it has any. (calls, analysis, star imports, asked), None for
+    what was not asked for."""
+    path, raw, shown, in_run, names, methods, shim_table, plan, ask = item
     doc = _document(raw) if names or methods else None
     found = calls_in(doc, path, shown, in_run, names, methods, shim_table) if doc is not None else []
-    if plan is None:
-        return found
     if doc is None:
         return found, None, None, None
+    asked = _asked_of(doc) if ask and TORCH_DATA_INDEX(raw) else None
+    if plan is None:
+        return found, None, None, asked
     # Read before the analysis, which binds the star imports into the module's names.
     stars = list(doc.index().module_names.star_modules) if has_star_import(raw) else None
-    asked = _asked_of(doc) if TORCH_DATA_INDEX(raw) else None
     return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars, asked
 
 
