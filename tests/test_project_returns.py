@@ -64,14 +64,16 @@ def write(root: Path, files: Dict[str, str]) -> None:
     (root / ".git").mkdir(exist_ok=True)
 
 
-def findings(root: Path, paths=None, use_cache: bool = False):
+def findings(root: Path, paths=None, use_cache: bool = False, config: Config = Config(select=("VF401",))):
     """(file, line, source of the read, safe) of every VF401 finding."""
-    results = run([str(p) for p in (paths or [root])], config=Config(select=("VF401",)),
+    results = run([str(p) for p in (paths or [root])], config=config,
                   options=RunOptions(mode="check", use_cache=use_cache, jobs=1))
     out = []
     for r in results:
         text = Path(r.path).read_text().splitlines()
         for d in r.diagnostics:
+            if d.code != "VF401":
+                continue
             line = text[d.location.row - 1]
             end = d.end_location.column - 1 if d.end_location.row == d.location.row else len(line)
             out.append((Path(r.path).name, d.location.row, d.location.column, line[d.location.column - 1:end],
@@ -155,7 +157,8 @@ def test_an_instance_stored_on_self_in_a_test_class(tmp_path):
                 likelihood = self.crf(torch.ones(2), torch.zeros(2)).data[0]
                 return likelihood
         '''})
-    assert reads_in(tmp_path, "crf_test.py") == [("crf_test.py", 10, "self.crf(torch.ones(2), torch.zeros(2)).data[0]", True)]
+    assert reads_in(tmp_path, "crf_test.py") == [
+        ("crf_test.py", 10, "self.crf(torch.ones(2), torch.zeros(2)).data[0]", True)]
 
 
 def test_a_method_of_an_instance_made_by_one_class_or_another(tmp_path):
@@ -331,6 +334,13 @@ def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_it
             return g_loss(batch, x).data[0]
         '''})
     monkeypatch.setattr(project, "file_returns_asked", refuse)
-    assert reads_in(tmp_path, "main.py") == [("main.py", 8, "g_loss(batch, x).data[0]", True)]
-    run([str(tmp_path)], config=Config(select=("VF401",)), options=RunOptions(mode="fix", use_cache=False, jobs=1))
+    assert [f for f in findings(tmp_path, config=Config()) if f[0] == "main.py"] == [
+        ("main.py", 8, "g_loss(batch, x).data[0]", True)]
+    run([str(tmp_path)], config=Config(), options=RunOptions(mode="fix", use_cache=False, jobs=1))
     assert (tmp_path / "main.py").read_text().endswith("    return g_loss(batch, x).item()\n")
+    # VF401 alone: the helper's file is no candidate, the project is linked for the reads only
+    fixed = (tmp_path / "main.py").read_text()
+    (tmp_path / "main.py").write_text(fixed.replace(".item()", ".data[0]"))
+    monkeypatch.undo()
+    row = fixed.splitlines().index("    return g_loss(batch, x).item()") + 1
+    assert reads_in(tmp_path, "main.py") == [("main.py", row, "g_loss(batch, x).data[0]", True)]

@@ -305,7 +305,8 @@ class ScalarValues:
             values = self.self_bindings(expr.attr, at)
         else:
             return None
-        values = [v for v in _branches(values) if not _none(v) and not (isinstance(v, ast.AST) and _moved_itself(v, expr))]
+        values = [v for v in _branches(values)
+                  if not _none(v) and not (isinstance(v, ast.AST) and _moved_itself(v, expr))]
         out: list = []
         for value in values:
             if not isinstance(value, ast.Call):

@@ -210,7 +210,8 @@ class FactStore:
         except (TypeError, ValueError):
             return None
 
-    def put_returns(self, path: str, data: bytes, returns: Dict[str, Tuple[str, ...]], imported: Dict[str, str]) -> None:
+    def put_returns(self, path: str, data: bytes, returns: Dict[str, Tuple[str, ...]],
+                    imported: Dict[str, str]) -> None:
         if self.cache is not None:
             self.cache.put_json(self._key("returns", path, data),
                                 [[[k, list(v)] for k, v in sorted(returns.items())], sorted(imported.items())])

@@ -101,6 +101,7 @@ class ProjectIndex:
         self.files = sorted(set(os.path.abspath(p) for p in list(run_files) + list(project_files))
                             - {p for p in project_files if not p.endswith((".py", ".pyi"))})
         self.data = data
+        self.candidates = {os.path.abspath(p) for p, raw in data.items() if raw is not None} & self.run
         self.display = display
         self.read = read
         self.project_wide = bool(project_files)
@@ -109,6 +110,7 @@ class ProjectIndex:
         self._docs: Dict[str, Optional[Document]] = {}
         self._stars: Dict[str, List[str]] = {}  # path -> modules it star-imports, found with its helpers
         self._asked: Dict[str, List[str]] = {}  # path -> what its VF401 reads ask, found with its calls
+        self._imports: Dict[Tuple[str, str], bool] = {}  # (module, directory) -> a project file
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
@@ -320,7 +322,7 @@ class ProjectIndex:
         names = helper_names(self.helpers)
         plans = self.early_plans([path for path, _, _ in work]) if not seen else {}
         items = [(path, raw, self.shown(path), path in self.run, names, methods, self._shim_table, plans.get(path),
-                  path in self.run and path not in self._asked) for path, raw, _ in work]
+                  path not in self._asked and self.reads_other_files(path, raw)) for path, raw, _ in work]
         for (path, raw, key), (found, ahead, stars, asked) in zip(work, self.map(file_calls, items)):
             if ahead is not None:
                 self._early[path] = ahead
@@ -438,16 +440,14 @@ class ProjectIndex:
                     t for t in (modules.resolve(m, path) for m in named) if t is not None)
         return out
 
-    def scalar_links(self, py_files: List[str], modules: ModuleTable) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
+    def scalar_links(self, py_files: List[str], modules: ModuleTable
+                     ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
         """`Links.scalar_returns` of the files of the run that VF401 reads: what the functions,
         classes' instances and methods of other files they ask about return. Only the files
         defining those are read (`file_returns`, cached by content), and a name one of them
         imports is followed to the file it comes from (`algo/__init__.py`: `from .ppo import PPO`)."""
-        readers = []
-        for path in py_files:
-            raw = self.data.get(path) if path in self.run else None
-            if raw is not None and TORCH_DATA_INDEX(raw):
-                readers.append((path, raw))
+        readers = [(path, self.data[path]) for path in py_files
+                   if path in self._asked or self.reads_other_files(path, self.data.get(path))]
         asked: Dict[str, List[str]] = {}
         missing = []
         for path, raw in readers:
@@ -491,6 +491,13 @@ class ProjectIndex:
                         later.append((reader, key) + where + (suffix, target))
             todo = later
         return {path: tuple(sorted(found.items())) for path, found in out.items()}
+
+    def reads_other_files(self, path: str, raw: Optional[bytes]) -> bool:
+        """Whether VF401's reads in a file of the run may ask what another file's functions
+        return: a candidate of the run (its bytes came with it) with a VF401 read that imports
+        a module of the project."""
+        return raw is not None and path in self.candidates and TORCH_DATA_INDEX(raw) \
+            and imports_project_module(raw, path, self._layout[1], self._imports)
 
     def returns_of(self, paths: List[str], facts: Dict[str, Optional[tuple]]) -> None:
         """Fill `facts` (path -> (returns, imported names), None: unreadable) for `paths`,
@@ -635,6 +642,43 @@ def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]
     imported = {name: qual for name, qual in index.module_names.final.items()
                 if name not in defined and qual != nm.LOCAL and "." in qual and not nm.is_torch(qual)}
     return returns, imported
+
+
+# An import statement (also indented, or after `;`): `from X import a, b` or `import a.b as c, d`.
+_IMPORT = re.compile(rb"(?:^|;)[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
+
+
+def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
+                           memo: Optional[Dict[Tuple[str, str], bool]] = None) -> bool:
+    """Whether a line of the file imports a module of the project other than torch's
+    (`from miscc.utils import f`, `import model`, `from . import losses`): a name another file
+    defines can only come so (a star import binds none VF401 asks about, nor torch's), and most
+    files of a tree import none. `memo`: (module, directory) -> found, for the files of a run."""
+    memo = memo if memo is not None else {}
+    where = os.path.dirname(path)
+
+    def found(module: str) -> bool:
+        if module == "torch" or module.startswith("torch."):
+            return False
+        key = (module, where)
+        if key not in memo:
+            memo[key] = modules.resolve(module, path) is not None
+        return memo[key]
+
+    for match in _IMPORT.finditer(raw):
+        module, names, plain = match.groups()
+        if module is not None:  # the module, or a module of it it imports (`from . import losses`)
+            spelled = [module.decode("ascii", "replace")]
+            if b"(" in names or b"\\" in names:
+                names = b""  # names on later lines: the module alone
+            dot = "" if not module.strip(b".") else "."
+            spelled += [spelled[0] + dot + n.split()[0].decode("ascii", "replace")
+                        for n in names.split(b",") if n.strip() and n.split()[0] != b"*"]
+        else:
+            spelled = [n.split()[0].decode("ascii", "replace") for n in plain.split(b",") if n.strip()]
+        if any(found(m) for m in spelled):
+            return True
+    return False
 
 
 def _module_and_name(qual: str) -> Optional[Tuple[str, str]]:
@@ -868,11 +912,20 @@ def _short(name: str) -> str:
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
          read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
-         early=None) -> Dict[str, Links]:
+         early=None, light: bool = False) -> Dict[str, Links]:
     """The links of every file of the run that has any. `data` holds the bytes already read
     (read bytes are added to it); `project_files`: the other files of the project, read only;
-    `cache`, `mapper` and `early`: see `ProjectIndex`."""
+    `cache`, `mapper` and `early`: see `ProjectIndex`. `light`: no file hints a helper, a star
+    import or a grad-mode function, so only what VF401's reads need of other files is linked
+    (`ProjectIndex.scalar_links`, its facts cached by content): the project's other files
+    are neither read nor looked at."""
     index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early)
+    if light:
+        py_files = [p for p in index.files if p.endswith((".py", ".pyi"))]
+        modules = ModuleTable(py_files)
+        index._layout = (py_files, modules, [])
+        return {path: Links(project_wide=index.project_wide, scalar_returns=returns)
+                for path, returns in index.scalar_links(py_files, modules).items()}
     if cache is None:
         return index.build()
     return index.build_incrementally()
