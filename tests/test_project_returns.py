@@ -265,8 +265,9 @@ def test_the_facts_come_from_the_cache_and_follow_the_defining_file(tmp_path, mo
 
 
 def test_only_files_with_a_vf401_read_ask_and_only_what_they_call_is_read(tmp_path, monkeypatch):
-    """A project linked for its helpers reads no file's returns when no file reads `.data[0]`;
-    a reader asks only for the names its reads may need."""
+    """A project linked for its helpers reads no file's returns when no file reads `.data[0]`,
+    nor when the file that does imports no module of the project; a reader asks only for the
+    names its reads may need."""
     import volfix.project.index as project
 
     write(tmp_path, {"data.py": '''\
@@ -287,6 +288,17 @@ def test_only_files_with_a_vf401_read_ask_and_only_what_they_call_is_read(tmp_pa
     monkeypatch.setattr(project, "file_returns", refuse)
     monkeypatch.setattr(project, "file_returns_asked", refuse)
     run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", use_cache=False, jobs=1))
+    # A read in a file that imports no module of the project (torch's are not asked about).
+    write(tmp_path, {"solo.py": '''\
+        import os
+        import torch
+        import torch.nn.functional as F
+
+
+        def main(x, y):
+            return F.mse_loss(x, y).data[0], os.path.join("a", "b")
+        '''})
+    assert reads_in(tmp_path, "solo.py") == [("solo.py", 7, "F.mse_loss(x, y).data[0]", True)]
     reader = parse_document(textwrap.dedent('''\
         import torch
         import os
