@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import List, Optional, Set, Tuple
 
-from ..findings import Flag, Source
+from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Source
 from ..model import Applicability
 from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
@@ -30,8 +30,6 @@ from .defuse import ENTRY, Graph
 from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
 from .values import likely_grad, returns_autograd_free
-
-W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
 
 
 @dataclass
