@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ..flow import grad_mode
 from .edits import TextEdit
-from ..flow.follow import Follower
+from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
