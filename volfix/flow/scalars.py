@@ -622,7 +622,8 @@ class ScalarValues:
                 out.append(parent.value)
             else:
                 out.append(self._target(node))
-        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope):
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope) \
+                and reaching is None:  # a parameter assigned before the read holds that value
             out.append(None)
         return out
 
