@@ -537,7 +537,7 @@ class ScalarValues:
         return f"{id(scope)} {name} {id(dominator) if dominator is not None else ''}"
 
     def _reaching(self, name: str, scope: ast.AST, at: ast.AST):
-        memo = (name, id(self.index.statement_of(at)))
+        memo = (name, id(at))  # not the statement: a comprehension in it binds its own names
         found = self._reach.get(memo)
         if found is None:
             found = self._reach[memo] = self._dominated(name, scope, at)
