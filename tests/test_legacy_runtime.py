@@ -280,6 +280,19 @@ def test_data_index_on_a_zero_dim_loss_gives_a_number(legacy):
     assert model(legacy(torch.randn(4, 3), volatile=True)).sum()[0].volatile
 
 
+def test_the_numpy_array_of_a_one_element_result_has_one_dimension(legacy):
+    """0.3's one-element results had shape (1,), and so had their arrays: `[0]` of
+    `loss.data.cpu().numpy()` was a NumPy scalar. Other arrays are torch's own."""
+    import numpy as np
+
+    loss = nn.Linear(3, 1)(legacy(torch.randn(4, 3))).pow(2).mean()
+    array = loss.data.cpu().numpy()
+    assert array.shape == (1,) and isinstance(array[0], np.float32) and array[0] == loss.item()
+    array[0] = 5.0  # the same memory, as before
+    assert loss.item() == 5.0
+    assert torch.zeros(2, 3).numpy().shape == (2, 3)
+
+
 def test_indexing_of_tensors_with_dimensions_is_unchanged(legacy):
     rows = legacy(torch.arange(6.0).view(2, 3))
     assert torch.equal(rows.data[0], torch.tensor([0.0, 1.0, 2.0]))

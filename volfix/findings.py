@@ -94,6 +94,11 @@ class Finding:
     snippet: Optional[str] = None  # the flagged text (default: the first line of the span)
 
 
+# How much an outcome's note matters when a finding's outcomes are merged into one sentence:
+# information, an unsafe fix's reason, why there is no fix.
+W_INFO, W_UNSAFE, W_NONE = 1, 2, 3
+
+
 @dataclass
 class Outcome:
     """One planning decision for one source of a finding."""

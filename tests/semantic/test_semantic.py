@@ -294,6 +294,17 @@ CASES = [
          graph_before="T{5}", graph_after="T{3}F{2}",
          repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor",
                        more=(("prec1[0]", "prec1.tolist()"), ("prec3[0]", "prec3.tolist()")))),
+    # Issue 22's last scalar shapes, from real code: per-sample losses rebound to their means
+    # (flownet2), a dict of named losses read over `.items()` (neural-motifs), BEGAN's number
+    # kept on the trainer, ImageNet-style accuracy over `correct = correct.view(-1)`, a loss
+    # unpacked from a method's tuple as a NumPy array (`loss.data.cpu().numpy()`, then
+    # `loss[0]`: unsafe fix, a NumPy scalar became a Python number). The repair reads each as
+    # 0.3 did.
+    Case("hidden_scalars", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("weight",),
+         graph_before="T{10}", graph_after="T{6}F{4}",
+         repair=Repair(".data[0]", ".data.tolist()", IndexError, "too many indices for array",
+                       more=(("loss[0]", "loss.tolist()"), ("numpy()[0]", "numpy().tolist()")))),
     # `Variable` is never imported (issue 22): each call raised NameError. The calls are
     # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
     Case("unbound_variable", frozenset({"VF101", "VF110"}),

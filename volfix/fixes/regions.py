@@ -17,22 +17,17 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
-from ..flow.calls import parameter_defaults
 from ..flow.taint import TaintResult
 from ..flow.trains import TrainingCalls
-from ..flow.values import (FRESH_TENSORS, KILL_METHODS, MOVE_METHODS, PURE_CALLS, autograd_free, header_nodes,
-                           is_constant, returns_autograd_free, walk_expr)
-from ..syntax import names as nm
+from ..flow.values import header_nodes, walk_expr
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
-from ..syntax.names import function_params, iter_statements, target_names
+from ..syntax.names import iter_statements, target_names
 from ..findings import RegionPlan
+from .harmless import StatementKinds
 
-LOGGING_FUNCS = frozenset({"print", "log", "info", "debug", "warning", "warn", "write", "set_description",
-                           "set_postfix", "add_scalar", "update", "flush", "tic", "toc"})
-BOOKKEEPING_SUFFIXES = ("Meter", "Timer", "Counter", "Logger", "Tracker")
 
 
 @dataclass
@@ -72,48 +67,7 @@ class RegionPlacer:
         # position -> where the statements after it stop counting
         self._chains: Tuple[Optional[Set[int]], Dict[int, Dict[int, int]]] = (None, {})
         self._harmful: Dict[Tuple[int, int], List[int]] = {}  # `_harmful_before`
-        self._harmless: Dict[Tuple[int, int], bool] = {}
-        self._augmented: Dict[int, Dict[str, List[ast.AST]]] = {}
-        self._free_functions: Dict[int, bool] = {}
-
-    def callee_free(self, call: ast.Call) -> bool:
-        """A call of a function of this module whose every return is without autograd history
-        (`one_hot(idx, n)` returning `torch.from_numpy(a)`, moved to the GPU)."""
-        func = call.func
-        if not isinstance(func, ast.Name) or self.index.shadowed(func.id, self.index.scope_of(call)):
-            return False
-        fn = next((s for s in reversed(self.index.module_statements)
-                   if isinstance(s, ast.FunctionDef) and s.name == func.id), None)
-        if fn is None or fn.decorator_list:
-            return False
-        found = self._free_functions.get(id(fn))
-        if found is None:
-            found = self._free_functions[id(fn)] = self.makes_data_only(fn) and returns_autograd_free(fn)
-        return found
-
-    def makes_data_only(self, fn: ast.FunctionDef) -> bool:
-        """Every call in `fn` only makes or moves data (numpy, a fresh tensor, `.cuda()`,
-        builtins): calling it records no graph and trains nothing, whatever it returns (a
-        function returning `loss.item()` after `loss.backward()` is no such function)."""
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            qual = self.index.qual(func) or ""
-            if qual.startswith(("numpy.", "math.")) or qual == "torch.cuda.is_available" \
-                    or (qual.startswith("torch.") and qual[len("torch."):] in FRESH_TENSORS) \
-                    or nm.is_variable(qual):
-                continue
-            if isinstance(func, ast.Name) and func.id in PURE_CALLS and self.index.lookup_for(func)(func.id) is None:
-                continue
-            if isinstance(func, ast.Attribute) and func.attr in MOVE_METHODS | KILL_METHODS:
-                continue
-            return False
-        return True
-
-    def free(self, value: ast.AST, scope: ast.AST) -> bool:
-        """`autograd_free` with the scope's assignments and this module's functions."""
-        return autograd_free(value, self.only_assigned(scope), callee_free=self.callee_free)
+        self.kinds = StatementKinds(index)
 
     # ------------------------------------------------------------------ structure
     def path(self, stmt: ast.stmt, scope: ast.AST) -> List[Tuple[ast.AST, str, int]]:
@@ -215,7 +169,7 @@ class RegionPlacer:
         while len(run.statements) == 1:
             stmt = run.statements[0]
             if not (isinstance(stmt, ast.If) and not stmt.orelse and stmt.body
-                    and self.free(stmt.test, scope)
+                    and self.kinds.free(stmt.test, scope)
                     and self.src.line(stmt.body[0].lineno).strip() and stmt.body[0].lineno > stmt.lineno):
                 break
             run = self.extend_to_lines(Run(stmt, "body", stmt.body, 0, len(stmt.body) - 1))
@@ -295,7 +249,7 @@ class RegionPlacer:
                     if avoid_training and self.training_call([top]) is not None:
                         more[position] = ("<training step>", top.lineno, top.lineno)  # `loss.backward()`
                         continue
-                    if not _holds_any(top, taint.defs) and not self.harmless(top, scope) \
+                    if not _holds_any(top, taint.defs) and not self.kinds.harmless(top, scope) \
                             and not self.trainer.makes_volatile([top]):
                         # Reads no volatile value and may record a graph or have effects a
                         # grad mode changes (a training call's neighbour, a user callback):
@@ -358,7 +312,7 @@ class RegionPlacer:
         if found is None:
             found = [0]
             for stmt in block:
-                found.append(found[-1] + (not self.harmless(stmt, scope)))
+                found.append(found[-1] + (not self.kinds.harmless(stmt, scope)))
             self._harmful[key] = found
         return found
 
@@ -371,7 +325,7 @@ class RegionPlacer:
             return "<code volfix did not read>", stmt.lineno, stmt.end_lineno  # type: ignore[return-value]
         names = set()
         for target, value in _bindings(stmt):
-            if value is not None and self.free(value, scope):
+            if value is not None and self.kinds.free(value, scope):
                 continue
             names.update(target_names(target))
         names -= self.rebound_later(stmt, names, inside)
@@ -402,39 +356,6 @@ class RegionPlacer:
                 return True
             cur = self.index.parents.get(cur)
         return False
-
-    def only_assigned(self, scope: ast.AST) -> Callable[[str], Optional[list]]:
-        """name -> the values the scope assigns it, when plain `name = value` statements and
-        `name += value` are its only bindings there (no loop target, parameter or tuple
-        target); `+=` adds its value (the name builds on itself)."""
-        assigned = self.index.assigned_values(scope)
-        augmented = self._augmented.get(id(scope))
-        if augmented is None:
-            augmented = self._augmented[id(scope)] = {}
-            body = scope.body if isinstance(getattr(scope, "body", None), list) else []
-            for stmt in iter_statements(body):
-                if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
-                        and self.index.function_of(stmt) is scope:
-                    augmented.setdefault(stmt.target.id, []).append(stmt.value)
-
-        params = getattr(scope, "args", None)
-        literal_defaults = {} if params is None else {
-            name: [value] for name, value in parameter_defaults(scope).items()
-            if isinstance(value, ast.Constant) and not isinstance(value.value, bytes)}
-
-        def values_of(name: str) -> Optional[list]:
-            values = assigned.get(name, []) + augmented.get(name, [])
-            stores = sum(1 for n in self.index.names.get(name, ()) if not isinstance(n.ctx, ast.Load)
-                         and self.index.function_of(n) is scope)
-            if params is not None and name in function_params(scope):
-                # `batch_size=10`: a parameter with a literal default, never bound again here,
-                # holds what its callers pass in its place
-                return literal_defaults.get(name) if not stores else None
-            if not values or stores != len(values):
-                return None
-            return values
-
-        return values_of
 
     def rebound_later(self, stmt: ast.stmt, names: Set[str], inside: Set[int]) -> Set[str]:
         """The `names` a later statement of the same block, inside the region, assigns again
@@ -516,68 +437,11 @@ class RegionPlacer:
         body = scope.body  # type: ignore[attr-defined]
         if len(placement.runs) == 1:
             run = placement.runs[0]
-            if run.block is body and all(id(s) in deleted or self.inert(s)
+            if run.block is body and all(id(s) in deleted or self.kinds.inert(s)
                                          for s in body[:run.first] + body[run.last + 1:]):
                 placement.form = "decorator"
                 return
         placement.form = "with"
-
-    def inert(self, stmt: ast.stmt) -> bool:
-        """Statements that cannot touch autograd: docstrings, constants, model.eval(), logging."""
-        if isinstance(stmt, (ast.Pass, ast.Global, ast.Nonlocal)):
-            return True
-        if isinstance(stmt, ast.Expr):
-            value = stmt.value
-            if isinstance(value, ast.Constant):
-                return True
-            if isinstance(value, ast.Call):
-                func = value.func
-                if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
-                    return all(isinstance(a, ast.Constant) for a in value.args)
-                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                return name in LOGGING_FUNCS
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            return stmt.value is not None and (is_constant(stmt.value) or self.bookkeeping(stmt.value))
-        if isinstance(stmt, ast.Return):
-            return stmt.value is None or is_constant(stmt.value) or only_names(stmt.value)
-        return False
-
-    def harmless(self, stmt: ast.stmt, scope: ast.AST) -> bool:
-        """A statement that cannot record a graph or change a grad-dependent result, so a region
-        may cover it: `inert` ones, assignments of values without autograd history
-        (`n += x.size(0)`, `name = prefix + "_x"`), moves (`a = b`), `pass`/`break`/`continue`,
-        `assert` statements calling nothing that may record, and `if` statements on such values holding only such statements. Remembered: the
-        planner asks about the same statements for every region of a long script."""
-        key = (id(stmt), id(scope))
-        found = self._harmless.get(key)
-        if found is None:
-            found = self._harmless[key] = self._is_harmless(stmt, scope)
-        return found
-
-    def _is_harmless(self, stmt: ast.stmt, scope: ast.AST) -> bool:
-        if self.inert(stmt) or isinstance(stmt, (ast.Break, ast.Continue, ast.Delete)):
-            return True
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            value = stmt.value
-            return value is not None and (self.free(value, scope) or only_names(value))
-        if isinstance(stmt, ast.Expr):
-            return self.free(stmt.value, scope)
-        if isinstance(stmt, ast.Assert):  # a truth test, kept nowhere: only its calls could record
-            return all(not isinstance(n, ast.Call) or self.free(n, scope) for n in ast.walk(stmt))
-        if isinstance(stmt, ast.If):
-            return self.free(stmt.test, scope) and all(
-                self.harmless(s, scope) for s in stmt.body + stmt.orelse)
-        return False
-
-    def bookkeeping(self, value: ast.AST) -> bool:
-        """`time.time()`, `AverageMeter()`: set-up that no grad mode can change."""
-        if not isinstance(value, ast.Call):
-            return False
-        qual = self.index.qual(value.func) or ""
-        if qual.split(".", 1)[0] in ("time", "datetime"):
-            return True
-        name = value.func.id if isinstance(value.func, ast.Name) else ""
-        return (not value.args and not value.keywords and name.endswith(BOOKKEEPING_SUFFIXES))
 
     # ------------------------------------------------------------------ plans
     def plans(self, placement: Placement, scope: ast.AST, header: str, unit_rows=None) -> List[RegionPlan]:
@@ -662,14 +526,3 @@ def _bindings(stmt: ast.stmt):
         for item in stmt.items:
             if item.optional_vars is not None:
                 yield item.optional_vars, item.context_expr
-
-
-def only_names(node: ast.AST) -> bool:
-    """`x`, `self.acc`, `(a, b.c)`: a value that is returned, not computed."""
-    if isinstance(node, (ast.Name, ast.Constant)):
-        return True
-    if isinstance(node, ast.Attribute):
-        return only_names(node.value)
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return all(only_names(e) for e in node.elts)
-    return False

@@ -24,7 +24,11 @@ SCALAR_ARITHMETIC = frozenset({"mul", "mul_", "div", "div_", "add", "add_", "sub
 _WHOLE_KEYWORDS = {"norm": {"p"}, "std": {"unbiased"}, "var": {"unbiased"}}
 # Methods that keep a tensor's shape (a 0-dim value stays 0-dim).
 SHAPE_KEEPING = frozenset({"cpu", "cuda", "float", "double", "half", "long", "int", "detach", "clone",
-                           "to", "contiguous", "abs", "neg", "sqrt", "exp", "log", "type_as"})
+                           "to", "contiguous", "abs", "neg", "sqrt", "exp", "log", "log1p", "expm1",
+                           "sigmoid", "tanh", "relu", "floor", "ceil", "round", "sign", "type_as"})
+# `torch.<f>(x)` of one tensor, element by element: `torch.abs(a - b)`, `torch.log(p)`.
+ELEMENTWISE = frozenset({"abs", "neg", "sqrt", "exp", "log", "log1p", "expm1", "sigmoid", "tanh", "relu",
+                         "floor", "ceil", "round", "sign"})
 # `torch.nn.functional` losses (reduced to one element unless `reduction='none'`/`reduce=False`).
 LOSS_FUNCTIONS = frozenset({
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
@@ -34,7 +38,7 @@ LOSS_FUNCTIONS = frozenset({
     "gaussian_nll_loss", "ctc_loss"})
 # Methods that return the same module (moved or converted): `nn.MSELoss().cuda()`.
 MODULE_MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "train", "eval"})
-MAX_DEPTH = 12  # nested arithmetic of names bound to arithmetic: StackGAN's `errD = (a + b) / 2. + (c + d + e) / 3.`
+MAX_DEPTH = 24
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
 # return is one element (`ONE`), a list or tuple of one-element values (`LIST`), a Variable in
 # 0.3 (`VARIABLE`), a tuple whose item k is one element (`ITEM` + k).
@@ -51,22 +55,25 @@ def is_zero(node: ast.AST) -> bool:
 
 
 class _Element:
-    """A loop or comprehension target: one element of `iterable`."""
+    """A loop or comprehension target: one element of `iterable`; for a name inside a tuple
+    target, `path` gives its place (`for i, (name, loss) in enumerate(d.items())`: (1, 1))."""
 
-    __slots__ = ("iterable",)
+    __slots__ = ("iterable", "path")
 
-    def __init__(self, iterable: ast.AST) -> None:
+    def __init__(self, iterable: ast.AST, path: Tuple[int, ...] = ()) -> None:
         self.iterable = iterable
+        self.path = path
 
 
 class _Unpacked:
-    """A name bound by unpacking (`prec1, prec5 = accuracy(...)`): item `position` of `value`."""
+    """A name bound by unpacking (`prec1, prec5 = accuracy(...)`): the item of `value` at
+    `path`."""
 
-    __slots__ = ("value", "position")
+    __slots__ = ("value", "path")
 
-    def __init__(self, value: ast.AST, position: int = -1) -> None:
+    def __init__(self, value: ast.AST, path: Tuple[int, ...]) -> None:
         self.value = value
-        self.position = position
+        self.path = path
 
 
 class ScalarValues:
@@ -74,6 +81,23 @@ class ScalarValues:
 
     def __init__(self, index) -> None:
         self.index = index
+        self._reach: dict = {}
+        self._false: Set[str] = set()  # questions answered no (never by a cycle's assumption)
+
+    def _guarded(self, key: str, seen: Set[str], on_cycle: bool, compute: Callable[[], bool]) -> bool:
+        """Ask `compute()` once per `key` (a name's value where it is read, and the question):
+        a question already being answered is a cycle (`loss = loss + ...`), decided by the
+        other bindings (`on_cycle`: True) or not at all (False). A no is kept: assuming a
+        cycle true only ever turns answers into yes, so a no stays a no."""
+        if key in seen:
+            return on_cycle
+        if key in self._false:
+            return False
+        seen.add(key)
+        result = compute()
+        if not result:
+            self._false.add(key)
+        return result
 
     def one_element(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
         if depth > MAX_DEPTH:
@@ -83,9 +107,9 @@ class ScalarValues:
             return self.call(expr, at, depth, seen)
         if isinstance(expr, ast.BinOp):
             sides = (expr.left, expr.right)
-            if not all(_number(s) or self.one_element(s, at, depth + 1, seen) for s in sides):
-                return False
-            return not all(_number(s) for s in sides)
+            numbers = [self.scalar(s, at, depth + 1, set(seen)) for s in sides]
+            return not all(numbers) and all(number or self.one_element(s, at, depth + 1, seen)
+                                            for s, number in zip(sides, numbers))
         if isinstance(expr, ast.UnaryOp):
             return self.one_element(expr.operand, at, depth + 1, seen)
         if isinstance(expr, ast.IfExp):  # `loss if total is None else total + loss`: a `None` never reaches `[0]`
@@ -152,14 +176,11 @@ class ScalarValues:
             return self.every_return(func, at, "", seen, lambda v, inner: self.variable(v, v, depth + 1, inner),
                                      shape=VARIABLE)
         if isinstance(expr, ast.Name):
-            key = f"{id(self.index.function_of(at))} {expr.id}"
-            if key in seen:
-                return False
-            seen.add(key)
             values = self.bindings(expr.id, at)
-            return (bool(values) and all(isinstance(v, ast.AST) for v in values)
-                    and all(_number(v) or self.variable(v, v, depth + 1, seen) for v in values)
-                    and not all(_number(v) for v in values))
+            return self._guarded("var " + self.key(expr.id, at), seen, False, lambda: (
+                bool(values) and all(isinstance(v, ast.AST) for v in values)
+                and all(_number(v) or self.variable(v, v, depth + 1, seen) for v in values)
+                and not all(_number(v) for v in values)))
         return False
 
     def call(self, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
@@ -172,15 +193,20 @@ class ScalarValues:
             if name in REDUCTIONS:  # torch.sum(x), torch.dot(a, b)
                 wanted = 2 if name == "dot" else 1
                 return len(call.args) == wanted and all(k.arg == "dtype" for k in call.keywords)
+            if name in ELEMENTWISE:  # torch.abs(a - b)
+                return len(call.args) == 1 and not call.keywords and self.one_element(
+                    call.args[0], at, depth + 1, seen)
             return False
+        if self.index.is_variable(func):  # `Variable(torch.zeros(1))`
+            return bool(call.args) and self.one_element(call.args[0], at, depth + 1, seen)
         if isinstance(func, ast.Attribute):
             if func.attr in REDUCTIONS:
                 return _whole_reduction(call, func.attr) or (
-                    _first_dim_reduction(call, func.attr) and _one_dim(func.value))
-            if func.attr in SHAPE_KEEPING:
+                    _first_dim_reduction(call, func.attr) and self.one_dim(func.value, at, depth + 1, seen))
+            if func.attr in SHAPE_KEEPING or func.attr == "numpy":
                 return self.one_element(func.value, at, depth + 1, seen)
             if func.attr in SCALAR_ARITHMETIC and len(call.args) == 1 and not call.keywords \
-                    and self.scalar(call.args[0], at, depth + 1):
+                    and self.scalar(call.args[0], at, depth + 1, seen):
                 return self.one_element(func.value, at, depth + 1, seen)  # `correct_k.mul_(100.0 / n)`
         if (isinstance(func, ast.Name) and func.id == "sum" and len(call.args) == 1 and not call.keywords
                 and not self.bindings("sum", at)):  # the builtin: `0 + a + b ...`, 0-dim when each is
@@ -233,7 +259,7 @@ class ScalarValues:
                                  lambda v, inner: self.one_element(v, v, depth + 1, set(inner)))
 
     def every_return(self, func: ast.AST, at: ast.AST, tag: str, seen: Set[str],
-                     holds: Callable[[ast.AST, Set[str]], bool], shape: str = ONE) -> bool:
+                     holds: Callable[[ast.AST, Set[str]], bool], shape: Optional[str] = ONE) -> bool:
         """Whether the function `func` calls (`project_callee`) has returns and `holds(value,
         seen)` for each, the function marked in `seen` (`tag` tells the questions apart): a
         recursive call is decided by the other returns, never by itself alone. Else whether
@@ -334,19 +360,6 @@ class ScalarValues:
             return None
         return found[0]
 
-    def item(self, expr: ast.AST, k: int, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        """Item `k` of `expr` is one element: of a tuple or list (`loss, acc`), or of what a
-        call returns (`errD, acc = d_loss(...)`, every return such a tuple)."""
-        if depth > MAX_DEPTH or k < 0:
-            return False
-        if isinstance(expr, (ast.Tuple, ast.List)):
-            return k < len(expr.elts) and not any(isinstance(e, ast.Starred) for e in expr.elts) \
-                and self.one_element(expr.elts[k], expr.elts[k], depth + 1, seen)
-        if isinstance(expr, ast.Call):
-            return self.every_return(expr.func, at, f"[{k}] ", seen,
-                                     lambda v, inner: self.item(v, k, v, depth + 1, set(inner)), shape=f"{ITEM}{k}")
-        return False
-
     def returns_shape(self, fn: ast.AST) -> Tuple[str, ...]:
         """What every `return` of `fn` is (`ONE`, `LIST`, `VARIABLE`, `ITEM` + k), for the
         files that call it (`returns_facts`)."""
@@ -360,21 +373,52 @@ class ScalarValues:
         returns = [r.value for r in _own_returns(fn)]
         if returns and all(isinstance(v, ast.Tuple) for v in returns):
             for k in range(min(MAX_ITEMS, *(len(v.elts) for v in returns))):  # type: ignore[union-attr]
-                if self.def_returns(fn, f"[{k}] ", set(), lambda v, inner: self.item(v, k, v, 1, set(inner))):
+                if self.def_returns(fn, f"[{k}] ", set(), lambda v, inner: self.item(v, (k,), v, 1, set(inner))):
                     out.append(f"{ITEM}{k}")
         return tuple(out)
 
-    def scalar(self, node: ast.AST, at: ast.AST, depth: int) -> bool:
-        """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`."""
+    def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
+        """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;
+        `min(max(k, 0), 1)`; `x.data[0]` of a one-element `x` (the number VF401 turns into
+        `.item()`); `self.k` when every method assigns it numbers (one of them a literal:
+        `self.k = 0.` in `__init__`)."""
         if depth > MAX_DEPTH:
             return False
+        seen = seen if seen is not None else set()
         if _number(node):
             return True
         if isinstance(node, ast.BinOp):
-            return self.scalar(node.left, at, depth + 1) and self.scalar(node.right, at, depth + 1)
+            return self.scalar(node.left, at, depth + 1, seen) and self.scalar(node.right, at, depth + 1, seen)
+        if isinstance(node, ast.UnaryOp):
+            return self.scalar(node.operand, at, depth + 1, seen)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max", "abs", "round") \
+                and not node.keywords and node.args and self._builtin(node.func, node.func.id, at):
+            return all(self.scalar(a, at, depth + 1, seen) for a in node.args)
+        if isinstance(node, ast.Subscript) and is_zero(node.slice) and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "data":
+            return self.one_element(node.value.value, at, depth + 1, seen)
         if isinstance(node, ast.Name):
-            values = self.bindings(node.id, at)
-            return bool(values) and all(isinstance(v, ast.AST) and self.scalar(v, at, depth + 1) for v in values)
+            values = self.bindings(node.id, at)  # `k = min(k + step, 1)`: decided by its other bindings
+            return self._guarded("num " + self.key(node.id, at), seen, True, lambda: bool(values) and all(
+                isinstance(v, ast.AST) and self.scalar(v, v, depth + 1, seen) for v in values))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            key = f"num self.{node.attr} {id(self.index.method_class(self.index.function_of(at)))}"
+            values = self.self_bindings(node.attr, at)
+            return self._guarded(key, seen, True, lambda: (
+                bool(values) and all(isinstance(v, ast.AST) and self.scalar(v, v, depth + 1, seen) for v in values)
+                and any(_number(v) for v in values) and not self._class_binds(node.attr, at)))
+        return False
+
+    def _class_binds(self, attr: str, at: ast.AST) -> bool:
+        """The class holding `at` binds `attr` in its body (`k = torch.zeros(1)`)."""
+        cls = self.index.method_class(self.index.function_of(at))
+        if cls is None:
+            return True
+        for s in cls.body:
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(
+                s, (ast.AnnAssign, ast.AugAssign)) else []
+            if any(attr in nm.target_names(t) for t in targets):
+                return True
         return False
 
     def _module_function(self, name: str, at: ast.AST) -> Optional[ast.AST]:
@@ -397,23 +441,19 @@ class ScalarValues:
         return defs[0] if len(defs) == 1 else None
 
     def name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        key = f"{id(self.index.function_of(at))} {name}"  # a name of this scope, not the caller's
-        if key in seen:
-            return True  # `loss = loss + ...`: decided by its other bindings
-        seen.add(key)
+        # a name of this scope, not the caller's; `loss = loss + ...`: decided by its other bindings
+        return self._guarded(self.key(name, at), seen, True, lambda: self._name(name, at, depth, seen))
+
+    def _name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         values = [v for v in self.bindings(name, at) if not _none(v)]  # `total = None`: `[0]` of it raises
         if not values or any(v is None for v in values):
             return False
         for v in values:
-            if isinstance(v, (_Element, _Unpacked)):
-                iterable = v.iterable if isinstance(v, _Element) else v.value
-                if isinstance(v, _Unpacked) and not _empty_literal(iterable):
-                    trial = set(seen)  # a failed try leaves no names marked
-                    if self.elements(iterable, at, depth + 1, trial):
-                        seen.update(trial)
-                    elif not self.item(iterable, v.position, at, depth + 1, set(seen)):
-                        return False  # `errD, acc = d_loss(...)`: its item is
-                elif _empty_literal(iterable) or not self.elements(iterable, at, depth + 1, seen):
+            if isinstance(v, _Element):
+                if _empty_literal(v.iterable) or not self.member(v.iterable, v.path, at, depth + 1, seen):
+                    return False
+            elif isinstance(v, _Unpacked):
+                if _empty_literal(v.value) or not self.item(v.value, v.path, at, depth + 1, seen):
                     return False
             elif not (_number(v) or _own_item(v, name) or self.one_element(v, v, depth + 1, seen)):
                 return False
@@ -431,20 +471,147 @@ class ScalarValues:
             return all(not isinstance(e, ast.Starred) and self.one_element(e, e, depth + 1, seen)
                        for e in iterable.elts)
         if isinstance(iterable, ast.Call):
+            func = iterable.func
+            if isinstance(func, ast.Attribute) and func.attr == "values" and not iterable.args \
+                    and not iterable.keywords:
+                return self.dict_values(func.value, at, depth + 1, seen)  # `sum(losses.values())`
+            if self.one_dim(iterable, at, depth + 1, seen):
+                return True  # `for t in target.view(-1)`: 0-dim elements
             return self.every_return(iterable.func, at, "[] ", seen,
                                      lambda v, inner: self.elements(v, v, depth + 1, inner), shape=LIST)
         if not isinstance(iterable, ast.Name):
             return False
-        key = f"{id(self.index.function_of(at))} [{iterable.id}]"
-        if key in seen:
+        if self.one_dim(iterable, at, depth + 1, set(seen)):
             return True
-        seen.add(key)
-        values = self.bindings(iterable.id, at)
+        return self._guarded("[] " + self.key(iterable.id, at), seen, True,
+                             lambda: self._list_elements(iterable.id, at, depth, seen))
+
+    def _list_elements(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        values = self.bindings(name, at)
         if not values or not all(isinstance(v, ast.AST) and self.elements(v, v, depth + 1, seen) for v in values):
             return False
-        added = self._appended(iterable.id, at)
+        added = self._appended(name, at)
         return added is not None and all(self.one_element(a, a, depth + 1, seen) for a in added) and (
             bool(added) or any(getattr(v, "elts", True) for v in values))
+
+    def item(self, value: ast.AST, path: Tuple[int, ...], at: ast.AST, depth: int, seen: Set[str],
+             leaf: Optional[Callable] = None) -> bool:
+        """The item of `value` at `path` is one element (or what `leaf(expr, at, depth, seen)`
+        asks): `loss, n = compute(x)` with `return crit(out, y), len(y)`; a tuple literal,
+        a function of the module returning such tuples, a name bound only to them, or a
+        sequence whose every element qualifies."""
+        leaf = leaf or self.one_element
+        if depth > MAX_DEPTH:
+            return False
+        if not path:
+            return leaf(value, at, depth, seen)
+        if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts) \
+                and path[0] < len(value.elts) and self.item(value.elts[path[0]], path[1:], value, depth + 1,
+                                                            set(seen), leaf):
+            return True
+        shape = f"{ITEM}{path[0]}" if len(path) == 1 and leaf == self.one_element else None
+        if isinstance(value, ast.Call) and self.every_return(  # a def here, or another file's (`shape`)
+                value.func, at, f"{path} {leaf.__name__} ", set(seen),
+                lambda v, inner: self.item(v, path, v, depth + 1, inner, leaf), shape=shape):
+            return True
+        if isinstance(value, ast.Name):
+            values = self.bindings(value.id, at)
+            if self._guarded(f"{path} {leaf.__name__} " + self.key(value.id, at), set(seen), True, lambda: bool(
+                    values) and all(isinstance(v, ast.AST) and self.item(v, path, v, depth + 1, seen, leaf)
+                                    for v in values)):
+                return True
+        # every element qualifies (`res = []` and `res.append(...)`)
+        return (leaf == self.one_element and len(path) == 1 and not _empty_literal(value)
+                and self.elements(value, at, depth + 1, seen))
+
+    def member(self, iterable: ast.AST, path: Tuple[int, ...], at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """The part at `path` of every element of `iterable` is one element: `path` () is
+        the element itself; `d.items()` (1: a value of the dict), `enumerate(xs)` (1: an
+        element of `xs`), `zip(a, b)` (k: an element of the k-th), a list of tuples."""
+        if depth > MAX_DEPTH:
+            return False
+        if not path:
+            return self.elements(iterable, at, depth, seen)
+        if isinstance(iterable, ast.Call) and not iterable.keywords and not any(
+                isinstance(a, ast.Starred) for a in iterable.args):
+            func, args = iterable.func, iterable.args
+            if isinstance(func, ast.Attribute) and func.attr == "items" and not args:
+                return path == (1,) and self.dict_values(func.value, at, depth + 1, seen)
+            if self._builtin(func, "enumerate", at) and len(args) == 1:
+                return path[0] == 1 and self.member(args[0], path[1:], at, depth + 1, seen)
+            if self._builtin(func, "zip", at):
+                return path[0] < len(args) and self.member(args[path[0]], path[1:], at, depth + 1, seen)
+            return False
+        if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)):
+            return self.item(iterable.elt, path, iterable.elt, depth + 1, seen)
+        if isinstance(iterable, (ast.List, ast.Tuple)):
+            return bool(iterable.elts) and all(
+                not isinstance(e, ast.Starred) and self.item(e, path, e, depth + 1, seen) for e in iterable.elts)
+        return False
+
+    def dict_values(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """Every value of the dict `expr` is one element: a name bound only to dict
+        displays of such values (`losses = {}`), to which only `losses[key] = value`
+        stores such values (no `update`, `setdefault` or other writes)."""
+        if not isinstance(expr, ast.Name) or depth > MAX_DEPTH:
+            return False
+        return self._guarded("{} " + self.key(expr.id, at), seen, True,
+                             lambda: self._dict_values(expr.id, at, depth, seen))
+
+    def _dict_values(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        values = self.bindings(name, at)
+        if not values or not all(isinstance(v, ast.Dict) and None not in v.keys for v in values):
+            return False
+        stored = []
+        scope = self.index.function_of(at)
+        for node in self.index.names.get(name, ()):
+            if self.index.function_of(node) is not scope or not isinstance(node.ctx, ast.Load):
+                continue
+            parent = self.index.parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.attr in ("update", "setdefault", "__setitem__"):
+                return False
+            if isinstance(parent, ast.Subscript) and parent.value is node and not isinstance(parent.ctx, ast.Load):
+                holder = self.index.parents.get(parent)
+                if not (isinstance(holder, ast.Assign) and parent in holder.targets):
+                    return False
+                stored.append(holder.value)
+        return all(self.one_element(v, v, depth + 1, seen) for d in values for v in d.values) and all(
+            self.one_element(v, v, depth + 1, seen) for v in stored)
+
+    def one_dim(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """Certainly a 1-dim tensor: `x.view(-1)` (also through `.float()`, `.cuda()`...),
+        or a name bound only to such values (`correct = correct.view(-1)`)."""
+        if depth > MAX_DEPTH:
+            return False
+        if _one_dim(expr):
+            return True
+        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_KEEPING:
+            expr = expr.func.value
+        if isinstance(expr, ast.Name):
+            values = self.bindings(expr.id, at)
+            return self._guarded("1-d " + self.key(expr.id, at), seen, True, lambda: bool(values) and all(
+                isinstance(v, ast.AST) and self.one_dim(v, v, depth + 1, seen) for v in values)
+                and not all(_self_moved(v, expr.id) for v in values))
+        return False
+
+    def numpy_array(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
+        """A NumPy array: `loss.data.cpu().numpy()`, or a name bound only to one (also
+        unpacked from a function of the module returning it)."""
+        seen = seen if seen is not None else set()
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            return expr.func.attr == "numpy" and not expr.args
+        if not isinstance(expr, ast.Name):
+            return False
+        values = self.bindings(expr.id, at)
+        return self._guarded("np " + self.key(expr.id, at), seen, True, lambda: bool(values) and all(
+            self.item(v.value, v.path, at, depth + 1, seen, self.numpy_array) if isinstance(v, _Unpacked)
+            else isinstance(v, ast.AST) and self.numpy_array(v, v, depth + 1, seen) for v in values))
+
+    def _builtin(self, func: ast.AST, name: str, at: ast.AST) -> bool:
+        return (isinstance(func, ast.Name) and func.id == name and not self.bindings(name, at)
+                and not self.index.module_names.bound(name))
 
     def _appended(self, name: str, at: ast.AST) -> Optional[list]:
         """The values `name.append(v)` adds in the scope `at` reads `name` from; None when
@@ -472,33 +639,126 @@ class ScalarValues:
         `for` or comprehension target, None for another binding that is not `name = value` /
         `name op= value`); [] when it is not bound there."""
         scope = self.index.function_of(at)
-        out = self._bound_in(name, scope)
+        out = self._bound_in(name, scope, self._reaching(name, scope, at)[1])
         if not out and scope is not self.index.tree:
             out = self._bound_in(name, self.index.tree)  # a module-level name read in a function
         return out
 
-    def _bound_in(self, name: str, scope: ast.AST) -> list:
+    def key(self, name: str, at: ast.AST) -> str:
+        """What a name stands for where `at` reads it, for the recursion guards: its scope
+        and the assignment that dominates the read (`x` before and after `x = x.sum()` are
+        two values)."""
+        scope = self.index.function_of(at)
+        dominator = self._reaching(name, scope, at)[0]
+        return f"{id(scope)} {name} {id(dominator) if dominator is not None else ''}"
+
+    def _reaching(self, name: str, scope: ast.AST, at: ast.AST):
+        memo = (name, id(at))  # not the statement: a comprehension in it binds its own names
+        found = self._reach.get(memo)
+        if found is None:
+            found = self._reach[memo] = self._dominated(name, scope, at)
+        return found
+
+    def _dominated(self, name: str, scope: ast.AST, at: ast.AST):
+        """Which bindings of `name` can reach `at`, when an assignment `name = ...` dominates
+        it: one of the statements before `at` (or before a statement holding it) in the same
+        block, `losses = [torch.mean(l) for l in losses]` after `losses = model(x)`. Only that
+        assignment and the bindings after it, up to and around `at`, reach (a loop back to
+        them passes the assignment again); the statement holding `at` binds after reading
+        (`temp = temp.data[0]`). A loop's or a comprehension's target dominates its body
+        (`[v.data[0] for v in losses]`: that `v`, not another loop's). (assignment, which
+        bindings reach); (None, None) when nothing dominates: every binding of the scope counts."""
+        index = self.index
+        if name in index.declared:
+            return None, None
+        own = index.statement_of(at)
+        child, parent = at, index.parents.get(at)
+        while parent is not None and child is not own:
+            if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and child in (
+                    getattr(parent, "elt", None), getattr(parent, "key", None), getattr(parent, "value", None)):
+                for generator in reversed(parent.generators):
+                    if name in nm.target_names(generator.target):
+                        return parent, (lambda node, target=generator.target: self._inside(node, target))
+            child, parent = parent, index.parents.get(parent)
+        stmt = own
+        while True:
+            slot = index.slot_of(stmt)
+            if slot is None:
+                return None, None
+            owner, field, block, position = slot
+            for first in range(position - 1, -1, -1):
+                s = block[first]
+                if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
+                    return s, (lambda node, first=first, block=block, last=position:
+                               self._between(node, block, first, last, own))
+            if isinstance(owner, (ast.For, ast.AsyncFor)) and field == "body" and name in nm.target_names(
+                    owner.target):
+                return owner, (lambda node, loop=owner, block=block, last=position: self._inside(
+                    node, loop.target) or self._between(node, block, 0, last, own))
+            if owner is scope or isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                    ast.Module)):
+                return None, None
+            stmt = owner if isinstance(owner, ast.stmt) else index.parents.get(owner)  # an `except` handler
+            if not isinstance(stmt, ast.stmt):
+                return None, None
+
+    def _inside(self, node: ast.AST, holder: ast.AST) -> bool:
+        while node is not None and node is not holder and not isinstance(node, ast.stmt):
+            node = self.index.parents.get(node)
+        return node is holder
+
+    def _between(self, node: ast.AST, block: list, first: int, last: int, own: ast.stmt) -> bool:
+        index = self.index
+        stmt = index.statement_of(node)
+        if stmt is own and isinstance(own, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            return False
+        while True:
+            slot = index.slot_of(stmt)
+            if slot is None:
+                return False
+            owner, _field, holder, position = slot
+            if holder is block:
+                return first <= position <= last
+            stmt = owner if isinstance(owner, ast.stmt) else index.parents.get(owner)
+            if not isinstance(stmt, ast.stmt):
+                return False
+
+    def _bound_in(self, name: str, scope: ast.AST, reaching: Optional[Callable[[ast.AST], bool]] = None) -> list:
         index = self.index
         out = []
         for node in index.names.get(name, ()):
             if not isinstance(node.ctx, ast.Store) or index.function_of(node) is not scope:
                 continue
+            if reaching is not None and not reaching(node):
+                continue
             parent = index.parents.get(node)
             if isinstance(parent, ast.Assign) and node in parent.targets:
                 out.append(parent.value)
-            elif isinstance(parent, (ast.Tuple, ast.List)) and isinstance(index.parents.get(parent), ast.Assign) \
-                    and parent in index.parents[parent].targets \
-                    and not any(isinstance(e, ast.Starred) for e in parent.elts):
-                out.append(_Unpacked(index.parents[parent].value, parent.elts.index(node)))
             elif isinstance(parent, ast.AugAssign) and isinstance(parent.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
                 out.append(parent.value)
-            elif isinstance(parent, (ast.For, ast.comprehension)) and parent.target is node:
-                out.append(_Element(parent.iter))
             else:
-                out.append(None)  # a tuple, `with ... as`: unknown
-        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope):
+                out.append(self._target(node))
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope) \
+                and reaching is None:  # a parameter assigned before the read holds that value
             out.append(None)
         return out
+
+    def _target(self, node: ast.Name):
+        """A name in a loop target or unpacked: `_Element` / `_Unpacked` with its place in
+        the (nested) tuple; None for anything else (`with ... as`, a starred target)."""
+        index = self.index
+        path: Tuple[int, ...] = ()
+        child, parent = node, index.parents.get(node)
+        while isinstance(parent, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in parent.elts):
+                return None
+            path = (parent.elts.index(child),) + path
+            child, parent = parent, index.parents.get(parent)
+        if isinstance(parent, (ast.For, ast.comprehension)) and parent.target is child:
+            return _Element(parent.iter, path)
+        if path and isinstance(parent, ast.Assign) and child in parent.targets:
+            return _Unpacked(parent.value, path)
+        return None
 
     def self_bindings(self, attr: str, at: ast.AST) -> list:
         """Values assigned to `self.<attr>` in the methods of the class holding `at`."""
@@ -675,6 +935,13 @@ def _one_dim(expr: ast.AST) -> bool:
         return False
     arg = expr.args[0]
     return _int_value(arg) is not None or _number(arg)  # not a name: `x.view(shape)` takes a tuple too
+
+
+def _self_moved(value: ast.AST, name: str) -> bool:
+    """`x = x.cuda()`: the value it was, moved (decided by the other bindings)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SHAPE_KEEPING:
+        value = value.func.value
+    return isinstance(value, ast.Name) and value.id == name
 
 
 def _int_value(node: ast.AST) -> Optional[int]:

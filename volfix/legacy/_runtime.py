@@ -27,6 +27,7 @@ from torch.overrides import get_default_nowrap_functions
 _TorchVariable = torch.autograd.variable.Variable  # the 2.x shim, restored on exit
 _TensorBase = torch._C.TensorBase
 _ORIGINAL_GETITEM = _TensorBase.__getitem__
+_ORIGINAL_NUMPY = _TensorBase.numpy
 _NOWRAP = get_default_nowrap_functions()
 
 
@@ -253,6 +254,14 @@ def _legacy_getitem(self, index):
     return _ORIGINAL_GETITEM(self, index)
 
 
+def _legacy_numpy(self, *args, **kwargs):
+    """`loss.data.cpu().numpy()`: in 0.3 the one-element result had shape (1,), so its
+    array did too (`[0]` was a NumPy scalar); today's 0-dim tensor gives a 0-d array. The
+    array shares the tensor's memory either way."""
+    array = _ORIGINAL_NUMPY(self, *args, **kwargs)
+    return array.reshape(1) if self.dim() == 0 else array
+
+
 _MISSING = object()
 
 
@@ -281,6 +290,7 @@ def _install() -> _Patches:
     patches.set(torch.autograd.variable, "Variable", Variable)
     patches.set(torch.Tensor, "volatile", property(_get_volatile, _set_volatile))
     patches.set(torch.Tensor, "__getitem__", _legacy_getitem)
+    patches.set(torch.Tensor, "numpy", _legacy_numpy)
     return patches
 
 

@@ -14,6 +14,7 @@ LOSS_WORDS = frozenset({"loss", "losses", "cost"})
 LOSS_CALLEE_WORDS = frozenset({"loss", "crit", "criterion", "cost"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
+NUMPY_MESSAGE = "`[0]` on the NumPy array of a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 
 
 class ScalarDataIndex(Rule):
@@ -66,20 +67,29 @@ class ScalarDataIndex(Rule):
     `nn.MSELoss().cuda()` or `criterion = criterion.cuda()`) or `torch.nn.functional` loss
     without `reduction='none'` / `reduce=False`, a reduction over every element (`.sum()`,
     `.mean()`, `torch.sum(x)`, ...), the builtin `sum` of such values, a reduction over the
-    one dimension of a 1-dim value (`x.view(-1).sum(0)`),
-    arithmetic of those with numbers (`len(data) * loss`, `.mul_(100.0 / n)`), the result of
-    a function of the module (or a method of the class) whose every `return` is one of those,
-    the call of an instance of a class (`crit = SplitLoss()`: the `forward` of an `nn.Module`
-    subclass, or `__call__`) or the call of its method (`agent.update(...)`, every class the
-    name may hold agreeing) whose every `return` is one, an element of a list built only from
-    them (`[torch.mean(l) for l in ls]`, `.append(loss)`), also unpacked from a function
-    returning such a list, or an item unpacked from a function whose every `return` is a tuple
-    with one there (`errD, acc = d_loss(...)`), or a local name bound only to such values and
-    numbers (also a number made from its own `[0]`, `total = total[0] / n`; a `None` it is
-    also bound to never reaches the read). The function or class may be another file's of the
-    project (`from miscc.utils import compute_discriminator_loss`, also through a package's
-    `__init__`): volfix reads it there. `.item()` then returns the Python number
-    `.data[0]` returned in 0.3.
+    one dimension of a 1-dim value (`x.view(-1).sum(0)`, also `correct = correct.view(-1)`
+    first), element-wise functions of them (`torch.abs(...)`, `.exp()`), arithmetic of those
+    with numbers (`len(data) * loss`, `.mul_(100.0 / n)`, `self.k * err` where every method
+    sets `self.k` to numbers: `self.k = 0.`, `self.k = min(max(temp_k, 0), 1)`), the result
+    of a function of the module (or a method of the class) whose every `return` is one of
+    those, the call of an instance of a class (`crit = SplitLoss()`: the `forward` of an
+    `nn.Module` subclass, or `__call__`) or the call of its method (`agent.update(...)`, every
+    class the name may hold agreeing) whose every `return` is one, the item of a returned
+    tuple (`loss, n = compute(x)` with `return crit(out, y), len(y)`), an element of a list built only from them (`[torch.mean(l) for l in ls]`,
+    `.append(loss)`), also unpacked from a function returning such a list, a value of a dict
+    filled only with them (`losses['l2'] = ...`, read through `.values()` or `.items()`), an
+    element of a 1-dim value (`for t in target.view(-1)`), `enumerate` and `zip` of those,
+    or a local name bound only to such values and numbers (also a number made from its own
+    `[0]`, `total = total[0] / n`; a `None` it is also bound to never reaches the read). A
+    name holds what the assignment before the read gave it: `losses = [torch.mean(l) for l in
+    losses]` after `losses = model(x)` is a list of one-element values. The function or class
+    may be another file's of the project (`from miscc.utils import compute_discriminator_loss`,
+    also through a package's `__init__`): volfix reads it there. `.item()` then returns the
+    Python number `.data[0]` returned in 0.3.
+
+    `[0]` of the NumPy array of such a value (`loss.data.cpu().numpy()[0]`) raises too (a
+    0-d array): the fix is unsafe, since 0.3 gave a NumPy scalar (`numpy.float32`) and
+    `.item()` gives the same value as a Python number, which prints with more digits.
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
@@ -112,8 +122,8 @@ class ScalarDataIndex(Rule):
             found = self._plain_index(attribute, node, ctx)
         if found is None:
             return
-        subject, applicability, note = found
-        message = None if subject is not attribute else INDEX_MESSAGE
+        subject, applicability, note = found[:3]
+        message = found[3] if len(found) > 3 else None if subject is not attribute else INDEX_MESSAGE
         text = ctx.src.text
         if subject is attribute:  # `total[0]`: from the `[` (after any `)` closing `total`)
             start = text.index("[", ctx.src.end(subject), ctx.src.end(node))
@@ -153,9 +163,13 @@ class ScalarDataIndex(Rule):
         scalars = ScalarValues(ctx.index)
         if not scalars.one_element(subject, node):
             return None
+        shown = ctx.src.segment(subject)
+        if scalars.numpy_array(subject, node):
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: in 0.3 `{shown}[0]` was a NumPy scalar (`numpy.float32` for a float tensor); "
+                f"`.item()` is the same value as a Python number, which prints with more digits"), NUMPY_MESSAGE
         if scalars.plain_tensor(subject, node):
             return subject, Applicability.SAFE, None
-        shown = ctx.src.segment(subject)
         if scalars.variable(subject, node):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: in 0.3 `{shown}[0]` was a one-element Variable that kept its graph; "

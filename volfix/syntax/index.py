@@ -67,6 +67,7 @@ class ModuleIndex:
         self.multiline_strings: List[ast.AST] = []
         self.mentions: Dict[str, Set[int]] = {}  # name -> ids of statements whose own expressions read it
         self.module_statements: List[ast.stmt] = []  # every statement not inside a def or class, in order
+        self.declared: Set[str] = set()  # names some `global` or `nonlocal` statement declares
         self._walk(tree)
         self.module_names = nm.ModuleNames(self.module_statements, inherited)
         self._function_bindings: Dict[int, nm.Bindings] = {}
@@ -135,6 +136,7 @@ class ModuleIndex:
             elif kind is ast.Global or kind is ast.Nonlocal:
                 for name in node.names:
                     mentions.setdefault(name, set()).add(id(node))
+                    self.declared.add(name)
             elif kind is ast.JoinedStr:
                 if node.end_lineno != node.lineno:
                     multiline_strings.append(node)

@@ -1,0 +1,311 @@
+"""Following a raw volatile value that leaves its scope by other ways than a helper's return
+(SPEC §2.6): hard-coded helpers' callers, attributes read by the class's other methods
+(`self.priors = Variable(...)`), closures; and why a group gets no region (the value only
+leaves, a caller trains on it, every call is already under `no_grad`).
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+from ..findings import W_INFO, W_NONE, W_UNSAFE, Source
+from ..model import Applicability
+from ..syntax import names as nm
+from ..syntax.index import FUNCTIONS
+from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
+from .defuse import ENTRY, Graph
+from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note
+from .taint import TaintAnalysis
+from .values import likely_grad
+
+
+class Follower(HelperFollower):
+    """The planner's follower: helpers' flags (`HelperFollower`) and the other escapes."""
+
+    # ------------------------------------------------------------------ escapes
+    def follow_escapes(self, group) -> list:
+        """Raw values leaving the group's scope: hard-coded helpers' callers, attribute
+        readers, closures. Marks the escapes it follows."""
+        out: list = []
+        taint = group.taint
+        no_grad = group.flag is None
+        for escape in taint.escapes:
+            if not escape.raw or escape.stmt is None:
+                continue
+            if escape.kind == "return" and no_grad and isinstance(group.scope, FUNCTIONS) \
+                    and not framework_method(group.scope, self.index) \
+                    and not any(id(s) in taint.recording for s in taint.uses_outside()):
+                partly = self.plain_return(group) if call_sites(self.index, group.scope)[0] else None
+                if partly is not None:
+                    escape.partly = partly  # type: ignore[attr-defined]
+                    continue  # the callers' region would also cover the calls that get plain data
+                report = CallerReport()
+                for s in group.sources:
+                    if id(group.scope) in self._helper_done:
+                        break
+                    out.extend(self.follow_callers(s, group.scope, HelperFlag(None), report, visited=set()))
+                    break
+                self._helper_done.add(id(group.scope))
+                self.ctx.helpers.append(HelperRecord(group.sources[0], group.scope, HelperFlag(None), report))
+                escape.followed = report  # type: ignore[attr-defined]
+            elif escape.kind == "attribute" and no_grad:
+                found = self.follow_attribute(group, escape)
+                if found is not None:
+                    out.extend(found)
+                    escape.followed = True  # type: ignore[attr-defined]
+            elif escape.kind == "closure" and no_grad and isinstance(escape.node, FUNCTIONS):
+                names = {n.id for n in ast.walk(escape.node) if isinstance(n, ast.Name)}
+                keys = [k for k in taint.tainted_keys if k in names]
+                if keys:
+                    for k in keys:
+                        out.append(Source(group.sources[0].finding, escape.node, escape.node, escape.node,
+                                          None, seed=k))
+                    escape.followed = True  # type: ignore[attr-defined]
+        return out
+
+    def follow_attribute(self, group, escape) -> Optional[list]:
+        """`self.priors` stored in one method, read in the class's other methods: each read
+        becomes a source there (not followed when the class assigns it elsewhere too, unless
+        that assignment is volatile as well: `if gpu: self.z = Variable(z.cuda(), volatile=True)`
+        `else: self.z = Variable(z, volatile=True)`)."""
+        scope = group.scope
+        node = escape.node
+        cls = self.index.method_class(scope)
+        if cls is None or not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name) \
+                or not scope.args.args or node.value.id != scope.args.args[0].arg:  # type: ignore[attr-defined]
+            return None
+        reads, stores = [], []
+        for other in self.index.attributes.get(node.attr, []):
+            if other is node:
+                continue
+            method = self.index.function_of(other)
+            if (not isinstance(method, FUNCTIONS) or self.index.method_class(method) is not cls
+                    or not method.args.args or not isinstance(other.value, ast.Name)
+                    or other.value.id != method.args.args[0].arg):
+                continue
+            if isinstance(other.ctx, ast.Store):
+                if not self._stores_volatile(self.index.statement_of(other), other) \
+                        and not self._overwritten(other, method, escape.stmt, node.attr) \
+                        and not self._carried(other, method):
+                    stores.append((other, method))
+            else:
+                reads.append((other, method))
+        if stores or not reads:
+            escape.detail = (reads, stores)  # type: ignore[attr-defined]
+            return None
+        out = []
+        for other, method in reads:
+            if id(other) in self._followed_attributes or method is scope or self.ctx.covered(other):
+                continue
+            self._followed_attributes.add(id(other))
+            out.append(Source(group.sources[0].finding, other, self.index.statement_of(other), method, None,
+                              call_site=True))
+        return out
+
+    def _stores_volatile(self, stmt: ast.stmt, target: ast.AST) -> bool:
+        """`self.z = Variable(..., volatile=True)` (or `self.z, self.y = Variable(..., volatile=True),
+        ...`): the attribute is stored volatile here too."""
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            return False
+        value = _value_for(stmt.targets[0], stmt.value, target)
+        if not isinstance(value, ast.Call):
+            return False
+        call = self.ctx.variable_call(value)
+        return call is not None and call.volatile_truth is True
+
+    def _carried(self, store: ast.Attribute, method: ast.AST) -> bool:
+        """`out, self.hidden = self.cell(x, self.hidden)`: the store's value is computed from the
+        attribute's own value (read earlier in the same method, not through `.data`), so in 0.3
+        it stayed volatile once it was (fact 4): an RNN's hidden state carried from step to
+        step. Such a store keeps the attribute volatile; its statement is one of the reads."""
+        stmt = self.index.statement_of(store)
+        key = f"{store.value.id}.{store.attr}"  # type: ignore[attr-defined]
+        taint = TaintAnalysis(method, self.index, entry={key: True}, plain=self.ctx.is_plain,
+                              wrappers=self.ctx.wrappers()).run()
+        return id(stmt) in taint.defs
+
+    def _overwritten(self, store: ast.Attribute, method: ast.AST, volatile_stmt: ast.stmt, attr: str) -> bool:
+        """`self.z = torch.zeros(n)` ... `self.z = Variable(self.z, volatile=True)` in the same
+        method: the plain store comes first and the volatile one always follows it (not in a
+        loop, and an `if` has a volatile store in its other branch too), so the other methods
+        only see the volatile value."""
+        if method is not self.index.function_of(volatile_stmt) or store.lineno >= volatile_stmt.lineno:
+            return False
+        cur: ast.AST = volatile_stmt
+        while True:
+            parent = self.index.parents.get(cur)
+            if parent is None or parent is method:
+                return parent is method
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler)) or (
+                    isinstance(parent, ast.Try) and cur not in parent.body):
+                return False
+            if isinstance(parent, ast.If):
+                other = parent.orelse if cur in parent.body else parent.body
+                if not any(isinstance(s, ast.Assign) and len(s.targets) == 1
+                           and any(self._stores_volatile(s, t) for t in _attribute_targets(s.targets[0], attr))
+                           for branch in other for s in ast.walk(branch)):
+                    return False
+            cur = parent
+
+    def plain_return(self, group) -> Optional[int]:
+        """A line where the helper may return the volatile value's name holding something else:
+        `if inputs is None: inputs = Variable(..., volatile=True)` ... `return inputs` hands the
+        caller's own `inputs` back on the other path (seq2seq's `_validate_args`), and a region
+        at the callers would cover training too. None when the name holds the value on every
+        path (a list filled with volatile values counts as holding them)."""
+        fn, taint = group.scope, group.taint
+        escaping = {id(e.stmt) for e in taint.escapes if e.kind == "return"}
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and id(n) in escaping]
+        graph = Graph.build(fn)
+        if graph is None:
+            return None
+        keys = set(taint.tainted_keys)
+        for r in returns:
+            step = graph.step_of.get(id(r))
+            if step is None:
+                continue
+            names = {n.id for n in ast.walk(r.value) if isinstance(n, ast.Name) and n.id in keys}
+            for name in names:
+                for b in graph.reaching_bindings(step, name):
+                    node = graph.steps[b].node
+                    if b == ENTRY or (isinstance(node, ast.Assign) and id(node) not in taint.defs
+                                      and not isinstance(node.value, _FILLABLE)):
+                        return r.lineno  # a parameter or a plain value (not a list filled later)
+        return None
+
+    def open_escape(self, group) -> Optional[str]:
+        """The unsafe note for raw escapes nobody follows."""
+        for escape in group.taint.escapes:
+            partly = getattr(escape, "partly", None)
+            if partly is not None:
+                return (f"unsafe fix: `{group.scope.name}()` returns the value volatile only on some paths (not "
+                        f"at line {partly}), so its callers get no region")
+            if not escape.raw or getattr(escape, "followed", None):
+                continue
+            if escape.kind in ("return", "yield") and group.flag is not None:
+                # A flag that is not the helper's parameter (`volatile=not self.train`) rides
+                # out with the value: no caller can be given its region, so nothing here may
+                # claim that no region is needed.
+                flag = group.flag.text
+                return (f"unsafe fix: the value leaves through {escape.what} (line {escape.stmt.lineno}) volatile "
+                        f"when `{flag}` is true, and volfix cannot follow it to where it is computed with")
+            detail = getattr(escape, "detail", None)
+            if detail and detail[1] and detail[0]:
+                reads, stores = detail
+                lines = ", ".join(str(n) for n in sorted({o.lineno for o, _ in reads}))
+                return (f"unsafe fix: volatility escapes through {escape.what}, whose reads (line {lines}) are not "
+                        f"covered: it is also assigned at line {stores[0][0].lineno}")
+            return f"unsafe fix: volatility escapes through {escape.what} (line {escape.stmt.lineno}) and its consumers are not covered"
+        return None
+
+    def caller_trains(self, group) -> Optional[str]:
+        """A value computed in the region and returned carries no graph (as in 0.3): unsafe
+        only when a caller in this file trains on it."""
+        scope = group.scope
+        if not isinstance(scope, FUNCTIONS) or not any(
+                e.kind in ("return", "yield") and not e.raw for e in group.taint.escapes):
+            return None
+        sites, _ = call_sites(self.index, scope)
+        for site in sites:
+            caller = self.index.function_of(site)
+            if caller is scope or self._never_volatile(group, site):
+                continue
+            taint = TaintAnalysis(caller, self.index, [site], raw_sources=False, wrappers=self.ctx.wrappers(),
+                                  grad_disabled=lambda st: self.ctx.covered(st)).run()
+            if taint.training:
+                stmt, what = taint.training[0]
+                return (f"unsafe fix: the call of `{scope.name}()` at line {site.lineno} trains on the "  # type: ignore[attr-defined]
+                        f"result (`{what}` at line {stmt.lineno})")
+            meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
+                     and any(likely_grad(self.index, p, caller) for p in taint.partners.get(id(s), ()))]
+            if meets:
+                # 0.3 kept everything computed from the result volatile (fact 4); after the fix
+                # it is a plain tensor, and combined with one that requires grad it records.
+                return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) meets a value that may "  # type: ignore[attr-defined]
+                        f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
+        return None
+
+    def _never_volatile(self, group, site: ast.Call) -> bool:
+        """A call that passes a literal making the group's flag false (`run(x, train=True)` for
+        `volatile=not train`): its result was never volatile."""
+        flag = group.flag
+        if flag is None:
+            return False
+        node, negated = flag.node, False
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node, negated = node.operand, True
+        if not isinstance(node, ast.Name) or node.id not in nm.function_params(group.scope):
+            return False
+        arg, known = argument_for(self.index, site, group.scope, node.id)
+        kind = flag_kind(arg, known)
+        if kind in ("true", "false", "none"):
+            volatile = (kind == "true") != negated
+            return not volatile
+        return False
+
+    def called_under_no_grad(self, fn: ast.AST) -> Optional[int]:
+        sites, _ = call_sites(self.index, fn)
+        for site in sites:
+            if self.ctx.covered(site):
+                return site.lineno
+        return None
+
+    def no_region_note(self, group) -> Tuple[Optional[str], int, object]:
+        """Why the sources are only unwrapped, when no region is placed."""
+        taint = group.taint
+        followed = [e for e in taint.escapes if e.raw and getattr(e, "followed", None)]
+        if followed:
+            e = followed[0]
+            report = e.followed if isinstance(e.followed, CallerReport) else None  # type: ignore[attr-defined]
+            if report is not None:
+                if report.outside:
+                    return (f"no fix: the value is returned to calls outside this run ({', '.join(report.outside[:3])})",
+                            W_NONE, None)
+                if report.unresolved:
+                    return (f"unsafe fix: the value is returned where volfix cannot follow it "
+                            f"({', '.join(dict.fromkeys(report.unresolved))})", W_UNSAFE, Applicability.UNSAFE)
+                if report.elsewhere:
+                    return awaiting_note("callers", report.elsewhere), W_UNSAFE, Applicability.UNSAFE
+                if not report.true_calls:
+                    return ("no fix: the value is returned and nothing calls the function here: its callers decide",
+                            W_NONE, None)
+                return "no region here: the callers computing with the returned value get it", W_INFO, None
+            return f"no region here: the reads of {e.what} get it", W_INFO, None
+        escape = self.open_escape(group)
+        if escape is not None:
+            if group.flag is not None:  # nothing at all would restore the flag's meaning: a finding
+                return "no fix: " + escape[len("unsafe fix: "):], W_NONE, None
+            return escape, W_UNSAFE, Applicability.UNSAFE
+        if taint.uses_outside():
+            return "no region needed: nothing here records a graph", W_INFO, None
+        return "no region needed: nothing computes with the value once unwrapped", W_INFO, None
+
+
+# Values a name may be given and filled with the volatile value later (`out = []`,
+# `out.append(...)`), or that volfix cannot see into (a call): not "plain" for plain_return.
+_FILLABLE = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Call)
+
+
+def _value_for(target: ast.AST, value: ast.AST, wanted: ast.AST) -> Optional[ast.AST]:
+    """The part of `value` that an assignment stores into `wanted` (`a, b = x, y`: `y` for `b`)."""
+    if target is wanted:
+        return value
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        for t, v in zip(target.elts, value.elts):
+            found = _value_for(t, v, wanted)
+            if found is not None:
+                return found
+    return None
+
+
+def _attribute_targets(target: ast.AST, attr: str) -> List[ast.Attribute]:
+    """The `<name>.<attr>` stores among an assignment's targets."""
+    return [t for t in ast.walk(target) if isinstance(t, ast.Attribute) and t.attr == attr
+            and isinstance(t.value, ast.Name)]
+
+
+def framework_method(fn: ast.AST, index) -> bool:
+    """`forward`, `__call__`...: frameworks call it for you, its callers cannot be followed."""
+    return index.method_class(fn) is not None and (
+        fn.name in FRAMEWORK_METHODS or (fn.name.startswith("__") and fn.name.endswith("__")))  # type: ignore[attr-defined]
