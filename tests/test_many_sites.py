@@ -75,7 +75,7 @@ def plain_harmless_gap(self, a, b, scope):
         return False
     if a.first > b.first:
         a, b = b, a
-    return all(self.harmless(s, scope) for s in a.block[a.last + 1:b.first])
+    return all(self.kinds.harmless(s, scope) for s in a.block[a.last + 1:b.first])
 
 
 def plain_run_contains(outer, inner):

@@ -128,6 +128,7 @@ def detect(doc: Document, options: Options) -> RuleContext:
     if links is not None:
         links.bind_star_imports(index.module_names)
         index.grad_shims.update(links.grad_shims)
+        index.scalar_returns.update(links.scalar_returns)
     ctx = RuleContext(doc, index, legacy_semantics=options.legacy_semantics,
                       no_grad_style=options.no_grad_style, links=links)
     rules = [cls() for cls in registry.rules().values()]

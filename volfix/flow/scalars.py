@@ -2,10 +2,13 @@
 
 VF401 asks it of `x` in `x.data[0]` and `x[0]`: a loss, a full reduction, arithmetic of those
 with numbers, an element of a list of them, a function's result when every `return` is one.
-It reads one module's walk (`syntax.index`) and never imports torch.
+It reads one module's walk (`syntax.index`) and never imports torch. What a function, a class's
+instance or a method of another file of the project returns comes from the project index
+(`ModuleIndex.scalar_returns`, by the qualified name the call spells): `returns_facts` computes
+it on the defining file, `asked_returns` tells which of them a file's reads may need.
 """
 import ast
-from typing import Callable, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from ..syntax import names as nm
 
@@ -22,7 +25,7 @@ _WHOLE_KEYWORDS = {"norm": {"p"}, "std": {"unbiased"}, "var": {"unbiased"}}
 # Methods that keep a tensor's shape (a 0-dim value stays 0-dim).
 SHAPE_KEEPING = frozenset({"cpu", "cuda", "float", "double", "half", "long", "int", "detach", "clone",
                            "to", "contiguous", "abs", "neg", "sqrt", "exp", "log", "log1p", "expm1",
-                           "sigmoid", "tanh", "relu", "floor", "ceil", "round", "sign"})
+                           "sigmoid", "tanh", "relu", "floor", "ceil", "round", "sign", "type_as"})
 # `torch.<f>(x)` of one tensor, element by element: `torch.abs(a - b)`, `torch.log(p)`.
 ELEMENTWISE = frozenset({"abs", "neg", "sqrt", "exp", "log", "log1p", "expm1", "sigmoid", "tanh", "relu",
                          "floor", "ceil", "round", "sign"})
@@ -36,6 +39,15 @@ LOSS_FUNCTIONS = frozenset({
 # Methods that return the same module (moved or converted): `nn.MSELoss().cuda()`.
 MODULE_MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "train", "eval"})
 MAX_DEPTH = 24
+# What a call returns, as the project index hands it from file to file (`returns_facts`): every
+# return is one element (`ONE`), a list or tuple of one-element values (`LIST`), a Variable in
+# 0.3 (`VARIABLE`), a tuple whose item k is one element (`ITEM` + k).
+ONE, LIST, VARIABLE, ITEM = "one", "list", "variable", "item:"
+MAX_ITEMS = 8  # items of a returned tuple looked at
+# The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its
+# instance (`Cls()()`: `forward` of an `nn.Module`, or `__call__`) and its method `m` (`Cls().m`).
+INSTANCE_CALL, INSTANCE_METHOD = "()()", "()."
+_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
 def is_zero(node: ast.AST) -> bool:
@@ -100,6 +112,9 @@ class ScalarValues:
                                             for s, number in zip(sides, numbers))
         if isinstance(expr, ast.UnaryOp):
             return self.one_element(expr.operand, at, depth + 1, seen)
+        if isinstance(expr, ast.IfExp):  # `loss if total is None else total + loss`: a `None` never reaches `[0]`
+            sides = [s for s in (expr.body, expr.orelse) if not _none(s)]
+            return bool(sides) and all(self.one_element(s, at, depth + 1, seen) for s in sides)
         if isinstance(expr, ast.Attribute) and expr.attr == "data":  # `criterion(...).data`
             return self.one_element(expr.value, at, depth + 1, seen)
         if isinstance(expr, ast.Name):
@@ -158,7 +173,8 @@ class ScalarValues:
                 return self.variable(func.value, at, depth + 1, seen)
             if self.loss_module(func, at, depth, set()):
                 return True
-            return self.every_return(func, at, "", seen, lambda v, inner: self.variable(v, v, depth + 1, inner))
+            return self.every_return(func, at, "", seen, lambda v, inner: self.variable(v, v, depth + 1, inner),
+                                     shape=VARIABLE)
         if isinstance(expr, ast.Name):
             values = self.bindings(expr.id, at)
             return self._guarded("var " + self.key(expr.id, at), seen, False, lambda: (
@@ -207,6 +223,8 @@ class ScalarValues:
             values = self.bindings(func.id, at)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             values = self.self_bindings(func.attr, at)
+        elif isinstance(func, ast.Call):  # `nn.BCELoss()(out, y)`
+            values = [func]
         values = [v for v in values if not (isinstance(v, ast.AST) and _moved_itself(v, func))]
         return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
 
@@ -241,13 +259,22 @@ class ScalarValues:
                                  lambda v, inner: self.one_element(v, v, depth + 1, set(inner)))
 
     def every_return(self, func: ast.AST, at: ast.AST, tag: str, seen: Set[str],
-                     holds: Callable[[ast.AST, Set[str]], bool]) -> bool:
+                     holds: Callable[[ast.AST, Set[str]], bool], shape: Optional[str] = ONE) -> bool:
         """Whether the function `func` calls (`project_callee`) has returns and `holds(value,
         seen)` for each, the function marked in `seen` (`tag` tells the questions apart): a
-        recursive call is decided by the other returns, never by itself alone."""
+        recursive call is decided by the other returns, never by itself alone. Else whether
+        every callee `other_callees` finds does (a def here) or returns `shape` (another file's)."""
         fn = self.project_callee(func, at)
+        if fn is None:
+            found = self.other_callees(func, at)
+            external = self.index.scalar_returns
+            return bool(found) and all(shape in external.get(c, ()) if isinstance(c, str)
+                                       else self.def_returns(c, tag, seen, holds) for c in found)
+        return self.def_returns(fn, tag, seen, holds)
+
+    def def_returns(self, fn: ast.AST, tag: str, seen: Set[str], holds: Callable[[ast.AST, Set[str]], bool]) -> bool:
         key = f"def {tag}{id(fn)}"
-        if fn is None or key in seen:
+        if key in seen:
             return False
         inner = seen | {key}
         returns = [node.value for node in _own_returns(fn)]
@@ -261,6 +288,94 @@ class ScalarValues:
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             return self._method(func.attr, at)
         return None
+
+    def other_callees(self, func: ast.AST, at: ast.AST) -> list:
+        """What a call of `func` may run besides `project_callee`'s def: a function of another
+        file (`utils.loss_fn`), the call of an instance (`criterion(...)`, `self.crf(...)`:
+        `forward` of an `nn.Module` subclass, or `__call__`) or its method (`agent.update(...)`)
+        where every value the name is bound to is made by a class of this module (its def) or
+        of another file; those as keys of `index.scalar_returns`. [] when any is unknown."""
+        external = self.index.scalar_returns
+        qual = self.index.qual(func)
+        if qual is not None:
+            return [qual] if not nm.is_torch(qual) and qual in external else []
+        classes = self.instance_classes(func, at)
+        method = None
+        if classes is None and isinstance(func, ast.Attribute):
+            classes, method = self.instance_classes(func.value, at), func.attr
+        if not classes:
+            return []
+        out: list = []
+        for cls in classes:
+            if isinstance(cls, str):
+                key = cls + (INSTANCE_CALL if method is None else INSTANCE_METHOD + method)
+                if key not in external:
+                    return []
+                out.append(key)
+                continue
+            fn = _instance_call(self.index, cls) if method is None else _own_def(cls, method)
+            if fn is None:
+                return []
+            out.append(fn)
+        return out
+
+    def instance_classes(self, expr: ast.AST, at: ast.AST) -> Optional[list]:
+        """The classes `expr` is an instance of, when every value it is bound to makes one:
+        a class of this module (its `ClassDef`) or the qualified name of another's (a
+        `None` it is also bound to is never called). None when unknown."""
+        if isinstance(expr, ast.Call):
+            values = [expr]
+        elif isinstance(expr, ast.Name):
+            values = self.bindings(expr.id, at)
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            values = self.self_bindings(expr.attr, at)
+        else:
+            return None
+        values = [v for v in _branches(values)
+                  if not _none(v) and not (isinstance(v, ast.AST) and _moved_itself(v, expr))]
+        out: list = []
+        for value in values:
+            if not isinstance(value, ast.Call):
+                return None
+            qual = self.index.qual(value.func)
+            if qual is not None and not nm.is_torch(qual):
+                out.append(qual)
+            elif isinstance(value.func, ast.Name) and qual is None:
+                cls = self._module_class(value.func.id, value)
+                if cls is None:
+                    return None
+                out.append(cls)
+            else:
+                return None
+        return out or None
+
+    def _module_class(self, name: str, at: ast.AST) -> Optional[ast.ClassDef]:
+        """The one module-level `class name` when nothing else binds `name` where `at` reads it."""
+        if self.index.function_of(at) is not self.index.tree and self.bindings(name, at):
+            return None
+        statements = self.index.module_statements
+        found = [s for s in statements if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == name]
+        if len(found) != 1 or not isinstance(found[0], ast.ClassDef) \
+                or self.index.assigned_values(self.index.tree).get(name):
+            return None
+        return found[0]
+
+    def returns_shape(self, fn: ast.AST) -> Tuple[str, ...]:
+        """What every `return` of `fn` is (`ONE`, `LIST`, `VARIABLE`, `ITEM` + k), for the
+        files that call it (`returns_facts`)."""
+        out = []
+        if self.def_returns(fn, "", set(), lambda v, inner: self.one_element(v, v, 1, set(inner))):
+            out.append(ONE)
+        if self.def_returns(fn, "[] ", set(), lambda v, inner: self.elements(v, v, 1, inner)):
+            out.append(LIST)
+        if self.def_returns(fn, "", set(), lambda v, inner: self.variable(v, v, 1, inner)):
+            out.append(VARIABLE)
+        returns = [r.value for r in _own_returns(fn)]
+        if returns and all(isinstance(v, ast.Tuple) for v in returns):
+            for k in range(min(MAX_ITEMS, *(len(v.elts) for v in returns))):  # type: ignore[union-attr]
+                if self.def_returns(fn, f"[{k}] ", set(), lambda v, inner: self.item(v, (k,), v, 1, set(inner))):
+                    out.append(f"{ITEM}{k}")
+        return tuple(out)
 
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
         """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;
@@ -330,7 +445,7 @@ class ScalarValues:
         return self._guarded(self.key(name, at), seen, True, lambda: self._name(name, at, depth, seen))
 
     def _name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        values = self.bindings(name, at)
+        values = [v for v in self.bindings(name, at) if not _none(v)]  # `total = None`: `[0]` of it raises
         if not values or any(v is None for v in values):
             return False
         for v in values:
@@ -363,7 +478,7 @@ class ScalarValues:
             if self.one_dim(iterable, at, depth + 1, seen):
                 return True  # `for t in target.view(-1)`: 0-dim elements
             return self.every_return(iterable.func, at, "[] ", seen,
-                                     lambda v, inner: self.elements(v, v, depth + 1, inner))
+                                     lambda v, inner: self.elements(v, v, depth + 1, inner), shape=LIST)
         if not isinstance(iterable, ast.Name):
             return False
         if self.one_dim(iterable, at, depth + 1, set(seen)):
@@ -394,9 +509,10 @@ class ScalarValues:
                 and path[0] < len(value.elts) and self.item(value.elts[path[0]], path[1:], value, depth + 1,
                                                             set(seen), leaf):
             return True
-        if isinstance(value, ast.Call) and self.project_callee(value.func, at) is not None and self.every_return(
+        shape = f"{ITEM}{path[0]}" if len(path) == 1 and leaf == self.one_element else None
+        if isinstance(value, ast.Call) and self.every_return(  # a def here, or another file's (`shape`)
                 value.func, at, f"{path} {leaf.__name__} ", set(seen),
-                lambda v, inner: self.item(v, path, v, depth + 1, inner, leaf)):
+                lambda v, inner: self.item(v, path, v, depth + 1, inner, leaf), shape=shape):
             return True
         if isinstance(value, ast.Name):
             values = self.bindings(value.id, at)
@@ -661,6 +777,97 @@ class ScalarValues:
         return out
 
 
+def returns_facts(index) -> Dict[str, Tuple[str, ...]]:
+    """What the module's functions, its classes' instance calls and their methods return, for
+    the files that call them (the project index's per-file facts): `name`, `Cls()()`,
+    `Cls().method` -> `ScalarValues.returns_shape`, those with a shape only. A name the module
+    binds twice is left out, as `project_callee` leaves it."""
+    values = ScalarValues(index)
+    statements = [s for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    counts: Dict[str, int] = {}
+    for stmt in statements:
+        counts[stmt.name] = counts.get(stmt.name, 0) + 1
+    assigned = index.assigned_values(index.tree)
+    out: Dict[str, Tuple[str, ...]] = {}
+    for stmt in statements:
+        if counts[stmt.name] != 1 or assigned.get(stmt.name):
+            continue
+        if isinstance(stmt, ast.FunctionDef):
+            defs = [(stmt.name, stmt)]
+        else:
+            defs = [(stmt.name + INSTANCE_METHOD + f.name, f) for f in stmt.body
+                    if isinstance(f, ast.FunctionDef) and _own_def(stmt, f.name) is f and not f.decorator_list]
+            call = _instance_call(index, stmt)
+            if call is not None:
+                defs.append((stmt.name + INSTANCE_CALL, call))
+        for key, fn in defs:
+            shape = values.returns_shape(fn)
+            if shape:
+                out[key] = shape
+    return out
+
+
+class _Asked(dict):
+    """`ModuleIndex.scalar_returns` while `asked_returns` runs: every key holds every shape,
+    so the queries go as far as any answer could take them, and each key asked is kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: Set[str] = set()
+
+    def __contains__(self, key) -> bool:
+        self.asked.add(key)
+        return True
+
+    def get(self, key, default=None):
+        self.asked.add(key)
+        return _EVERY_SHAPE
+
+
+class _EveryShape:
+    def __contains__(self, shape) -> bool:
+        return True
+
+
+_EVERY_SHAPE = _EveryShape()
+
+
+def asked_returns(index) -> List[str]:
+    """The keys of `ModuleIndex.scalar_returns` (functions, instance calls and methods of other
+    files, by qualified name) VF401's questions about this module's `x.data[0]` and `x[0]`
+    may read: the project index links only those."""
+    saved, index.scalar_returns = index.scalar_returns, _Asked()
+    try:
+        values = ScalarValues(index)
+        for node in index.by_type.get(ast.Subscript, ()):
+            if not (isinstance(node.ctx, ast.Load) and is_zero(node.slice)):
+                continue
+            subject = node.value
+            if isinstance(subject, ast.Attribute) and subject.attr == "data":
+                subject = subject.value
+            values.one_element(subject, node)
+            values.variable(subject, node)
+        return sorted(index.scalar_returns.asked)
+    finally:
+        index.scalar_returns = saved
+
+
+def _own_def(cls: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:
+    defs = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]
+    return defs[0] if len(defs) == 1 and isinstance(defs[0], ast.FunctionDef) else None
+
+
+def _instance_call(index, cls: ast.ClassDef) -> Optional[ast.FunctionDef]:
+    """What calling an instance of `cls` runs: its own `__call__`, or the `forward` of a
+    direct subclass of `nn.Module` (whose `__call__` runs it)."""
+    call = _own_def(cls, "__call__")
+    if call is not None or any(isinstance(s, ast.FunctionDef) and s.name == "__call__" for s in cls.body):
+        return call
+    if any(index.qual(base) in _MODULE_BASES for base in cls.bases):
+        return _own_def(cls, "forward")
+    return None
+
+
 def _own_returns(fn: ast.AST):
     """The `return` statements of `fn` itself (not of nested functions or classes)."""
     stack = list(fn.body)  # type: ignore[attr-defined]
@@ -689,6 +896,21 @@ def _number(node: ast.AST) -> bool:
             return func.attr != "size" or (len(node.args) == 1 and not node.keywords)  # `x.size(0)`
         return False
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _branches(values: list) -> list:
+    """`A(...) if args.ppo else B(...)`: each branch is a value."""
+    out = []
+    for v in values:
+        while isinstance(v, ast.IfExp):
+            out.append(v.body)
+            v = v.orelse
+        out.append(v)
+    return out
+
+
+def _none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _empty_literal(node: ast.AST) -> bool:

@@ -13,6 +13,10 @@ files, recomputes only what changed:
   torch.no_grad() if IS_TORCH_04 else ...`) depend on its bytes alone;
 - which of them a file **calls in a `with`** depends on its bytes and on the project's
   grad-mode functions (`shims_key`);
+- what a file's **functions, classes' instances and methods return** (`flow.scalars.returns_facts`:
+  one element, a list of them, a tuple with a one-element item) and the names it imports
+  (another file may import them from it), and which of those of other files a VF401 read
+  **asks** about (`flow.scalars.asked_returns`), depend on its bytes alone;
 - a project's **links** (`project.Links` of every file of the run) depend on the bytes of
   all its Python files, which of them the run holds and how they are shown: `links_key`
   digests those, so a warm run over an unchanged project does no linking work at all.
@@ -29,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..flow.grad_mode import GradShim
 from ..syntax.names import LOCAL, ModuleNames
 
-FACTS_FORMAT = 2  # bump when an entry's layout changes
+FACTS_FORMAT = 3  # bump when an entry's layout changes
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,9 @@ class Links:
     # Grad-mode functions of other files the file enters (`with utils.maybe_no_grad():`), by
     # the name its index resolves the call to (a bare name for a star import).
     grad_shims: Tuple[Tuple[str, GradShim], ...] = ()
+    # What functions, classes' instances and methods of other files return (`flow.scalars`:
+    # `Cls()()`, `Cls().method`), by the qualified name the file calls them.
+    scalar_returns: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
 
     def external_calls_of(self, key: str) -> Tuple[ExternalCall, ...]:
         return dict(self.external_calls).get(key, ())
@@ -108,7 +115,7 @@ class Links:
     def digest(self) -> bytes:
         """For the result cache: a file's result depends on its links."""
         return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
-                                    self.star_exported, self.grad_shims)).encode()).digest()
+                                    self.star_exported, self.grad_shims, self.scalar_returns)).encode()).digest()
 
 
 class FactStore:
@@ -189,6 +196,39 @@ class FactStore:
         if self.cache is not None:
             self.cache.put_json(self._key("shim-uses", path, data, reach), [list(u) for u in uses])
 
+    # ------------------------------------------------------------------ what calls return (VF401)
+    def returns(self, path: str, data: bytes) -> Optional[Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]]]:
+        """What a file's functions, instances and methods return, and the names it imports
+        (name -> qualified name), or None on a miss."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("returns", path, data))
+        try:
+            returns, imported = raw  # type: ignore[misc]
+            return (dict(_returns_from_json(returns)),
+                    {str(name): str(qual) for name, qual in imported})
+        except (TypeError, ValueError):
+            return None
+
+    def put_returns(self, path: str, data: bytes, returns: Dict[str, Tuple[str, ...]],
+                    imported: Dict[str, str]) -> None:
+        if self.cache is not None:
+            self.cache.put_json(self._key("returns", path, data),
+                                [[[k, list(v)] for k, v in sorted(returns.items())], sorted(imported.items())])
+
+    def returns_asked(self, path: str, data: bytes) -> Optional[List[str]]:
+        """The returns of other files' functions a file's VF401 reads ask about (None: a miss)."""
+        if self.cache is None:
+            return None
+        raw = self.cache.get_json(self._key("returns-asked", path, data))
+        if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
+            return None
+        return raw
+
+    def put_returns_asked(self, path: str, data: bytes, keys: Sequence[str]) -> None:
+        if self.cache is not None:
+            self.cache.put_json(self._key("returns-asked", path, data), list(keys))
+
     # ------------------------------------------------------------------ star imports
     def stars(self, path: str, data: bytes) -> Optional[List[str]]:
         """The modules the file star-imports, as it spells them (None: a miss)."""
@@ -216,8 +256,9 @@ class FactStore:
                                      tuple((str(n), tuple(_call_from_list(c) for c in calls)) for n, calls in external),
                                      tuple((str(m), tuple((str(a), str(b)) for a, b in binds)) for m, binds in stars),
                                      bool(exported), bool(wide),
-                                     tuple((str(n), GradShim.from_json(g)) for n, g in shims))
-                    for path, (helpers, external, stars, exported, wide, shims) in raw.items()}
+                                     tuple((str(n), GradShim.from_json(g)) for n, g in shims),
+                                     _returns_from_json(returns))
+                    for path, (helpers, external, stars, exported, wide, shims, returns) in raw.items()}
         except (TypeError, ValueError):
             return None
 
@@ -228,7 +269,8 @@ class FactStore:
                         [[n, [_call_to_list(c) for c in calls]] for n, calls in link.external_calls],
                         [[m, [list(b) for b in binds]] for m, binds in link.star_bindings],
                         link.star_exported, link.project_wide,
-                        [[n, g.to_json()] for n, g in link.grad_shims]]
+                        [[n, g.to_json()] for n, g in link.grad_shims],
+                        [[n, list(shape)] for n, shape in link.scalar_returns]]
                  for path, link in links.items()}
         self.cache.put_json(self.cache.key(anchor, b"", f"facts-{FACTS_FORMAT}-links", key), entry)
 
@@ -239,6 +281,15 @@ class FactStore:
                   signature_to_json(through) if through is not None else None]
                  for qual, helper_path, sig, call, through in found]
         self.cache.put_json(self._key("calls", path, data, reach), entry)
+
+
+def _returns_from_json(raw: Any) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    out = []
+    for key, shape in raw:
+        if not isinstance(key, str) or not isinstance(shape, list):
+            raise TypeError("not a return fact")
+        out.append((key, tuple(str(s) for s in shape)))
+    return tuple(out)
 
 
 def _signature_to_list(sig) -> list:

@@ -20,11 +20,19 @@ before the per-file analysis runs:
    until no new helper appears. In a check, the worker that parses a caller also analyses it,
    with the links it will have unless other files call its own helpers (`volfix.project.early`);
    the result is kept when its links turn out to be those.
-3. **Grad-mode functions.** A project's own context managers that turn recording off
+3. **What calls return (VF401).** For each file of the run whose bytes hold a VF401 read
+   (`prefilter.TORCH_DATA_INDEX`), the functions, classes' instances and methods of other
+   files its reads may need (`flow.scalars.asked_returns`: `errD, acc = compute_d_loss(...)`
+   of `from miscc.utils import compute_d_loss`, `criterion(...)` with `criterion =
+   SplitCrossEntropyLoss(...)` of another module) are looked up in the files defining them,
+   also through a package's `__init__` that imports them (`from .ppo import PPO`): what
+   each returns (`flow.scalars.returns_facts`) goes to the file as `Links.scalar_returns`.
+   No other file is read for it.
+4. **Grad-mode functions.** A project's own context managers that turn recording off
    (`flow.grad_mode.GradShim`: fastai's `no_grad_context()`, fairseq's `utils.maybe_no_grad()`)
    are found in the files whose bytes may define one (`SHIM_HINT`), and each file that enters
    one in a `with` gets it under the name it calls it: code there is already covered.
-4. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
+5. **Links.** Each file of the run gets the helpers it calls (`Links.helpers`: its calls become
    sources there), the calls of its own helpers in the other files (`Links.external_calls`:
    a helper is unwrapped only when every call passing a true flag gets its region in this
    run), the bindings of project modules it star-imports, and whether other files star-import
@@ -55,7 +63,8 @@ from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, paramet
 from ..flow.grad_mode import GradShim, shim_of
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
-from ..files.prefilter import helper_hint
+from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD, asked_returns, returns_facts
+from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
 from .early import EarlyPlan, analyse_ahead, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
@@ -92,6 +101,7 @@ class ProjectIndex:
         self.files = sorted(set(os.path.abspath(p) for p in list(run_files) + list(project_files))
                             - {p for p in project_files if not p.endswith((".py", ".pyi"))})
         self.data = data
+        self.candidates = {os.path.abspath(p) for p, raw in data.items() if raw is not None} & self.run
         self.display = display
         self.read = read
         self.project_wide = bool(project_files)
@@ -99,6 +109,8 @@ class ProjectIndex:
         self.map: Mapper = mapper or (lambda fn, items: [fn(item) for item in items])
         self._docs: Dict[str, Optional[Document]] = {}
         self._stars: Dict[str, List[str]] = {}  # path -> modules it star-imports, found with its helpers
+        self._asked: Dict[str, List[str]] = {}  # path -> what its VF401 reads ask, found with its calls
+        self._imports: Dict[Tuple[str, str], bool] = {}  # (module, directory) -> a project file
         self.helpers: Dict[str, List[HelperSignature]] = {}  # path -> its helpers
         self.calls: Dict[str, Dict[str, List[ExternalCall]]] = {}  # helper path -> name -> calls
         self.imported: Dict[str, Dict[str, HelperSignature]] = {}  # caller path -> qual -> signature
@@ -161,9 +173,10 @@ class ProjectIndex:
             if not new:
                 break
         stars = self.star_links(py_files, modules, notebooks)
-        if not self.helpers and not stars and not self.variable_importers and not self.shims:
+        returns = self.scalar_links(py_files, modules)
+        if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns:
             return {}
-        links = self.links(stars)
+        links = self.links(stars, returns)
         for path, (expected, result) in self._early.items():
             if links.get(path) == expected:  # what the file's analysis would see now
                 self.early.results[path] = result
@@ -308,16 +321,17 @@ class ProjectIndex:
         # The helper tables are the same objects in every item: pickled once a chunk.
         names = helper_names(self.helpers)
         plans = self.early_plans([path for path, _, _ in work]) if not seen else {}
-        items = [(path, raw, self.shown(path), path in self.run, names, methods, self._shim_table)
-                 + ((plans[path],) if path in plans else ()) for path, raw, _ in work]
-        for (path, raw, key), found in zip(work, self.map(file_calls, items)):
-            if path in plans:
-                found, ahead, stars = found
-                if ahead is not None:
-                    self._early[path] = ahead
-                if stars is not None:  # the same parse told what the file star-imports
-                    self.facts.put_stars(path, raw, stars)
-                    self._stars[path] = stars
+        items = [(path, raw, self.shown(path), path in self.run, names, methods, self._shim_table, plans.get(path),
+                  path not in self._asked and self.reads_other_files(path, raw)) for path, raw, _ in work]
+        for (path, raw, key), (found, ahead, stars, asked) in zip(work, self.map(file_calls, items)):
+            if ahead is not None:
+                self._early[path] = ahead
+            if stars is not None:  # the same parse told what the file star-imports
+                self.facts.put_stars(path, raw, stars)
+                self._stars[path] = stars
+            if asked is not None:  # and what its VF401 reads ask of other files
+                self.facts.put_returns_asked(path, raw, asked)
+                self._asked[path] = asked
             self.facts.put_calls(path, raw, key, found)
             calls_of[path] = found
         # Recorded in the files' order, cached or not: the order of the calls and of the
@@ -426,8 +440,83 @@ class ProjectIndex:
                     t for t in (modules.resolve(m, path) for m in named) if t is not None)
         return out
 
+    def scalar_links(self, py_files: List[str], modules: ModuleTable
+                     ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
+        """`Links.scalar_returns` of the files of the run that VF401 reads: what the functions,
+        classes' instances and methods of other files they ask about return. Only the files
+        defining those are read (`file_returns`, cached by content), and a name one of them
+        imports is followed to the file it comes from (`algo/__init__.py`: `from .ppo import PPO`)."""
+        readers = [(path, self.data[path]) for path in py_files
+                   if path in self._asked or self.reads_other_files(path, self.data.get(path))]
+        asked: Dict[str, List[str]] = {}
+        missing = []
+        for path, raw in readers:
+            found = self._asked.get(path)
+            if found is None:
+                found = self.facts.returns_asked(path, raw)
+            if found is None:
+                missing.append((path, raw))
+            else:
+                asked[path] = found
+        for (path, raw), found in zip(missing, self.map(file_returns_asked, [raw for _, raw in missing])):
+            self.facts.put_returns_asked(path, raw, found)
+            asked[path] = found
+        # (reader, key as it asks, module, name in the module, what after the name, importer)
+        todo = []
+        for path, _ in readers:
+            for key in asked.get(path, ()):
+                qual, suffix = _split_returns_key(key)
+                where = _module_and_name(qual)
+                if where is not None:
+                    todo.append((path, key) + where + (suffix, path))
+        facts: Dict[str, Optional[tuple]] = {}
+        out: Dict[str, Dict[str, Tuple[str, ...]]] = {}
+        for _ in range(MAX_ROUNDS):
+            if not todo:
+                break
+            targets = [modules.resolve(module, importer) for _, _, module, _, _, importer in todo]
+            need = sorted({t for t in targets if t is not None and t not in facts})
+            self.returns_of(need, facts)
+            later = []
+            for (reader, key, _, name, suffix, _), target in zip(todo, targets):
+                found = facts.get(target) if target is not None else None
+                if found is None:
+                    continue
+                returns, imported = found
+                if returns.get(name + suffix):
+                    out.setdefault(reader, {})[key] = returns[name + suffix]
+                elif name in imported:
+                    where = _module_and_name(imported[name])
+                    if where is not None:
+                        later.append((reader, key) + where + (suffix, target))
+            todo = later
+        return {path: tuple(sorted(found.items())) for path, found in out.items()}
+
+    def reads_other_files(self, path: str, raw: Optional[bytes]) -> bool:
+        """Whether VF401's reads in a file of the run may ask what another file's functions
+        return: a candidate of the run (its bytes came with it) with a VF401 read that imports
+        a module of the project."""
+        return raw is not None and path in self.candidates and TORCH_DATA_INDEX(raw) \
+            and imports_project_module(raw, path, self._layout[1], self._imports)
+
+    def returns_of(self, paths: List[str], facts: Dict[str, Optional[tuple]]) -> None:
+        """Fill `facts` (path -> (returns, imported names), None: unreadable) for `paths`,
+        from the cache or from each file's reading (`file_returns`, in the workers)."""
+        missing = []
+        for path in paths:
+            raw = self.bytes_of(path)
+            found = self.facts.returns(path, raw) if raw is not None else None
+            if raw is not None and found is None:
+                missing.append((path, raw))
+            facts[path] = found
+        for (path, raw), found in zip(missing, self.map(file_returns, [raw for _, raw in missing])):
+            self.facts.put_returns(path, raw, *found)
+            facts[path] = found
+
     # ------------------------------------------------------------------ links
-    def links(self, stars: Dict[str, Tuple[str, ...]]) -> Dict[str, Links]:
+    def links(self, stars: Dict[str, Tuple[str, ...]],
+              returns: Optional[Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]] = None) -> Dict[str, Links]:
+        returns = returns or {}
         out: Dict[str, Links] = {}
         for path in self.run:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
@@ -436,8 +525,9 @@ class ProjectIndex:
             star_bindings, is_exported = self.star_part(path, stars)
             # A file with nothing to fix (not a candidate, calling no helper) needs none.
             shims = self.shims_entered(path) if path in self.data or helpers or external else ()
-            if helpers or external or star_bindings or is_exported or path in self.helpers or shims:
-                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims)
+            scalars = returns.get(path, ())
+            if helpers or external or star_bindings or is_exported or path in self.helpers or shims or scalars:
+                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims, scalars)
         return out
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
@@ -520,6 +610,91 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
 
 
 NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
+
+
+def file_returns_asked(raw: bytes) -> List[str]:
+    """Runs here or in a worker: what of other files a file's VF401 reads ask about
+    (`flow.scalars.asked_returns`)."""
+    doc = _document(raw)
+    return [] if doc is None else _asked_of(doc)
+
+
+def _asked_of(doc: Document) -> List[str]:
+    try:
+        return asked_returns(doc.index())
+    except RecursionError:
+        return []
+
+
+def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]]:
+    """Runs here or in a worker: what a file's functions, classes' instances and methods
+    return (`flow.scalars.returns_facts`), and the names its imports bind that it does not
+    define (name -> qualified name: a package's `__init__` hands its modules' classes on)."""
+    doc = _document(raw)
+    if doc is None:
+        return {}, {}
+    index = doc.index()
+    try:
+        returns = returns_facts(index)
+    except RecursionError:
+        returns = {}
+    defined = {s.name for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
+    imported = {name: qual for name, qual in index.module_names.final.items()
+                if name not in defined and qual != nm.LOCAL and "." in qual and not nm.is_torch(qual)}
+    return returns, imported
+
+
+# An import statement (also indented, or after `;`): `from X import a, b` or `import a.b as c, d`.
+_IMPORT = re.compile(rb"(?:^|;)[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
+
+
+def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
+                           memo: Optional[Dict[Tuple[str, str], bool]] = None) -> bool:
+    """Whether a line of the file imports a module of the project other than torch's
+    (`from miscc.utils import f`, `import model`, `from . import losses`): a name another file
+    defines can only come so (a star import binds none VF401 asks about, nor torch's), and most
+    files of a tree import none. `memo`: (module, directory) -> found, for the files of a run."""
+    memo = memo if memo is not None else {}
+    where = os.path.dirname(path)
+
+    def found(module: str) -> bool:
+        if module == "torch" or module.startswith("torch."):
+            return False
+        key = (module, where)
+        if key not in memo:
+            memo[key] = modules.resolve(module, path) is not None
+        return memo[key]
+
+    for match in _IMPORT.finditer(raw):
+        module, names, plain = match.groups()
+        if module is not None:  # the module, or a module of it it imports (`from . import losses`)
+            spelled = [module.decode("ascii", "replace")]
+            if b"(" in names or b"\\" in names:
+                names = b""  # names on later lines: the module alone
+            dot = "" if not module.strip(b".") else "."
+            spelled += [spelled[0] + dot + n.split()[0].decode("ascii", "replace")
+                        for n in names.split(b",") if n.strip() and n.split()[0] != b"*"]
+        else:
+            spelled = [n.split()[0].decode("ascii", "replace") for n in plain.split(b",") if n.strip()]
+        if any(found(m) for m in spelled):
+            return True
+    return False
+
+
+def _module_and_name(qual: str) -> Optional[Tuple[str, str]]:
+    """`utils.f` -> (`utils`, `f`); `.f` -> (`.`, `f`): the module as `ModuleTable` resolves it."""
+    head, dot, name = qual.rpartition(".")
+    if not dot:
+        return None
+    return (head if head.strip(".") else head + "."), name
+
+
+def _split_returns_key(key: str) -> Tuple[str, str]:
+    """`pkg.mod.Cls().update` -> (`pkg.mod.Cls`, `().update`); `pkg.f` -> (`pkg.f`, ``)."""
+    if key.endswith(INSTANCE_CALL):
+        return key[:-len(INSTANCE_CALL)], INSTANCE_CALL
+    qual, sep, method = key.partition(INSTANCE_METHOD)
+    return (qual, sep + method) if sep else (key, "")
 
 
 def file_shims(item) -> List[GradShim]:
@@ -616,20 +791,22 @@ def file_calls(item):
     """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
     (`names`: `helper_names`; `methods`: method families by name), each as
     (qual, helper path, signature, ExternalCall, the derived signature when the call passes
-    its caller's own parameter on). With an `EarlyPlan` as an eighth item: (those calls, the
-    file's analysis on the same parse, `early.analyse_ahead`, and the modules it star-imports
-    when it has a star import, else None)."""
-    path, raw, shown, in_run, names, methods, shim_table = item[:7]
-    plan = item[7] if len(item) > 7 else None
+    its caller's own parameter on), and, from the same parse: with an `EarlyPlan` as the eighth
+    item, the file's analysis (`early.analyse_ahead`) and the modules it star-imports when it
+    has a star import; when the ninth is true, what its VF401 reads ask of other files
+    (`file_returns_asked`) if it has any. (calls, analysis, star imports, asked), None for
+    what was not asked for."""
+    path, raw, shown, in_run, names, methods, shim_table, plan, ask = item
     doc = _document(raw) if names or methods else None
     found = calls_in(doc, path, shown, in_run, names, methods, shim_table) if doc is not None else []
-    if plan is None:
-        return found
     if doc is None:
-        return found, None, None
+        return found, None, None, None
+    asked = _asked_of(doc) if ask and TORCH_DATA_INDEX(raw) else None
+    if plan is None:
+        return found, None, None, asked
     # Read before the analysis, which binds the star imports into the module's names.
     stars = list(doc.index().module_names.star_modules) if has_star_import(raw) else None
-    return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars
+    return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars, asked
 
 
 def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods,
@@ -735,11 +912,20 @@ def _short(name: str) -> str:
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
          read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
-         early=None) -> Dict[str, Links]:
+         early=None, light: bool = False) -> Dict[str, Links]:
     """The links of every file of the run that has any. `data` holds the bytes already read
     (read bytes are added to it); `project_files`: the other files of the project, read only;
-    `cache`, `mapper` and `early`: see `ProjectIndex`."""
+    `cache`, `mapper` and `early`: see `ProjectIndex`. `light`: no file hints a helper, a star
+    import or a grad-mode function, so only what VF401's reads need of other files is linked
+    (`ProjectIndex.scalar_links`, its facts cached by content): the project's other files
+    are neither read nor looked at."""
     index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early)
+    if light:
+        py_files = [p for p in index.files if p.endswith((".py", ".pyi"))]
+        modules = ModuleTable(py_files)
+        index._layout = (py_files, modules, [])
+        return {path: Links(project_wide=index.project_wide, scalar_returns=returns)
+                for path, returns in index.scalar_links(py_files, modules).items()}
     if cache is None:
         return index.build()
     return index.build_incrementally()

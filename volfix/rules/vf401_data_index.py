@@ -72,15 +72,20 @@ class ScalarDataIndex(Rule):
     with numbers (`len(data) * loss`, `.mul_(100.0 / n)`, `self.k * err` where every method
     sets `self.k` to numbers: `self.k = 0.`, `self.k = min(max(temp_k, 0), 1)`), the result
     of a function of the module (or a method of the class) whose every `return` is one of
-    those, the item of a returned tuple (`loss, n = compute(x)` with `return crit(out, y),
-    len(y)`), an element of a list built only from them (`[torch.mean(l) for l in ls]`,
+    those, the call of an instance of a class (`crit = SplitLoss()`: the `forward` of an
+    `nn.Module` subclass, or `__call__`) or the call of its method (`agent.update(...)`, every
+    class the name may hold agreeing) whose every `return` is one, the item of a returned
+    tuple (`loss, n = compute(x)` with `return crit(out, y), len(y)`), an element of a list built only from them (`[torch.mean(l) for l in ls]`,
     `.append(loss)`), also unpacked from a function returning such a list, a value of a dict
     filled only with them (`losses['l2'] = ...`, read through `.values()` or `.items()`), an
     element of a 1-dim value (`for t in target.view(-1)`), `enumerate` and `zip` of those,
     or a local name bound only to such values and numbers (also a number made from its own
-    `[0]`, `total = total[0] / n`). A name holds what the assignment before the read gave
-    it: `losses = [torch.mean(l) for l in losses]` after `losses = model(x)` is a list of
-    one-element values. `.item()` then returns the Python number `.data[0]` returned in 0.3.
+    `[0]`, `total = total[0] / n`; a `None` it is also bound to never reaches the read). A
+    name holds what the assignment before the read gave it: `losses = [torch.mean(l) for l in
+    losses]` after `losses = model(x)` is a list of one-element values. The function or class
+    may be another file's of the project (`from miscc.utils import compute_discriminator_loss`,
+    also through a package's `__init__`): volfix reads it there. `.item()` then returns the
+    Python number `.data[0]` returned in 0.3.
 
     `[0]` of the NumPy array of such a value (`loss.data.cpu().numpy()[0]`) raises too (a
     0-d array): the fix is unsafe, since 0.3 gave a NumPy scalar (`numpy.float32`) and

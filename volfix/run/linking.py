@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import forked, scan
 from .boundary import analyse
 from ..files.discovery import display_path
-from ..files.prefilter import GRAD_FUNCTION_HINT, helper_hint
+from ..files.prefilter import GRAD_FUNCTION_HINT, TORCH_DATA_INDEX, helper_hint
 from ..model import FileResult
 from ..settings.config import Config
 from ..settings.nearest import ConfigResolver
@@ -29,7 +29,8 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     """Links between the files of each project (`volfix.project.index`): helpers threading the
     volatile flag and their callers in other files, star imports of project modules. A caller
     that the prefilter ruled out (it need not spell `volatile`) joins the candidates; so does the
-    project's own grad-mode function a candidate enters (`with utils.maybe_no_grad():`). When the
+    project's own grad-mode function a candidate enters (`with utils.maybe_no_grad():`). A VF401
+    candidate links to what the functions and classes of other files it reads return. When the
     run holds only some files of a project (pre-commit passes the changed ones), its other
     files are read too, never changed: a helper's callers may live there.
 
@@ -41,13 +42,15 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
 
     roots = discovery.ProjectRoots()
     hinted = {path for path, data in candidates
-              if data is not None and (helper_hint(data) or b"import *" in data
-                                       or GRAD_FUNCTION_HINT.search(data))}
+              if data is not None and (helper_hint(data) or b"import *" in data or GRAD_FUNCTION_HINT.search(data))}
+    # VF401's reads, which only need what other files' functions and classes return: their
+    # projects are linked for that alone (`light`) unless a file hints more.
+    readers = {path for path, data in candidates if data is not None and path not in hinted and TORCH_DATA_INDEX(data)}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
 
-    if not hinted:
+    if not hinted and not readers:
         # Nothing of the run links, unless a project reaches above a path of the run (then
         # its other files may call a helper of the run's): the project of that path itself.
         tops = {roots.root_of_directory(p if os.path.isdir(p) else os.path.dirname(p))
@@ -55,7 +58,7 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
         if all(root is None or covered(root) for root in tops):
             return {}
     in_run = set(files)
-    groups: List[Tuple[List[str], List[str]]] = []  # (the run's files, the project's other files)
+    groups: List[Tuple[List[str], List[str], bool]] = []  # (the run's files, the project's other files, light)
     for root, members in roots.group(files).items():
         others: List[str] = []
         if root is not None and not covered(root):
@@ -64,7 +67,9 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
             others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))
                       and roots.root_of(p) == root]
         if others or any(p in hinted for p in members):
-            groups.append((members, others))
+            groups.append((members, others, False))
+        elif any(p in readers for p in members):
+            groups.append((members, others, True))
     if not groups:
         return {}
     from ..project import index as project  # only now: most runs link nothing
@@ -72,10 +77,10 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     known = dict(candidates)
     shown = _DisplayPaths(os.getcwd())
 
-    def link_group(group: Tuple[List[str], List[str]], mapper: Callable) -> Tuple[Dict[str, object], Dict]:
-        members, others = group
+    def link_group(group: Tuple[List[str], List[str], bool], mapper: Callable) -> Tuple[Dict[str, object], Dict]:
+        members, others, light = group
         found = project.link(members, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
-                             mapper=mapper, early=ahead)
+                             mapper=mapper, early=ahead, light=light)
         analysed = {}
         if ahead is not None:  # taken out: a worker linking projects hands them back
             analysed, ahead.results = ahead.results, {}

@@ -84,6 +84,9 @@ class ModuleIndex:
         # calls them (`volfix.flow.grad_mode.GradShim`; set from the file's project links).
         self.grad_shims: Dict[str, object] = {}
         self._grad_shim_cache: Dict[int, object] = {}
+        # What functions, instances and methods of other files of the project return, by the
+        # qualified name this module calls them (`volfix.flow.scalars`; from the file's links).
+        self.scalar_returns: Dict[str, Tuple[str, ...]] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the

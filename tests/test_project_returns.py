@@ -1,0 +1,358 @@
+"""VF401 across files: what the functions, classes' instances and methods of another file of the
+project return (`volfix.flow.scalars.returns_facts`, linked by `volfix.project.index` as
+`Links.scalar_returns`), so that `errD.data[0]` after `errD, ... = compute_d_loss(...)` of
+`from miscc.utils import compute_d_loss` is known to be one element (issue 22)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Dict
+
+from volfix.flow.scalars import asked_returns, returns_facts
+from volfix.model import Applicability
+from volfix.run.options import RunOptions
+from volfix.run.runner import run
+from volfix.settings.config import Config
+from volfix.syntax.document import parse_document
+
+LOSSES = '''\
+import torch
+import torch.nn as nn
+
+
+def d_loss(real, fake):
+    criterion = nn.BCELoss()
+    err_real = criterion(real, torch.ones(3))
+    err_fake = criterion(fake, torch.zeros(3))
+    err = err_real + err_fake * 0.5
+    return err, err_real.data[0], err_fake.data[0]
+
+
+def g_loss(fake):
+    return nn.BCELoss()(fake, torch.ones(3))
+
+
+def rows(x):
+    return x.sum(1)
+
+
+class SplitLoss(nn.Module):
+    def forward(self, weight, hiddens):
+        total = None
+        for h in hiddens:
+            total = h.sum() if total is None else total + h.sum()
+        return (total / len(hiddens)).type_as(weight)
+
+
+class PerRow(nn.Module):
+    def forward(self, x):
+        return x.sum(1)
+
+
+class Agent(object):
+    def update(self, x):
+        value_loss = x.pow(2).mean()
+        return value_loss, x
+'''
+
+
+def write(root: Path, files: Dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    (root / ".git").mkdir(exist_ok=True)
+
+
+def findings(root: Path, paths=None, use_cache: bool = False, config: Config = Config(select=("VF401",))):
+    """(file, line, source of the read, safe) of every VF401 finding."""
+    results = run([str(p) for p in (paths or [root])], config=config,
+                  options=RunOptions(mode="check", use_cache=use_cache, jobs=1))
+    out = []
+    for r in results:
+        text = Path(r.path).read_text().splitlines()
+        for d in r.diagnostics:
+            if d.code != "VF401":
+                continue
+            line = text[d.location.row - 1]
+            end = d.end_location.column - 1 if d.end_location.row == d.location.row else len(line)
+            out.append((Path(r.path).name, d.location.row, d.location.column, line[d.location.column - 1:end],
+                        d.fix is not None and d.fix.applicability == Applicability.SAFE))
+    return [(name, row, read, safe) for name, row, _, read, safe in sorted(out)]
+
+
+def reads_in(root: Path, name: str):
+    return [f for f in findings(root) if f[0] == name]
+
+
+def test_a_tuple_item_returned_by_an_imported_function(tmp_path):
+    """StackGAN's trainer: `errD, real, fake = compute_discriminator_loss(...)` of
+    `from miscc.utils import ...`, whose every return's first item is a sum of `BCELoss` outputs."""
+    write(tmp_path, {"miscc/__init__.py": "", "miscc/utils.py": LOSSES, "trainer.py": '''\
+        import torch
+        from miscc.utils import d_loss, g_loss, rows
+        import miscc.utils as U
+
+
+        def train(real, fake):
+            errD, errD_real, errD_fake = d_loss(real, fake)
+            errG = g_loss(fake)
+            print(errD.data[0], errG.data[0], errD_real, rows(fake).data[0], U.g_loss(fake).data[0])
+        '''})
+    assert reads_in(tmp_path, "trainer.py") == [
+        ("trainer.py", 9, "errD.data[0]", True), ("trainer.py", 9, "errG.data[0]", True),
+        ("trainer.py", 9, "U.g_loss(fake).data[0]", True)]
+
+
+def test_an_instance_of_a_class_of_another_file_called(tmp_path):
+    """awd-lstm-lm: `criterion = SplitCrossEntropyLoss(...)` of splitcross.py (an `nn.Module`
+    whose `forward` returns one element), also moved and first bound to None;
+    `total_loss += len(data) * criterion(...).data` then `total_loss[0]`. The class comes
+    through a package's `__init__` too (`from pkg import SplitLoss`)."""
+    write(tmp_path, {"pkg/__init__.py": "from .losses import SplitLoss, PerRow\n", "pkg/losses.py": LOSSES,
+                     "main.py": '''\
+        import torch
+        from pkg import SplitLoss, PerRow
+        import pkg
+
+        criterion = None
+        if not criterion:
+            criterion = SplitLoss()
+        criterion = criterion.cuda()
+        per_row = PerRow()
+
+
+        def evaluate(weight, batches):
+            total_loss = 0
+            for h in batches:
+                total_loss += len(h) * criterion(weight, h).data
+            other = pkg.SplitLoss()
+            print(per_row(weight).data[0], other(weight, batches).data[0])
+            return total_loss[0] / len(batches)
+        '''})
+    assert reads_in(tmp_path, "main.py") == [
+        ("main.py", 17, "other(weight, batches).data[0]", True), ("main.py", 18, "total_loss[0]", True)]
+
+
+def test_an_instance_stored_on_self_in_a_test_class(tmp_path):
+    """allennlp's CRF test: `self.crf = ConditionalRandomField(5)` in `setUp`, then
+    `self.crf(...).data[0]` in a test; the class's `forward` returns `torch.sum(...)`."""
+    write(tmp_path, {"lib/__init__.py": "from lib.crf import CRF\n", "lib/crf.py": '''\
+        import torch
+
+
+        class CRF(torch.nn.Module):
+            def forward(self, logits, tags):
+                return torch.sum(logits - tags)
+        ''', "lib/tests/__init__.py": "", "lib/tests/crf_test.py": '''\
+        import torch
+        from lib import CRF
+
+
+        class CRFTest(object):
+            def setUp(self):
+                self.crf = CRF()
+
+            def test_forward(self):
+                likelihood = self.crf(torch.ones(2), torch.zeros(2)).data[0]
+                return likelihood
+        '''})
+    assert reads_in(tmp_path, "crf_test.py") == [
+        ("crf_test.py", 10, "self.crf(torch.ones(2), torch.zeros(2)).data[0]", True)]
+
+
+def test_a_method_of_an_instance_made_by_one_class_or_another(tmp_path):
+    """pytorch-a2c-ppo-acktr: `agent = algo.PPO(...)` or `algo.A2C(...)` by `if`, then
+    `value_loss, x = agent.update(...)`: one element when every class's `update` agrees."""
+    agree = LOSSES + "\n\nclass Other(object):\n    def update(self, x):\n        return x.sum(), x\n"
+    differ = LOSSES + "\n\nclass Other(object):\n    def update(self, x):\n        return x.sum(0), x\n"
+    main = '''\
+        import torch
+        import algo
+
+
+        def main(args, x):
+            if args.ppo:
+                agent = algo.Agent()
+            else:
+                agent = algo.Other()
+            value_loss, rest = agent.update(x)
+            print(value_loss.data[0])
+        '''
+    write(tmp_path / "agree", {"algo/__init__.py": "from .agents import Agent, Other\n", "algo/agents.py": agree,
+                               "main.py": main})
+    write(tmp_path / "differ", {"algo/__init__.py": "from .agents import Agent, Other\n",
+                                "algo/agents.py": differ, "main.py": main})
+    assert reads_in(tmp_path / "agree", "main.py") == [("main.py", 11, "value_loss.data[0]", True)]
+    # `loss`-named: reported, but only with the unsafe fix, as without the other file.
+    assert reads_in(tmp_path / "differ", "main.py") == [("main.py", 11, "value_loss.data[0]", False)]
+
+
+def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):
+    """`x.sum(1)` (a row per sample) is no one-element value: no finding for `rows(x).data[0]`,
+    an instance of a module whose `forward` returns it, or a name bound to either."""
+    write(tmp_path, {"losses.py": LOSSES, "main.py": '''\
+        import torch
+        from losses import rows, PerRow, Agent
+
+        net = PerRow()
+
+
+        def main(x):
+            out = rows(x)
+            first, rest = Agent().update(x)
+            print(rows(x).data[0], net(x).data[0], out.data[0], rest.data[0], first.data[0])
+        '''})
+    assert reads_in(tmp_path, "main.py") == [("main.py", 10, "first.data[0]", True)]
+
+
+def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):
+    """pre-commit passes the changed files: the defining file is read, never changed."""
+    write(tmp_path, {"losses.py": LOSSES, "main.py": '''\
+        import torch
+        from losses import g_loss
+
+
+        def main(x):
+            print(g_loss(x).data[0])
+        '''})
+    assert findings(tmp_path, [tmp_path / "main.py"]) == [("main.py", 6, "g_loss(x).data[0]", True)]
+
+
+def test_the_fix_uses_item_and_runs_once(tmp_path):
+    write(tmp_path, {"losses.py": LOSSES, "main.py": '''\
+        import torch
+        from losses import d_loss
+
+
+        def main(x, y):
+            err, real, fake = d_loss(x, y)
+            return err.data[0]
+        '''})
+    run([str(tmp_path)], config=Config(select=("VF401",)), options=RunOptions(mode="fix", use_cache=False))
+    assert (tmp_path / "main.py").read_text().endswith("    return err.item()\n")
+    assert reads_in(tmp_path, "main.py") == []
+
+
+def refuse(*_args, **_kwargs):
+    raise AssertionError("recomputed a fact the cache holds")
+
+
+def test_the_facts_come_from_the_cache_and_follow_the_defining_file(tmp_path, monkeypatch):
+    """What a file returns and what a reader asks are cached by content: a warm run computes
+    neither again (same findings), and editing the defining file changes what the reader gets."""
+    import volfix.project.index as project
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"losses.py": LOSSES, "main.py": '''\
+        import torch
+        from losses import g_loss
+
+
+        def main(x):
+            print(g_loss(x).data[0])
+        '''})
+    cold = findings(tmp_path, use_cache=True)
+    assert [f for f in cold if f[0] == "main.py"] == [("main.py", 6, "g_loss(x).data[0]", True)]
+    (tmp_path / "other.py").write_text("x = 1\n")  # the project's links are not those cached
+    monkeypatch.setattr(project, "file_returns", refuse)
+    monkeypatch.setattr(project, "file_returns_asked", refuse)
+    assert findings(tmp_path, use_cache=True) == cold
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "losses.py").write_text(LOSSES.replace("nn.BCELoss()(fake, torch.ones(3))", "fake.sum(1)"))
+    assert [f for f in findings(tmp_path, use_cache=True) if f[0] == "main.py"] == []
+
+
+def test_only_files_with_a_vf401_read_ask_and_only_what_they_call_is_read(tmp_path, monkeypatch):
+    """A project linked for its helpers reads no file's returns when no file reads `.data[0]`,
+    nor when the file that does imports no module of the project; a reader asks only for the
+    names its reads may need."""
+    import volfix.project.index as project
+
+    write(tmp_path, {"data.py": '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def get_batch(x, evaluation=False):
+            return Variable(x, volatile=evaluation)
+        ''', "main.py": '''\
+        import torch
+        from data import get_batch
+
+
+        def main(x):
+            return get_batch(x, evaluation=True)
+        '''})
+    monkeypatch.setattr(project, "file_returns", refuse)
+    monkeypatch.setattr(project, "file_returns_asked", refuse)
+    run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", use_cache=False, jobs=1))
+    # A read in a file that imports no module of the project (torch's are not asked about).
+    write(tmp_path, {"solo.py": '''\
+        import os
+        import torch
+        import torch.nn.functional as F
+
+
+        def main(x, y):
+            return F.mse_loss(x, y).data[0], os.path.join("a", "b")
+        '''})
+    assert reads_in(tmp_path, "solo.py") == [("solo.py", 7, "F.mse_loss(x, y).data[0]", True)]
+    reader = parse_document(textwrap.dedent('''\
+        import torch
+        import os
+        from losses import d_loss, g_loss, rows
+        from model import Net
+
+        net = Net()
+
+
+        def main(x):
+            a, b, c = d_loss(x, x)
+            print(os.path.join("a", "b"), rows(x), a.data[0], net(x).data[0])
+        ''')).index()
+    assert asked_returns(reader) == ["losses.d_loss", "model.Net()()"]
+
+
+def test_returns_facts_of_a_file():
+    facts = returns_facts(parse_document(LOSSES).index())
+    assert facts == {"d_loss": ("item:0",), "g_loss": ("one", "variable"), "SplitLoss()()": ("one",),
+                     "SplitLoss().forward": ("one",), "Agent().update": ("item:0",)}
+    assert "rows" not in facts and "PerRow()()" not in facts
+
+
+def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_its_calls(tmp_path, monkeypatch):
+    """The parse that finds a file's calls of helpers (`file_calls`) also tells what its
+    VF401 reads ask, in a check and in a fix: the file is not parsed again for it."""
+    import volfix.project.index as project
+
+    write(tmp_path, {"losses.py": "import torch.nn as nn\n\n\ndef g_loss(x, y):\n    return nn.MSELoss()(x, y)\n",
+                     "data.py": '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def get_batch(x, evaluation=False):
+            return Variable(x, volatile=evaluation)
+        ''', "main.py": '''\
+        import torch
+        from data import get_batch
+        from losses import g_loss
+
+
+        def main(x):
+            batch = get_batch(x, evaluation=True)
+            return g_loss(batch, x).data[0]
+        '''})
+    monkeypatch.setattr(project, "file_returns_asked", refuse)
+    assert [f for f in findings(tmp_path, config=Config()) if f[0] == "main.py"] == [
+        ("main.py", 8, "g_loss(batch, x).data[0]", True)]
+    run([str(tmp_path)], config=Config(), options=RunOptions(mode="fix", use_cache=False, jobs=1))
+    assert (tmp_path / "main.py").read_text().endswith("    return g_loss(batch, x).item()\n")
+    # VF401 alone: the helper's file is no candidate, the project is linked for the reads only
+    fixed = (tmp_path / "main.py").read_text()
+    (tmp_path / "main.py").write_text(fixed.replace(".item()", ".data[0]"))
+    monkeypatch.undo()
+    row = fixed.splitlines().index("    return g_loss(batch, x).item()") + 1
+    assert reads_in(tmp_path, "main.py") == [("main.py", row, "g_loss(batch, x).data[0]", True)]
