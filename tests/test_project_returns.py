@@ -104,6 +104,31 @@ def test_a_tuple_item_returned_by_an_imported_function(tmp_path):
         ("trainer.py", 9, "U.g_loss(fake).data[0]", True)]
 
 
+def test_elements_of_a_1_dim_item_returned_by_an_imported_function(tmp_path):
+    """awd-lstm-lm's pointer.py: `data, targets = get_batch(...)` of `from utils import
+    get_batch`, whose target is `Variable(source[i + 1:i + 1 + n].view(-1))`: each `t` of `for
+    t in targets` is 0-dim, `t.data[0]` raises. The batch's rows (item 0, 2-dim) are not."""
+    write(tmp_path, {"utils.py": '''\
+        from torch.autograd import Variable
+
+
+        def get_batch(source, i, seq_len, evaluation=False):
+            data = Variable(source[i:i + seq_len], volatile=evaluation)
+            target = Variable(source[i + 1:i + 1 + seq_len].view(-1))
+            return data, target
+        ''', "pointer.py": '''\
+        import torch
+        from utils import get_batch
+
+
+        def evaluate(source, n):
+            data, targets = get_batch(source, 0, n, evaluation=True)
+            firsts = [row.data[0] for row in data]
+            return [t.data[0] for t in targets], firsts
+        '''})
+    assert reads_in(tmp_path, "pointer.py") == [("pointer.py", 8, "t.data[0]", True)]
+
+
 def test_an_instance_of_a_class_of_another_file_called(tmp_path):
     """awd-lstm-lm: `criterion = SplitCrossEntropyLoss(...)` of splitcross.py (an `nn.Module`
     whose `forward` returns one element), also moved and first bound to None;

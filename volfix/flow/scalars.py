@@ -43,6 +43,7 @@ MAX_DEPTH = 24
 # return is one element (`ONE`), a list or tuple of one-element values (`LIST`), a Variable in
 # 0.3 (`VARIABLE`), a tuple whose item k is one element (`ITEM` + k).
 ONE, LIST, VARIABLE, ITEM = "one", "list", "variable", "item:"
+ITEM_1D = "item1d:"  # a tuple whose item k is a 1-dim tensor (`return data, target.view(-1)`)
 MAX_ITEMS = 8  # items of a returned tuple looked at
 # The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its
 # instance (`Cls()()`: `forward` of an `nn.Module`, or `__call__`) and its method `m` (`Cls().m`).
@@ -375,6 +376,9 @@ class ScalarValues:
             for k in range(min(MAX_ITEMS, *(len(v.elts) for v in returns))):  # type: ignore[union-attr]
                 if self.def_returns(fn, f"[{k}] ", set(), lambda v, inner: self.item(v, (k,), v, 1, set(inner))):
                     out.append(f"{ITEM}{k}")
+                if self.def_returns(fn, f"[{k}] 1-d ", set(),
+                                    lambda v, inner: self.item(v, (k,), v, 1, set(inner), self.one_dim)):
+                    out.append(f"{ITEM_1D}{k}")
         return tuple(out)
 
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
@@ -509,7 +513,8 @@ class ScalarValues:
                 and path[0] < len(value.elts) and self.item(value.elts[path[0]], path[1:], value, depth + 1,
                                                             set(seen), leaf):
             return True
-        shape = f"{ITEM}{path[0]}" if len(path) == 1 and leaf == self.one_element else None
+        shape = None if len(path) != 1 else f"{ITEM}{path[0]}" if leaf == self.one_element else \
+            f"{ITEM_1D}{path[0]}" if leaf == self.one_dim else None
         if isinstance(value, ast.Call) and self.every_return(  # a def here, or another file's (`shape`)
                 value.func, at, f"{path} {leaf.__name__} ", set(seen),
                 lambda v, inner: self.item(v, path, v, depth + 1, inner, leaf), shape=shape):
@@ -580,17 +585,21 @@ class ScalarValues:
 
     def one_dim(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """Certainly a 1-dim tensor: `x.view(-1)` (also through `.float()`, `.cuda()`...),
-        or a name bound only to such values (`correct = correct.view(-1)`)."""
+        or a name bound only to such values (`correct = correct.view(-1)`; `data, targets =
+        get_batch(...)` where every return's second item is one)."""
         if depth > MAX_DEPTH:
             return False
         if _one_dim(expr):
             return True
         while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_KEEPING:
             expr = expr.func.value
+        if isinstance(expr, ast.Call) and self.index.is_variable(expr.func) and expr.args:  # `Variable(t.view(-1))`
+            return self.one_dim(expr.args[0], at, depth + 1, seen)
         if isinstance(expr, ast.Name):
             values = self.bindings(expr.id, at)
             return self._guarded("1-d " + self.key(expr.id, at), seen, True, lambda: bool(values) and all(
-                isinstance(v, ast.AST) and self.one_dim(v, v, depth + 1, seen) for v in values)
+                self.item(v.value, v.path, at, depth + 1, seen, self.one_dim) if isinstance(v, _Unpacked)
+                else isinstance(v, ast.AST) and self.one_dim(v, v, depth + 1, seen) for v in values)
                 and not all(_self_moved(v, expr.id) for v in values))
         return False
 

@@ -78,7 +78,8 @@ class ScalarDataIndex(Rule):
     tuple (`loss, n = compute(x)` with `return crit(out, y), len(y)`), an element of a list built only from them (`[torch.mean(l) for l in ls]`,
     `.append(loss)`), also unpacked from a function returning such a list, a value of a dict
     filled only with them (`losses['l2'] = ...`, read through `.values()` or `.items()`), an
-    element of a 1-dim value (`for t in target.view(-1)`), `enumerate` and `zip` of those,
+    element of a 1-dim value (`for t in target.view(-1)`, or `targets` of `data, targets =
+    get_batch(...)` where each return's second item is one), `enumerate` and `zip` of those,
     or a local name bound only to such values and numbers (also a number made from its own
     `[0]`, `total = total[0] / n`; a `None` it is also bound to never reaches the read). A
     name holds what the assignment before the read gave it: `losses = [torch.mean(l) for l in
