@@ -1,5 +1,5 @@
 """VF401 across files: what the functions, classes' instances and methods of another file of the
-project return (`volfix.flow.scalars.returns_facts`, linked by `volfix.project.index` as
+project return (`volfix.flow.returns.returns_facts`, linked by `volfix.project.index` as
 `Links.scalar_returns`), so that `errD.data[0]` after `errD, ... = compute_d_loss(...)` of
 `from miscc.utils import compute_d_loss` is known to be one element (issue 22)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import Dict
 
-from volfix.flow.scalars import asked_returns, returns_facts
+from volfix.flow.returns import asked_returns, returns_facts
 from volfix.model import Applicability
 from volfix.run.options import RunOptions
 from volfix.run.runner import run

@@ -32,7 +32,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from ..syntax.index import ModuleIndex
 from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
                      PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
-                     kill, root, target_keys, volatile_false_target)
+                     kill, target_keys, volatile_false_target)
 
 
 SKIP_BLOCK = 32  # statements: a longer block visits only what can matter (`long_block`)

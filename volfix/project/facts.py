@@ -13,10 +13,10 @@ files, recomputes only what changed:
   torch.no_grad() if IS_TORCH_04 else ...`) depend on its bytes alone;
 - which of them a file **calls in a `with`** depends on its bytes and on the project's
   grad-mode functions (`shims_key`);
-- what a file's **functions, classes' instances and methods return** (`flow.scalars.returns_facts`:
+- what a file's **functions, classes' instances and methods return** (`flow.returns.returns_facts`:
   one element, a list of them, a tuple with a one-element item) and the names it imports
   (another file may import them from it), and which of those of other files a VF401 read
-  **asks** about (`flow.scalars.asked_returns`), depend on its bytes alone;
+  **asks** about (`flow.returns.asked_returns`), depend on its bytes alone;
 - a project's **links** (`project.Links` of every file of the run) depend on the bytes of
   all its Python files, which of them the run holds and how they are shown: `links_key`
   digests those, so a warm run over an unchanged project does no linking work at all.

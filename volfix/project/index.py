@@ -22,11 +22,11 @@ before the per-file analysis runs:
    the result is kept when its links turn out to be those.
 3. **What calls return (VF401).** For each file of the run whose bytes hold a VF401 read
    (`prefilter.TORCH_DATA_INDEX`), the functions, classes' instances and methods of other
-   files its reads may need (`flow.scalars.asked_returns`: `errD, acc = compute_d_loss(...)`
+   files its reads may need (`flow.returns.asked_returns`: `errD, acc = compute_d_loss(...)`
    of `from miscc.utils import compute_d_loss`, `criterion(...)` with `criterion =
    SplitCrossEntropyLoss(...)` of another module) are looked up in the files defining them,
    also through a package's `__init__` that imports them (`from .ppo import PPO`): what
-   each returns (`flow.scalars.returns_facts`) goes to the file as `Links.scalar_returns`.
+   each returns (`flow.returns.returns_facts`) goes to the file as `Links.scalar_returns`.
    No other file is read for it.
 4. **Grad-mode functions.** A project's own context managers that turn recording off
    (`flow.grad_mode.GradShim`: fastai's `no_grad_context()`, fairseq's `utils.maybe_no_grad()`)
@@ -63,7 +63,8 @@ from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, paramet
 from ..flow.grad_mode import GradShim, shim_of
 from ..flow.grad_mode import covered as grad_covered
 from ..flow.helper_calls import instance_call
-from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD, asked_returns, returns_facts
+from ..flow.returns import asked_returns, returns_facts
+from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD
 from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
 from .early import EarlyPlan, analyse_ahead, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
@@ -614,7 +615,7 @@ NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper 
 
 def file_returns_asked(raw: bytes) -> List[str]:
     """Runs here or in a worker: what of other files a file's VF401 reads ask about
-    (`flow.scalars.asked_returns`)."""
+    (`flow.returns.asked_returns`)."""
     doc = _document(raw)
     return [] if doc is None else _asked_of(doc)
 
@@ -628,7 +629,7 @@ def _asked_of(doc: Document) -> List[str]:
 
 def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]]:
     """Runs here or in a worker: what a file's functions, classes' instances and methods
-    return (`flow.scalars.returns_facts`), and the names its imports bind that it does not
+    return (`flow.returns.returns_facts`), and the names its imports bind that it does not
     define (name -> qualified name: a package's `__init__` hands its modules' classes on)."""
     doc = _document(raw)
     if doc is None:

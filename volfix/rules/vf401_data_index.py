@@ -4,7 +4,8 @@ import re
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
-from ..flow.scalars import ScalarValues, is_zero
+from ..flow.scalars import ScalarValues
+from ..flow.shapes import is_zero
 from ..model import Applicability
 from .base import Rule, on
 

@@ -1,0 +1,209 @@
+"""What a local name holds where it is read, for the one-element analysis (`flow.scalars`).
+
+A name's bindings in the scope that reads it: the values of `name = value` and `name += value`,
+an `Element` for a loop or comprehension target (with its place in a tuple target), an
+`Unpacked` item for a name unpacked from a value, None for anything volfix cannot read (a
+parameter, `with ... as`). When an assignment dominates the read (it comes before the read,
+or before a statement holding it, in the same block; or a loop's or comprehension's target
+around it), only the bindings that can reach the read count: `losses = [torch.mean(l) for l
+in losses]` after `losses = model(x)`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Callable, Optional, Tuple
+
+from ..syntax import names as nm
+
+
+class Element:
+    """A loop or comprehension target: one element of `iterable`; for a name inside a tuple
+    target, `path` gives its place (`for i, (name, loss) in enumerate(d.items())`: (1, 1))."""
+
+    __slots__ = ("iterable", "path")
+
+    def __init__(self, iterable: ast.AST, path: Tuple[int, ...] = ()) -> None:
+        self.iterable = iterable
+        self.path = path
+
+
+class Unpacked:
+    """A name bound by unpacking (`prec1, prec5 = accuracy(...)`): the item of `value` at
+    `path`."""
+
+    __slots__ = ("value", "path")
+
+    def __init__(self, value: ast.AST, path: Tuple[int, ...]) -> None:
+        self.value = value
+        self.path = path
+
+
+class NameBindings:
+    """The bindings of names (and `self` attributes) of one module, as VF401 reads them."""
+
+    def __init__(self, index) -> None:
+        self.index = index
+        self._reach: dict = {}
+
+    def appended(self, name: str, at: ast.AST) -> Optional[list]:
+        """The values `name.append(v)` adds in the scope `at` reads `name` from; None when
+        the list is changed some other way (`extend`, `insert`, an item assignment)."""
+        index = self.index
+        scope = index.function_of(at)
+        out = []
+        for node in index.names.get(name, ()):
+            if index.function_of(node) is not scope or not isinstance(node.ctx, ast.Load):
+                continue
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.attr in ("extend", "insert", "__setitem__"):
+                return None
+            if isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load):
+                return None
+            if isinstance(parent, ast.Attribute) and parent.attr == "append":
+                call = index.parents.get(parent)
+                if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1):
+                    return None
+                out.append(call.args[0])
+        return out
+
+    def bindings(self, name: str, at: ast.AST) -> list:
+        """The values bound to `name` in the scope `at` reads it from (an `Element` for a
+        `for` or comprehension target, None for another binding that is not `name = value` /
+        `name op= value`); [] when it is not bound there."""
+        scope = self.index.function_of(at)
+        out = self._bound_in(name, scope, self._reaching(name, scope, at)[1])
+        if not out and scope is not self.index.tree:
+            out = self._bound_in(name, self.index.tree)  # a module-level name read in a function
+        return out
+
+    def key(self, name: str, at: ast.AST) -> str:
+        """What a name stands for where `at` reads it, for the recursion guards: its scope
+        and the assignment that dominates the read (`x` before and after `x = x.sum()` are
+        two values)."""
+        scope = self.index.function_of(at)
+        dominator = self._reaching(name, scope, at)[0]
+        return f"{id(scope)} {name} {id(dominator) if dominator is not None else ''}"
+
+    def _reaching(self, name: str, scope: ast.AST, at: ast.AST):
+        memo = (name, id(at))  # not the statement: a comprehension in it binds its own names
+        found = self._reach.get(memo)
+        if found is None:
+            found = self._reach[memo] = self._dominated(name, scope, at)
+        return found
+
+    def _dominated(self, name: str, scope: ast.AST, at: ast.AST):
+        """Which bindings of `name` can reach `at`, when an assignment `name = ...` dominates
+        it: one of the statements before `at` (or before a statement holding it) in the same
+        block, `losses = [torch.mean(l) for l in losses]` after `losses = model(x)`. Only that
+        assignment and the bindings after it, up to and around `at`, reach (a loop back to
+        them passes the assignment again); the statement holding `at` binds after reading
+        (`temp = temp.data[0]`). A loop's or a comprehension's target dominates its body
+        (`[v.data[0] for v in losses]`: that `v`, not another loop's). (assignment, which
+        bindings reach); (None, None) when nothing dominates: every binding of the scope counts."""
+        index = self.index
+        if name in index.declared:
+            return None, None
+        own = index.statement_of(at)
+        child, parent = at, index.parents.get(at)
+        while parent is not None and child is not own:
+            if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and child in (
+                    getattr(parent, "elt", None), getattr(parent, "key", None), getattr(parent, "value", None)):
+                for generator in reversed(parent.generators):
+                    if name in nm.target_names(generator.target):
+                        return parent, (lambda node, target=generator.target: self._inside(node, target))
+            child, parent = parent, index.parents.get(parent)
+        stmt = own
+        while True:
+            slot = index.slot_of(stmt)
+            if slot is None:
+                return None, None
+            owner, field, block, position = slot
+            for first in range(position - 1, -1, -1):
+                s = block[first]
+                if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
+                    return s, (lambda node, first=first, block=block, last=position:
+                               self._between(node, block, first, last, own))
+            if isinstance(owner, (ast.For, ast.AsyncFor)) and field == "body" and name in nm.target_names(
+                    owner.target):
+                return owner, (lambda node, loop=owner, block=block, last=position: self._inside(
+                    node, loop.target) or self._between(node, block, 0, last, own))
+            if owner is scope or isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                    ast.Module)):
+                return None, None
+            stmt = owner if isinstance(owner, ast.stmt) else index.parents.get(owner)  # an `except` handler
+            if not isinstance(stmt, ast.stmt):
+                return None, None
+
+    def _inside(self, node: ast.AST, holder: ast.AST) -> bool:
+        while node is not None and node is not holder and not isinstance(node, ast.stmt):
+            node = self.index.parents.get(node)
+        return node is holder
+
+    def _between(self, node: ast.AST, block: list, first: int, last: int, own: ast.stmt) -> bool:
+        index = self.index
+        stmt = index.statement_of(node)
+        if stmt is own and isinstance(own, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            return False
+        while True:
+            slot = index.slot_of(stmt)
+            if slot is None:
+                return False
+            owner, _field, holder, position = slot
+            if holder is block:
+                return first <= position <= last
+            stmt = owner if isinstance(owner, ast.stmt) else index.parents.get(owner)
+            if not isinstance(stmt, ast.stmt):
+                return False
+
+    def _bound_in(self, name: str, scope: ast.AST, reaching: Optional[Callable[[ast.AST], bool]] = None) -> list:
+        index = self.index
+        out = []
+        for node in index.names.get(name, ()):
+            if not isinstance(node.ctx, ast.Store) or index.function_of(node) is not scope:
+                continue
+            if reaching is not None and not reaching(node):
+                continue
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Assign) and node in parent.targets:
+                out.append(parent.value)
+            elif isinstance(parent, ast.AugAssign) and isinstance(parent.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+                out.append(parent.value)
+            else:
+                out.append(self._target(node))
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope) \
+                and reaching is None:  # a parameter assigned before the read holds that value
+            out.append(None)
+        return out
+
+    def _target(self, node: ast.Name):
+        """A name in a loop target or unpacked: `Element` / `Unpacked` with its place in
+        the (nested) tuple; None for anything else (`with ... as`, a starred target)."""
+        index = self.index
+        path: Tuple[int, ...] = ()
+        child, parent = node, index.parents.get(node)
+        while isinstance(parent, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in parent.elts):
+                return None
+            path = (parent.elts.index(child),) + path
+            child, parent = parent, index.parents.get(parent)
+        if isinstance(parent, (ast.For, ast.comprehension)) and parent.target is child:
+            return Element(parent.iter, path)
+        if path and isinstance(parent, ast.Assign) and child in parent.targets:
+            return Unpacked(parent.value, path)
+        return None
+
+    def self_bindings(self, attr: str, at: ast.AST) -> list:
+        """Values assigned to `self.<attr>` in the methods of the class holding `at`."""
+        index = self.index
+        cls = index.method_class(index.function_of(at))
+        if cls is None:
+            return []
+        out = []
+        for node in index.attributes.get(attr, ()):
+            if not (isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                continue
+            if index.method_class(index.function_of(node)) is not cls:
+                continue
+            parent = index.parents.get(node)
+            out.append(parent.value if isinstance(parent, ast.Assign) and node in parent.targets else None)
+        return out

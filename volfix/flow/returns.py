@@ -1,0 +1,112 @@
+"""What a module's functions, classes' instances and methods return, for the files of the
+project that call them (VF401 across files).
+
+`returns_facts` computes it on the defining file (cached by its content in the project index);
+`asked_returns` tells which of those facts a file's `x.data[0]` and `x[0]` reads may ask, so
+that only those are linked. The reader finds them in `ModuleIndex.scalar_returns`, by the
+qualified name its call spells (`flow.scalars.ScalarValues.every_return`).
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Set, Tuple
+
+from .scalars import (INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS, ONE, VARIABLE, ScalarValues,
+                      instance_call, own_def)
+from .shapes import is_zero, own_returns
+
+
+def returns_shape(values: ScalarValues, fn: ast.AST) -> Tuple[str, ...]:
+    """What every `return` of `fn` is (`ONE`, `LIST`, `VARIABLE`, `ITEM` + k), for the
+    files that call it (`returns_facts`)."""
+    out = []
+    if values.def_returns(fn, "", set(), lambda v, inner: values.one_element(v, v, 1, set(inner))):
+        out.append(ONE)
+    if values.def_returns(fn, "[] ", set(), lambda v, inner: values.elements(v, v, 1, inner)):
+        out.append(LIST)
+    if values.def_returns(fn, "", set(), lambda v, inner: values.variable(v, v, 1, inner)):
+        out.append(VARIABLE)
+    returns = [r.value for r in own_returns(fn)]
+    if returns and all(isinstance(v, ast.Tuple) for v in returns):
+        for k in range(min(MAX_ITEMS, *(len(v.elts) for v in returns))):  # type: ignore[union-attr]
+            if values.def_returns(fn, f"[{k}] ", set(), lambda v, inner: values.item(v, (k,), v, 1, set(inner))):
+                out.append(f"{ITEM}{k}")
+            if values.def_returns(fn, f"[{k}] 1-d ", set(),
+                                lambda v, inner: values.item(v, (k,), v, 1, set(inner), values.one_dim)):
+                out.append(f"{ITEM_1D}{k}")
+    return tuple(out)
+
+
+def returns_facts(index) -> Dict[str, Tuple[str, ...]]:
+    """What the module's functions, its classes' instance calls and their methods return, for
+    the files that call them (the project index's per-file facts): `name`, `Cls()()`,
+    `Cls().method` -> `ScalarValues.returns_shape`, those with a shape only. A name the module
+    binds twice is left out, as `project_callee` leaves it."""
+    values = ScalarValues(index)
+    statements = [s for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    counts: Dict[str, int] = {}
+    for stmt in statements:
+        counts[stmt.name] = counts.get(stmt.name, 0) + 1
+    assigned = index.assigned_values(index.tree)
+    out: Dict[str, Tuple[str, ...]] = {}
+    for stmt in statements:
+        if counts[stmt.name] != 1 or assigned.get(stmt.name):
+            continue
+        if isinstance(stmt, ast.FunctionDef):
+            defs = [(stmt.name, stmt)]
+        else:
+            defs = [(stmt.name + INSTANCE_METHOD + f.name, f) for f in stmt.body
+                    if isinstance(f, ast.FunctionDef) and own_def(stmt, f.name) is f and not f.decorator_list]
+            call = instance_call(index, stmt)
+            if call is not None:
+                defs.append((stmt.name + INSTANCE_CALL, call))
+        for key, fn in defs:
+            shape = returns_shape(values, fn)
+            if shape:
+                out[key] = shape
+    return out
+
+
+class _Asked(dict):
+    """`ModuleIndex.scalar_returns` while `asked_returns` runs: every key holds every shape,
+    so the queries go as far as any answer could take them, and each key asked is kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: Set[str] = set()
+
+    def __contains__(self, key) -> bool:
+        self.asked.add(key)
+        return True
+
+    def get(self, key, default=None):
+        self.asked.add(key)
+        return _EVERY_SHAPE
+
+
+class _EveryShape:
+    def __contains__(self, shape) -> bool:
+        return True
+
+
+_EVERY_SHAPE = _EveryShape()
+
+
+def asked_returns(index) -> List[str]:
+    """The keys of `ModuleIndex.scalar_returns` (functions, instance calls and methods of other
+    files, by qualified name) VF401's questions about this module's `x.data[0]` and `x[0]`
+    may read: the project index links only those."""
+    saved, index.scalar_returns = index.scalar_returns, _Asked()
+    try:
+        values = ScalarValues(index)
+        for node in index.by_type.get(ast.Subscript, ()):
+            if not (isinstance(node.ctx, ast.Load) and is_zero(node.slice)):
+                continue
+            subject = node.value
+            if isinstance(subject, ast.Attribute) and subject.attr == "data":
+                subject = subject.value
+            values.one_element(subject, node)
+            values.variable(subject, node)
+        return sorted(index.scalar_returns.asked)
+    finally:
+        index.scalar_returns = saved
