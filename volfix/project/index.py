@@ -56,24 +56,23 @@ import ast
 import hashlib
 import os
 import re
-from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
-from ..flow.grad_mode import GradShim, shim_of
-from ..flow.grad_mode import covered as grad_covered
-from ..flow.helper_calls import instance_call
-from ..flow.returns import asked_returns, returns_facts
-from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD
+from ..flow.calls import FRAMEWORK_METHODS
+from ..flow.grad_mode import GradShim
 from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
-from .early import EarlyPlan, analyse_ahead, star_guess
+from .calls import file_calls
+from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
+from .helpers import CALL_KEY, NameTable, document_of, helper_names, short_name, signature
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
+from .returns import _module_and_name, _split_returns_key, file_returns, file_returns_asked, imports_project_module
+from .shims import file_shims, shim_names, shims_called
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
 from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
 from ..syntax import names as nm
-from ..syntax.document import Document, parse_document
+from ..syntax.document import Document
 
 MAX_ROUNDS = 4
 # A function that may return or yield under a grad-mode context: `return torch.no_grad()...`
@@ -150,7 +149,7 @@ class ProjectIndex:
         if path not in self._docs:
             raw = self.bytes_of(path)
             self._docs[path] = None if raw is None else _notebook_document(raw) if path.endswith(".ipynb") \
-                else _document(raw)
+                else document_of(raw)
         return self._docs[path]
 
     # ------------------------------------------------------------------ building
@@ -300,7 +299,7 @@ class ProjectIndex:
                 else:
                     by_module.setdefault(_module_word(helper_path), set()).add(sig.name.encode())
         # An instance's call spells no method name: a `__call__` helper's callers spell its flag.
-        method_names = [(_short(name) if name != CALL_KEY else sig.param or name).encode()
+        method_names = [(short_name(name) if name != CALL_KEY else sig.param or name).encode()
                         for name, found in methods.items() for _, sig in found[:1]]
         helpers_key = calls_key(self.helpers, methods)
         may_call = _call_filter(by_module, method_names)
@@ -560,19 +559,9 @@ class ProjectIndex:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
 
 
-def _document(raw: bytes) -> Optional[Document]:
-    from ..files import sourcefile
-
-    try:
-        parsed = parse_document(sourcefile.decode_source(raw).text)
-    except sourcefile.SourceDecodeError:
-        return None
-    return parsed if isinstance(parsed, Document) else None
-
-
 def file_star_modules(raw: bytes) -> List[str]:
     """Runs here or in a worker: the modules a file star-imports, as it spells them."""
-    doc = _document(raw)
+    doc = document_of(raw)
     return [] if doc is None else list(doc.index().module_names.star_modules)
 
 
@@ -582,7 +571,7 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
     wrappers of `Variable`); and, from the same parse, the modules it star-imports when it
     has a star import (else None)."""
     raw, shown = item
-    doc = _document(raw)
+    doc = document_of(raw)
     if doc is None:
         return [], None
     from ..engine.analyse import Options, detect
@@ -608,307 +597,6 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
     for name, line in ctx.wrappers().items():
         out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
     return list(out.values()), stars
-
-
-NameTable = Dict[str, Dict[str, Tuple[int, HelperSignature]]]  # name -> helper path -> (order, signature)
-
-
-def file_returns_asked(raw: bytes) -> List[str]:
-    """Runs here or in a worker: what of other files a file's VF401 reads ask about
-    (`flow.returns.asked_returns`)."""
-    doc = _document(raw)
-    return [] if doc is None else _asked_of(doc)
-
-
-def _asked_of(doc: Document) -> List[str]:
-    try:
-        return asked_returns(doc.index())
-    except RecursionError:
-        return []
-
-
-def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]]:
-    """Runs here or in a worker: what a file's functions, classes' instances and methods
-    return (`flow.returns.returns_facts`), and the names its imports bind that it does not
-    define (name -> qualified name: a package's `__init__` hands its modules' classes on)."""
-    doc = _document(raw)
-    if doc is None:
-        return {}, {}
-    index = doc.index()
-    try:
-        returns = returns_facts(index)
-    except RecursionError:
-        returns = {}
-    defined = {s.name for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
-    imported = {name: qual for name, qual in index.module_names.final.items()
-                if name not in defined and qual != nm.LOCAL and "." in qual and not nm.is_torch(qual)}
-    return returns, imported
-
-
-# An import statement (also indented, or after `;`): `from X import a, b` or `import a.b as c, d`.
-_IMPORT = re.compile(rb"(?:^|;)[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
-
-
-def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
-                           memo: Optional[Dict[Tuple[str, str], bool]] = None) -> bool:
-    """Whether a line of the file imports a module of the project other than torch's
-    (`from miscc.utils import f`, `import model`, `from . import losses`): a name another file
-    defines can only come so (a star import binds none VF401 asks about, nor torch's), and most
-    files of a tree import none. `memo`: (module, directory) -> found, for the files of a run."""
-    memo = memo if memo is not None else {}
-    where = os.path.dirname(path)
-
-    def found(module: str) -> bool:
-        if module == "torch" or module.startswith("torch."):
-            return False
-        key = (module, where)
-        if key not in memo:
-            memo[key] = modules.resolve(module, path) is not None
-        return memo[key]
-
-    for match in _IMPORT.finditer(raw):
-        module, names, plain = match.groups()
-        if module is not None:  # the module, or a module of it it imports (`from . import losses`)
-            spelled = [module.decode("ascii", "replace")]
-            if b"(" in names or b"\\" in names:
-                names = b""  # names on later lines: the module alone
-            dot = "" if not module.strip(b".") else "."
-            spelled += [spelled[0] + dot + n.split()[0].decode("ascii", "replace")
-                        for n in names.split(b",") if n.strip() and n.split()[0] != b"*"]
-        else:
-            spelled = [n.split()[0].decode("ascii", "replace") for n in plain.split(b",") if n.strip()]
-        if any(found(m) for m in spelled):
-            return True
-    return False
-
-
-def _module_and_name(qual: str) -> Optional[Tuple[str, str]]:
-    """`utils.f` -> (`utils`, `f`); `.f` -> (`.`, `f`): the module as `ModuleTable` resolves it."""
-    head, dot, name = qual.rpartition(".")
-    if not dot:
-        return None
-    return (head if head.strip(".") else head + "."), name
-
-
-def _split_returns_key(key: str) -> Tuple[str, str]:
-    """`pkg.mod.Cls().update` -> (`pkg.mod.Cls`, `().update`); `pkg.f` -> (`pkg.f`, ``)."""
-    if key.endswith(INSTANCE_CALL):
-        return key[:-len(INSTANCE_CALL)], INSTANCE_CALL
-    qual, sep, method = key.partition(INSTANCE_METHOD)
-    return (qual, sep + method) if sep else (key, "")
-
-
-def file_shims(item) -> List[GradShim]:
-    """Runs here or in a worker: the module-level functions of a file read as grad-mode
-    context managers (`flow.grad_mode.shim_of`), with the torch names its star imports of
-    project modules bind (`Links.star_bindings`)."""
-    raw, star_bindings = item
-    doc = _document(raw)
-    if doc is None:
-        return []
-    index = doc.index()
-    if star_bindings:
-        Links(star_bindings=star_bindings).bind_star_imports(index.module_names)
-    return [shim for shim in (shim_of(index, stmt) for stmt in index.module_statements
-                              if isinstance(stmt, ast.FunctionDef)) if shim is not None]
-
-
-def shim_names(shims: Dict[str, List[GradShim]]) -> NameTable:
-    """The project's grad-mode functions by name, then by file (as `helper_names`)."""
-    out: NameTable = {}
-    for order, (path, found) in enumerate(shims.items()):
-        for shim in found:
-            out.setdefault(shim.name, {}).setdefault(path, (order, shim))  # type: ignore[arg-type]
-    return out
-
-
-def shims_called(index, path: str, table: NameTable) -> List[Tuple[str, Tuple[str, GradShim]]]:
-    """(name as `grad_mode.shim_called` looks it up, (defining file, function)) for every
-    grad-mode function of another file entered in a `with` (or used as a decorator) here:
-    `utils.maybe_no_grad()` by its qualified name, `no_grad_context()` of `from .core import *`
-    by its bare name."""
-    out = []
-    for calls in index.calls.values():  # by every name: `from .core import no_grad_context as ngc`
-        for call in calls:
-            parent = index.parents.get(call)
-            if not (isinstance(parent, ast.withitem) and parent.context_expr is call
-                    or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in parent.decorator_list):
-                continue
-            func = call.func
-            qual = index.qual(func)
-            target = helper_of_qual(table, qual, path) if qual is not None else None
-            key = qual
-            if target is None and qual is None and isinstance(func, ast.Name) \
-                    and not index.binds_anywhere(func.id) and not index.module_names.bound(func.id):
-                for module in index.module_names.star_modules:
-                    target = helper_called(table, module, func.id, path)
-                    if target is not None:
-                        key = func.id
-                        break
-            if target is not None and target[0] != path and key is not None:
-                out.append((key, target))
-    return out
-
-
-def helper_names(helpers: Dict[str, List[HelperSignature]]) -> NameTable:
-    """The project's function helpers by name, then by file, with the file's position in
-    `helpers` (a name two files can be imported under goes to the first: the order the
-    index found them in) and its first signature of that name."""
-    out: NameTable = {}
-    for order, (helper_path, sigs) in enumerate(helpers.items()):
-        for sig in sigs:
-            if not sig.name.startswith(nm.METHOD_PREFIX):
-                out.setdefault(sig.name, {}).setdefault(helper_path, (order, sig))
-    return out
-
-
-def helper_called(names: NameTable, module: str, name: str, importer: str
-                  ) -> Optional[Tuple[str, HelperSignature]]:
-    """The helper `importer` reaches as `name` of `module` (as it spells the module), by
-    looking its few candidate files up (`module_candidates`)."""
-    files = names.get(name)
-    if not files:
-        return None
-    best: Optional[Tuple[int, str, HelperSignature]] = None
-    for path in module_candidates(module, importer):
-        hit = files.get(path)
-        if hit is not None and (best is None or hit[0] < best[0]):
-            best = (hit[0], path, hit[1])
-    return (best[1], best[2]) if best is not None else None
-
-
-def helper_of_qual(names: NameTable, qual: str, importer: str) -> Optional[Tuple[str, HelperSignature]]:
-    """`helper_called` for a qualified name as the importer's index resolves a call
-    (`utils.to_var`, `.to_var`, `..lib.helpers.to_variable`)."""
-    head, dot, name = qual.rpartition(".")
-    if not dot:
-        return None
-    if not head.strip("."):
-        head += "."  # `.to_var`: `to_var` of the package `.`
-    return helper_called(names, head, name, importer)
-
-
-def file_calls(item):
-    """Runs here or in a worker: a file's calls of the helpers of *other* files it can reach
-    (`names`: `helper_names`; `methods`: method families by name), each as
-    (qual, helper path, signature, ExternalCall, the derived signature when the call passes
-    its caller's own parameter on), and, from the same parse: with an `EarlyPlan` as the eighth
-    item, the file's analysis (`early.analyse_ahead`) and the modules it star-imports when it
-    has a star import; when the ninth is true, what its VF401 reads ask of other files
-    (`file_returns_asked`) if it has any. (calls, analysis, star imports, asked), None for
-    what was not asked for."""
-    path, raw, shown, in_run, names, methods, shim_table, plan, ask = item
-    doc = _document(raw) if names or methods else None
-    found = calls_in(doc, path, shown, in_run, names, methods, shim_table) if doc is not None else []
-    if doc is None:
-        return found, None, None, None
-    asked = _asked_of(doc) if ask and TORCH_DATA_INDEX(raw) else None
-    if plan is None:
-        return found, None, None, asked
-    # Read before the analysis, which binds the star imports into the module's names.
-    stars = list(doc.index().module_names.star_modules) if has_star_import(raw) else None
-    return found, analyse_ahead(path, raw, doc, found, plan, stars or []), stars, asked
-
-
-def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTable, methods,
-             shim_table: Optional[NameTable] = None
-             ) -> List[Tuple[str, str, HelperSignature, ExternalCall, Optional[HelperSignature]]]:
-    """`file_calls` of a parsed file."""
-    family = {k: v for k, v in methods.items() if all(os.path.abspath(h) != path for h, _ in v)}
-    index = doc.index()
-    if shim_table:  # a call inside `with utils.maybe_no_grad():` is covered
-        index.grad_shims.update((key, shim) for key, (_, shim) in shims_called(index, path, shim_table))
-    defined = {node.name for node in index.functions}
-    stars = set(index.module_names.star_modules)
-    out = []
-    for calls in index.calls.values():
-        for call in calls:
-            func = call.func
-            if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and (
-                    func.attr in names or nm.METHOD_PREFIX + func.attr in methods or CALL_KEY in family)):
-                continue  # `x.cuda()`: an attribute's qualified name ends in it, and no helper is named so
-            qual = index.qual(func)
-            target = helper_of_qual(names, qual, path) if qual is not None else None
-            if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
-                for module in stars:  # `from helpers import *`
-                    target = helper_called(names, module, func.id, path)
-                    if target is not None:
-                        qual = f"{module}.{func.id}" if not module.endswith(".") else f"{module}{func.id}"
-                        break
-            if target is not None and target[0] == path:
-                target = None  # the file's own helper: its calls are its own analysis's business
-            targets = [target] if target is not None else []
-            if target is None and CALL_KEY in family and \
-                    instance_call(index, call, {sig.param for _, sig in family[CALL_KEY]}, methods):
-                qual, targets = CALL_KEY, family[CALL_KEY]  # an instance's call runs its class's `__call__`
-            if target is None and not targets and isinstance(func, ast.Attribute):
-                key = nm.METHOD_PREFIX + func.attr
-                if key in family and func.attr not in defined and not nm.is_torch(qual):
-                    # `field.as_tensor(...)` may reach any class of the run defining the method
-                    qual, targets = key, family[key]
-                elif key in methods:
-                    # `self._yield_one_epoch(instances, for_training)` in `__call__`, a derived helper
-                    # of this file: only the hop (the caller becomes a helper), never a call to place
-                    for helper_path, sig in methods[key]:
-                        if os.path.abspath(helper_path) == path:
-                            ext, through = describe_call(index, call, sig, shown, in_run)
-                            if through is not None:
-                                out.append((key, helper_path, sig, replace(ext, flag=HOP), through))
-            for helper_path, sig in targets:
-                out.append((qual, helper_path, sig) + describe_call(index, call, sig, shown, in_run))
-    return out
-
-
-def describe_call(index, call: ast.Call, sig: HelperSignature, shown: str, in_run: bool):
-    """(ExternalCall, a derived helper signature when the call passes its caller's own
-    parameter on, else None)."""
-    if sig.wrapper:
-        kw = next((k for k in call.keywords if k.arg == "volatile"), None)
-        arg, known = (kw.value if kw is not None else None), True
-    elif sig.param is None:
-        arg, known = ast.Constant(value=True), True
-    else:
-        arg, known = signature_argument(call, sig)
-    kind = flag_kind(arg, known)
-    if sig.negated:
-        kind = {"true": "false", "false": "true", "none": "true"}.get(kind, kind)
-    through = None
-    scope = index.function_of(call)
-    if kind == "expr" and isinstance(arg, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            and arg.id in nm.function_params(scope):
-        owner = index.parents.get(scope)
-        method = isinstance(owner, ast.ClassDef)
-        key = (nm.METHOD_PREFIX if method else "") + scope.name
-        if not (method and scope.name in FRAMEWORK_METHODS and scope.name != "__call__"):
-            through = signature(scope, key, shown, arg.id, sig.negated, method, computes=True)
-    covered = grad_covered(index, call, any_grad_mode=kind == "expr")
-    return ExternalCall(shown, call.lineno, kind, covered, in_run, call.col_offset), through
-
-
-def signature(fn: ast.AST, key: str, shown: str, param: Optional[str], negated: bool, method: bool,
-              computes: bool = False) -> HelperSignature:
-    defaults = {name: flag_kind(node) for name, node in parameter_defaults(fn).items()}
-    return HelperSignature(key, shown, fn.lineno, param, negated, False, computes,  # type: ignore[attr-defined]
-                           tuple(bound_positional(fn, method)), tuple(sorted(defaults.items())))
-
-
-def signature_argument(call: ast.Call, sig: HelperSignature) -> Tuple[Optional[ast.AST], bool]:
-    """The expression a call passes for `sig.param`: the argument, a default as a constant, or
-    known=False (`*args`/`**kwargs`, a default computed at run time)."""
-    arg, known = passed_argument(call, list(sig.positional), sig.param)  # type: ignore[arg-type]
-    if arg is not None or not known:
-        return arg, known
-    default = dict(sig.defaults).get(sig.param)  # type: ignore[arg-type]
-    if default in ("true", "false", "none"):
-        return ast.Constant(value={"true": True, "false": False, "none": None}[default]), True
-    return None, default is None
-
-
-CALL_KEY = nm.METHOD_PREFIX + "__call__"
-
-
-def _short(name: str) -> str:
-    return name[len(nm.METHOD_PREFIX):] if name.startswith(nm.METHOD_PREFIX) else name
 
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],

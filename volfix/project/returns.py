@@ -1,0 +1,101 @@
+"""What a file's `.data[0]` reads ask of other files of the project, and what a file's functions,
+classes' instances and methods return for them (VF401 across files; `flow.returns` computes
+both on a parse, this module reads and caches them per file's bytes for the project index).
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from typing import Dict, List, Optional, Tuple
+
+from ..flow.returns import asked_returns, returns_facts
+from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD
+from ..syntax import names as nm
+from ..syntax.document import Document
+from .helpers import document_of
+from .modules import ModuleTable
+
+def file_returns_asked(raw: bytes) -> List[str]:
+    """Runs here or in a worker: what of other files a file's VF401 reads ask about
+    (`flow.returns.asked_returns`)."""
+    doc = document_of(raw)
+    return [] if doc is None else _asked_of(doc)
+
+
+def _asked_of(doc: Document) -> List[str]:
+    try:
+        return asked_returns(doc.index())
+    except RecursionError:
+        return []
+
+
+def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]]:
+    """Runs here or in a worker: what a file's functions, classes' instances and methods
+    return (`flow.returns.returns_facts`), and the names its imports bind that it does not
+    define (name -> qualified name: a package's `__init__` hands its modules' classes on)."""
+    doc = document_of(raw)
+    if doc is None:
+        return {}, {}
+    index = doc.index()
+    try:
+        returns = returns_facts(index)
+    except RecursionError:
+        returns = {}
+    defined = {s.name for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
+    imported = {name: qual for name, qual in index.module_names.final.items()
+                if name not in defined and qual != nm.LOCAL and "." in qual and not nm.is_torch(qual)}
+    return returns, imported
+
+
+# An import statement (also indented, or after `;`): `from X import a, b` or `import a.b as c, d`.
+_IMPORT = re.compile(rb"(?:^|;)[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
+
+
+def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
+                           memo: Optional[Dict[Tuple[str, str], bool]] = None) -> bool:
+    """Whether a line of the file imports a module of the project other than torch's
+    (`from miscc.utils import f`, `import model`, `from . import losses`): a name another file
+    defines can only come so (a star import binds none VF401 asks about, nor torch's), and most
+    files of a tree import none. `memo`: (module, directory) -> found, for the files of a run."""
+    memo = memo if memo is not None else {}
+    where = os.path.dirname(path)
+
+    def found(module: str) -> bool:
+        if module == "torch" or module.startswith("torch."):
+            return False
+        key = (module, where)
+        if key not in memo:
+            memo[key] = modules.resolve(module, path) is not None
+        return memo[key]
+
+    for match in _IMPORT.finditer(raw):
+        module, names, plain = match.groups()
+        if module is not None:  # the module, or a module of it it imports (`from . import losses`)
+            spelled = [module.decode("ascii", "replace")]
+            if b"(" in names or b"\\" in names:
+                names = b""  # names on later lines: the module alone
+            dot = "" if not module.strip(b".") else "."
+            spelled += [spelled[0] + dot + n.split()[0].decode("ascii", "replace")
+                        for n in names.split(b",") if n.strip() and n.split()[0] != b"*"]
+        else:
+            spelled = [n.split()[0].decode("ascii", "replace") for n in plain.split(b",") if n.strip()]
+        if any(found(m) for m in spelled):
+            return True
+    return False
+
+
+def _module_and_name(qual: str) -> Optional[Tuple[str, str]]:
+    """`utils.f` -> (`utils`, `f`); `.f` -> (`.`, `f`): the module as `ModuleTable` resolves it."""
+    head, dot, name = qual.rpartition(".")
+    if not dot:
+        return None
+    return (head if head.strip(".") else head + "."), name
+
+
+def _split_returns_key(key: str) -> Tuple[str, str]:
+    """`pkg.mod.Cls().update` -> (`pkg.mod.Cls`, `().update`); `pkg.f` -> (`pkg.f`, ``)."""
+    if key.endswith(INSTANCE_CALL):
+        return key[:-len(INSTANCE_CALL)], INSTANCE_CALL
+    qual, sep, method = key.partition(INSTANCE_METHOD)
+    return (qual, sep + method) if sep else (key, "")
