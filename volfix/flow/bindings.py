@@ -112,12 +112,7 @@ class NameBindings:
                     if name in nm.target_names(generator.target):
                         return parent, (lambda node, target=generator.target: self._inside(node, target))
             child, parent = parent, index.parents.get(parent)
-        stmt = own
-        while True:
-            slot = index.slot_of(stmt)
-            if slot is None:
-                return None, None
-            owner, field, block, position = slot
+        for owner, field, block, position in self._blocks_up(own):
             for first in range(position - 1, -1, -1):
                 s = block[first]
                 if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
@@ -130,9 +125,21 @@ class NameBindings:
             if owner is scope or isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
                                                     ast.Module)):
                 return None, None
-            stmt = owner if isinstance(owner, ast.stmt) else index.parents.get(owner)  # an `except` handler
+        return None, None
+
+    def _blocks_up(self, stmt: ast.stmt):
+        """(owner, field, block, position) of `stmt` in its block, then of the statement
+        owning that block (an `except` handler's `try`), and so on up."""
+        index = self.index
+        while True:
+            slot = index.slot_of(stmt)
+            if slot is None:
+                return
+            yield slot
+            owner = slot[0]
+            stmt = owner if isinstance(owner, ast.stmt) else index.parents.get(owner)
             if not isinstance(stmt, ast.stmt):
-                return None, None
+                return
 
     def _inside(self, node: ast.AST, holder: ast.AST) -> bool:
         while node is not None and node is not holder and not isinstance(node, ast.stmt):
@@ -140,20 +147,13 @@ class NameBindings:
         return node is holder
 
     def _between(self, node: ast.AST, block: list, first: int, last: int, own: ast.stmt) -> bool:
-        index = self.index
-        stmt = index.statement_of(node)
+        stmt = self.index.statement_of(node)
         if stmt is own and isinstance(own, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             return False
-        while True:
-            slot = index.slot_of(stmt)
-            if slot is None:
-                return False
-            owner, _field, holder, position = slot
+        for _owner, _field, holder, position in self._blocks_up(stmt):
             if holder is block:
                 return first <= position <= last
-            stmt = owner if isinstance(owner, ast.stmt) else index.parents.get(owner)
-            if not isinstance(stmt, ast.stmt):
-                return False
+        return False
 
     def _bound_in(self, name: str, scope: ast.AST, reaching: Optional[Callable[[ast.AST], bool]] = None) -> list:
         index = self.index
@@ -190,6 +190,15 @@ class NameBindings:
             return Element(parent.iter, path)
         if path and isinstance(parent, ast.Assign) and child in parent.targets:
             return Unpacked(parent.value, path)
+        return None
+
+    def of(self, expr: ast.AST, at: ast.AST) -> Optional[list]:
+        """The bindings of a name (`criterion`) or of `self.<attr>` (`self.criterion`) where
+        `at` reads it; None for any other expression."""
+        if isinstance(expr, ast.Name):
+            return self.bindings(expr.id, at)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return self.self_bindings(expr.attr, at)
         return None
 
     def self_bindings(self, attr: str, at: ast.AST) -> list:

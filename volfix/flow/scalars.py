@@ -73,9 +73,7 @@ class ScalarValues:
             return self.one_element(expr.value, at, depth + 1, seen)
         if isinstance(expr, ast.Name):
             return self.name(expr.id, at, depth, seen)
-        if isinstance(expr, ast.Subscript) and is_zero(expr.slice) or (
-                isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
-                and type(expr.slice.value) is int):
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             return not empty_literal(expr.value) and self.elements(expr.value, at, depth + 1, seen)  # `f(x)[0]`
         return False
 
@@ -162,8 +160,8 @@ class ScalarValues:
             if func.attr in SCALAR_ARITHMETIC and len(call.args) == 1 and not call.keywords \
                     and self.scalar(call.args[0], at, depth + 1, seen):
                 return self.one_element(func.value, at, depth + 1, seen)  # `correct_k.mul_(100.0 / n)`
-        if (isinstance(func, ast.Name) and func.id == "sum" and len(call.args) == 1 and not call.keywords
-                and not self.names.bindings("sum", at)):  # the builtin: `0 + a + b ...`, 0-dim when each is
+        if self._builtin(func, "sum", at) and len(call.args) == 1 and not call.keywords:
+            # the builtin: `0 + a + b ...`, 0-dim when each is
             return self.elements(call.args[0], at, depth + 1, seen)
         if self.loss_module(func, at, depth, seen):
             return True
@@ -172,13 +170,7 @@ class ScalarValues:
     def loss_module(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`criterion(out, y)`: `criterion` (or `self.criterion`) is bound only to a loss
         module made without `reduction='none'`."""
-        values = []
-        if isinstance(func, ast.Name):
-            values = self.names.bindings(func.id, at)
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            values = self.names.self_bindings(func.attr, at)
-        elif isinstance(func, ast.Call):  # `nn.BCELoss()(out, y)`
-            values = [func]
+        values = [func] if isinstance(func, ast.Call) else self.names.of(func, at) or []  # `nn.BCELoss()(out, y)`
         values = [v for v in values if not (isinstance(v, ast.AST) and moved_itself(v, func))]
         return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
 
@@ -187,12 +179,7 @@ class ScalarValues:
         what it is was decided by `loss_module` (a parameter or a loop target is unknown)."""
         if self.index.qual(func) is not None:
             return True  # `F.mse_loss`, an imported function: `call` knows it or it is no loss
-        if isinstance(func, ast.Name):
-            values = self.names.bindings(func.id, at)
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            values = self.names.self_bindings(func.attr, at)
-        else:
-            return False
+        values = self.names.of(func, at)
         return bool(values) and all(isinstance(v, ast.AST) for v in values)
 
     def is_loss_module(self, value: ast.AST) -> bool:
@@ -238,9 +225,11 @@ class ScalarValues:
         """The `def` a call reaches: a function of this module, or a method of the class
         holding `at` called on `self`."""
         if isinstance(func, ast.Name):
-            return self._module_function(func.id, at)
+            fn = self._module_def(func.id, at)
+            return fn if isinstance(fn, ast.FunctionDef) else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            return self._method(func.attr, at)
+            cls = self.index.method_class(self.index.function_of(at))
+            return None if cls is None else own_def(cls, func.attr)
         return None
 
     def other_callees(self, func: ast.AST, at: ast.AST) -> list:
@@ -277,13 +266,8 @@ class ScalarValues:
         """The classes `expr` is an instance of, when every value it is bound to makes one:
         a class of this module (its `ClassDef`) or the qualified name of another's (a
         `None` it is also bound to is never called). None when unknown."""
-        if isinstance(expr, ast.Call):
-            values = [expr]
-        elif isinstance(expr, ast.Name):
-            values = self.names.bindings(expr.id, at)
-        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
-            values = self.names.self_bindings(expr.attr, at)
-        else:
+        values = [expr] if isinstance(expr, ast.Call) else self.names.of(expr, at)
+        if values is None:
             return None
         values = [v for v in branches(values)
                   if not is_none(v) and not (isinstance(v, ast.AST) and moved_itself(v, expr))]
@@ -295,24 +279,13 @@ class ScalarValues:
             if qual is not None and not nm.is_torch(qual):
                 out.append(qual)
             elif isinstance(value.func, ast.Name) and qual is None:
-                cls = self._module_class(value.func.id, value)
-                if cls is None:
+                cls = self._module_def(value.func.id, value)
+                if not isinstance(cls, ast.ClassDef):
                     return None
                 out.append(cls)
             else:
                 return None
         return out or None
-
-    def _module_class(self, name: str, at: ast.AST) -> Optional[ast.ClassDef]:
-        """The one module-level `class name` when nothing else binds `name` where `at` reads it."""
-        if self.index.function_of(at) is not self.index.tree and self.names.bindings(name, at):
-            return None
-        statements = self.index.module_statements
-        found = [s for s in statements if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == name]
-        if len(found) != 1 or not isinstance(found[0], ast.ClassDef) \
-                or self.index.assigned_values(self.index.tree).get(name):
-            return None
-        return found[0]
 
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
         """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;
@@ -358,24 +331,18 @@ class ScalarValues:
                 return True
         return False
 
-    def _module_function(self, name: str, at: ast.AST) -> Optional[ast.AST]:
-        """The one module-level `def name` when nothing else binds `name` where `at` reads it."""
+    def _module_def(self, name: str, at: ast.AST):
+        """The one module-level `def name` or `class name` when nothing else binds `name`
+        where `at` reads it (a local, a parameter, an assignment, an import)."""
         if self.index.function_of(at) is not self.index.tree and self.names.bindings(name, at):
-            return None  # a local or a parameter shadows it
+            return None
         statements = self.index.module_statements
-        defs = [s for s in statements if isinstance(s, ast.FunctionDef) and s.name == name]
-        if len(defs) != 1 or self.index.assigned_values(self.index.tree).get(name):
+        found = [s for s in statements if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == name]
+        if len(found) != 1 or self.index.assigned_values(self.index.tree).get(name):
             return None
         imported = any(bound == name for s in statements if isinstance(s, (ast.Import, ast.ImportFrom))
                        for bound, _ in nm.import_bindings(s))
-        return None if imported else defs[0]
-
-    def _method(self, name: str, at: ast.AST) -> Optional[ast.AST]:
-        cls = self.index.method_class(self.index.function_of(at))
-        if cls is None:
-            return None
-        defs = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name]
-        return defs[0] if len(defs) == 1 else None
+        return None if imported else found[0]
 
     def name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         # a name of this scope, not the caller's; `loss = loss + ...`: decided by its other bindings
