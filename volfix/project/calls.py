@@ -16,7 +16,7 @@ from ..syntax.document import Document
 from .early import analyse_ahead
 from .facts import HOP, ExternalCall, HelperSignature
 from .helpers import CALL_KEY, NameTable, describe_call, document_of, helper_called, helper_of_qual
-from .returns import _asked_of
+from .returns import asked_of
 from .shims import shims_called
 from .stars import has_star_import
 
@@ -35,7 +35,7 @@ def file_calls(item):
     found = calls_in(doc, path, shown, in_run, names, methods, shim_table) if doc is not None else []
     if doc is None:
         return found, None, None, None
-    asked = _asked_of(doc) if ask and TORCH_DATA_INDEX(raw) else None
+    asked = asked_of(doc) if ask and TORCH_DATA_INDEX(raw) else None
     if plan is None:
         return found, None, None, asked
     # Read before the analysis, which binds the star imports into the module's names.

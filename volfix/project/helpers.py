@@ -13,6 +13,7 @@ from ..syntax.document import Document, parse_document
 from .facts import ExternalCall, HelperSignature
 from .modules import module_candidates
 
+
 def document_of(raw: bytes) -> Optional[Document]:
     from ..files import sourcefile
 

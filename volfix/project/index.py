@@ -66,7 +66,7 @@ from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .helpers import CALL_KEY, NameTable, document_of, helper_names, short_name, signature
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
-from .returns import _module_and_name, _split_returns_key, file_returns, file_returns_asked, imports_project_module
+from .returns import file_returns, file_returns_asked, imports_project_module, module_and_name, split_returns_key
 from .shims import file_shims, shim_names, shims_called
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -465,8 +465,8 @@ class ProjectIndex:
         todo = []
         for path, _ in readers:
             for key in asked.get(path, ()):
-                qual, suffix = _split_returns_key(key)
-                where = _module_and_name(qual)
+                qual, suffix = split_returns_key(key)
+                where = module_and_name(qual)
                 if where is not None:
                     todo.append((path, key) + where + (suffix, path))
         facts: Dict[str, Optional[tuple]] = {}
@@ -486,7 +486,7 @@ class ProjectIndex:
                 if returns.get(name + suffix):
                     out.setdefault(reader, {})[key] = returns[name + suffix]
                 elif name in imported:
-                    where = _module_and_name(imported[name])
+                    where = module_and_name(imported[name])
                     if where is not None:
                         later.append((reader, key) + where + (suffix, target))
             todo = later

@@ -16,14 +16,15 @@ from ..syntax.document import Document
 from .helpers import document_of
 from .modules import ModuleTable
 
+
 def file_returns_asked(raw: bytes) -> List[str]:
     """Runs here or in a worker: what of other files a file's VF401 reads ask about
     (`flow.returns.asked_returns`)."""
     doc = document_of(raw)
-    return [] if doc is None else _asked_of(doc)
+    return [] if doc is None else asked_of(doc)
 
 
-def _asked_of(doc: Document) -> List[str]:
+def asked_of(doc: Document) -> List[str]:
     try:
         return asked_returns(doc.index())
     except RecursionError:
@@ -85,7 +86,7 @@ def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
     return False
 
 
-def _module_and_name(qual: str) -> Optional[Tuple[str, str]]:
+def module_and_name(qual: str) -> Optional[Tuple[str, str]]:
     """`utils.f` -> (`utils`, `f`); `.f` -> (`.`, `f`): the module as `ModuleTable` resolves it."""
     head, dot, name = qual.rpartition(".")
     if not dot:
@@ -93,7 +94,7 @@ def _module_and_name(qual: str) -> Optional[Tuple[str, str]]:
     return (head if head.strip(".") else head + "."), name
 
 
-def _split_returns_key(key: str) -> Tuple[str, str]:
+def split_returns_key(key: str) -> Tuple[str, str]:
     """`pkg.mod.Cls().update` -> (`pkg.mod.Cls`, `().update`); `pkg.f` -> (`pkg.f`, ``)."""
     if key.endswith(INSTANCE_CALL):
         return key[:-len(INSTANCE_CALL)], INSTANCE_CALL

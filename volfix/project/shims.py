@@ -11,6 +11,7 @@ from ..flow.grad_mode import GradShim, shim_of
 from .facts import Links
 from .helpers import NameTable, document_of, helper_called, helper_of_qual
 
+
 def file_shims(item) -> List[GradShim]:
     """Runs here or in a worker: the module-level functions of a file read as grad-mode
     context managers (`flow.grad_mode.shim_of`), with the torch names its star imports of
