@@ -305,6 +305,14 @@ CASES = [
          graph_before="T{10}", graph_after="T{6}F{4}",
          repair=Repair(".data[0]", ".data.tolist()", IndexError, "too many indices for array",
                        more=(("loss[0]", "loss.tolist()"), ("numpy()[0]", "numpy().tolist()")))),
+    # Reads that are 0-dim only by the ranks of what they index (issue 22): a pointer cache's
+    # probability picked from a row of `softmax(output.view(-1, ntokens))` (awd-lstm-lm), a
+    # beam's order walked row by row after `topk` (pytorch-seq2seq), times of shape (1,)
+    # joined by `torch.cat` and their `torch.std(..., 0)` (pyro). The repair reads each as 0.3 did.
+    Case("ranked_reads", frozenset({"VF101", "VF110", "VF401"}),
+         inference=("scores",),
+         graph_before="T{4}", graph_after="F{4}",
+         repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor")),
     # `Variable` is never imported (issue 22): each call raised NameError. The calls are
     # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
     Case("unbound_variable", frozenset({"VF101", "VF110"}),

@@ -92,8 +92,8 @@ class NameBindings:
         return found
 
     def _dominated(self, name: str, scope: ast.AST, at: ast.AST):
-        """Which bindings of `name` can reach `at`, when an assignment `name = ...` dominates
-        it: one of the statements before `at` (or before a statement holding it) in the same
+        """Which bindings of `name` can reach `at`, when an assignment `name = ...` (or `a, name =
+        ...`) dominates it: one of the statements before `at` (or before a statement holding it) in the same
         block, `losses = [torch.mean(l) for l in losses]` after `losses = model(x)`. Only that
         assignment and the bindings after it, up to and around `at`, reach (a loop back to
         them passes the assignment again); the statement holding `at` binds after reading
@@ -115,7 +115,7 @@ class NameBindings:
         for owner, field, block, position in self._blocks_up(own):
             for first in range(position - 1, -1, -1):
                 s = block[first]
-                if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
+                if isinstance(s, ast.Assign) and any(name in nm.target_names(t) for t in s.targets):
                     return s, (lambda node, first=first, block=block, last=position:
                                self._between(node, block, first, last, own))
             if isinstance(owner, (ast.For, ast.AsyncFor)) and field == "body" and name in nm.target_names(

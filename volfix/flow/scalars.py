@@ -13,6 +13,7 @@ from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from .bindings import Element, NameBindings, Unpacked
+from .ranks import Ranks
 from .shapes import (ELEMENTWISE, LOSS_FUNCTIONS, MODULE_MOVES, REDUCTIONS, SCALAR_ARITHMETIC, SHAPE_KEEPING, branches,
                      empty_literal, first_dim_reduction, is_none, is_number, is_zero, moved_itself, own_item,
                      own_returns, reduced, self_moved, viewed_one_dim, whole_reduction)
@@ -36,6 +37,7 @@ class ScalarValues:
     def __init__(self, index) -> None:
         self.index = index
         self.names = NameBindings(index)
+        self.ranks = Ranks(self)
         self._false: Set[str] = set()  # questions answered no (never by a cycle's assumption)
 
     def _guarded(self, key: str, seen: Set[str], on_cycle: bool, compute: Callable[[], bool]) -> bool:
@@ -73,8 +75,11 @@ class ScalarValues:
             return self.one_element(expr.value, at, depth + 1, seen)
         if isinstance(expr, ast.Name):
             return self.name(expr.id, at, depth, seen)
-        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
-            return not empty_literal(expr.value) and self.elements(expr.value, at, depth + 1, seen)  # `f(x)[0]`
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int \
+                and not empty_literal(expr.value) and self.elements(expr.value, at, depth + 1, seen):  # `f(x)[0]`
+            return True
+        if isinstance(expr, ast.Subscript):  # `p[targets[idx].data]` of a 1-dim `p`
+            return self.ranks.exact(expr, at, depth + 1) == 0
         return False
 
     def plain_tensor(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
@@ -136,6 +141,11 @@ class ScalarValues:
         return False
 
     def call(self, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """A loss, a reduction, a function returning one; else a call `flow.ranks` finds 0-dim
+        (`torch.std(torch.cat(samples), 0)` of 1-dim samples)."""
+        return self._call(call, at, depth, seen) or self.ranks.exact(call, at, depth + 1) == 0
+
+    def _call(self, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         func = call.func
         qual = self.index.qual(func)
         if qual is not None and qual.startswith("torch.nn.functional."):
@@ -383,6 +393,8 @@ class ScalarValues:
                 return True  # `for t in target.view(-1)`: 0-dim elements
             return self.every_return(iterable.func, at, "[] ", seen,
                                      lambda v, inner: self.elements(v, v, depth + 1, inner), shape=LIST)
+        if isinstance(iterable, ast.Subscript):  # `for k in idx[b, :]` of a 2-dim `idx`
+            return self.one_dim(iterable, at, depth + 1, seen)
         if not isinstance(iterable, ast.Name):
             return False
         if self.one_dim(iterable, at, depth + 1, set(seen)):
@@ -497,11 +509,12 @@ class ScalarValues:
             return self.one_dim(expr.args[0], at, depth + 1, seen)
         if isinstance(expr, ast.Name):
             values = self.names.bindings(expr.id, at)
-            return self._guarded("1-d " + self.names.key(expr.id, at), seen, True, lambda: bool(values) and all(
-                self.item(v.value, v.path, at, depth + 1, seen, self.one_dim) if isinstance(v, Unpacked)
-                else isinstance(v, ast.AST) and self.one_dim(v, v, depth + 1, seen) for v in values)
-                and not all(self_moved(v, expr.id) for v in values))
-        return False
+            if self._guarded("1-d " + self.names.key(expr.id, at), seen, True, lambda: bool(values) and all(
+                    self.item(v.value, v.path, at, depth + 1, seen, self.one_dim) if isinstance(v, Unpacked)
+                    else isinstance(v, ast.AST) and self.one_dim(v, v, depth + 1, seen) for v in values)
+                    and not all(self_moved(v, expr.id) for v in values)):
+                return True
+        return isinstance(expr, (ast.Name, ast.Call, ast.Subscript)) and self.ranks.exact(expr, at, depth + 1) == 1
 
     def numpy_array(self, expr: ast.AST, at: ast.AST, depth: int = 0, seen: Optional[Set[str]] = None) -> bool:
         """A NumPy array: `loss.data.cpu().numpy()`, or a name bound only to one (also

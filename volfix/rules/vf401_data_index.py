@@ -26,8 +26,10 @@ class ScalarDataIndex(Rule):
     bound to one), and `x[0]` where `x` certainly is one (`total_loss[0]` after `total_loss +=
     len(data) * criterion(...).data`; `prec1[0]` after `prec1, prec5 = accuracy(...)`, whose
     list holds sums over the one dimension of `correct[:k].view(-1)`); a value only named
-    like a loss (`loss`, `d_loss`, `self.loss`) gets an unsafe fix. Files are read when they
-    hold a `.data[0]`.
+    like a loss (`loss`, `d_loss`, `self.loss`) gets an unsafe fix. Also a value 0-dim by the
+    ranks of what it indexes: `p[targets[idx].data]` with `p` a row of `softmax(out.view(-1,
+    n))` and `targets` 1-dim, an element of a `topk` order's row, `torch.std(torch.cat(ts), 0)`
+    of shape-(1,) values. Files are read when they hold a `.data[0]`.
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.

@@ -1,0 +1,112 @@
+"""A 0.3-era evaluation script whose readings are 0-dim only by the ranks of what they index.
+
+Each `.data[0]` below gave a Python number in 0.3, when indexing a 1-dim Variable gave shape
+(1,); since 0.4 each value is 0-dim and the read raises IndexError. Nothing here is a loss or
+a reduction over everything: the shapes come from the steps between. A pointer-cache
+evaluation (as in language-model repositories) picks one probability out of a row of
+`softmax(output.view(-1, ntokens))`, mixed with a cache distribution made of one-hot rows; a
+beam search re-sorts its scores with `topk` and walks a row of the order; a simulator
+returns shape-(1,) times that `torch.cat` joins, then reads each one and their spread.
+"""
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+WINDOW, THETA, LAMBDAH = 5, 1.0, 0.3
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, ntokens, nhid):
+        super(LanguageModel, self).__init__()
+        self.embed = nn.Embedding(ntokens, nhid)
+        self.decoder = nn.Linear(nhid, ntokens)
+
+    def forward(self, x):
+        hidden = torch.tanh(self.embed(x))
+        return self.decoder(hidden), hidden
+
+
+def one_hot(idx, size):
+    a = np.zeros((1, size), np.float32)
+    a[0][idx] = 1
+    return Variable(torch.from_numpy(a))
+
+
+def pointer_evaluate(model, batches, ntokens):
+    total = 0
+    history = None
+    hidden_history = None
+    for data, target in batches:
+        output, hidden = model(Variable(data, volatile=True))
+        targets = Variable(target.view(-1), volatile=True)
+        output_flat = output.view(-1, ntokens)
+        rnn_out = hidden.view(-1, hidden.size(-1))
+        start = len(history) if history is not None else 0
+        if history is None:
+            history = torch.cat([one_hot(t.data[0], ntokens) for t in targets])
+        else:
+            history = torch.cat([history, torch.cat([one_hot(t.data[0], ntokens) for t in targets])])
+        if hidden_history is None:
+            hidden_history = Variable(rnn_out.data)
+        else:
+            hidden_history = torch.cat([hidden_history, Variable(rnn_out.data)], 0)
+        probs = F.softmax(output_flat, 1)
+        for idx, vocab in enumerate(probs):
+            p = vocab
+            if start + idx > WINDOW:
+                valid = history[start + idx - WINDOW:start + idx]
+                valid_hidden = hidden_history[start + idx - WINDOW:start + idx]
+                logits = torch.mv(valid_hidden, rnn_out[idx])
+                attention = F.softmax(THETA * logits, 0).view(-1, 1)
+                cache = (attention.expand_as(valid) * valid).sum(0).squeeze()
+                p = LAMBDAH * cache + (1 - LAMBDAH) * vocab
+            target_p = p[targets[idx].data]
+            total += (-torch.log(target_p)).data[0]
+        history = history[-WINDOW:]
+        hidden_history = hidden_history[-WINDOW:]
+    return total / len(batches)
+
+
+def rerank(model, x, b, k):
+    output, _ = model(Variable(x, volatile=True))
+    scores = F.log_softmax(output, 1)[:, 0]
+    sorted_score, _ = scores.view(b, k).topk(k)
+    s = sorted_score.clone()
+    s, order = s.topk(k)
+    ranked = [[j.data[0] for j in order[b_idx, :]] for b_idx in range(b)]
+    return ranked, s
+
+
+def simulate(mu, steps=10, dt=0.1):
+    t = Variable(torch.zeros(1))
+    velocity = Variable(torch.zeros(1))
+    acceleration = Variable(torch.Tensor([2.0])) - Variable(torch.Tensor([1.5])) * mu
+    for _ in range(steps):
+        velocity += acceleration * dt
+        t += dt
+    return t + 0.01 * velocity
+
+
+def measure(mus):
+    observed = torch.cat([simulate(Variable(torch.Tensor([mu]))) for mu in mus])
+    mean = np.mean([t.data[0] for t in observed])
+    spread = torch.std(observed, 0)
+    return float(mean), spread.data[0]
+
+
+def run():
+    torch.manual_seed(11)
+    ntokens = 7
+    model = LanguageModel(ntokens, 4)
+    batches = [(torch.LongTensor(3, 2).random_(0, ntokens), torch.LongTensor(3, 2).random_(0, ntokens))
+               for _ in range(3)]
+    pointer = pointer_evaluate(model, batches, ntokens)
+    ranked, scores = rerank(model, torch.LongTensor(6).random_(0, ntokens), 2, 3)
+    mean, spread = measure([0.1, 0.4, 0.7])
+    return {"pointer": pointer, "ranked": ranked, "scores": scores, "mean": mean, "spread": spread}
+
+
+if __name__ == "__main__":
+    print(run())
