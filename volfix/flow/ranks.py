@@ -207,8 +207,8 @@ class Ranks:
         if isinstance(iterable, ast.Call) and not iterable.keywords and not any(
                 isinstance(a, ast.Starred) for a in iterable.args):
             func, args = iterable.func, iterable.args
-            if self.values._builtin(func, "range", at):
-                return NUMBER if not path else None
+            if self.values._builtin(func, "range", at) or self.values._builtin(func, "xrange", at):
+                return NUMBER if not path else None  # `xrange`: Python 2 code
             if self.values._builtin(func, "enumerate", at) and len(args) == 1 and path:
                 return NUMBER if path == (0,) else self._element(args[0], path[1:], at, depth + 1) \
                     if path[0] == 1 else None

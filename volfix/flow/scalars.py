@@ -16,7 +16,7 @@ from .bindings import Element, NameBindings, Unpacked
 from .ranks import Ranks
 from .shapes import (ELEMENTWISE, LOSS_FUNCTIONS, MODULE_MOVES, REDUCTIONS, SCALAR_ARITHMETIC, SHAPE_KEEPING, branches,
                      empty_literal, first_dim_reduction, is_none, is_number, is_zero, moved_itself, own_item,
-                     own_returns, reduced, self_moved, viewed_one_dim, whole_reduction)
+                     narrowed_number, own_returns, reduced, self_moved, viewed_one_dim, whole_reduction)
 
 MAX_DEPTH = 24
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -70,7 +70,9 @@ class ScalarValues:
             return self.one_element(expr.operand, at, depth + 1, seen)
         if isinstance(expr, ast.IfExp):  # `loss if total is None else total + loss`: a `None` never reaches `[0]`
             sides = [s for s in (expr.body, expr.orelse) if not is_none(s)]
-            return bool(sides) and all(self.one_element(s, at, depth + 1, seen) for s in sides)
+            numbers = [s for s in sides if narrowed_number(expr, s)]  # `torch.mean(x) if not isinstance(x, int) else x`
+            return len(numbers) < len(sides) and all(
+                s in numbers or self.one_element(s, at, depth + 1, seen) for s in sides)
         if isinstance(expr, ast.Attribute) and expr.attr == "data":  # `criterion(...).data`
             return self.one_element(expr.value, at, depth + 1, seen)
         if isinstance(expr, ast.Name):
@@ -477,7 +479,8 @@ class ScalarValues:
 
     def _dict_values(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         values = self.names.bindings(name, at)
-        if not values or not all(isinstance(v, ast.Dict) and None not in v.keys for v in values):
+        if not values or not all(isinstance(v, ast.Dict) and None not in v.keys or self._zipped(v, at) is not None
+                                 for v in values):
             return False
         stored = []
         scope = self.index.function_of(at)
@@ -492,8 +495,20 @@ class ScalarValues:
                 if not (isinstance(holder, ast.Assign) and parent in holder.targets):
                     return False
                 stored.append(holder.value)
-        return all(self.one_element(v, v, depth + 1, seen) for d in values for v in d.values) and all(
+        return all(self.elements(self._zipped(d, at), at, depth + 1, seen) if not isinstance(d, ast.Dict)
+                   else all(self.one_element(v, v, depth + 1, seen) for v in d.values) for d in values) and all(
             self.one_element(v, v, depth + 1, seen) for v in stored)
+
+    def _zipped(self, value: ast.AST, at: ast.AST) -> Optional[ast.AST]:
+        """`dict(zip(names, losses))`: the sequence of its values (`losses`); else None."""
+        if not (isinstance(value, ast.Call) and self._builtin(value.func, "dict", at) and len(value.args) == 1
+                and not value.keywords):
+            return None
+        inner = value.args[0]
+        if isinstance(inner, ast.Call) and self._builtin(inner.func, "zip", at) and len(inner.args) == 2 \
+                and not inner.keywords and not any(isinstance(a, ast.Starred) for a in inner.args):
+            return inner.args[1]
+        return None
 
     def one_dim(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """Certainly a 1-dim tensor: `x.view(-1)` (also through `.float()`, `.cuda()`...),
@@ -534,6 +549,7 @@ class ScalarValues:
     def _builtin(self, func: ast.AST, name: str, at: ast.AST) -> bool:
         return (isinstance(func, ast.Name) and func.id == name and not self.names.bindings(name, at)
                 and not self.index.module_names.bound(name))
+
 
 def own_def(cls: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:
     defs = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]

@@ -84,6 +84,21 @@ def is_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def narrowed_number(choice: ast.IfExp, side: ast.AST) -> bool:
+    """`side` is a name the test of `choice` proves a number there: `x` in `torch.mean(x) if
+    not isinstance(x, int) else x` (pix2pixHD's losses: a loss it did not compute is 0)."""
+    test, positive = choice.test, side is choice.body
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, positive = test.operand, not positive
+    if not (positive and isinstance(side, ast.Name) and isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance" and len(test.args) == 2 and not test.keywords):
+        return False
+    subject, kinds = test.args
+    kinds = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    return (isinstance(subject, ast.Name) and subject.id == side.id and bool(kinds)
+            and all(isinstance(k, ast.Name) and k.id in ("int", "float") for k in kinds))
+
+
 def empty_literal(node: ast.AST) -> bool:
     """`()`, `[]`: every element is one element, vacuously (a chunk's stand-in binding)."""
     return isinstance(node, (ast.List, ast.Tuple)) and not node.elts
