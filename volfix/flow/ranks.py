@@ -53,6 +53,11 @@ _FIXED = {"mm": 2, "mv": 1, "bmm": 3, "ger": 2, "outer": 2, "nonzero": 2, "maske
 _PAIRS_KEEPING = frozenset({"topk", "sort"})
 _PAIRS_DROPPING = frozenset({"max", "min", "median", "mode", "kthvalue"})
 MAX_DEPTH = 24
+_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# torchvision datasets whose target is a class number (collated into a 1-dim batch).
+_LABELLED_DATASETS = frozenset(f"torchvision.datasets.{name}" for name in (
+    "MNIST", "FashionMNIST", "KMNIST", "EMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10", "USPS",
+    "ImageFolder"))
 
 
 def _join(a: Rank, b: Rank) -> Rank:
@@ -222,9 +227,34 @@ class Ranks:
                 out = None if isinstance(e, ast.Starred) else _join(out, self._item(e, path, e, depth + 1))
             return None if out == CYCLE else out
         if path:
-            return None
+            return _exact(1) if path == (1,) and self._labelled_loader(iterable, at) else None
         rank = self.rank(iterable, at, depth + 1)  # the rows of a tensor
         return _shift(rank, -1) if isinstance(rank, tuple) and rank[0] >= 1 else None
+
+    def _labelled_loader(self, loader: ast.AST, at: ast.AST) -> bool:
+        """A `DataLoader` (default collation) of a torchvision dataset whose targets are class
+        numbers (`dset.MNIST(...)` without `target_transform`): its label batches are 1-dim."""
+        call = self._made_by(loader, at, _LOADERS)
+        if call is None or not call.args:
+            return False
+        dataset = self._made_by(call.args[0], call, _LABELLED_DATASETS)
+        return dataset is not None and len(dataset.args) <= 2  # not a positional `target_transform`
+
+    def _made_by(self, expr: ast.AST, at: ast.AST, quals: frozenset) -> Optional[ast.Call]:
+        """The call of one of `quals` that `expr` is (or the one value of the name `expr`),
+        when it keeps the default collation, batching and targets."""
+        values = [expr] if isinstance(expr, ast.Call) else self.names.of(expr, at)
+        if not values or len(values) != 1 or not isinstance(values[0], ast.Call):
+            return None
+        call = values[0]
+        if self.index.qual(call.func) not in quals or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        for k in call.keywords:
+            if k.arg is None or k.arg in ("collate_fn", "target_transform") and not is_none(k.value):
+                return None
+            if k.arg == "batch_size" and is_none(k.value):
+                return None  # unbatched: each label a number
+        return call
 
     def _item(self, value: ast.AST, path: Tuple[int, ...], at: ast.AST, depth: int) -> Rank:
         """The item of `value` at `path` (`values, indices = s.topk(k)`)."""

@@ -29,7 +29,8 @@ class ScalarDataIndex(Rule):
     like a loss (`loss`, `d_loss`, `self.loss`) gets an unsafe fix. Also a value 0-dim by the
     ranks of what it indexes: `p[targets[idx].data]` with `p` a row of `softmax(out.view(-1,
     n))` and `targets` 1-dim, an element of a `topk` order's row, `torch.std(torch.cat(ts), 0)`
-    of shape-(1,) values. Files are read when they hold a `.data[0]`.
+    of shape-(1,) values, one label of a batch from a `DataLoader` of `torchvision.datasets.MNIST`
+    (or another dataset of class numbers). Files are read when they hold a `.data[0]`.
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.
