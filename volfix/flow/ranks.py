@@ -20,7 +20,9 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set, Tuple, Union
 
+from ..syntax import names as nm
 from .bindings import Element, Unpacked
+from .calls import bound_positional, call_sites, parameter_defaults, passed_argument
 from .shapes import DIM_REDUCTIONS, ELEMENTWISE, REDUCTIONS, SHAPE_KEEPING, int_value, is_none, is_number, \
     own_returns, whole_reduction
 
@@ -48,7 +50,8 @@ _SIZED = frozenset({"zeros", "ones", "rand", "randn", "empty", "Tensor", "FloatT
 _FROM_DATA = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
                         "HalfTensor", "BoolTensor", "tensor"})
 _NUMPY_SIZED = frozenset({"zeros", "ones", "empty"})
-_FIXED = {"mm": 2, "mv": 1, "bmm": 3, "ger": 2, "outer": 2, "nonzero": 2, "masked_select": 1}
+_FIXED = {"mm": 2, "mv": 1, "bmm": 3, "ger": 2, "outer": 2, "nonzero": 2, "masked_select": 1, "arange": 1,
+          "linspace": 1, "logspace": 1, "randperm": 1}
 # (values, indices) pairs: `topk` and `sort` keep the rank, the others drop the dimension.
 _PAIRS_KEEPING = frozenset({"topk", "sort"})
 _PAIRS_DROPPING = frozenset({"max", "min", "median", "mode", "kthvalue"})
@@ -170,9 +173,13 @@ class Ranks:
 
     def _bound(self, name: str, at: ast.AST, depth: int) -> Rank:
         values = [v for v in self.names.bindings(name, at) if not is_none(v)]
-        if not values or any(v is None for v in values):
-            return None
         assigned: Rank = CYCLE
+        scope = self.index.function_of(at)
+        if values and values[-1] is None and name in nm.function_params(scope):  # a parameter
+            assigned = self._parameter(scope, name, depth)
+            values = values[:-1]
+        if not values and assigned == CYCLE or any(v is None for v in values) or assigned is None:
+            return None
         augmented = []
         for v in values:
             if isinstance(v, Element):
@@ -193,6 +200,69 @@ class Ranks:
             elif not isinstance(assigned, tuple):
                 return None
         return None if assigned == CYCLE else assigned
+
+    def _parameter(self, fn: ast.AST, name: str, depth: int) -> Rank:
+        """What the calls of `fn` in this file pass for `name` (its default where they pass
+        nothing; a None passed or defaulted never reaches a tensor operation: `if x is None`).
+        Only in a program (a notebook, or a script run as `__main__`), for a module-level function
+        called by its name alone, so that no other file's call can pass something else."""
+        if not self._program() or not isinstance(self.index.parents.get(fn), ast.Module):
+            return None
+        sites = self._sites(fn)
+        if not sites:
+            return None
+        positional, defaults = bound_positional(fn, method=False), parameter_defaults(fn)
+        out: Rank = CYCLE
+        for call in sites:
+            arg, known = passed_argument(call, positional, name)
+            if not known:
+                return None
+            if arg is None and name not in defaults:
+                return None
+            arg = defaults[name] if arg is None else arg
+            if not is_none(arg):
+                out = _join(out, self.rank(arg, call, depth + 1))
+        return out
+
+    def _sites(self, fn: ast.AST) -> Optional[list]:
+        """The calls of the module-level `fn` by its name; None when its name is used otherwise
+        (passed as a value), or bound otherwise. A name that top-level defs bind again (a
+        notebook's cells redefining `f`) calls the def before it, read only at the top level."""
+        name = fn.name  # type: ignore[attr-defined]
+        if self.values._module_def(name, fn) is fn:
+            sites, other = call_sites(self.index, fn)
+            return None if other else sites
+        statements = self.index.module_statements
+        position = {id(s): k for k, s in enumerate(statements)}
+        index = self.index
+        defs = [s for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and s.name == name or isinstance(s, (ast.Import, ast.ImportFrom))
+                and any(bound == name for bound, _ in nm.import_bindings(s))]
+        defs += [index.statement_of(n) for n in index.names.get(name, ())
+                 if not isinstance(n.ctx, ast.Load) and index.function_of(n) is index.tree]
+        if not all(isinstance(d, ast.FunctionDef) and isinstance(index.parents.get(d), ast.Module) for d in defs):
+            return None
+        defs.sort(key=lambda d: position[id(d)])
+        sites = []
+        for node in index.names.get(name, ()):
+            if not isinstance(node.ctx, ast.Load):
+                continue
+            own = index.statement_of(node)
+            if id(own) not in position:
+                return None  # inside a def or a class: which def it calls is not read
+            before = [d for d in defs if position[id(d)] < position[id(own)]]
+            if before and before[-1] is fn:
+                parent = index.parents.get(node)
+                if not (isinstance(parent, ast.Call) and parent.func is node):
+                    return None
+                sites.append(parent)
+        return sites
+
+    def _program(self) -> bool:
+        if self.index.notebook:
+            return True
+        return any(isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and ast.unparse(s.test).replace(
+            "'", '"') in ('__name__ == "__main__"', '"__main__" == __name__') for s in self.index.module_statements)
 
     def _options(self, expr: ast.AST, at: ast.AST) -> bool:
         """`args` bound only to `parser.parse_args()`: its attributes are options, no tensors."""

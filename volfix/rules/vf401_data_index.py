@@ -30,7 +30,9 @@ class ScalarDataIndex(Rule):
     ranks of what it indexes: `p[targets[idx].data]` with `p` a row of `softmax(out.view(-1,
     n))` and `targets` 1-dim, an element of a `topk` order's row, `torch.std(torch.cat(ts), 0)`
     of shape-(1,) values, one label of a batch from a `DataLoader` of `torchvision.datasets.MNIST`
-    (or another dataset of class numbers). Files are read when they hold a `.data[0]`.
+    (or another dataset of class numbers). In a program (a notebook, or a script with a
+    `__main__` guard) a function's parameter holds what the calls there pass (`for ii in x`
+    after `f(V(t.arange(-2., 4.)))`). Files are read when they hold a `.data[0]`.
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.

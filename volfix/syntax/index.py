@@ -68,6 +68,7 @@ class ModuleIndex:
         self.mentions: Dict[str, Set[int]] = {}  # name -> ids of statements whose own expressions read it
         self.module_statements: List[ast.stmt] = []  # every statement not inside a def or class, in order
         self.declared: Set[str] = set()  # names some `global` or `nonlocal` statement declares
+        self.notebook = False  # the cells of a notebook (`Document.index` tells)
         self._walk(tree)
         self.module_names = nm.ModuleNames(self.module_statements, inherited)
         self._function_bindings: Dict[int, nm.Bindings] = {}
