@@ -1,0 +1,134 @@
+"""VF401's ranks (`volfix.flow.ranks`) against real PyTorch: generated programs of tensor steps
+(views, reductions, indexing, `topk` pairs, `torch.cat`, broadcasting, loops and branches) are
+run under torch 2.x, and every rank the analysis gives for a name must hold what torch
+computed: an exact rank is the tensor's `dim()`, a range holds it, a number is no tensor.
+
+Each step is kept only when torch runs it, so the programs are valid; the analysis never
+runs them. A rank claimed wrongly is a `.data[0]` VF401 would rewrite wrongly.
+"""
+from __future__ import annotations
+
+import ast
+import random
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from volfix.flow.ranks import NUMBER  # noqa: E402
+from volfix.flow.scalars import ScalarValues  # noqa: E402
+from volfix.syntax.index import ModuleIndex  # noqa: E402
+from volfix.syntax.positions import SourceText  # noqa: E402
+
+HEADER = "import numpy as np\nimport torch\nimport torch.nn.functional as F\nFLAG = {flag}\nSCALE = 0.5\n"
+PROGRAMS = 400
+STEPS = 14
+
+
+def _sizes(rng: random.Random, rank: int) -> str:
+    return ", ".join(str(rng.choice((1, 2, 3, 4))) for _ in range(rank))
+
+
+def _sources(rng: random.Random) -> list:
+    """Statements that make a tensor from nothing."""
+    return [
+        f"torch.randn({_sizes(rng, rng.randint(1, 4))})",
+        f"torch.zeros({_sizes(rng, rng.randint(1, 3))})",
+        f"torch.from_numpy(np.zeros(({_sizes(rng, 2)},), np.float32))",
+        "torch.Tensor([1.0, 2.0])",
+        "torch.Tensor([[1.0], [2.0]])",
+        "torch.arange(6.)",
+        "torch.tensor(3.0)",
+    ]
+
+
+def _steps(rng: random.Random, a: str, b: str, new: str) -> list:
+    """Statements binding `new` from the names `a` and `b` (any rank: torch decides)."""
+    d = rng.choice((0, 1, -1))
+    return [
+        f"{new} = {a}.view(-1)", f"{new} = {a}.view(-1, {rng.choice((1, 2, 3))})",
+        f"{new} = {a}.reshape({rng.choice((1, 2))}, -1, 1)", f"{new} = {a}.view({a}.size(0), -1)",
+        f"{new} = {a}.sum({d})", f"{new} = {a}.mean(dim={d})", f"{new} = {a}.sum()", f"{new} = {a}.sum({d}, keepdim=True)",
+        f"{new} = torch.std({a}, 0)", f"{new} = torch.sum({a})", f"{new} = {a}.max({d})[0]", f"{new} = {a}.max()",
+        f"{new}, _ = {a}.topk(1)", f"_, {new} = {a}.max({d})", f"{new}, _ = {a}.sort()",
+        f"{new} = {a}[0]", f"{new} = {a}[:, 0]", f"{new} = {a}[1:]", f"{new} = {a}[None]", f"{new} = {a}[0, 0]",
+        f"{new} = {a}[torch.tensor(0)]", f"{new} = {a}[..., 0]",
+        f"{new} = {a}.squeeze()", f"{new} = {a}.squeeze(0)", f"{new} = {a}.unsqueeze({rng.choice((0, 1))})",
+        f"{new} = {a} * 2", f"{new} = SCALE * {a} + {b}", f"{new} = {a} - {b}", f"{new} = -{a}",
+        f"{new} = torch.cat([{a}, {a}])", f"{new} = torch.cat([{a}, {b}], 0)", f"{new} = torch.stack([{a}, {a}])",
+        f"{new} = F.softmax({a}, 0)", f"{new} = torch.log({a}.abs() + 1)", f"{new} = {a}.t()",
+        f"{new} = {a}.expand_as({b})", f"{new} = {a}.clone().detach()", f"{new} = {a}.float().cpu()",
+        f"{new} = torch.mv({a}, {b})", f"{new} = torch.mm({a}, {b})", f"{new} = {a}.data",
+        f"for {new} in {a}:\n    pass", f"for _k, {new} in enumerate({a}):\n    pass",
+        f"{new} = [{new}_e * 2 for {new}_e in {a}][0]",
+        f"if FLAG:\n    {new} = {a}.view(-1)\nelse:\n    {new} = {b}.view(-1)",
+        f"{new} = {a} if FLAG else {b}",
+        f"{new} = {a}.size(0)", f"{new} = {a}.numel() * 2",
+        f"{new} = {a}\n{new} += 1", f"{new} = {a}.cuda() if False else {a}",
+    ]
+
+
+def generate(seed: int) -> tuple:
+    """(text, the values it binds, their names): a program whose every statement runs under
+    torch (steps that raise are left out)."""
+    rng = random.Random(seed)
+    text = HEADER.format(flag=rng.choice((True, False)))
+    scope: dict = {}
+    exec(compile(text, "<generated>", "exec"), scope)
+    names: list = []
+    for step in range(STEPS):
+        new = f"v{step}"
+        if not names or rng.random() < 0.2:
+            candidates = [f"{new} = {s}" for s in _sources(rng)]
+        else:
+            tensors = [n for n in names if isinstance(scope.get(n), torch.Tensor)] or names
+            candidates = _steps(rng, rng.choice(tensors), rng.choice(tensors), new)
+        rng.shuffle(candidates)
+        for statement in candidates[:6]:
+            trial = dict(scope)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # `torch.std` of one element: nan, and a warning
+                    exec(compile(statement + "\n", "<step>", "exec"), trial)
+            except Exception:
+                continue
+            if new not in trial:
+                continue  # a loop over an empty tensor binds nothing
+            scope, text = trial, text + statement + "\n"
+            names.append(new)
+            break
+    return text + "print(" + ", ".join(names) + ")\n", scope, names
+
+
+def claims(text: str) -> dict:
+    """name -> the rank the analysis gives it, read where the last line prints it."""
+    tree = ast.parse(text)
+    index = ModuleIndex(tree, SourceText(text))
+    last = tree.body[-1]
+    out = {}
+    for node in ast.walk(last):
+        if isinstance(node, ast.Name) and node.id.startswith("v"):
+            out[node.id] = ScalarValues(index).ranks.rank(node, node)
+    return out
+
+
+def holds(rank, value) -> bool:
+    if rank is None:
+        return True
+    if rank == NUMBER:
+        return not isinstance(value, torch.Tensor)
+    return isinstance(value, torch.Tensor) and rank[0] <= value.dim() <= rank[1]
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_every_rank_claimed_holds_under_torch(chunk):
+    told = exact = 0
+    for seed in range(chunk * PROGRAMS // 8, (chunk + 1) * PROGRAMS // 8):
+        text, scope, names = generate(seed)
+        for name, rank in claims(text).items():
+            assert holds(rank, scope[name]), f"seed {seed}: {name} claimed {rank}, torch made " \
+                f"{scope[name].dim() if isinstance(scope[name], torch.Tensor) else type(scope[name]).__name__}\n{text}"
+            told += rank is not None
+            exact += isinstance(rank, tuple) and rank[0] == rank[1]
+    assert exact > told // 3, (exact, told)  # the analysis decides most steps, not none
