@@ -16,7 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from volfix.flow.ranks import NUMBER  # noqa: E402
+from volfix.flow.rank_lattice import NUMBER  # noqa: E402
 from volfix.flow.scalars import ScalarValues  # noqa: E402
 from volfix.syntax.index import ModuleIndex  # noqa: E402
 from volfix.syntax.positions import SourceText  # noqa: E402

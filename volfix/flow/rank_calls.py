@@ -1,0 +1,184 @@
+"""The ranks of PyTorch's (and NumPy's) calls for `flow.ranks`: methods of a tensor, `torch.*`
+and `torch.nn.functional.*` functions, constructors by their sizes, `(values, indices)` pairs.
+Each rule is PyTorch's documented shape: a reduction over one dimension drops it (without
+`keepdim`), `view`/`reshape` has as many dimensions as it is given sizes, `torch.cat` keeps the
+rank its tensors share.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .rank_lattice import NUMBER, Rank, broadcast, exactly, shift
+from .shapes import DIM_REDUCTIONS, ELEMENTWISE, REDUCTIONS, SHAPE_KEEPING, int_value, is_number, \
+    whole_reduction
+
+# Methods and `torch.nn.functional` functions that keep the rank of the tensor they read.
+_KEEPING = SHAPE_KEEPING | frozenset({
+    "clamp", "clamp_", "masked_fill", "masked_fill_", "softmax", "log_softmax", "transpose", "t", "flip",
+    "roll", "exp_", "log_", "sigmoid_", "tanh_", "relu_", "zero_", "fill_", "normal_", "uniform_", "abs_",
+    "neg_", "sqrt_"})
+_FUNCTIONAL_KEEPING = frozenset({
+    "softmax", "log_softmax", "relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "sigmoid", "tanh",
+    "softplus", "dropout", "hardtanh", "normalize", "logsigmoid", "softsign"})
+# `torch.<f>(x, ...)` keeping the rank of `x`.
+_TORCH_KEEPING = ELEMENTWISE | frozenset({"clamp", "softmax", "log_softmax", "transpose", "t", "flip",
+                                           "zeros_like", "ones_like", "rand_like", "randn_like",
+                                           "empty_like", "from_numpy", "clone"})
+# `torch.<f>(*sizes)` and NumPy's `np.<f>(shape)`: as many dimensions as sizes.
+_SIZED = frozenset({"zeros", "ones", "rand", "randn", "empty", "Tensor", "FloatTensor", "DoubleTensor",
+                    "LongTensor", "IntTensor", "ByteTensor", "HalfTensor", "BoolTensor"})
+_FROM_DATA = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
+                        "HalfTensor", "BoolTensor", "tensor"})
+_NUMPY_SIZED = frozenset({"zeros", "ones", "empty"})
+_FIXED = {"mm": 2, "mv": 1, "bmm": 3, "ger": 2, "outer": 2, "nonzero": 2, "masked_select": 1, "arange": 1,
+          "linspace": 1, "logspace": 1, "randperm": 1}
+# (values, indices) pairs: `topk` and `sort` keep the rank, the others drop the dimension.
+_PAIRS_KEEPING = frozenset({"topk", "sort"})
+_PAIRS_DROPPING = frozenset({"max", "min", "median", "mode", "kthvalue"})
+
+
+class CallRanks:
+    """The calls' half of `Ranks` (it supplies `rank`, `index`)."""
+
+    def _pair(self, call: ast.Call, at: ast.AST, depth: int) -> Rank:
+        """The rank of each tensor of `x.topk(k)`, `x.max(1)`, `torch.sort(x)`: None when not such a pair."""
+        func = call.func
+        qual = self.index.qual(func)
+        if qual is not None and qual.startswith("torch.") and qual.count(".") == 1 and call.args:
+            method, receiver, rest = qual[len("torch."):], call.args[0], call.args[1:]
+        elif qual is None and isinstance(func, ast.Attribute):
+            method, receiver, rest = func.attr, func.value, call.args
+        else:
+            return None
+        keywords = {k.arg for k in call.keywords}
+        if None in keywords or any(isinstance(a, ast.Starred) for a in rest):
+            return None
+        if method in _PAIRS_KEEPING:
+            return self.rank(receiver, at, depth + 1)
+        if method in _PAIRS_DROPPING and (rest or "dim" in keywords):
+            if _keepdim(call) is None:
+                return None
+            return shift(self.rank(receiver, at, depth + 1), 0 if _keepdim(call) else -1)
+        return None
+
+    # indexing
+
+    def _library(self, qual: str, call: ast.Call, at: ast.AST, depth: int) -> Rank:
+        module, _, name = qual.rpartition(".")
+        args = call.args
+        if module == "torch.nn.functional":
+            return self.rank(args[0], at, depth + 1) if name in _FUNCTIONAL_KEEPING and args else None
+        if module in ("numpy", "np"):
+            if name in _NUMPY_SIZED and args:
+                return self._sizes([args[0]], at, depth)
+            return None
+        if module != "torch":
+            return None
+        if name in _FROM_DATA and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+            return _nesting(args[0])  # `torch.Tensor([mu0])`
+        if name == "tensor":
+            return exactly(0) if len(args) == 1 and is_number(args[0]) else None
+        if name in _SIZED:
+            return self._sizes(args, at, depth)
+        if name in _FIXED:
+            return exactly(_FIXED[name])
+        if not args:
+            return None
+        if name in _TORCH_KEEPING:
+            return self.rank(args[0], at, depth + 1)
+        if name in ("cat", "stack"):
+            rank = self._common(args[0], at, depth)
+            return shift(rank, 1) if name == "stack" else rank
+        if name in REDUCTIONS or name in ("squeeze", "unsqueeze"):
+            return self._method(name, args[0], _without_first(call), at, depth)
+        return None
+
+    def _common(self, sequence: ast.AST, at: ast.AST, depth: int) -> Rank:
+        """The rank every tensor `torch.cat` joins has (they must agree: the first known decides)."""
+        if isinstance(sequence, (ast.ListComp, ast.GeneratorExp)):
+            rank = self.rank(sequence.elt, sequence.elt, depth + 1)
+            return rank if isinstance(rank, tuple) else None
+        if not isinstance(sequence, (ast.List, ast.Tuple)):
+            return None
+        out: Rank = None
+        for e in sequence.elts:
+            rank = None if isinstance(e, ast.Starred) else self.rank(e, e, depth + 1)
+            if isinstance(rank, tuple):
+                out = rank if out is None else (max(out[0], rank[0]), min(out[1], rank[1]))
+        return out if out is None or out[0] <= out[1] else None
+
+    def _sizes(self, args: list, at: ast.AST, depth: int) -> Rank:
+        """`torch.zeros(2, 3)`, `torch.zeros((2, 3))`, `np.zeros((1, size))`, `torch.Tensor(n)`:
+        two sizes or more are each one integer; one alone may be a shape (`x.view(shape)`)."""
+        if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+            args = args[0].elts
+        if any(isinstance(a, ast.Starred) for a in args) or not args:
+            return None
+        if len(args) == 1 and int_value(args[0]) is None and self.rank(args[0], at, depth + 1) != NUMBER:
+            return None
+        return exactly(len(args))
+
+    def _method(self, method: str, receiver: ast.AST, call: ast.Call, at: ast.AST, depth: int) -> Rank:
+        args = call.args
+        if method in ("size", "item", "numel", "dim"):
+            return NUMBER if is_number(call) else None
+        if method in _FIXED:
+            return exactly(_FIXED[method])
+        if method in ("view_as", "expand_as", "reshape_as") and len(args) == 1:
+            return self.rank(args[0], at, depth + 1)
+        base = self.rank(receiver, at, depth + 1)
+        if base == NUMBER or base is None and method not in ("view", "reshape", "expand", "repeat"):
+            return None
+        if method in ("view", "reshape", "expand", "repeat"):
+            if call.keywords or not args:
+                return None
+            return self._sizes(args, at, depth) if method != "repeat" or isinstance(base, tuple) and \
+                len(args) >= base[1] else None
+        if method in _KEEPING:
+            return base
+        if method in ("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_") and len(args) == 1:
+            return broadcast(base, self.rank(args[0], at, depth + 1)) if not method.endswith("_") else base
+        if method == "unsqueeze":
+            return shift(base, 1)
+        if method == "squeeze":
+            if not isinstance(base, tuple):
+                return None
+            return (0, base[1]) if not args and not call.keywords else (max(base[0] - 1, 0), base[1])
+        if method in REDUCTIONS:
+            if whole_reduction(call, method):
+                return exactly(0)
+            if method not in DIM_REDUCTIONS or len(args) > 1:
+                return None
+            keep = _keepdim(call)
+            dims = len(args) + sum(k.arg == "dim" for k in call.keywords)
+            if keep is None or dims != 1:
+                return None
+            return base if keep else shift(base, -1)
+        return None
+
+
+def _keepdim(call: ast.Call) -> Optional[bool]:
+    """`keepdim=True` given (True), not given (False), or a value volfix cannot read (None)."""
+    for k in call.keywords:
+        if k.arg == "keepdim":
+            return k.value.value if isinstance(k.value, ast.Constant) and type(k.value.value) is bool else None
+    return False
+
+
+def _without_first(call: ast.Call) -> ast.Call:
+    """`torch.sum(x, 0)` read as `x.sum(0)`."""
+    out = ast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
+    return ast.copy_location(out, call)
+
+
+def _nesting(data: ast.AST) -> Rank:
+    """The rank of a nested list of numbers (`[[1, 2], [3, 4]]`: 2)."""
+    if not isinstance(data, (ast.List, ast.Tuple)):
+        return exactly(0)
+    if not data.elts:
+        return exactly(1)
+    inner = {_nesting(e) for e in data.elts}
+    if len(inner) != 1 or None in inner:
+        return None
+    return shift(inner.pop(), 1)
