@@ -629,12 +629,13 @@ class TaintAnalysis:
         return True
 
     def _pure_callee(self, func: ast.AST) -> bool:
-        """Builtins and torch functions hold no parameters of their own."""
+        """Builtins, torch functions and NumPy's hold no parameters of their own (NumPy records
+        nothing: it reads a tensor's values, `np.mean(rewards)`)."""
         if isinstance(func, ast.Name) and func.id in PURE_CALLS:
             return self.index.lookup_for(func)(func.id) is None
         qual = self.index.qual(func)
         return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
-            or (qual or "").startswith("torch.nn.functional.")
+            or (qual or "").startswith(("torch.nn.functional.", "numpy.", "math."))
 
     def _is_grad_call(self, func: ast.AST) -> bool:
         return self.index.qual(func) in ("torch.autograd.grad", "torch.autograd.backward")

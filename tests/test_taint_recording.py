@@ -1,0 +1,51 @@
+"""Which uses of a volatile value may record a graph (`TaintAnalysis.result.recording`): only
+those get a region of their own. NumPy and `math` read values and record nothing, however
+tainted what they read is (jingweiz/pytorch-rl logged `np.mean(np.asarray(rewards))` after
+its test loop inside a region of its own)."""
+from __future__ import annotations
+
+import ast
+
+from volfix.flow.taint import TaintAnalysis
+from volfix.syntax.index import ModuleIndex
+from volfix.syntax.names import iter_statements
+from volfix.syntax.positions import SourceText
+
+PROGRAM = '''\
+import math
+import numpy as np
+import torch
+from torch.autograd import Variable
+
+
+def evaluate(model, x, weight, log):
+    v = Variable(x, volatile=True)
+    out = model(v)
+    rewards = [out]
+    log.append(np.mean(np.asarray(rewards)))
+    spread = np.std(out)
+    perplexity = math.exp(out)
+    scaled = out * weight
+    return spread, perplexity, scaled
+'''
+
+
+def uses(program: str):
+    """(line of each use, whether it may record) of the volatile source in the last function."""
+    tree = ast.parse(program)
+    index = ModuleIndex(tree, SourceText(program))
+    fn = tree.body[-1]
+    source = next(n for n in ast.walk(fn) if isinstance(n, ast.Call) and ast.unparse(n.func) == "Variable")
+    result = TaintAnalysis(fn, index, [source]).run()
+    lines = program.splitlines()
+    return {lines[s.lineno - 1].strip(): id(s) in result.recording
+            for s in iter_statements(fn.body) if id(s) in {id(u) for u in result.uses_outside()} | result.recording}
+
+
+def test_numpy_and_math_read_without_recording():
+    found = uses(PROGRAM)
+    assert found["out = model(v)"] is True  # the model's parameters
+    assert found["scaled = out * weight"] is True  # `weight` may need grad
+    assert found["log.append(np.mean(np.asarray(rewards)))"] is False
+    assert found["spread = np.std(out)"] is False
+    assert found["perplexity = math.exp(out)"] is False
