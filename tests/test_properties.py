@@ -70,6 +70,9 @@ def assert_kept(program: Program, fixed: str) -> None:
     aliases = variable_aliases(program.source)
     headers, inside = collapsible_ifs(program)
     headers |= blanks_after_an_opening_import(program)
+    absorbed_headers, absorbed = absorbable_withs(program)
+    headers |= absorbed_headers
+    inside |= absorbed
     unit = unit_of(program)
     position = 0
     opening, freed = True, False  # only FREE and blank lines so far; a FREE line among them
@@ -91,6 +94,8 @@ def assert_kept(program: Program, fixed: str) -> None:
             opening, freed = True, False  # a `with` block opens next (`fixes.layout` on its blank lines)
         if row in inside:
             allowed |= {t[len(unit):] for t in texts if t.startswith(unit)}
+        if row in absorbed and not text.strip():
+            allowed.add("")  # a blank line of a block written again at its new indentation
         found = position
         while found < len(out) and out[found] not in allowed:
             found += 1
@@ -110,6 +115,23 @@ def blanks_after_an_opening_import(program: Program) -> set:
             break
         rows.add(row)
     return rows
+
+
+def absorbable_withs(program: Program):
+    """Rows that may go and rows that may lose one indentation unit: a new region that holds an
+    author's `with torch.no_grad():` takes its body (`fixes.gates`: no region nested in the
+    region), so the header may go and the body's rows come one unit out."""
+    headers, inside = set(), set()
+    try:
+        tree = ast.parse(mask_async(program.source)[0])
+    except SyntaxError:
+        return headers, inside
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With) and len(node.items) == 1 and node.items[0].optional_vars is None \
+                and ast.unparse(node.items[0].context_expr) == "torch.no_grad()":
+            headers.update(range(node.lineno, node.body[0].lineno))  # and the blank lines opening its block
+            inside.update(range(node.body[0].lineno, node.end_lineno + 1))
+    return headers, inside
 
 
 def collapsible_ifs(program: Program):
@@ -271,6 +293,62 @@ def test_generated_programs_are_valid_legacy_code(program):
       ('    ', 'keep'),
       ('    x = Variable(x,  # note', 'free'),
       ('        volatile=True)', 'free')),
+     unit_visible=True),
+).via('discovered failure')
+@example(  # an alias renamed in the author's `with` header: its blank line was taken for a new region's
+    program=Program(source='from torch.autograd import Variable\n\ndef f0(model, x): \n    x = Variable(y, volatile=True)\n    with open(x) as f: \n        \n        pass ',
+     newline='\n',
+     unit='    ',
+     lines=(('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('def f0(model, x): ', 'keep'),
+      ('    x = Variable(y, volatile=True)', 'free'),
+      ('    with open(x) as f: ', 'keep'),
+      ('        ', 'keep'),
+      ('        pass ', 'keep')),
+     unit_visible=True),
+).via('discovered failure')
+@example(  # a `set_grad_enabled(training)` region took the `with torch.no_grad():` it held as redundant
+    program=Program(source='import torch\nfrom torch.autograd import Variable\n\ndef f0(model, x): \n    for x in x: \n        if x: \n            x = Variable(x,  # note\n                volatile=True)\n        else: \n            y = Variable(x, volatile=not training)\n            x = Variable(x,  # note\n                volatile=True)\n        with torch.no_grad(): \n            x = Variable(x,  # note\n                volatile=True)\n    x = model(x,  # note \n        y)',
+     newline='\n',
+     unit='    ',
+     lines=(('import torch', 'free'),
+      ('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('def f0(model, x): ', 'keep'),
+      ('    for x in x: ', 'keep'),
+      ('        if x: ', 'keep'),
+      ('            x = Variable(x,  # note', 'free'),
+      ('                volatile=True)', 'free'),
+      ('        else: ', 'keep'),
+      ('            y = Variable(x, volatile=not training)', 'free'),
+      ('            x = Variable(x,  # note', 'free'),
+      ('                volatile=True)', 'free'),
+      ('        with torch.no_grad(): ', 'keep'),
+      ('            x = Variable(x,  # note', 'free'),
+      ('                volatile=True)', 'free'),
+      ('    x = model(x,  # note ', 'keep'),
+      ('        y)', 'keep')),
+     unit_visible=True),
+).via('discovered failure')
+@example(  # the author's `with torch.no_grad():` inside a new decorated region: taken, its blank line too
+    program=Program(source='import torch\nfrom torch.autograd import Variable\n\ndef f0(model, x): \n    if x: \n        with torch.no_grad(): \n            \n            pass \n    else: \n        x = """first \n    indented text\nlast"""\n        x = model(Variable(x, volatile=True))\n    x = model(x) ',
+     newline='\n',
+     unit='    ',
+     lines=(('import torch', 'free'),
+      ('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('def f0(model, x): ', 'keep'),
+      ('    if x: ', 'keep'),
+      ('        with torch.no_grad(): ', 'keep'),
+      ('            ', 'keep'),
+      ('            pass ', 'keep'),
+      ('    else: ', 'keep'),
+      ('        x = """first ', 'keep'),
+      ('    indented text', 'exact'),
+      ('last"""', 'exact'),
+      ('        x = model(Variable(x, volatile=True))', 'free'),
+      ('    x = model(x) ', 'keep')),
      unit_visible=True),
 ).via('discovered failure')
 def test_fix_compiles_converges_and_keeps_every_other_byte(program):

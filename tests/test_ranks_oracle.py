@@ -49,7 +49,8 @@ def _steps(rng: random.Random, a: str, b: str, new: str) -> list:
     return [
         f"{new} = {a}.view(-1)", f"{new} = {a}.view(-1, {rng.choice((1, 2, 3))})",
         f"{new} = {a}.reshape({rng.choice((1, 2))}, -1, 1)", f"{new} = {a}.view({a}.size(0), -1)",
-        f"{new} = {a}.sum({d})", f"{new} = {a}.mean(dim={d})", f"{new} = {a}.sum()", f"{new} = {a}.sum({d}, keepdim=True)",
+        f"{new} = {a}.sum({d})", f"{new} = {a}.mean(dim={d})", f"{new} = {a}.sum()",
+        f"{new} = {a}.sum({d}, keepdim=True)",
         f"{new} = torch.std({a}, 0)", f"{new} = torch.sum({a})", f"{new} = {a}.max({d})[0]", f"{new} = {a}.max()",
         f"{new}, _ = {a}.topk(1)", f"_, {new} = {a}.max({d})", f"{new}, _ = {a}.sort()",
         f"{new} = {a}[0]", f"{new} = {a}[:, 0]", f"{new} = {a}[1:]", f"{new} = {a}[None]", f"{new} = {a}[0, 0]",
