@@ -141,8 +141,8 @@ def _blank_block_openers(original: str, text: str, src: SourceText) -> List[Text
     for row in range(1, rows):
         header = src.line(row)
         stripped = header.strip()
-        if not (stripped.startswith(("with ", "async with ")) and stripped.endswith(":")):
-            continue
+        if not (stripped.startswith(("with ", "async with ")) and stripped.endswith(":") and "grad" in stripped):
+            continue  # a region's header (`no_grad`, `set_grad_enabled`), not the author's `with open(x)`
         blank = row + 1
         while blank <= rows and src.line_after(blank - 1) < len(text) and not src.line(blank).strip():
             blank += 1

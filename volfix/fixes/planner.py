@@ -326,7 +326,10 @@ class Planner:
         if placement.decorator_reason and applicability is SAFE and note is None:
             note, weight = f"decorator: {placement.decorator_reason}", W_INFO
         edits = [e for s in sources for e in s.own_edits]
-        edits = self.keep_blocks_alive(sources, edits) + absorb_gates(self.ctx, placement)
+        # A grad-disabling `with` (or version gate) inside a `no_grad` region changes nothing; inside
+        # `set_grad_enabled(flag)` it still disables grad when the flag turns recording on.
+        absorbed = absorb_gates(self.ctx, placement) if group.flag is None else []
+        edits = self.keep_blocks_alive(sources, edits) + absorbed
         gid = group.gid = self.ctx.next_group()
         group.plans, group.header, group.unit_rows = list(plans), header, unit_rows
         for s in sources:
