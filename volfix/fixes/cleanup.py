@@ -75,6 +75,8 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _fingerprint(node: ast.AST) -> str:
+    if isinstance(node, ast.With):  # its header: a body the fixes changed leaves the author's `with` the author's
+        return "with " + " ".join(ast.dump(item) for item in node.items)
     return ast.dump(node)
 
 
@@ -372,7 +374,11 @@ def _aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
             continue
         if _alone_in_cell(index.src.text, index.src.start(stmt), index.src.end(stmt)):
             continue  # a notebook cell would be left empty
-        deletion = expr.delete_statement(stmt, whole_if=True)
+        region = index.parents.get(stmt)
+        if not (isinstance(region, ast.With) and region.body == [stmt] and created(region) and all(
+                "grad" in ast.unparse(item.context_expr) for item in region.items)):
+            region = None  # a new region holding nothing but the alias goes with it (no `pass` region)
+        deletion = expr.delete_statement(region or stmt, whole_if=True)
         if deletion is None:
             continue
         edits.extend(deletion)
