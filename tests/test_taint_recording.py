@@ -1,7 +1,8 @@
 """Which uses of a volatile value may record a graph (`TaintAnalysis.result.recording`): only
 those get a region of their own. NumPy and `math` read values and record nothing, however
 tainted what they read is (jingweiz/pytorch-rl logged `np.mean(np.asarray(rewards))` after
-its test loop inside a region of its own)."""
+its test loop inside a region of its own). Nor does adding one to a running total that every
+other binding makes a number (`reward_sum = 0.` at each episode's start)."""
 from __future__ import annotations
 
 import ast
@@ -27,14 +28,27 @@ def evaluate(model, x, weight, log):
     perplexity = math.exp(out)
     scaled = out * weight
     return spread, perplexity, scaled
+
+
+def episodes(model, env, steps, weight):
+    reward_sum = None
+    penalty = weight
+    for step in range(steps):
+        if step % 10 == 0:
+            reward_sum = 0.
+        action = model(Variable(env.state, volatile=True)).max(1)[1]
+        reward = env.step(action)
+        reward_sum += reward
+        penalty += reward
+    return reward_sum, penalty
 '''
 
 
-def uses(program: str):
-    """(line of each use, whether it may record) of the volatile source in the last function."""
+def uses(program: str, function: str):
+    """(line of each use, whether it may record) of the volatile source in `function`."""
     tree = ast.parse(program)
     index = ModuleIndex(tree, SourceText(program))
-    fn = tree.body[-1]
+    fn = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == function)
     source = next(n for n in ast.walk(fn) if isinstance(n, ast.Call) and ast.unparse(n.func) == "Variable")
     result = TaintAnalysis(fn, index, [source]).run()
     lines = program.splitlines()
@@ -43,9 +57,15 @@ def uses(program: str):
 
 
 def test_numpy_and_math_read_without_recording():
-    found = uses(PROGRAM)
+    found = uses(PROGRAM, "evaluate")
     assert found["out = model(v)"] is True  # the model's parameters
     assert found["scaled = out * weight"] is True  # `weight` may need grad
     assert found["log.append(np.mean(np.asarray(rewards)))"] is False
     assert found["spread = np.std(out)"] is False
     assert found["perplexity = math.exp(out)"] is False
+
+
+def test_a_number_total_adds_without_recording():
+    found = uses(PROGRAM, "episodes")
+    assert found["reward_sum += reward"] is False
+    assert found["penalty += reward"] is True  # `penalty` starts as `weight`, which may need grad

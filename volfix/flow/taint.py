@@ -32,7 +32,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from ..syntax.index import ModuleIndex
 from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
                      PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
-                     kill, target_keys, volatile_false_target)
+                     kill, number_total, target_keys, volatile_false_target)
 
 
 SKIP_BLOCK = 32  # statements: a longer block visits only what can matter (`long_block`)
@@ -322,7 +322,8 @@ class TaintAnalysis:
             if tainted or old:
                 self._computes = True
                 other = stmt.target if tainted else stmt.value
-                if not (tainted and old) and self.may_need_grad(other):
+                if not (tainted and old) and self.may_need_grad(other) and not (
+                        tainted and number_total(self.index, self.scope, stmt)):
                     self._records = self._meets = True
                     self._partner(other)
                 self.bind_weak(stmt.target, state, stmt, raw=False)

@@ -7,6 +7,7 @@ import ast
 import re
 from typing import Callable, Dict, List, Optional, Tuple
 
+from ..syntax import names as nm
 from ..syntax.index import SCOPES
 
 # Results that leave autograd: reading them is inspection, not computation.
@@ -355,3 +356,25 @@ def likely_grad(index, node: ast.AST, scope: ast.AST, depth: int = 0) -> bool:
     if isinstance(node, ast.BinOp):
         return likely_grad(index, node.left, scope, depth + 1) or likely_grad(index, node.right, scope, depth + 1)
     return False
+
+
+def number_total(index, scope: ast.AST, stmt: ast.AugAssign) -> bool:
+    """`total += value` where `total` is a name every other binding in `scope` makes a number
+    or None (`total = 0.` at each episode's start): before this statement adds to it, it holds
+    no autograd history."""
+    if not isinstance(stmt.target, ast.Name):
+        return False
+    name = stmt.target.id
+    if name in index.declared:
+        return False
+    for node in index.names.get(name, ()):
+        if isinstance(node.ctx, ast.Load) or index.scope_of(node) is not scope:
+            continue
+        parent = index.parents.get(node)
+        if parent is stmt:
+            continue
+        if isinstance(parent, ast.Assign) and node in parent.targets and isinstance(parent.value, ast.Constant) \
+                and (parent.value.value is None or type(parent.value.value) in (int, float)):
+            continue
+        return False  # a loop target, an unpacking, another `+=`: it may hold anything
+    return not (isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope))
