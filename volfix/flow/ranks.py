@@ -16,7 +16,7 @@ bool mask would add a dimension: no legacy code indexes so).
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set, Tuple
+from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from .bindings import Element, Unpacked
@@ -79,6 +79,11 @@ class Ranks(CallRanks, ProgramRanks):
 
     def _name(self, name: str, at: ast.AST, depth: int) -> Rank:
         key = f"{self.names.key(name, at)} {id(self.index.statement_of(at))}"
+        return self._guarded(key, lambda: self._bound(name, at, depth))
+
+    def _guarded(self, key: str, compute: Callable[[], Rank]) -> Rank:
+        """`compute()` once per `key` (a name where read, a def's returns): asked again while
+        it runs, a cycle (`CYCLE`). Only an answer resting on no cycle is kept."""
         if key in self._active:
             self._cycles += 1
             return CYCLE
@@ -87,10 +92,10 @@ class Ranks(CallRanks, ProgramRanks):
         self._active.add(key)
         cycles = self._cycles
         try:
-            result = self._bound(name, at, depth)
+            result = compute()
         finally:
             self._active.discard(key)
-        if self._cycles == cycles:  # an answer resting on no assumption is kept
+        if self._cycles == cycles:
             self._memo[key] = result
         return result
 
@@ -216,23 +221,11 @@ class Ranks(CallRanks, ProgramRanks):
 
     def _returns(self, fn: ast.AST, depth: int) -> Rank:
         """What every `return` of a def of this module gives (`one_hot(idx, n)`)."""
-        key = f"def {id(fn)}"
-        if key in self._active:
-            self._cycles += 1
-            return CYCLE
-        if key in self._memo:
-            return self._memo[key]
-        self._active.add(key)
-        cycles = self._cycles
-        out: Rank = CYCLE
-        try:
+        def every_return() -> Rank:
+            out: Rank = CYCLE
             for node in own_returns(fn):
                 out = None if node.value is None else join(out, self.rank(node.value, node.value, depth + 1))
                 if out is None:
-                    break
-        finally:
-            self._active.discard(key)
-        out = None if out == CYCLE else out
-        if self._cycles == cycles:
-            self._memo[key] = out
-        return out
+                    return None
+            return None if out == CYCLE else out
+        return self._guarded(f"def {id(fn)}", every_return)
