@@ -133,3 +133,16 @@ def test_every_rank_claimed_holds_under_torch(chunk):
             told += rank is not None
             exact += isinstance(rank, tuple) and rank[0] == rank[1]
     assert exact > told // 3, (exact, told)  # the analysis decides most steps, not none
+
+
+def test_a_name_bound_by_with_is_unknown_at_module_level_and_in_a_function():
+    # `with ... as v0` binds something no rule reads: unknown, in a function and at module
+    # level (where no parameter can be asked about: this crashed `fix` on notebooks once)
+    text = ("import torch\nwith open('t') as v0:\n    v1 = torch.zeros(2)\n"
+            "def f(v2):\n    with open('t') as v2:\n        pass\n    print(v2)\nprint(v0, v1)\n")
+    assert claims(text) == {"v0": None, "v1": (1, 1)}
+    tree = ast.parse(text)
+    index = ModuleIndex(tree, SourceText(text))
+    read = next(n for n in ast.walk(tree.body[2]) if isinstance(n, ast.Name) and n.id == "v2"
+                and isinstance(n.ctx, ast.Load))
+    assert ScalarValues(index).ranks.rank(read, read) is None

@@ -103,7 +103,8 @@ class Ranks(CallRanks, ProgramRanks):
         values = [v for v in self.names.bindings(name, at) if not is_none(v)]
         assigned: Rank = CYCLE
         scope = self.index.function_of(at)
-        if values and values[-1] is None and name in nm.function_params(scope):  # a parameter
+        if values and values[-1] is None and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and name in nm.function_params(scope):  # a parameter
             assigned = self._parameter(scope, name, depth)
             values = values[:-1]
         if not values and assigned == CYCLE or any(v is None for v in values) or assigned is None:
