@@ -70,6 +70,7 @@ def assert_kept(program: Program, fixed: str) -> None:
     aliases = variable_aliases(program.source)
     headers, inside = collapsible_ifs(program)
     headers |= blanks_after_an_opening_import(program)
+    headers |= blanks_above_free_runs(program)
     absorbed_headers, absorbed = absorbable_withs(program)
     headers |= absorbed_headers
     inside |= absorbed
@@ -114,6 +115,31 @@ def blanks_after_an_opening_import(program: Program) -> set:
         if text.strip():
             break
         rows.add(row)
+    return rows
+
+
+def blanks_above_free_runs(program: Program) -> set:
+    """Rows of blank lines right above FREE lines with blank lines below them too: a statement
+    the fix deletes between blank lines takes as many blank lines above it as follow it, so
+    the two runs do not pile up into one (`Expressions.delete_statement`, pycodestyle E303)."""
+    lines = program.lines
+    rows = set()
+    row = 0
+    while row < len(lines):
+        if lines[row][1] != FREE:
+            row += 1
+            continue
+        end = row
+        while end < len(lines) and lines[end][1] == FREE:
+            end += 1
+        above = 0
+        while row - above - 1 >= 0 and not lines[row - above - 1][0].strip():
+            above += 1
+        below = 0
+        while end + below < len(lines) and not lines[end + below][0].strip():
+            below += 1
+        rows.update(range(row - min(above, below) + 1, row + 1))  # 1-based rows of those blank lines
+        row = end
     return rows
 
 
@@ -349,6 +375,25 @@ def test_generated_programs_are_valid_legacy_code(program):
       ('last"""', 'exact'),
       ('        x = model(Variable(x, volatile=True))', 'free'),
       ('    x = model(x) ', 'keep')),
+     unit_visible=True),
+).via('discovered failure')
+@example(  # a statement deleted between blank lines takes the blank line above it (E303)
+    program=Program(source='from torch.autograd import Variable\n\ndef f0(model, x): \n    class Net1(object): \n        def f2(model, x): \n            # note \n            x = model(x,  # note \n                x)\n            \n    x = Variable(x, volatile=True)\n\n',
+     newline='\n',
+     unit='    ',
+     lines=(
+      ('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('def f0(model, x): ', 'keep'),
+      ('    class Net1(object): ', 'keep'),
+      ('        def f2(model, x): ', 'keep'),
+      ('            # note ', 'keep'),
+      ('            x = model(x,  # note ', 'keep'),
+      ('                x)', 'keep'),
+      ('            ', 'keep'),
+      ('    x = Variable(x, volatile=True)', 'free'),
+      ('', 'keep'),
+      ('', 'keep')),
      unit_visible=True),
 ).via('discovered failure')
 def test_fix_compiles_converges_and_keeps_every_other_byte(program):
