@@ -57,12 +57,9 @@ class CallRanks:
         if method in _PAIRS_KEEPING:
             return self.rank(receiver, at, depth + 1)
         if method in _PAIRS_DROPPING and (rest or "dim" in keywords):
-            if _keepdim(call) is None:
-                return None
-            return shift(self.rank(receiver, at, depth + 1), 0 if _keepdim(call) else -1)
+            keep = _keepdim(call)
+            return None if keep is None else shift(self.rank(receiver, at, depth + 1), 0 if keep else -1)
         return None
-
-    # indexing
 
     def _library(self, qual: str, call: ast.Call, at: ast.AST, depth: int) -> Rank:
         module, _, name = qual.rpartition(".")

@@ -5,7 +5,7 @@ steps pass on, and None for unknown; how they combine.
 """
 from __future__ import annotations
 
-from typing import Tuple, Union
+from typing import Iterable, Tuple, Union
 
 INF = 64  # more dimensions than any tensor has
 NUMBER = "number"
@@ -25,6 +25,17 @@ def join(a: Rank, b: Rank) -> Rank:
     if a == NUMBER or b == NUMBER:
         return NUMBER if a == b else None
     return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def join_all(ranks: Iterable[Rank]) -> Rank:
+    """What a value that is one of `ranks` holds (read lazily: the first unknown decides); None
+    when there are none, or all are still being computed."""
+    out: Rank = CYCLE
+    for rank in ranks:
+        out = join(out, rank)
+        if out is None:
+            return None
+    return None if out == CYCLE else out
 
 
 def broadcast(a: Rank, b: Rank) -> Rank:

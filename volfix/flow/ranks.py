@@ -21,7 +21,7 @@ from typing import Callable, Optional, Set, Tuple
 from ..syntax import names as nm
 from .bindings import Element, Unpacked
 from .rank_calls import CallRanks
-from .rank_lattice import CYCLE, INF, MAX_DEPTH, NUMBER, Rank, broadcast, exactly, join, shift
+from .rank_lattice import CYCLE, INF, MAX_DEPTH, NUMBER, Rank, broadcast, exactly, join, join_all, shift
 from .rank_programs import ProgramRanks
 from .shapes import int_value, is_none, is_number, own_returns
 
@@ -64,11 +64,7 @@ class Ranks(CallRanks, ProgramRanks):
         if isinstance(expr, ast.UnaryOp):
             return self.rank(expr.operand, at, depth + 1)
         if isinstance(expr, ast.IfExp):
-            sides = [s for s in (expr.body, expr.orelse) if not is_none(s)]
-            out: Rank = CYCLE
-            for side in sides:
-                out = join(out, self.rank(side, at, depth + 1))
-            return None if out == CYCLE else out
+            return join_all(self.rank(side, at, depth + 1) for side in (expr.body, expr.orelse) if not is_none(side))
         if isinstance(expr, ast.Subscript):
             return self._subscript(expr, at, depth)
         if isinstance(expr, ast.Call):
@@ -147,10 +143,8 @@ class Ranks(CallRanks, ProgramRanks):
         if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)):
             return self._item(iterable.elt, path, iterable.elt, depth + 1)
         if isinstance(iterable, (ast.List, ast.Tuple)):
-            out: Rank = CYCLE
-            for e in iterable.elts:
-                out = None if isinstance(e, ast.Starred) else join(out, self._item(e, path, e, depth + 1))
-            return None if out == CYCLE else out
+            return join_all(None if isinstance(e, ast.Starred) else self._item(e, path, e, depth + 1)
+                            for e in iterable.elts)
         if path:
             return exactly(1) if path == (1,) and self._labelled_loader(iterable, at) else None
         rank = self.rank(iterable, at, depth + 1)  # the rows of a tensor
@@ -175,9 +169,9 @@ class Ranks(CallRanks, ProgramRanks):
 
     def _subscript(self, expr: ast.Subscript, at: ast.AST, depth: int) -> Rank:
         value = expr.value
-        if isinstance(value, ast.Call) and self._pair(value, at, depth) is not None:
-            k = int_value(expr.slice)
-            return self._pair(value, at, depth) if k in (0, 1, -1, -2) else None  # `x.max(1)[1]`
+        pair = self._pair(value, at, depth) if isinstance(value, ast.Call) else None
+        if pair is not None:
+            return pair if int_value(expr.slice) in (0, 1, -1, -2) else None  # `x.max(1)[1]`
         base = self.rank(value, at, depth + 1)
         if not isinstance(base, tuple) and base != CYCLE:
             return None
@@ -222,11 +216,5 @@ class Ranks(CallRanks, ProgramRanks):
 
     def _returns(self, fn: ast.AST, depth: int) -> Rank:
         """What every `return` of a def of this module gives (`one_hot(idx, n)`)."""
-        def every_return() -> Rank:
-            out: Rank = CYCLE
-            for node in own_returns(fn):
-                out = None if node.value is None else join(out, self.rank(node.value, node.value, depth + 1))
-                if out is None:
-                    return None
-            return None if out == CYCLE else out
-        return self._guarded(f"def {id(fn)}", every_return)
+        return self._guarded(f"def {id(fn)}", lambda: join_all(
+            None if node.value is None else self.rank(node.value, node.value, depth + 1) for node in own_returns(fn)))
