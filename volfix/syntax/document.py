@@ -57,8 +57,8 @@ class Document:
         if self._index is None:
             from .index import ModuleIndex
 
-            self._index = ModuleIndex(self.tree, self.src, inherited=inherited)
-            self._index.notebook = any(part.number is not None for part in self.parts)
+            self._index = ModuleIndex(self.tree, self.src, inherited=inherited,
+                                      notebook=any(part.number is not None for part in self.parts))
         return self._index
 
     def part_at(self, offset: int) -> Optional[Part]:

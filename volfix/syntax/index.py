@@ -55,7 +55,8 @@ def _child_fields(kind: type) -> Tuple[str, ...]:
 class ModuleIndex:
     """Parents, buckets of nodes, scopes and name resolution for one parsed module."""
 
-    def __init__(self, tree: ast.Module, src: SourceText, *, inherited: Optional[dict] = None):
+    def __init__(self, tree: ast.Module, src: SourceText, *, inherited: Optional[dict] = None,
+                 notebook: bool = False):
         self.tree = tree
         self.src = src
         self.parents: Dict[ast.AST, ast.AST] = {}
@@ -68,7 +69,7 @@ class ModuleIndex:
         self.mentions: Dict[str, Set[int]] = {}  # name -> ids of statements whose own expressions read it
         self.module_statements: List[ast.stmt] = []  # every statement not inside a def or class, in order
         self.declared: Set[str] = set()  # names some `global` or `nonlocal` statement declares
-        self.notebook = False  # the cells of a notebook (`Document.index` tells)
+        self.notebook = notebook  # the cells of a notebook, run one after the other
         self._walk(tree)
         self.module_names = nm.ModuleNames(self.module_statements, inherited)
         self._function_bindings: Dict[int, nm.Bindings] = {}
