@@ -218,30 +218,31 @@ class FactStore:
 
     def returns_asked(self, path: str, data: bytes) -> Optional[List[str]]:
         """The returns of other files' functions a file's VF401 reads ask about (None: a miss)."""
-        if self.cache is None:
-            return None
-        raw = self.cache.get_json(self._key("returns-asked", path, data))
-        if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
-            return None
-        return raw
+        return self._strings("returns-asked", path, data)
 
     def put_returns_asked(self, path: str, data: bytes, keys: Sequence[str]) -> None:
-        if self.cache is not None:
-            self.cache.put_json(self._key("returns-asked", path, data), list(keys))
+        self._put_strings("returns-asked", path, data, keys)
 
     # ------------------------------------------------------------------ star imports
     def stars(self, path: str, data: bytes) -> Optional[List[str]]:
         """The modules the file star-imports, as it spells them (None: a miss)."""
+        return self._strings("stars", path, data)
+
+    def put_stars(self, path: str, data: bytes, modules: Sequence[str]) -> None:
+        self._put_strings("stars", path, data, modules)
+
+    def _strings(self, kind: str, path: str, data: bytes) -> Optional[List[str]]:
+        """A list of strings stored for the file under `kind` (None: a miss, or not such a list)."""
         if self.cache is None:
             return None
-        raw = self.cache.get_json(self._key("stars", path, data))
-        if not isinstance(raw, list) or not all(isinstance(m, str) for m in raw):
+        raw = self.cache.get_json(self._key(kind, path, data))
+        if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
             return None
         return raw
 
-    def put_stars(self, path: str, data: bytes, modules: Sequence[str]) -> None:
+    def _put_strings(self, kind: str, path: str, data: bytes, items: Sequence[str]) -> None:
         if self.cache is not None:
-            self.cache.put_json(self._key("stars", path, data), list(modules))
+            self.cache.put_json(self._key(kind, path, data), list(items))
 
     # ------------------------------------------------------------------ links
     def links(self, anchor: str, key: str) -> Optional[Dict[str, Any]]:
