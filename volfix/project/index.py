@@ -56,7 +56,7 @@ import ast
 import hashlib
 import os
 import re
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..flow.calls import FRAMEWORK_METHODS
 from ..flow.grad_mode import GradShim
@@ -266,6 +266,12 @@ class ProjectIndex:
         found = self._stars.get(path)
         return found if found is not None else self.facts.stars(path, raw)
 
+    def known_asked(self, path: str, raw: bytes) -> Optional[List[str]]:
+        """The return facts of other files a file's VF401 reads ask about, if its analysis this
+        run or the cache told."""
+        found = self._asked.get(path)
+        return found if found is not None else self.facts.returns_asked(path, raw)
+
     def shims_entered(self, path: str) -> Tuple[Tuple[str, GradShim], ...]:
         """The grad-mode functions of other files `path` enters, by the name it calls them."""
         if not self.shims:
@@ -403,17 +409,8 @@ class ProjectIndex:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
             if raw is not None and has_star_import(raw):
                 importers.append((path, raw))
-        star_modules: Dict[str, List[str]] = {}
-        missing = []
-        for path, raw in importers:
-            found = self.known_stars(path, raw)
-            if found is None:
-                missing.append((path, raw))
-            else:
-                star_modules[path] = found
-        for (path, raw), found in zip(missing, self.map(file_star_modules, [raw for _, raw in missing])):
-            self.facts.put_stars(path, raw, found)
-            star_modules[path] = found
+        star_modules: Dict[str, List[str]] = self.cached_facts(importers, self.known_stars, file_star_modules,
+                                                               self.facts.put_stars)
         for path in notebooks:
             raw = self.bytes_of(path)
             if raw is None or not _STAR_IMPORT_IN_JSON.search(raw):
@@ -448,19 +445,8 @@ class ProjectIndex:
         imports is followed to the file it comes from (`algo/__init__.py`: `from .ppo import PPO`)."""
         readers = [(path, self.data[path]) for path in py_files
                    if path in self._asked or self.reads_other_files(path, self.data.get(path))]
-        asked: Dict[str, List[str]] = {}
-        missing = []
-        for path, raw in readers:
-            found = self._asked.get(path)
-            if found is None:
-                found = self.facts.returns_asked(path, raw)
-            if found is None:
-                missing.append((path, raw))
-            else:
-                asked[path] = found
-        for (path, raw), found in zip(missing, self.map(file_returns_asked, [raw for _, raw in missing])):
-            self.facts.put_returns_asked(path, raw, found)
-            asked[path] = found
+        asked: Dict[str, List[str]] = self.cached_facts(readers, self.known_asked, file_returns_asked,
+                                                        self.facts.put_returns_asked)
         # (reader, key as it asks, module, name in the module, what after the name, importer)
         todo = []
         for path, _ in readers:
@@ -502,16 +488,31 @@ class ProjectIndex:
     def returns_of(self, paths: List[str], facts: Dict[str, Optional[tuple]]) -> None:
         """Fill `facts` (path -> (returns, imported names), None: unreadable) for `paths`,
         from the cache or from each file's reading (`file_returns`, in the workers)."""
-        missing = []
+        readable = []
         for path in paths:
             raw = self.bytes_of(path)
-            found = self.facts.returns(path, raw) if raw is not None else None
-            if raw is not None and found is None:
+            facts[path] = None
+            if raw is not None:
+                readable.append((path, raw))
+        facts.update(self.cached_facts(readable, self.facts.returns, file_returns,
+                                       lambda path, raw, found: self.facts.put_returns(path, raw, *found)))
+
+    def cached_facts(self, files: List[Tuple[str, bytes]], known: Callable[[str, bytes], Any],
+                     worker: Callable[[bytes], Any], put: Callable[[str, bytes, Any], None]) -> Dict[str, Any]:
+        """path -> each file's fact: `known(path, raw)` (this run's or the cache's), else what
+        `worker(raw)` finds in the workers, which `put` stores."""
+        out: Dict[str, Any] = {}
+        missing = []
+        for path, raw in files:
+            found = known(path, raw)
+            if found is None:
                 missing.append((path, raw))
-            facts[path] = found
-        for (path, raw), found in zip(missing, self.map(file_returns, [raw for _, raw in missing])):
-            self.facts.put_returns(path, raw, *found)
-            facts[path] = found
+            else:
+                out[path] = found
+        for (path, raw), found in zip(missing, self.map(worker, [raw for _, raw in missing])):
+            put(path, raw, found)
+            out[path] = found
+        return out
 
     # ------------------------------------------------------------------ links
     def links(self, stars: Dict[str, Tuple[str, ...]],
