@@ -66,7 +66,7 @@ from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .helpers import CALL_KEY, NameTable, document_of, helper_names, short_name, signature
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
-from .returns import file_returns, file_returns_asked, imports_project_module, module_and_name, split_returns_key
+from .returns import file_returns, file_returns_asked, imports_project_module, resolve_returns
 from .shims import file_shims, shim_names, shims_called
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -447,36 +447,8 @@ class ProjectIndex:
                    if path in self._asked or self.reads_other_files(path, self.data.get(path))]
         asked: Dict[str, List[str]] = self.cached_facts(readers, self.known_asked, file_returns_asked,
                                                         self.facts.put_returns_asked)
-        # (reader, key as it asks, module, name in the module, what after the name, importer)
-        todo = []
-        for path, _ in readers:
-            for key in asked.get(path, ()):
-                qual, suffix = split_returns_key(key)
-                where = module_and_name(qual)
-                if where is not None:
-                    todo.append((path, key) + where + (suffix, path))
-        facts: Dict[str, Optional[tuple]] = {}
-        out: Dict[str, Dict[str, Tuple[str, ...]]] = {}
-        for _ in range(MAX_ROUNDS):
-            if not todo:
-                break
-            targets = [modules.resolve(module, importer) for _, _, module, _, _, importer in todo]
-            need = sorted({t for t in targets if t is not None and t not in facts})
-            self.returns_of(need, facts)
-            later = []
-            for (reader, key, _, name, suffix, _), target in zip(todo, targets):
-                found = facts.get(target) if target is not None else None
-                if found is None:
-                    continue
-                returns, imported = found
-                if returns.get(name + suffix):
-                    out.setdefault(reader, {})[key] = returns[name + suffix]
-                elif name in imported:
-                    where = module_and_name(imported[name])
-                    if where is not None:
-                        later.append((reader, key) + where + (suffix, target))
-            todo = later
-        return {path: tuple(sorted(found.items())) for path, found in out.items()}
+        return resolve_returns([(path, asked.get(path, ())) for path, _ in readers], modules, self.returns_of,
+                               MAX_ROUNDS)
 
     def reads_other_files(self, path: str, raw: Optional[bytes]) -> bool:
         """Whether VF401's reads in a file of the run may ask what another file's functions

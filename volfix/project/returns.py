@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..flow.returns import asked_returns, returns_facts
 from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD
@@ -100,3 +100,42 @@ def split_returns_key(key: str) -> Tuple[str, str]:
         return key[:-len(INSTANCE_CALL)], INSTANCE_CALL
     qual, sep, method = key.partition(INSTANCE_METHOD)
     return (qual, sep + method) if sep else (key, "")
+
+
+def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleTable,
+                    returns_of: Callable[[List[str], Dict[str, Optional[tuple]]], None],
+                    rounds: int) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
+    """`Links.scalar_returns` of each reader: what the functions, classes' instances and methods
+    of other files it asks about (`asked`: reader -> keys) return. `returns_of(paths, facts)`
+    fills the defining files' facts (path -> (returns, imported names)); a name one of them
+    imports is followed to the file it comes from, for at most `rounds` hops."""
+    # (reader, key as it asks, module, name in the module, what after the name, importer)
+    todo = []
+    for path, keys in asked:
+        for key in keys:
+            qual, suffix = split_returns_key(key)
+            where = module_and_name(qual)
+            if where is not None:
+                todo.append((path, key) + where + (suffix, path))
+    facts: Dict[str, Optional[tuple]] = {}
+    out: Dict[str, Dict[str, Tuple[str, ...]]] = {}
+    for _ in range(rounds):
+        if not todo:
+            break
+        targets = [modules.resolve(module, importer) for _, _, module, _, _, importer in todo]
+        need = sorted({t for t in targets if t is not None and t not in facts})
+        returns_of(need, facts)
+        later = []
+        for (reader, key, _, name, suffix, _), target in zip(todo, targets):
+            found = facts.get(target) if target is not None else None
+            if found is None:
+                continue
+            returns, imported = found
+            if returns.get(name + suffix):
+                out.setdefault(reader, {})[key] = returns[name + suffix]
+            elif name in imported:
+                where = module_and_name(imported[name])
+                if where is not None:
+                    later.append((reader, key) + where + (suffix, target))
+        todo = later
+    return {path: tuple(sorted(found.items())) for path, found in out.items()}
