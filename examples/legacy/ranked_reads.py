@@ -6,7 +6,9 @@ a reduction over everything: the shapes come from the steps between. A pointer-c
 evaluation (as in language-model repositories) picks one probability out of a row of
 `softmax(output.view(-1, ntokens))`, mixed with a cache distribution made of one-hot rows; a
 beam search re-sorts its scores with `topk` and walks a row of the order; a simulator
-returns shape-(1,) times that `torch.cat` joins, then reads each one and their spread.
+returns shape-(1,) times that `torch.cat` joins, then reads each one and their spread. A
+REINFORCE baseline starts as `torch.zeros(1)` and becomes a decayed mean of rewards; a value
+loss gets its weight decay added in place, so it stays 0-dim whatever scales it.
 """
 import numpy as np
 import torch
@@ -15,6 +17,7 @@ import torch.nn.functional as F
 from torch.autograd import Variable
 
 WINDOW, THETA, LAMBDAH = 5, 1.0, 0.3
+BETA = 0.9
 
 
 class LanguageModel(nn.Module):
@@ -96,6 +99,27 @@ def measure(mus):
     return float(mean), spread.data[0]
 
 
+def baselines(reward_batches):
+    baseline = torch.zeros(1)
+    averages = []
+    for batch_id, rewards in enumerate(reward_batches):
+        reward = Variable(rewards)
+        if batch_id == 0:
+            baseline = reward.mean()
+        else:
+            baseline = (baseline * BETA) + ((1. - BETA) * reward.mean())
+        baseline = baseline.detach()
+        averages.append(baseline.data[0])
+    return averages
+
+
+def value_loss(weights, states, targets, l2_reg):
+    loss = (Variable(states).mv(weights) - Variable(targets)).pow(2).mean()
+    for param in [weights]:
+        loss += param.pow(2).sum() * l2_reg
+    return loss.data[0]
+
+
 def run():
     torch.manual_seed(11)
     ntokens = 7
@@ -105,7 +129,11 @@ def run():
     pointer = pointer_evaluate(model, batches, ntokens)
     ranked, scores = rerank(model, torch.LongTensor(6).random_(0, ntokens), 2, 3)
     mean, spread = measure([0.1, 0.4, 0.7])
-    return {"pointer": pointer, "ranked": ranked, "scores": scores, "mean": mean, "spread": spread}
+    averages = baselines([torch.rand(4) for _ in range(3)])
+    weights = Variable(torch.randn(3), requires_grad=True)
+    decayed = value_loss(weights, torch.randn(5, 3), torch.randn(5), 0.01)
+    return {"pointer": pointer, "ranked": ranked, "scores": scores, "mean": mean, "spread": spread,
+            "averages": averages, "decayed": decayed}
 
 
 if __name__ == "__main__":

@@ -309,7 +309,7 @@ CASES = [
     # probability picked from a row of `softmax(output.view(-1, ntokens))` (awd-lstm-lm), a
     # beam's order walked row by row after `topk` (pytorch-seq2seq), times of shape (1,)
     # joined by `torch.cat` and their `torch.std(..., 0)` (pyro). The repair reads each as 0.3 did.
-    Case("ranked_reads", frozenset({"VF101", "VF110", "VF401"}),
+    Case("ranked_reads", frozenset({"VF101", "VF110", "VF111", "VF401"}),
          inference=("scores",),
          graph_before="T{4}", graph_after="F{4}",
          repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor")),

@@ -10,8 +10,8 @@ import ast
 from typing import Optional
 
 from .rank_lattice import NUMBER, Rank, broadcast, exactly, shift
-from .shapes import DIM_REDUCTIONS, ELEMENTWISE, REDUCTIONS, SHAPE_KEEPING, int_value, is_number, \
-    whole_reduction
+from .shapes import DATA_CONSTRUCTORS, DIM_REDUCTIONS, ELEMENTWISE, REDUCTIONS, SHAPE_KEEPING, SIZED_CONSTRUCTORS, \
+    int_value, is_number, whole_reduction
 
 # Methods and `torch.nn.functional` functions that keep the rank of the tensor they read.
 _KEEPING = SHAPE_KEEPING | frozenset({
@@ -25,11 +25,6 @@ _FUNCTIONAL_KEEPING = frozenset({
 _TORCH_KEEPING = ELEMENTWISE | frozenset({"clamp", "softmax", "log_softmax", "transpose", "t", "flip",
                                            "zeros_like", "ones_like", "rand_like", "randn_like",
                                            "empty_like", "from_numpy", "clone"})
-# `torch.<f>(*sizes)` and NumPy's `np.<f>(shape)`: as many dimensions as sizes.
-_SIZED = frozenset({"zeros", "ones", "rand", "randn", "empty", "Tensor", "FloatTensor", "DoubleTensor",
-                    "LongTensor", "IntTensor", "ByteTensor", "HalfTensor", "BoolTensor"})
-_FROM_DATA = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
-                        "HalfTensor", "BoolTensor", "tensor"})
 _NUMPY_SIZED = frozenset({"zeros", "ones", "empty"})
 _FIXED = {"mm": 2, "mv": 1, "bmm": 3, "ger": 2, "outer": 2, "nonzero": 2, "masked_select": 1, "arange": 1,
           "linspace": 1, "logspace": 1, "randperm": 1}
@@ -72,11 +67,11 @@ class CallRanks:
             return None
         if module != "torch":
             return None
-        if name in _FROM_DATA and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+        if name in DATA_CONSTRUCTORS and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
             return _nesting(args[0])  # `torch.Tensor([mu0])`
         if name == "tensor":
             return exactly(0) if len(args) == 1 and is_number(args[0]) else None
-        if name in _SIZED:
+        if name in SIZED_CONSTRUCTORS:
             return self._sizes(args, at, depth)
         if name in _FIXED:
             return exactly(_FIXED[name])

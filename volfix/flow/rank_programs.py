@@ -86,15 +86,6 @@ class ProgramRanks:
         return any(isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and ast.unparse(s.test).replace(
             "'", '"') in ('__name__ == "__main__"', '"__main__" == __name__') for s in self.index.module_statements)
 
-    def _options(self, expr: ast.AST, at: ast.AST) -> bool:
-        """`args` bound only to `parser.parse_args()`: its attributes are options, no tensors."""
-        if not isinstance(expr, ast.Name):
-            return False
-        values = self.names.bindings(expr.id, at)
-        return bool(values) and all(
-            isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "parse_args"
-            for v in values)
-
     # iteration and unpacking
 
     def _labelled_loader(self, loader: ast.AST, at: ast.AST) -> bool:

@@ -54,7 +54,7 @@ class Ranks(CallRanks, ProgramRanks):
         if isinstance(expr, ast.Attribute):
             if expr.attr == "data":
                 return self.rank(expr.value, at, depth + 1)
-            if self._options(expr.value, at) or self.values.scalar(expr, at, depth + 1):
+            if self.values.scalar(expr, at, depth + 1):
                 return NUMBER  # `args.lambdasm`, `self.k = 0.`
             return None
         if isinstance(expr, ast.BinOp):

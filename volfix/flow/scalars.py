@@ -14,8 +14,8 @@ from typing import Callable, Optional, Set, Tuple
 from ..syntax import names as nm
 from .bindings import Element, NameBindings, Unpacked
 from .ranks import Ranks
-from .shapes import (ELEMENTWISE, LOSS_FUNCTIONS, MODULE_MOVES, REDUCTIONS, SCALAR_ARITHMETIC, SHAPE_KEEPING, branches,
-                     empty_literal, first_dim_reduction, is_none, is_number, is_zero, moved_itself, own_item,
+from .shapes import (DATA_CONSTRUCTORS, ELEMENTWISE, LOSS_FUNCTIONS, MODULE_MOVES, REDUCTIONS, SCALAR_ARITHMETIC,
+                     SHAPE_KEEPING, SIZED_CONSTRUCTORS, branches, empty_literal, int_value, first_dim_reduction, is_none, is_number, is_zero, moved_itself, own_item,
                      narrowed_number, own_returns, reduced, self_moved, viewed_one_dim, whole_reduction)
 
 MAX_DEPTH = 24
@@ -299,6 +299,7 @@ class ScalarValues:
                 return None
         return out or None
 
+
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
         """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;
         `min(max(k, 0), 1)`; `x.data[0]` of a one-element `x` (the number VF401 turns into
@@ -319,6 +320,10 @@ class ScalarValues:
         if isinstance(node, ast.Subscript) and is_zero(node.slice) and isinstance(node.value, ast.Attribute) \
                 and node.value.attr == "data":
             return self.one_element(node.value.value, at, depth + 1, seen)
+        if isinstance(node, ast.Attribute) and self.options(node.value, at) or isinstance(node, ast.Subscript) \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) \
+                and self.options(node.value, at):
+            return True  # `args.lr`, `args['critic_beta']`: an option, no tensor
         if isinstance(node, ast.Name):
             values = self.names.bindings(node.id, at)  # `k = min(k + step, 1)`: decided by its other bindings
             return self._guarded("num " + self.names.key(node.id, at), seen, True, lambda: bool(values) and all(
@@ -330,6 +335,14 @@ class ScalarValues:
                 bool(values) and all(isinstance(v, ast.AST) and self.scalar(v, v, depth + 1, seen) for v in values)
                 and any(is_number(v) for v in values) and not self._class_binds(node.attr, at)))
         return False
+
+    def options(self, expr: ast.AST, at: ast.AST) -> bool:
+        """`args` bound only to `parser.parse_args()` (or `vars()` of it): its options are
+        numbers or strings, no tensors."""
+        if not isinstance(expr, ast.Name):
+            return False
+        values = self.names.bindings(expr.id, at)
+        return bool(values) and all(isinstance(v, ast.Call) and _parsed(v) for v in values)
 
     def _class_binds(self, attr: str, at: ast.AST) -> bool:
         """The class holding `at` binds `attr` in its body (`k = torch.zeros(1)`)."""
@@ -361,9 +374,19 @@ class ScalarValues:
         return self._guarded(self.names.key(name, at), seen, True, lambda: self._name(name, at, depth, seen))
 
     def _name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """Every binding is one element (or a number, or the read itself turned into one), and
+        one of them is a tensor that may be 0-dim. A 1-dim `torch.zeros(1)` counts among them:
+        `.item()` reads its number as `.data[0]` did. `total += v` on such tensors keeps their
+        shape (in place), whatever `v` is."""
         values = [v for v in self.names.bindings(name, at) if not is_none(v)]  # `total = None`: `[0]` of it raises
         if not values or any(v is None for v in values):
             return False
+        augmented = [v for v in values if isinstance(v, ast.AST) and isinstance(self.index.parents.get(v), ast.AugAssign)]
+        plain = [v for v in values if not any(v is a for a in augmented)]
+        in_place = bool(plain) and all(isinstance(v, ast.AST) and not (is_number(v) or own_item(v, name))
+                                       for v in plain)  # every value a tensor: `+=` keeps its shape
+        values = plain if in_place else values
+        singles = []
         for v in values:
             if isinstance(v, Element):
                 if empty_literal(v.iterable) or not self.member(v.iterable, v.path, at, depth + 1, seen):
@@ -371,9 +394,36 @@ class ScalarValues:
             elif isinstance(v, Unpacked):
                 if empty_literal(v.value) or not self.item(v.value, v.path, at, depth + 1, seen):
                     return False
+            elif self.single(v, v, depth + 1, set(seen)):
+                singles.append(v)
             elif not (is_number(v) or own_item(v, name) or self.one_element(v, v, depth + 1, seen)):
                 return False
-        return not all(isinstance(v, ast.AST) and (is_number(v) or own_item(v, name)) for v in values)
+        return not all(isinstance(v, ast.AST) and (is_number(v) or own_item(v, name) or any(v is o for o in singles))
+                       for v in values)
+
+    def single(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """A 1-dim tensor of one element under every PyTorch: `torch.zeros(1)`,
+        `torch.Tensor([0.])`, or `Variable()`, `.cuda()` of one, or a name bound only to such."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Name):
+            values = self.names.bindings(expr.id, at)
+            return self._guarded("single " + self.names.key(expr.id, at), seen, True, lambda: bool(values) and all(
+                isinstance(v, ast.AST) and self.single(v, v, depth + 1, seen) for v in values))
+        if not isinstance(expr, ast.Call) or len(expr.args) != 1:
+            return False
+        func, arg = expr.func, expr.args[0]
+        if isinstance(func, ast.Attribute) and func.attr in SHAPE_KEEPING or self.index.is_variable(func):
+            return self.single(func.value if isinstance(func, ast.Attribute) else arg, at, depth + 1, seen)
+        qual = self.index.qual(func)
+        if qual is None or not qual.startswith("torch.") or qual.count(".") != 1 \
+                or any(k.arg not in ("dtype", "device", "requires_grad") for k in expr.keywords):
+            return False
+        name = qual[len("torch."):]
+        if name in SIZED_CONSTRUCTORS and int_value(arg) == 1:
+            return True
+        return name in DATA_CONSTRUCTORS and isinstance(arg, (ast.List, ast.Tuple)) and len(arg.elts) == 1 \
+            and self.scalar(arg.elts[0], at, depth + 1, seen)
 
     def elements(self, iterable: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """Every element of `iterable` is one element: `[torch.mean(l) for l in ls]`,
@@ -565,3 +615,10 @@ def instance_call(index, cls: ast.ClassDef) -> Optional[ast.FunctionDef]:
     if any(index.qual(base) in _MODULE_BASES for base in cls.bases):
         return own_def(cls, "forward")
     return None
+
+
+def _parsed(call: ast.Call) -> bool:
+    """`parser.parse_args()`, `vars(parser.parse_args())`."""
+    if isinstance(call.func, ast.Name) and call.func.id == "vars" and len(call.args) == 1 and not call.keywords:
+        return isinstance(call.args[0], ast.Call) and _parsed(call.args[0])
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "parse_args"

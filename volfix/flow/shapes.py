@@ -31,6 +31,13 @@ LOSS_FUNCTIONS = frozenset({
     "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "ctc_loss"})
+# `torch.<f>(*sizes)` and NumPy's `np.<f>(shape)`: as many dimensions as sizes.
+SIZED_CONSTRUCTORS = frozenset({"zeros", "ones", "rand", "randn", "empty", "Tensor", "FloatTensor",
+                                "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "HalfTensor",
+                                "BoolTensor"})
+# `torch.<f>(data)`: a tensor of the (nested) list's values.
+DATA_CONSTRUCTORS = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
+                               "HalfTensor", "BoolTensor", "tensor"})
 # Methods that return the same module (moved or converted): `nn.MSELoss().cuda()`.
 MODULE_MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "train", "eval"})
 
