@@ -213,6 +213,52 @@ def test_a_method_of_an_instance_made_by_one_class_or_another(tmp_path):
     assert reads_in(tmp_path / "differ", "main.py") == [("main.py", 11, "value_loss.data[0]", False)]
 
 
+def test_names_a_star_import_binds(tmp_path):
+    """multi_task_code_switched_language_modeling's NeuralCacheEval.py: `from
+    dataController.Batching import *`, then `batching = Batching()` and `X, Y =
+    batching.get_batch(...)`, whose target is 1-dim: each `label` of `for label in Y` is 0-dim.
+    A name the file defines itself, or a later star import rebinds, is not the first module's."""
+    write(tmp_path, {"dc/__init__.py": "", "dc/Batching.py": '''\
+        from torch.autograd import Variable
+
+
+        class Batching(object):
+            def get_batch(self, source, i, evaluation=False):
+                data = Variable(source[i:i + 5], volatile=evaluation)
+                target = Variable(source[i + 1:i + 6].view(-1))
+                return data, target
+        ''', "losses.py": LOSSES, "later.py": '''\
+        def g_loss(fake):
+            return fake.sum(1)
+        ''', "main.py": '''\
+        import torch
+        from losses import *
+        from dc.Batching import *
+        from later import *
+
+
+        def evaluate(data):
+            X, Y = batching.get_batch(data, 0, evaluation=True)
+            print([label.data[0] for label in Y], [row.data[0] for row in X])
+            err, _, _ = d_loss(X, Y)
+            value_loss, _ = Agent().update(X)
+            print(err.data[0], value_loss.data[0], g_loss(X).data[0], rows(X).data[0])
+
+
+        def rows(x):
+            return x
+
+
+        batching = Batching()
+        '''})
+    # `g_loss` is later.py's (a row per sample): only the unsafe guess its name makes, as for any
+    # callee volfix cannot tell one element; losses.py's would be a safe finding
+    expected = [("main.py", 9, "label.data[0]", True), ("main.py", 12, "err.data[0]", True),
+                ("main.py", 12, "value_loss.data[0]", True), ("main.py", 12, "g_loss(X).data[0]", False)]
+    assert reads_in(tmp_path, "main.py") == expected
+    assert findings(tmp_path, [tmp_path / "main.py"]) == expected  # pre-commit: the reading file alone
+
+
 def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):
     """`x.sum(1)` (a row per sample) is no one-element value: no finding for `rows(x).data[0]`,
     an instance of a module whose `forward` returns it, or a name bound to either."""

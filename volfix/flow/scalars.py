@@ -9,6 +9,7 @@ it on the defining file and tells which of them a file's reads may need. What a 
 where it is read: `flow.bindings`; the shapes read from syntax alone: `flow.shapes`.
 """
 import ast
+import builtins
 from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
@@ -28,6 +29,10 @@ MAX_ITEMS = 8  # items of a returned tuple looked at
 # The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its
 # instance (`Cls()()`: `forward` of an `nn.Module`, or `__call__`) and its method `m` (`Cls().m`).
 INSTANCE_CALL, INSTANCE_METHOD = "()()", "()."
+# The module part of a name that only a star import of the project can bind (`from utils import *`
+# and `Batching` bound by nothing else): `*.Batching`, looked up in the modules star-imported.
+STAR_MODULE = "*"
+_BUILTINS = frozenset(dir(builtins))
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
@@ -251,7 +256,7 @@ class ScalarValues:
         where every value the name is bound to is made by a class of this module (its def) or
         of another file; those as keys of `index.scalar_returns`. [] when any is unknown."""
         external = self.index.scalar_returns
-        qual = self.index.qual(func)
+        qual = self.index.qual(func) or self.star_name(func, at)
         if qual is not None:
             return [qual] if not nm.is_torch(qual) and qual in external else []
         classes = self.instance_classes(func, at)
@@ -292,13 +297,22 @@ class ScalarValues:
                 out.append(qual)
             elif isinstance(value.func, ast.Name) and qual is None:
                 cls = self._module_def(value.func.id, value)
-                if not isinstance(cls, ast.ClassDef):
+                starred = self.star_name(value.func, value) if cls is None else None
+                if not isinstance(cls, ast.ClassDef) and starred is None:
                     return None
-                out.append(cls)
+                out.append(cls if starred is None else starred)
             else:
                 return None
         return out or None
 
+    def star_name(self, func: ast.AST, at: ast.AST) -> Optional[str]:
+        """`*.Batching` for a name nothing in this file binds (no builtin either) while the file
+        star-imports modules other than torch's: one of those binds it, if any does."""
+        if not isinstance(func, ast.Name) or func.id in _BUILTINS or self.names.bindings(func.id, at) \
+                or self.index.module_names.bound(func.id) \
+                or not any(not nm.is_torch(m) for m in self.index.module_names.star_modules):
+            return None
+        return f"{STAR_MODULE}.{func.id}"
 
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
         """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;

@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..flow.grad_mode import GradShim
 from ..syntax.names import LOCAL, ModuleNames
 
-FACTS_FORMAT = 3  # bump when an entry's layout changes
+FACTS_FORMAT = 4  # bump when an entry's layout changes
 
 
 @dataclass(frozen=True)

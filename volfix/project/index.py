@@ -173,7 +173,7 @@ class ProjectIndex:
             if not new:
                 break
         stars = self.star_links(py_files, modules, notebooks)
-        returns = self.scalar_links(py_files, modules)
+        returns = self.scalar_links(py_files, modules, stars)
         if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns:
             return {}
         links = self.links(stars, returns)
@@ -437,7 +437,8 @@ class ProjectIndex:
                     t for t in (modules.resolve(m, path) for m in named) if t is not None)
         return out
 
-    def scalar_links(self, py_files: List[str], modules: ModuleTable
+    def scalar_links(self, py_files: List[str], modules: ModuleTable,
+                     stars: Optional[Dict[str, Tuple[str, ...]]] = None
                      ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
         """`Links.scalar_returns` of the files of the run that VF401 reads: what the functions,
         classes' instances and methods of other files they ask about return. Only the files
@@ -448,7 +449,7 @@ class ProjectIndex:
         asked: Dict[str, List[str]] = self.cached_facts(readers, self.known_asked, file_returns_asked,
                                                         self.facts.put_returns_asked)
         return resolve_returns([(path, asked.get(path, ())) for path, _ in readers], modules, self.returns_of,
-                               MAX_ROUNDS)
+                               MAX_ROUNDS, stars)
 
     def reads_other_files(self, path: str, raw: Optional[bytes]) -> bool:
         """Whether VF401's reads in a file of the run may ask what another file's functions

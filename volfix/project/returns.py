@@ -10,7 +10,7 @@ import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..flow.returns import asked_returns, returns_facts
-from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD
+from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD, STAR_MODULE
 from ..syntax import names as nm
 from ..syntax.document import Document
 from .helpers import document_of
@@ -33,8 +33,9 @@ def asked_of(doc: Document) -> List[str]:
 
 def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]]:
     """Runs here or in a worker: what a file's functions, classes' instances and methods
-    return (`flow.returns.returns_facts`), and the names its imports bind that it does not
-    define (name -> qualified name: a package's `__init__` hands its modules' classes on)."""
+    return (`flow.returns.returns_facts`), and the names the module binds: by its imports when
+    it does not define them (name -> qualified name: a package's `__init__` hands its modules'
+    classes on), else `LOCAL` (a def, a class, an assignment: what a star import of it binds)."""
     doc = document_of(raw)
     if doc is None:
         return {}, {}
@@ -46,6 +47,8 @@ def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]
     defined = {s.name for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
     imported = {name: qual for name, qual in index.module_names.final.items()
                 if name not in defined and qual != nm.LOCAL and "." in qual and not nm.is_torch(qual)}
+    for name in index.module_names.bound_names():
+        imported.setdefault(name, nm.LOCAL)
     return returns, imported
 
 
@@ -104,29 +107,41 @@ def split_returns_key(key: str) -> Tuple[str, str]:
 
 def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleTable,
                     returns_of: Callable[[List[str], Dict[str, Optional[tuple]]], None],
-                    rounds: int) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
+                    rounds: int, stars: Optional[Dict[str, Tuple[str, ...]]] = None
+                    ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
     """`Links.scalar_returns` of each reader: what the functions, classes' instances and methods
     of other files it asks about (`asked`: reader -> keys) return. `returns_of(paths, facts)`
     fills the defining files' facts (path -> (returns, imported names)); a name one of them
-    imports is followed to the file it comes from, for at most `rounds` hops."""
-    # (reader, key as it asks, module, name in the module, what after the name, importer)
-    todo = []
+    imports is followed to the file it comes from, for at most `rounds` hops. A `*.name` key
+    (`STAR_MODULE`) is looked up in the last of the project modules the reader star-imports
+    (`stars`: reader -> paths, in import order) that binds the name, as Python does."""
+    # (reader, key as it asks, module, name in the module, what after the name, importer, file)
+    todo: List[Tuple[str, str, str, str, str, str, Optional[str]]] = []
+    facts: Dict[str, Optional[tuple]] = {}
+    starred = sorted({t for path, keys in asked if any(k.startswith(STAR_MODULE + ".") for k in keys)
+                      for t in (stars or {}).get(path, ())})
+    returns_of(starred, facts)
     for path, keys in asked:
         for key in keys:
             qual, suffix = split_returns_key(key)
             where = module_and_name(qual)
-            if where is not None:
-                todo.append((path, key) + where + (suffix, path))
-    facts: Dict[str, Optional[tuple]] = {}
+            if where is None:
+                continue
+            if where[0] == STAR_MODULE:
+                binding = [t for t in (stars or {}).get(path, ()) if facts.get(t) and where[1] in facts[t][1]]
+                if binding and not where[1].startswith("_"):
+                    todo.append((path, key) + where + (suffix, path, binding[-1]))
+            else:
+                todo.append((path, key) + where + (suffix, path, None))
     out: Dict[str, Dict[str, Tuple[str, ...]]] = {}
     for _ in range(rounds):
         if not todo:
             break
-        targets = [modules.resolve(module, importer) for _, _, module, _, _, importer in todo]
+        targets = [file or modules.resolve(module, importer) for _, _, module, _, _, importer, file in todo]
         need = sorted({t for t in targets if t is not None and t not in facts})
         returns_of(need, facts)
         later = []
-        for (reader, key, _, name, suffix, _), target in zip(todo, targets):
+        for (reader, key, _, name, suffix, _, _), target in zip(todo, targets):
             found = facts.get(target) if target is not None else None
             if found is None:
                 continue
@@ -136,6 +151,6 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
             elif name in imported:
                 where = module_and_name(imported[name])
                 if where is not None:
-                    later.append((reader, key) + where + (suffix, target))
+                    later.append((reader, key) + where + (suffix, target, None))
         todo = later
     return {path: tuple(sorted(found.items())) for path, found in out.items()}

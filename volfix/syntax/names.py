@@ -182,6 +182,10 @@ class ModuleNames:
     def bound(self, name: str) -> bool:
         return name in self._quals or name in self._bound
 
+    def bound_names(self) -> Set[str]:
+        """Every name a statement of the module binds."""
+        return set(self._quals) | self._bound
+
     def set(self, name: str, row: int, qual: str) -> None:
         """Record a binding found by other means (a wrapper, a project star import)."""
         rows = self._rows.setdefault(name, [])
