@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Set, Tuple
 
-from .scalars import (INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS, ONE, VARIABLE, ScalarValues,
-                      instance_call, own_def)
+from .scalar_callees import (INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS, ONE, VARIABLE,
+                             instance_call, own_def)
+from .scalars import ScalarValues
 from .shapes import is_zero, own_returns
 
 

@@ -6,37 +6,24 @@ It reads one module's walk (`syntax.index`) and never imports torch. What a func
 instance or a method of another file of the project returns comes from the project index
 (`ModuleIndex.scalar_returns`, by the qualified name the call spells): `flow.returns` computes
 it on the defining file and tells which of them a file's reads may need. What a name holds
-where it is read: `flow.bindings`; the shapes read from syntax alone: `flow.shapes`.
+where it is read: `flow.bindings`; the shapes read from syntax alone: `flow.shapes`; the
+callees a call may run: `flow.scalar_callees`.
 """
 import ast
-import builtins
 from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from .bindings import Element, NameBindings, Unpacked
 from .ranks import Ranks
-from .shapes import (DATA_CONSTRUCTORS, ELEMENTWISE, LOSS_FUNCTIONS, MODULE_MOVES, REDUCTIONS, SCALAR_ARITHMETIC,
-                     SHAPE_KEEPING, SIZED_CONSTRUCTORS, branches, empty_literal, int_value, first_dim_reduction, is_none, is_number, is_zero, moved_itself, own_item,
-                     narrowed_number, own_returns, reduced, self_moved, viewed_one_dim, whole_reduction)
+from .scalar_callees import ITEM, ITEM_1D, LIST, VARIABLE, Callees
+from .shapes import (DATA_CONSTRUCTORS, ELEMENTWISE, LOSS_FUNCTIONS, REDUCTIONS, SCALAR_ARITHMETIC, SHAPE_KEEPING,
+                     SIZED_CONSTRUCTORS, empty_literal, first_dim_reduction, int_value, is_none, is_number, is_zero,
+                     narrowed_number, own_item, reduced, self_moved, viewed_one_dim, whole_reduction)
 
 MAX_DEPTH = 24
-# What a call returns, as the project index hands it from file to file (`returns_facts`): every
-# return is one element (`ONE`), a list or tuple of one-element values (`LIST`), a Variable in
-# 0.3 (`VARIABLE`), a tuple whose item k is one element (`ITEM` + k).
-ONE, LIST, VARIABLE, ITEM = "one", "list", "variable", "item:"
-ITEM_1D = "item1d:"  # a tuple whose item k is a 1-dim tensor (`return data, target.view(-1)`)
-MAX_ITEMS = 8  # items of a returned tuple looked at
-# The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its
-# instance (`Cls()()`: `forward` of an `nn.Module`, or `__call__`) and its method `m` (`Cls().m`).
-INSTANCE_CALL, INSTANCE_METHOD = "()()", "()."
-# The module part of a name that only a star import of the project can bind (`from utils import *`
-# and `Batching` bound by nothing else): `*.Batching`, looked up in the modules star-imported.
-STAR_MODULE = "*"
-_BUILTINS = frozenset(dir(builtins))
-_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
-class ScalarValues:
+class ScalarValues(Callees):
     """Which expressions are certainly one-element tensors (0-dim since PyTorch 0.4)."""
 
     def __init__(self, index) -> None:
@@ -184,136 +171,6 @@ class ScalarValues:
             return True
         return self.project_function(func, at, depth, seen)
 
-    def loss_module(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        """`criterion(out, y)`: `criterion` (or `self.criterion`) is bound only to a loss
-        module made without `reduction='none'`."""
-        values = [func] if isinstance(func, ast.Call) else self.names.of(func, at) or []  # `nn.BCELoss()(out, y)`
-        values = [v for v in values if not (isinstance(v, ast.AST) and moved_itself(v, func))]
-        return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
-
-    def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
-        """`criterion` (or `self.criterion`) is bound only by assignments volfix reads, so
-        what it is was decided by `loss_module` (a parameter or a loop target is unknown)."""
-        if self.index.qual(func) is not None:
-            return True  # `F.mse_loss`, an imported function: `call` knows it or it is no loss
-        values = self.names.of(func, at)
-        return bool(values) and all(isinstance(v, ast.AST) for v in values)
-
-    def is_loss_module(self, value: ast.AST) -> bool:
-        """`nn.CrossEntropyLoss()`, also moved: `nn.MSELoss(size_average=False).cuda()`."""
-        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-               and value.func.attr in MODULE_MOVES and self.index.qual(value.func) is None):
-            value = value.func.value
-        if not isinstance(value, ast.Call):
-            return False
-        qual = self.index.qual(value.func)
-        return (qual is not None and qual.startswith("torch.nn.") and qual.endswith("Loss")
-                and reduced(value, max_positional=2))
-
-    def project_function(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        """`loss_function(recon, x, mu, logvar)`: a function of this module (or a method of
-        the class holding `at`, called on `self`) whose every `return` is one element."""
-        return self.every_return(func, at, "", seen,
-                                 lambda v, inner: self.one_element(v, v, depth + 1, set(inner)))
-
-    def every_return(self, func: ast.AST, at: ast.AST, tag: str, seen: Set[str],
-                     holds: Callable[[ast.AST, Set[str]], bool], shape: Optional[str] = ONE) -> bool:
-        """Whether the function `func` calls (`project_callee`) has returns and `holds(value,
-        seen)` for each, the function marked in `seen` (`tag` tells the questions apart): a
-        recursive call is decided by the other returns, never by itself alone. Else whether
-        every callee `other_callees` finds does (a def here) or returns `shape` (another file's)."""
-        fn = self.project_callee(func, at)
-        if fn is None:
-            found = self.other_callees(func, at)
-            external = self.index.scalar_returns
-            return bool(found) and all(shape in external.get(c, ()) if isinstance(c, str)
-                                       else self.def_returns(c, tag, seen, holds) for c in found)
-        return self.def_returns(fn, tag, seen, holds)
-
-    def def_returns(self, fn: ast.AST, tag: str, seen: Set[str], holds: Callable[[ast.AST, Set[str]], bool]) -> bool:
-        key = f"def {tag}{id(fn)}"
-        if key in seen:
-            return False
-        inner = seen | {key}
-        returns = [node.value for node in own_returns(fn)]
-        return bool(returns) and all(v is not None and holds(v, inner) for v in returns)
-
-    def project_callee(self, func: ast.AST, at: ast.AST) -> Optional[ast.AST]:
-        """The `def` a call reaches: a function of this module, or a method of the class
-        holding `at` called on `self`."""
-        if isinstance(func, ast.Name):
-            fn = self._module_def(func.id, at)
-            return fn if isinstance(fn, ast.FunctionDef) else None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            cls = self.index.method_class(self.index.function_of(at))
-            return None if cls is None else own_def(cls, func.attr)
-        return None
-
-    def other_callees(self, func: ast.AST, at: ast.AST) -> list:
-        """What a call of `func` may run besides `project_callee`'s def: a function of another
-        file (`utils.loss_fn`), the call of an instance (`criterion(...)`, `self.crf(...)`:
-        `forward` of an `nn.Module` subclass, or `__call__`) or its method (`agent.update(...)`)
-        where every value the name is bound to is made by a class of this module (its def) or
-        of another file; those as keys of `index.scalar_returns`. [] when any is unknown."""
-        external = self.index.scalar_returns
-        qual = self.index.qual(func) or self.star_name(func, at)
-        if qual is not None:
-            return [qual] if not nm.is_torch(qual) and qual in external else []
-        classes = self.instance_classes(func, at)
-        method = None
-        if classes is None and isinstance(func, ast.Attribute):
-            classes, method = self.instance_classes(func.value, at), func.attr
-        if not classes:
-            return []
-        out: list = []
-        for cls in classes:
-            if isinstance(cls, str):
-                key = cls + (INSTANCE_CALL if method is None else INSTANCE_METHOD + method)
-                if key not in external:
-                    return []
-                out.append(key)
-                continue
-            fn = instance_call(self.index, cls) if method is None else own_def(cls, method)
-            if fn is None:
-                return []
-            out.append(fn)
-        return out
-
-    def instance_classes(self, expr: ast.AST, at: ast.AST) -> Optional[list]:
-        """The classes `expr` is an instance of, when every value it is bound to makes one:
-        a class of this module (its `ClassDef`) or the qualified name of another's (a
-        `None` it is also bound to is never called). None when unknown."""
-        values = [expr] if isinstance(expr, ast.Call) else self.names.of(expr, at)
-        if values is None:
-            return None
-        values = [v for v in branches(values)
-                  if not is_none(v) and not (isinstance(v, ast.AST) and moved_itself(v, expr))]
-        out: list = []
-        for value in values:
-            if not isinstance(value, ast.Call):
-                return None
-            qual = self.index.qual(value.func)
-            if qual is not None and not nm.is_torch(qual):
-                out.append(qual)
-            elif isinstance(value.func, ast.Name) and qual is None:
-                cls = self._module_def(value.func.id, value)
-                starred = self.star_name(value.func, value) if cls is None else None
-                if not isinstance(cls, ast.ClassDef) and starred is None:
-                    return None
-                out.append(cls if starred is None else starred)
-            else:
-                return None
-        return out or None
-
-    def star_name(self, func: ast.AST, at: ast.AST) -> Optional[str]:
-        """`*.Batching` for a name nothing in this file binds (no builtin either) while the file
-        star-imports modules other than torch's: one of those binds it, if any does."""
-        if not isinstance(func, ast.Name) or func.id in _BUILTINS or self.names.bindings(func.id, at) \
-                or self.index.module_names.bound(func.id) \
-                or not any(not nm.is_torch(m) for m in self.index.module_names.star_modules):
-            return None
-        return f"{STAR_MODULE}.{func.id}"
-
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
         """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;
         `min(max(k, 0), 1)`; `x.data[0]` of a one-element `x` (the number VF401 turns into
@@ -369,19 +226,6 @@ class ScalarValues:
             if any(attr in nm.target_names(t) for t in targets):
                 return True
         return False
-
-    def _module_def(self, name: str, at: ast.AST):
-        """The one module-level `def name` or `class name` when nothing else binds `name`
-        where `at` reads it (a local, a parameter, an assignment, an import)."""
-        if self.index.function_of(at) is not self.index.tree and self.names.bindings(name, at):
-            return None
-        statements = self.index.module_statements
-        found = [s for s in statements if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == name]
-        if len(found) != 1 or self.index.assigned_values(self.index.tree).get(name):
-            return None
-        imported = any(bound == name for s in statements if isinstance(s, (ast.Import, ast.ImportFrom))
-                       for bound, _ in nm.import_bindings(s))
-        return None if imported else found[0]
 
     def name(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         # a name of this scope, not the caller's; `loss = loss + ...`: decided by its other bindings
@@ -613,22 +457,6 @@ class ScalarValues:
     def _builtin(self, func: ast.AST, name: str, at: ast.AST) -> bool:
         return (isinstance(func, ast.Name) and func.id == name and not self.names.bindings(name, at)
                 and not self.index.module_names.bound(name))
-
-
-def own_def(cls: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:
-    defs = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]
-    return defs[0] if len(defs) == 1 and isinstance(defs[0], ast.FunctionDef) else None
-
-
-def instance_call(index, cls: ast.ClassDef) -> Optional[ast.FunctionDef]:
-    """What calling an instance of `cls` runs: its own `__call__`, or the `forward` of a
-    direct subclass of `nn.Module` (whose `__call__` runs it)."""
-    call = own_def(cls, "__call__")
-    if call is not None or any(isinstance(s, ast.FunctionDef) and s.name == "__call__" for s in cls.body):
-        return call
-    if any(index.qual(base) in _MODULE_BASES for base in cls.bases):
-        return own_def(cls, "forward")
-    return None
 
 
 def _parsed(call: ast.Call) -> bool:

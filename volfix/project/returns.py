@@ -10,7 +10,7 @@ import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..flow.returns import asked_returns, returns_facts
-from ..flow.scalars import INSTANCE_CALL, INSTANCE_METHOD, STAR_MODULE
+from ..flow.scalar_callees import INSTANCE_CALL, INSTANCE_METHOD, STAR_MODULE
 from ..syntax import names as nm
 from ..syntax.document import Document
 from .helpers import document_of
