@@ -40,6 +40,8 @@ def _sources(rng: random.Random) -> list:
         "torch.Tensor([[1.0], [2.0]])",
         "torch.arange(6.)",
         "torch.tensor(3.0)",
+        "torch.zeros(1)",
+        "torch.Tensor([0.5])",
     ]
 
 
@@ -67,6 +69,14 @@ def _steps(rng: random.Random, a: str, b: str, new: str) -> list:
         f"{new} = {a} if FLAG else {b}",
         f"{new} = {a}.size(0)", f"{new} = {a}.numel() * 2",
         f"{new} = {a}\n{new} += 1", f"{new} = {a}.cuda() if False else {a}",
+        # one element: a moving average that starts as `torch.zeros(1)`, sums kept in place
+        f"{new} = torch.zeros(1)\nfor _i in range(2):\n    {new} = {new} * SCALE + (1 - SCALE) * {a}.mean()",
+        f"if FLAG:\n    {new} = torch.zeros(1)\nelse:\n    {new} = {a}.sum()",
+        f"{new} = {a}.mean()\n{new} += {b}", f"{new} = {a}.sum()\n{new} /= SCALE * 4",
+        f"{new} = {a}.clone()\n{new} += {b}.sum()", f"{new} = torch.zeros(1)\n{new} += {a}.sum()",
+        f"{new} = (({a} - {b}) ** 2).mean()\nfor _w in [{a}, {b}]:\n    {new} += _w.pow(2).sum() * SCALE",
+        f"if FLAG:\n    {new} = {a}\nelse:\n    {new} = {b}.sum()",
+        f"if FLAG:\n    {new} = 0\nelse:\n    {new} = {b}.sum()\n{new} += {a}",
     ]
 
 
@@ -133,6 +143,33 @@ def test_every_rank_claimed_holds_under_torch(chunk):
             told += rank is not None
             exact += isinstance(rank, tuple) and rank[0] == rank[1]
     assert exact > told // 3, (exact, told)  # the analysis decides most steps, not none
+
+
+def one_element_claims(text: str) -> dict:
+    """name -> whether VF401 holds it one element (its `.data[0]` becomes `.item()`), read
+    where the last line prints it."""
+    tree = ast.parse(text)
+    index = ModuleIndex(tree, SourceText(text))
+    return {node.id: ScalarValues(index).one_element(node, node) for node in ast.walk(tree.body[-1])
+            if isinstance(node, ast.Name) and node.id.startswith("v")}
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_every_one_element_claimed_holds_under_torch(chunk):
+    """`.item()` raises unless the tensor has one element: every name VF401 holds one element
+    must have one under torch (0-dim, or the 1-dim `torch.zeros(1)` it may start as)."""
+    claimed = zero_dim = 0
+    for seed in range(chunk * PROGRAMS // 4, (chunk + 1) * PROGRAMS // 4):
+        text, scope, names = generate(seed)
+        for name, one in one_element_claims(text).items():
+            if not one:
+                continue
+            value = scope[name]
+            assert isinstance(value, torch.Tensor) and value.numel() == 1, \
+                f"seed {seed}: {name} claimed one element, torch made {getattr(value, 'shape', value)}\n{text}"
+            claimed += 1
+            zero_dim += value.dim() == 0
+    assert claimed > PROGRAMS // 8 and zero_dim > claimed // 2, (claimed, zero_dim)
 
 
 def test_a_name_bound_by_with_is_unknown_at_module_level_and_in_a_function():
