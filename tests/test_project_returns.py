@@ -259,6 +259,32 @@ def test_names_a_star_import_binds(tmp_path):
     assert findings(tmp_path, [tmp_path / "main.py"]) == expected  # pre-commit: the reading file alone
 
 
+def test_a_name_an_enclosing_function_binds_is_not_the_star_imported_one(tmp_path):
+    """`loss_fn` in `inner` is `outer`'s (a closure), not utils.py's one-element function a
+    star import also binds: only the unsafe guess its name makes; `plain` reads utils.py's."""
+    write(tmp_path, {"utils.py": '''\
+        def loss_fn(x):
+            return x.sum()
+        ''', "main.py": '''\
+        import torch
+        from utils import *
+
+
+        def outer(make):
+            loss_fn = make()
+
+            def inner(x):
+                return loss_fn(x).data[0]
+            return inner
+
+
+        def plain(x):
+            return loss_fn(x).data[0]
+        '''})
+    assert reads_in(tmp_path, "main.py") == [("main.py", 9, "loss_fn(x).data[0]", False),
+                                             ("main.py", 14, "loss_fn(x).data[0]", True)]
+
+
 def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):
     """`x.sum(1)` (a row per sample) is no one-element value: no finding for `rows(x).data[0]`,
     an instance of a module whose `forward` returns it, or a name bound to either."""

@@ -155,9 +155,9 @@ class Callees:
         """`*.Batching` for a name nothing in this file binds (no builtin either) while the file
         star-imports modules other than torch's: one of those binds it, if any does."""
         if not isinstance(func, ast.Name) or func.id in _BUILTINS or self.names.bindings(func.id, at) \
-                or self.index.module_names.bound(func.id) \
+                or self.index.lookup_for(func)(func.id) is not None or self.index.module_names.bound(func.id) \
                 or not any(not nm.is_torch(m) for m in self.index.module_names.star_modules):
-            return None
+            return None  # bound here: in the function, one enclosing it (a closure), or the module
         return f"{STAR_MODULE}.{func.id}"
 
     def _module_def(self, name: str, at: ast.AST):
