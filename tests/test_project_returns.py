@@ -283,6 +283,10 @@ def test_a_name_an_enclosing_function_binds_is_not_the_star_imported_one(tmp_pat
         '''})
     assert reads_in(tmp_path, "main.py") == [("main.py", 9, "loss_fn(x).data[0]", False),
                                              ("main.py", 14, "loss_fn(x).data[0]", True)]
+    # with `__all__`, which names the star import binds is the list's: unsure, never looked up
+    (tmp_path / "utils.py").write_text("__all__ = ['loss_fn']\n\n\ndef loss_fn(x):\n    return x.sum()\n")
+    assert reads_in(tmp_path, "main.py") == [("main.py", 9, "loss_fn(x).data[0]", False),
+                                             ("main.py", 14, "loss_fn(x).data[0]", False)]
 
 
 def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):

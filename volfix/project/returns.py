@@ -128,8 +128,12 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
             if where is None:
                 continue
             if where[0] == STAR_MODULE:
-                binding = [t for t in (stars or {}).get(path, ()) if facts.get(t) and where[1] in facts[t][1]]
-                if binding and not where[1].startswith("_"):
+                targets = (stars or {}).get(path, ())
+                known = [facts.get(t) for t in targets]
+                if where[1].startswith("_") or any(f is None or "__all__" in f[1] for f in known):
+                    continue  # not exported, or which module binds it is unsure (unreadable, `__all__`)
+                binding = [t for t, f in zip(targets, known) if where[1] in f[1]]
+                if binding:
                     todo.append((path, key) + where + (suffix, path, binding[-1]))
             else:
                 todo.append((path, key) + where + (suffix, path, None))
