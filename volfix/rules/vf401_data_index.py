@@ -87,11 +87,16 @@ class ScalarDataIndex(Rule):
     element of a 1-dim value (`for t in target.view(-1)`, or `targets` of `data, targets =
     get_batch(...)` where each return's second item is one), `enumerate` and `zip` of those,
     or a local name bound only to such values and numbers (also a number made from its own
-    `[0]`, `total = total[0] / n`; a `None` it is also bound to never reaches the read). A
+    `[0]`, `total = total[0] / n`; a `None` it is also bound to never reaches the read; the
+    1-dim `torch.zeros(1)` a moving average starts as, whose number `.item()` reads as
+    `.data[0]` did; `loss += w.pow(2).sum() * l2_reg`, in place, keeps the loss one element
+    whatever it adds; an option of `parser.parse_args()`, `args.lr` or `args['beta']`, is a
+    number). A
     name holds what the assignment before the read gave it: `losses = [torch.mean(l) for l in
     losses]` after `losses = model(x)` is a list of one-element values. The function or class
     may be another file's of the project (`from miscc.utils import compute_discriminator_loss`,
-    also through a package's `__init__`): volfix reads it there. `.item()` then returns the
+    also through a package's `__init__`, or a name only `from dataController.Batching import *`
+    binds, when no star-imported module sets `__all__`): volfix reads it there. `.item()` then returns the
     Python number `.data[0]` returned in 0.3.
 
     `[0]` of the NumPy array of such a value (`loss.data.cpu().numpy()[0]`) raises too (a
