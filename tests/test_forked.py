@@ -174,7 +174,8 @@ def test_ctrl_c_stops_this_process_and_its_workers(tmp_path):
                                           text=True, start_new_session=True)
     os.killpg(parent.pid, signal.SIGINT)
     out, err = parent.communicate(timeout=20)
-    assert parent.returncode != 0 and out == "interrupted []\n" and "KeyboardInterrupt" in err
+    assert parent.returncode != 0 and out == "interrupted []\n" and "KeyboardInterrupt" in err, \
+        (parent.returncode, out, err, pids.read_text() if pids.exists() else "no worker started")
     workers = {int(p) for p in pids.read_text().split()}
     # gone: dead and reaped (by the parent, or by init once it exited)
     assert wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in workers))
