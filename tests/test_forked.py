@@ -141,6 +141,24 @@ def die_on_first_and_fifth(x):
     return x
 
 
+def test_ctrl_c_seen_by_the_workers_first(tmp_path):
+    """The kernel may signal the group's workers before this process: their deaths are read
+    first (their tasks get `on_death`, a new worker starts for the rest), then this process's
+    KeyboardInterrupt kills and reaps every worker, the new one too."""
+    parent, pids = start_two_busy_workers(tmp_path, 30, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, start_new_session=True)
+    first = {int(p) for p in pids.read_text().split()}
+    for pid in first:
+        os.kill(pid, signal.SIGINT)
+    assert wait_until(lambda: len(set(pids.read_text().split())) > len(first))  # a new worker works
+    os.killpg(parent.pid, signal.SIGINT)
+    out, err = parent.communicate(timeout=20)
+    assert parent.returncode != 0 and out == "interrupted []\n" and "KeyboardInterrupt" in err, \
+        (parent.returncode, out, err)
+    workers = {int(p) for p in pids.read_text().split()}
+    assert wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in workers))
+
+
 def test_tasks_sent_ahead_to_a_dead_worker_are_done_by_another():
     # With `ahead=2` each worker holds two tasks; a worker that dies holding the last ones
     # hands its second to a new worker even when the others have been told there is nothing left.
