@@ -80,8 +80,12 @@ def start_two_busy_workers(tmp_path, seconds: float, **popen):
     returned once both workers are working, with the file their pids are written to."""
     pids = tmp_path / "pids"
     script = textwrap.dedent(f"""
-        import os, time
+        import os, signal, time
         from volfix.run import forked
+
+        # Ctrl-C in a terminal raises KeyboardInterrupt, however the tests were started (a
+        # background job of a shell script inherits SIGINT ignored)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
         def slow(x):
             with open({str(pids)!r}, "a") as fh:
@@ -157,6 +161,33 @@ def test_ctrl_c_seen_by_the_workers_first(tmp_path):
         (parent.returncode, out, err)
     workers = {int(p) for p in pids.read_text().split()}
     assert wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in workers))
+
+
+def test_a_process_that_ignores_sigint_has_workers_that_ignore_it(tmp_path):
+    """A background job of a shell script starts with SIGINT ignored: a SIGINT to its group
+    stops nothing, the workers finish their tasks and every result comes in."""
+    pids = tmp_path / "pids"
+    script = textwrap.dedent(f"""
+        import os, signal, time
+        from volfix.run import forked
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+        def slow(x):
+            with open({str(pids)!r}, "a") as fh:
+                fh.write(f"{{os.getpid()}}\\n")
+            time.sleep(1)
+            return x
+
+        results = dict(forked.imap_unordered(slow, list(range(4)), 2, on_death=lambda item: "died"))
+        print(sorted(results.values()))
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    assert wait_until(lambda: pids.exists() and len(set(pids.read_text().split())) >= 2)
+    os.killpg(parent.pid, signal.SIGINT)
+    out, err = parent.communicate(timeout=20)
+    assert (parent.returncode, out) == (0, "[0, 1, 2, 3]\n"), err
 
 
 def test_tasks_sent_ahead_to_a_dead_worker_are_done_by_another():

@@ -18,7 +18,8 @@ paths, a file's task) and the results travel, pickled, each worker on its own pi
   a serial loop; with `on_error`, it becomes that task's result `on_error(item, text)`.
 - Ctrl-C reaches the workers too (the terminal signals its whole process group); they die
   of it, and this process raises KeyboardInterrupt, kills and reaps them. Leaving the loop
-  early (an exception in the consumer, `break`) does the same.
+  early (an exception in the consumer, `break`) does the same. A process that ignores SIGINT
+  (a background job of a shell script) has workers that ignore it too.
 - A worker reads its next task from a pipe only this process writes. When this process
   dies, that pipe closes and the worker exits: no worker outlives the run.
 
@@ -164,7 +165,8 @@ def _fork(fn: Callable) -> _Worker:
     if pid == 0:  # the worker: never returns
         status = 1
         try:
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored (a background job): stays so
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the CLI's handler raises: not here
             for fd in _open_fds + [task_w, result_r]:
                 os.close(fd)
