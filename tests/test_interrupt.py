@@ -46,14 +46,15 @@ def _no_process_left_behind():
             proc.wait()
 
 
-def _volfix(*args: str, cwd: Path) -> subprocess.Popen:
+def _volfix(*args: str, cwd: Path, sigint=signal.SIG_DFL) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "VOLFIX_DEBUG")}
     # A test run started in the background inherits SIGINT ignored (POSIX), and so would the
-    # child, where Python then raises no KeyboardInterrupt: start it as a terminal would.
+    # child, where Python then raises no KeyboardInterrupt: start it as a terminal would
+    # (`sigint`: the disposition it starts with).
     proc = subprocess.Popen([sys.executable, "-m", "volfix", *args], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
     _STARTED.append(proc)
     return proc
 
@@ -159,6 +160,21 @@ def test_a_signal_stops_a_parallel_fix(tree, target, signum):
     assert _live_group_members(proc.pid) == []
     time.sleep(0.3)
     assert _identities(files) == at_exit
+
+
+def test_a_fix_started_with_sigint_ignored_finishes(tree):
+    """A background job of a shell script (`volfix fix . &`) starts with SIGINT ignored: a
+    SIGINT to its group stops neither volfix nor its workers, and every file is fixed."""
+    files = sorted((tree / "pkg").iterdir())
+    before = _identities(files)
+    proc = _volfix("fix", "--unsafe-fixes", "--no-cache", "-j", str(JOBS), "pkg", cwd=tree, sigint=signal.SIG_IGN)
+    _wait_for_first_write(proc, before)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    for path in files:
+        text = path.read_text()
+        assert "volatile" not in text and "torch.no_grad()" in text, path.name
 
 
 def test_sigint_stops_a_single_file_fix(tmp_path):

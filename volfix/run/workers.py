@@ -16,6 +16,8 @@ write was already under way:
 * Workers are started with SIGINT and SIGTERM blocked, so a signal that arrives while the
   pool starts reaches the worker only once its handler is in place (and the parent right
   after).
+* A volfix that ignores SIGINT (a background job of a shell script) has workers that
+  ignore it too: a SIGINT to its process group stops nothing.
 * SIGTERM to the parent stops the run as SIGINT does (the CLI turns it into
   `errors.Terminated`, a KeyboardInterrupt). A parent killed outright cannot stop its
   pool: each worker checks every `PARENT_POLL` seconds that its parent is alive, and
@@ -68,8 +70,8 @@ def _init_worker(flag, parent: int) -> None:
 
     _shared_flag, _interrupted = flag, False
     sourcefile.set_write_gate(_writes_allowed)
-    if _SIGINT is not None:
-        signal.signal(_SIGINT, _on_sigint)
+    if _SIGINT is not None and signal.getsignal(_SIGINT) is not signal.SIG_IGN:
+        signal.signal(_SIGINT, _on_sigint)  # ignored (volfix a background job): stays so
     if _SIGTERM is not None:
         signal.signal(_SIGTERM, signal.SIG_DFL)  # the parent's handler raises: not here
     if hasattr(os, "getppid") and _SIGTERM is not None:
