@@ -289,6 +289,38 @@ def test_a_name_an_enclosing_function_binds_is_not_the_star_imported_one(tmp_pat
                                              ("main.py", 14, "loss_fn(x).data[0]", False)]
 
 
+def test_a_function_passed_to_a_function_no_other_file_names(tmp_path):
+    """PyTorch-RL's core/trpo.py: `line_search(model, f, ...)` reads `f(True).data[0]`, and its
+    one call passes `get_loss`, a def returning a mean. The module is a library (examples/
+    import `trpo_step` from it), but no other file names `line_search`: its calls here are all
+    its calls. Once another file names it, they may not be."""
+    write(tmp_path, {"core/__init__.py": "", "core/trpo.py": '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def line_search(model, f, x):
+            fval = f(True).data[0]
+            return fval
+
+
+        def trpo_step(policy, states):
+            def get_loss(volatile=False):
+                return policy(Variable(states, volatile=volatile)).mean()
+            return line_search(policy, get_loss, 0)
+        ''', "examples/run.py": '''\
+        from core.trpo import trpo_step
+        '''})
+    expected = [("trpo.py", 6, "f(True).data[0]", True)]
+    assert reads_in(tmp_path, "trpo.py") == expected
+    assert findings(tmp_path, [tmp_path / "core" / "trpo.py"]) == expected  # pre-commit: the file alone
+    (tmp_path / "examples" / "search.py").write_text("from core.trpo import line_search\n")
+    assert reads_in(tmp_path, "trpo.py") == []
+    (tmp_path / "examples" / "search.py").unlink()
+    (tmp_path / ".git").rmdir()  # no project root: which files call it is unknown
+    assert reads_in(tmp_path, "trpo.py") == []
+
+
 def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):
     """`x.sum(1)` (a row per sample) is no one-element value: no finding for `rows(x).data[0]`,
     an instance of a module whose `forward` returns it, or a name bound to either."""

@@ -8,7 +8,8 @@ evaluation (as in language-model repositories) picks one probability out of a ro
 beam search re-sorts its scores with `topk` and walks a row of the order; a simulator
 returns shape-(1,) times that `torch.cat` joins, then reads each one and their spread. A
 REINFORCE baseline starts as `torch.zeros(1)` and becomes a decayed mean of rewards; a value
-loss gets its weight decay added in place, so it stays 0-dim whatever scales it.
+loss gets its weight decay added in place, so it stays 0-dim whatever scales it. A TRPO-style
+line search reads the loss function it is passed, `f(True).data[0]`.
 """
 import numpy as np
 import torch
@@ -120,6 +121,23 @@ def value_loss(weights, states, targets, l2_reg):
     return loss.data[0]
 
 
+def line_search(f, x, fullstep, max_backtracks=4):
+    fval = f(True).data[0]
+    for stepfrac in [.5 ** k for k in range(max_backtracks)]:
+        x_new = x + stepfrac * fullstep
+        fval_new = f(True, x_new).data[0]
+        if fval - fval_new > 0:
+            return True, x_new
+    return False, x
+
+
+def policy_step(states, x, fullstep):
+    def get_loss(evaluating=False, params=None):
+        params = x if params is None else params
+        return (Variable(states).mv(params) ** 2).mean()
+    return line_search(get_loss, x, fullstep)
+
+
 def run():
     torch.manual_seed(11)
     ntokens = 7
@@ -132,8 +150,9 @@ def run():
     averages = baselines([torch.rand(4) for _ in range(3)])
     weights = Variable(torch.randn(3), requires_grad=True)
     decayed = value_loss(weights, torch.randn(5, 3), torch.randn(5), 0.01)
+    accepted, stepped = policy_step(torch.randn(5, 3), torch.randn(3), -0.1 * torch.randn(3))
     return {"pointer": pointer, "ranked": ranked, "scores": scores, "mean": mean, "spread": spread,
-            "averages": averages, "decayed": decayed}
+            "averages": averages, "decayed": decayed, "accepted": accepted, "stepped": stepped}
 
 
 if __name__ == "__main__":

@@ -28,9 +28,9 @@ class ProgramRanks:
         nothing; a None passed or defaulted never reaches a tensor operation: `if x is None`).
         Only in a program (a notebook, or a script run as `__main__`), for a module-level function
         called by its name alone, so that no other file's call can pass something else."""
-        if not self._program() or not isinstance(self.index.parents.get(fn), ast.Module):
+        if not self.in_program() or not isinstance(self.index.parents.get(fn), ast.Module):
             return None
-        sites = self._sites(fn)
+        sites = self.sites_of(fn)
         if not sites:
             return None
         positional, defaults = bound_positional(fn, method=False), parameter_defaults(fn)
@@ -46,7 +46,7 @@ class ProgramRanks:
                 out = join(out, self.rank(arg, call, depth + 1))
         return out
 
-    def _sites(self, fn: ast.AST) -> Optional[list]:
+    def sites_of(self, fn: ast.AST) -> Optional[list]:
         """The calls of the module-level `fn` by its name; None when its name is used otherwise
         (passed as a value), or bound otherwise. A name that top-level defs bind again (a
         notebook's cells redefining `f`) calls the def before it, read only at the top level."""
@@ -80,7 +80,7 @@ class ProgramRanks:
                 sites.append(parent)
         return sites
 
-    def _program(self) -> bool:
+    def in_program(self) -> bool:
         if self.index.notebook:
             return True
         return any(isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and ast.unparse(s.test).replace(

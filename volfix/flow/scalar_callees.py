@@ -9,6 +9,7 @@ import builtins
 from typing import Callable, Optional, Set
 
 from ..syntax import names as nm
+from .calls import bound_positional, passed_argument
 from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, reduced
 
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -23,6 +24,9 @@ INSTANCE_CALL, INSTANCE_METHOD = "()()", "()."
 # The module part of a name that only a star import of the project can bind (`from utils import *`
 # and `Batching` bound by nothing else): `*.Batching`, looked up in the modules star-imported.
 STAR_MODULE = "*"
+# The key of `ModuleIndex.scalar_returns` the project index sets for a module-level function of
+# this file that no other file of the project names (so its calls here are all its calls).
+UNSHARED = "#unshared."
 _BUILTINS = frozenset(dir(builtins))
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
@@ -70,7 +74,7 @@ class Callees:
         every callee `other_callees` finds does (a def here) or returns `shape` (another file's)."""
         fn = self.project_callee(func, at)
         if fn is None:
-            found = self.other_callees(func, at)
+            found = self.other_callees(func, at) or self.passed_functions(func, at)
             external = self.index.scalar_returns
             return bool(found) and all(shape in external.get(c, ()) if isinstance(c, str)
                                        else self.def_returns(c, tag, seen, holds) for c in found)
@@ -150,6 +154,43 @@ class Callees:
             else:
                 return None
         return out or None
+
+    def passed_functions(self, func: ast.AST, at: ast.AST) -> list:
+        """`f(True)` where `f` is a parameter, never rebound, of the module-level function
+        holding `at`: the defs that function's calls pass for it (each a def of the calling
+        function or of the module, by name), when those calls are all its calls (a program,
+        or no other file of the project names it: `UNSHARED`). [] when any is something else."""
+        scope = self.index.function_of(at)
+        if not isinstance(func, ast.Name) or not isinstance(scope, ast.FunctionDef) \
+                or not isinstance(self.index.parents.get(scope), ast.Module) \
+                or func.id not in nm.function_params(scope) or self.names.bindings(func.id, at) != [None]:
+            return []
+        key = UNSHARED + scope.name
+        if not (self.ranks.in_program() or key in self.index.scalar_returns):
+            return []
+        sites = self.ranks.sites_of(scope)
+        positional = bound_positional(scope, method=False)
+        out = []
+        for call in sites or ():
+            arg, known = passed_argument(call, positional, func.id)
+            fn = self.local_def(arg.id, call) if known and isinstance(arg, ast.Name) else None
+            if fn is None:
+                return []
+            out.append(fn)
+        return out
+
+    def local_def(self, name: str, at: ast.AST) -> Optional[ast.FunctionDef]:
+        """The one `def name` of the function holding `at` (or of the module) when nothing
+        else binds `name` there."""
+        scope = self.index.function_of(at)
+        if scope is self.index.tree:
+            fn = self._module_def(name, at)
+            return fn if isinstance(fn, ast.FunctionDef) else None
+        found = [f for f in self.index.functions if f.name == name and self.index.function_of(f) is scope]
+        if len(found) != 1 or not isinstance(found[0], ast.FunctionDef) or self.names.bindings(name, at) \
+                or name in nm.function_params(scope):
+            return None
+        return found[0]
 
     def star_name(self, func: ast.AST, at: ast.AST) -> Optional[str]:
         """`*.Batching` for a name nothing in this file binds (no builtin either) while the file

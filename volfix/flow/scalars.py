@@ -239,7 +239,8 @@ class ScalarValues(Callees):
         values = [v for v in self.names.bindings(name, at) if not is_none(v)]  # `total = None`: `[0]` of it raises
         if not values or any(v is None for v in values):
             return False
-        augmented = [v for v in values if isinstance(v, ast.AST) and isinstance(self.index.parents.get(v), ast.AugAssign)]
+        augmented = [v for v in values
+                     if isinstance(v, ast.AST) and isinstance(self.index.parents.get(v), ast.AugAssign)]
         plain = [v for v in values if not any(v is a for a in augmented)]
         in_place = bool(plain) and all(isinstance(v, ast.AST) and not (is_number(v) or own_item(v, name))
                                        for v in plain)  # every value a tensor: `+=` keeps its shape

@@ -66,7 +66,8 @@ from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .helpers import CALL_KEY, NameTable, document_of, helper_names, short_name, signature
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
-from .returns import file_returns, file_returns_asked, imports_project_module, resolve_returns
+from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module, resolve_returns,
+                      unshared_functions)
 from .shims import file_shims, shim_names, shims_called
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -96,7 +97,7 @@ class ProjectIndex:
 
     def __init__(self, run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
                  read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
-                 early=None):
+                 early=None, whole_project: bool = False):
         self.run = {os.path.abspath(p) for p in run_files}
         self.files = sorted(set(os.path.abspath(p) for p in list(run_files) + list(project_files))
                             - {p for p in project_files if not p.endswith((".py", ".pyi"))})
@@ -105,6 +106,8 @@ class ProjectIndex:
         self.display = display
         self.read = read
         self.project_wide = bool(project_files)
+        # the run's files and `project_files` are all the project's (a project root holds them)
+        self.whole_project = whole_project
         self.facts = FactStore(cache)
         self.map: Mapper = mapper or (lambda fn, items: [fn(item) for item in items])
         self._docs: Dict[str, Optional[Document]] = {}
@@ -448,15 +451,20 @@ class ProjectIndex:
                    if path in self._asked or self.reads_other_files(path, self.data.get(path))]
         asked: Dict[str, List[str]] = self.cached_facts(readers, self.known_asked, file_returns_asked,
                                                         self.facts.put_returns_asked)
-        return resolve_returns([(path, asked.get(path, ())) for path, _ in readers], modules, self.returns_of,
-                               MAX_ROUNDS, stars)
+        pairs = [(path, asked.get(path, ())) for path, _ in readers]
+        found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars)
+        for path, keys in unshared_functions(pairs, self.files if self.whole_project else [], self.bytes_of).items():
+            found[path] = tuple(sorted({**dict(found.get(path, ())), **keys}.items()))
+        return found
 
     def reads_other_files(self, path: str, raw: Optional[bytes]) -> bool:
         """Whether VF401's reads in a file of the run may ask what another file's functions
         return: a candidate of the run (its bytes came with it) with a VF401 read that imports
-        a module of the project."""
-        return raw is not None and path in self.candidates and TORCH_DATA_INDEX(raw) \
-            and imports_project_module(raw, path, self._layout[1], self._imports)
+        a module of the project, or whose read calls a function's parameter (`f(True).data[0]`:
+        whether other files name that function)."""
+        return raw is not None and path in self.candidates and TORCH_DATA_INDEX(raw) and (
+            imports_project_module(raw, path, self._layout[1], self._imports)
+            or self.whole_project and calls_a_parameter(raw))
 
     def returns_of(self, paths: List[str], facts: Dict[str, Optional[tuple]]) -> None:
         """Fill `facts` (path -> (returns, imported names), None: unreadable) for `paths`,
@@ -575,14 +583,15 @@ def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Option
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
          read: Reader, project_files: Sequence[str] = (), cache=None, mapper: Optional[Mapper] = None,
-         early=None, light: bool = False) -> Dict[str, Links]:
+         early=None, light: bool = False, whole_project: bool = False) -> Dict[str, Links]:
     """The links of every file of the run that has any. `data` holds the bytes already read
     (read bytes are added to it); `project_files`: the other files of the project, read only;
     `cache`, `mapper` and `early`: see `ProjectIndex`. `light`: no file hints a helper, a star
     import or a grad-mode function, so only what VF401's reads need of other files is linked
     (`ProjectIndex.scalar_links`, its facts cached by content): the project's other files
-    are neither read nor looked at."""
-    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early)
+    are read only when a read calls a function's parameter (do they name that function?).
+    `whole_project`: the files given are all of a project's (it has a root)."""
+    index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early, whole_project)
     if light:
         py_files = [p for p in index.files if p.endswith((".py", ".pyi"))]
         modules = ModuleTable(py_files)

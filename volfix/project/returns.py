@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..flow.returns import asked_returns, returns_facts
-from ..flow.scalar_callees import INSTANCE_CALL, INSTANCE_METHOD, STAR_MODULE
+from ..flow.scalar_callees import INSTANCE_CALL, INSTANCE_METHOD, STAR_MODULE, UNSHARED
 from ..syntax import names as nm
 from ..syntax.document import Document
 from .helpers import document_of
@@ -89,6 +89,19 @@ def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
     return False
 
 
+# `f(True).data[0]`: the name of a call whose `.data[0]` (or `[0]`) is read.
+_CALLED_READ = re.compile(rb"\b([A-Za-z_]\w*)\([^()\n]*\)(?:\.data)?\[0\]")
+
+
+def calls_a_parameter(raw: bytes) -> bool:
+    """Whether a `.data[0]` read of the file calls a name that is a parameter of one of its
+    defs (`def line_search(model, f, x):` ... `f(True).data[0]`), read from the bytes alone."""
+    for name in {m.group(1) for m in _CALLED_READ.finditer(raw)}:
+        if re.search(rb"\bdef\s+\w+\s*\([^)]*\b" + re.escape(name) + rb"\b", raw):
+            return True
+    return False
+
+
 def module_and_name(qual: str) -> Optional[Tuple[str, str]]:
     """`utils.f` -> (`utils`, `f`); `.f` -> (`.`, `f`): the module as `ModuleTable` resolves it."""
     head, dot, name = qual.rpartition(".")
@@ -158,3 +171,26 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
                     later.append((reader, key) + where + (suffix, target, None))
         todo = later
     return {path: tuple(sorted(found.items())) for path, found in out.items()}
+
+
+def unshared_functions(asked: Sequence[Tuple[str, Sequence[str]]], files: Sequence[str],
+                       bytes_of: Callable[[str], Optional[bytes]]) -> Dict[str, Dict[str, Tuple[str, ...]]]:
+    """The `UNSHARED` keys that hold, by reader: a module-level function of the reader that no
+    other file of the project names (as a word anywhere in its bytes: a call, an import, a
+    comment), so that its calls in the reader are all its calls. An unreadable file may name
+    any. `files`: the project's files."""
+    wanted = {(path, key[len(UNSHARED):]) for path, keys in asked for key in keys if key.startswith(UNSHARED)}
+    names = sorted({name for _, name in wanted if name.isidentifier()})
+    if not names:
+        return {}
+    pattern = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+    named: Dict[str, Set[str]] = {name: set() for name in names}
+    for path in files:
+        raw = bytes_of(path)
+        for name in names if raw is None else {m.decode() for m in pattern.findall(raw)}:
+            named[name].add(path)
+    out: Dict[str, Dict[str, Tuple[str, ...]]] = {}
+    for path, name in sorted(wanted):
+        if name in named and named[name] <= {path}:
+            out.setdefault(path, {})[UNSHARED + name] = ("yes",)
+    return out

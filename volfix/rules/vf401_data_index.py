@@ -32,7 +32,9 @@ class ScalarDataIndex(Rule):
     of shape-(1,) values, one label of a batch from a `DataLoader` of `torchvision.datasets.MNIST`
     (or another dataset of class numbers). In a program (a notebook, or a script with a
     `__main__` guard) a function's parameter holds what the calls there pass (`for ii in x`
-    after `f(V(t.arange(-2., 4.)))`). Files are read when they hold a `.data[0]`.
+    after `f(V(t.arange(-2., 4.)))`); a parameter called as a function (`f(True).data[0]` in
+    a line search) returns what the defs the calls pass return, in a program or in a module
+    whose function no other file of the project names. Files are read when they hold a `.data[0]`.
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.

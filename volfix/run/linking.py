@@ -58,7 +58,8 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
         if all(root is None or covered(root) for root in tops):
             return {}
     in_run = set(files)
-    groups: List[Tuple[List[str], List[str], bool]] = []  # (the run's files, the project's other files, light)
+    # (the run's files, the project's other files, light, whether they are the whole project)
+    groups: List[Tuple[List[str], List[str], bool, bool]] = []
     for root, members in roots.group(files).items():
         others: List[str] = []
         if root is not None and not covered(root):
@@ -67,9 +68,9 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
             others = [p for p in everything if p not in in_run and p.endswith((".py", ".pyi"))
                       and roots.root_of(p) == root]
         if others or any(p in hinted for p in members):
-            groups.append((members, others, False))
+            groups.append((members, others, False, root is not None))
         elif any(p in readers for p in members):
-            groups.append((members, others, True))
+            groups.append((members, others, True, root is not None))
     if not groups:
         return {}
     from ..project import index as project  # only now: most runs link nothing
@@ -77,10 +78,10 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     known = dict(candidates)
     shown = _DisplayPaths(os.getcwd())
 
-    def link_group(group: Tuple[List[str], List[str], bool], mapper: Callable) -> Tuple[Dict[str, object], Dict]:
-        members, others, light = group
+    def link_group(group: Tuple[List[str], List[str], bool, bool], mapper: Callable) -> Tuple[Dict[str, object], Dict]:
+        members, others, light, whole = group
         found = project.link(members, known, shown, read=scan.read_bytes, project_files=others, cache=cache,
-                             mapper=mapper, early=ahead, light=light)
+                             mapper=mapper, early=ahead, light=light, whole_project=whole)
         analysed = {}
         if ahead is not None:  # taken out: a worker linking projects hands them back
             analysed, ahead.results = ahead.results, {}
