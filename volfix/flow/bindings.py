@@ -76,6 +76,11 @@ class NameBindings:
             out = self._bound_in(name, self.index.tree)  # a module-level name read in a function
         return out
 
+    def augmented(self, value) -> bool:
+        """Whether a value `bindings` gave is what `name += value` adds (in place on a tensor:
+        its shape stays), not what `name = value` binds."""
+        return isinstance(value, ast.AST) and isinstance(self.index.parents.get(value), ast.AugAssign)
+
     def key(self, name: str, at: ast.AST) -> str:
         """What a name stands for where `at` reads it, for the recursion guards: its scope
         and the assignment that dominates the read (`x` before and after `x = x.sum()` are

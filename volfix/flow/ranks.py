@@ -111,7 +111,7 @@ class Ranks(CallRanks, ProgramRanks):
                 rank = self._element(v.iterable, v.path, v.iterable, depth + 1)
             elif isinstance(v, Unpacked):
                 rank = self._item(v.value, v.path, v.value, depth + 1)
-            elif isinstance(self.index.parents.get(v), ast.AugAssign):
+            elif self.names.augmented(v):
                 augmented.append(v)
                 continue
             else:

@@ -239,26 +239,26 @@ class ScalarValues(Callees):
         values = [v for v in self.names.bindings(name, at) if not is_none(v)]  # `total = None`: `[0]` of it raises
         if not values or any(v is None for v in values):
             return False
-        augmented = [v for v in values
-                     if isinstance(v, ast.AST) and isinstance(self.index.parents.get(v), ast.AugAssign)]
-        plain = [v for v in values if not any(v is a for a in augmented)]
-        in_place = bool(plain) and all(isinstance(v, ast.AST) and not (is_number(v) or own_item(v, name))
-                                       for v in plain)  # every value a tensor: `+=` keeps its shape
-        values = plain if in_place else values
-        singles = []
+        plain = [v for v in values if not self.names.augmented(v)]
+        if plain and all(isinstance(v, ast.AST) and not (is_number(v) or own_item(v, name)) for v in plain):
+            values = plain  # every value a tensor: `+=` keeps its shape, whatever it adds
+        tensor = False  # a value that may be 0-dim
         for v in values:
             if isinstance(v, Element):
                 if empty_literal(v.iterable) or not self.member(v.iterable, v.path, at, depth + 1, seen):
                     return False
+                tensor = True
             elif isinstance(v, Unpacked):
                 if empty_literal(v.value) or not self.item(v.value, v.path, at, depth + 1, seen):
                     return False
-            elif self.single(v, v, depth + 1, set(seen)):
-                singles.append(v)
-            elif not (is_number(v) or own_item(v, name) or self.one_element(v, v, depth + 1, seen)):
+                tensor = True
+            elif is_number(v) or own_item(v, name) or self.single(v, v, depth + 1, set(seen)):
+                continue
+            elif self.one_element(v, v, depth + 1, seen):
+                tensor = True
+            else:
                 return False
-        return not all(isinstance(v, ast.AST) and (is_number(v) or own_item(v, name) or any(v is o for o in singles))
-                       for v in values)
+        return tensor
 
     def single(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """A 1-dim tensor of one element under every PyTorch: `torch.zeros(1)`,
