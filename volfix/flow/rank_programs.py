@@ -6,7 +6,7 @@ numbers, `argparse` options (numbers, no tensors).
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import List, Optional, Tuple
 
 from ..syntax import names as nm
 from .calls import bound_positional, call_sites, parameter_defaults, passed_argument
@@ -30,20 +30,33 @@ class ProgramRanks:
         called by its name alone, so that no other file's call can pass something else."""
         if not self.in_program() or not isinstance(self.index.parents.get(fn), ast.Module):
             return None
-        sites = self.sites_of(fn)
-        if not sites:
+        passed = self.passed(fn, name)
+        if not passed:
             return None
-        positional, defaults = bound_positional(fn, method=False), parameter_defaults(fn)
+        defaults = parameter_defaults(fn)
         out: Rank = CYCLE
-        for call in sites:
-            arg, known = passed_argument(call, positional, name)
-            if not known:
-                return None
+        for call, arg in passed:
             if arg is None and name not in defaults:
                 return None
             arg = defaults[name] if arg is None else arg
             if not is_none(arg):
                 out = join(out, self.rank(arg, call, depth + 1))
+        return out
+
+    def passed(self, fn: ast.AST, name: str) -> Optional[List[Tuple[ast.Call, Optional[ast.AST]]]]:
+        """(call, what it passes for the parameter `name`) for each call of the module-level
+        `fn` in this file (`sites_of`), None where it passes nothing; None when a call may pass
+        it in `*args`/`**kwargs` or `fn` is used otherwise."""
+        sites = self.sites_of(fn)
+        if sites is None:
+            return None
+        positional = bound_positional(fn, method=False)
+        out = []
+        for call in sites:
+            arg, known = passed_argument(call, positional, name)
+            if not known:
+                return None
+            out.append((call, arg))
         return out
 
     def sites_of(self, fn: ast.AST) -> Optional[list]:

@@ -9,7 +9,6 @@ import builtins
 from typing import Callable, Optional, Set
 
 from ..syntax import names as nm
-from .calls import bound_positional, passed_argument
 from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, reduced
 
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -168,12 +167,9 @@ class Callees:
         key = UNSHARED + scope.name
         if not (self.ranks.in_program() or key in self.index.scalar_returns):
             return []
-        sites = self.ranks.sites_of(scope)
-        positional = bound_positional(scope, method=False)
         out = []
-        for call in sites or ():
-            arg, known = passed_argument(call, positional, func.id)
-            fn = self.local_def(arg.id, call) if known and isinstance(arg, ast.Name) else None
+        for call, arg in self.ranks.passed(scope, func.id) or ():
+            fn = self.local_def(arg.id, call) if isinstance(arg, ast.Name) else None
             if fn is None:
                 return []
             out.append(fn)
