@@ -1,5 +1,6 @@
 """The project index's table of helpers (by module and name) and what a helper's signature
-says about a call of it; `document_of` parses a file's bytes for the per-file facts.
+says about a call of it; `document_of` parses a file's bytes for the per-file facts, and
+`file_helpers`, `file_star_modules` find two of them (here or in a worker).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 from .facts import ExternalCall, HelperSignature
 from .modules import module_candidates
+from .stars import has_star_import
 
 
 def document_of(raw: bytes) -> Optional[Document]:
@@ -115,3 +117,43 @@ CALL_KEY = nm.METHOD_PREFIX + "__call__"
 
 def short_name(name: str) -> str:
     return name[len(nm.METHOD_PREFIX):] if name.startswith(nm.METHOD_PREFIX) else name
+
+
+def file_star_modules(raw: bytes) -> List[str]:
+    """Runs here or in a worker: the modules a file star-imports, as it spells them."""
+    doc = document_of(raw)
+    return [] if doc is None else list(doc.index().module_names.star_modules)
+
+
+def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Optional[List[str]]]:
+    """Runs here or in a worker: the helpers a file defines, from its own analysis by the
+    engine (functions and methods whose flag or raw value goes to their callers, and
+    wrappers of `Variable`); and, from the same parse, the modules it star-imports when it
+    has a star import (else None)."""
+    raw, shown = item
+    doc = document_of(raw)
+    if doc is None:
+        return [], None
+    from ..engine.analyse import Options, detect
+
+    try:
+        ctx = detect(doc, Options(frozenset()))
+    except RecursionError:
+        return [], None
+    stars = list(ctx.index.module_names.star_modules) if has_star_import(raw) else None
+    out: Dict[str, HelperSignature] = {}
+    index = ctx.index
+    for record in ctx.helpers:
+        fn = record.fn
+        owner = index.parents.get(fn)
+        method = isinstance(owner, ast.ClassDef) and isinstance(index.parents.get(owner), ast.Module)
+        if not (isinstance(owner, ast.Module) or method):
+            continue
+        key = (nm.METHOD_PREFIX if method else "") + fn.name
+        if method and fn.name in FRAMEWORK_METHODS and not (fn.name == "__call__" and record.flag.param):
+            continue  # `iterator(instances, for_training=False)` runs `DataIterator.__call__`: its callers are linked
+        out.setdefault(key, signature(fn, key, shown, record.flag.param, record.flag.negated, method,
+                                      computes=bool(getattr(record.source, "computing", False))))
+    for name, line in ctx.wrappers().items():
+        out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
+    return list(out.values()), stars

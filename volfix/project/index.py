@@ -52,19 +52,17 @@ warm run over an unchanged project links nothing.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..flow.calls import FRAMEWORK_METHODS
 from ..flow.grad_mode import GradShim
 from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
 from .calls import file_calls
 from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
-from .helpers import CALL_KEY, NameTable, document_of, helper_names, short_name, signature
+from .helpers import CALL_KEY, NameTable, document_of, file_helpers, file_star_modules, helper_names, short_name
 from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
 from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module, resolve_returns,
                       unshared_functions)
@@ -539,46 +537,6 @@ class ProjectIndex:
 
     def binds_variable(self, path: str) -> bool:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
-
-
-def file_star_modules(raw: bytes) -> List[str]:
-    """Runs here or in a worker: the modules a file star-imports, as it spells them."""
-    doc = document_of(raw)
-    return [] if doc is None else list(doc.index().module_names.star_modules)
-
-
-def file_helpers(item: Tuple[bytes, str]) -> Tuple[List[HelperSignature], Optional[List[str]]]:
-    """Runs here or in a worker: the helpers a file defines, from its own analysis by the
-    engine (functions and methods whose flag or raw value goes to their callers, and
-    wrappers of `Variable`); and, from the same parse, the modules it star-imports when it
-    has a star import (else None)."""
-    raw, shown = item
-    doc = document_of(raw)
-    if doc is None:
-        return [], None
-    from ..engine.analyse import Options, detect
-
-    try:
-        ctx = detect(doc, Options(frozenset()))
-    except RecursionError:
-        return [], None
-    stars = list(ctx.index.module_names.star_modules) if has_star_import(raw) else None
-    out: Dict[str, HelperSignature] = {}
-    index = ctx.index
-    for record in ctx.helpers:
-        fn = record.fn
-        owner = index.parents.get(fn)
-        method = isinstance(owner, ast.ClassDef) and isinstance(index.parents.get(owner), ast.Module)
-        if not (isinstance(owner, ast.Module) or method):
-            continue
-        key = (nm.METHOD_PREFIX if method else "") + fn.name
-        if method and fn.name in FRAMEWORK_METHODS and not (fn.name == "__call__" and record.flag.param):
-            continue  # `iterator(instances, for_training=False)` runs `DataIterator.__call__`: its callers are linked
-        out.setdefault(key, signature(fn, key, shown, record.flag.param, record.flag.negated, method,
-                                      computes=bool(getattr(record.source, "computing", False))))
-    for name, line in ctx.wrappers().items():
-        out.setdefault(name, HelperSignature(name, shown, line, None, wrapper=True))
-    return list(out.values()), stars
 
 
 def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Dict[str, str],
