@@ -77,6 +77,10 @@ def _steps(rng: random.Random, a: str, b: str, new: str) -> list:
         f"{new} = (({a} - {b}) ** 2).mean()\nfor _w in [{a}, {b}]:\n    {new} += _w.pow(2).sum() * SCALE",
         f"if FLAG:\n    {new} = {a}\nelse:\n    {new} = {b}.sum()",
         f"if FLAG:\n    {new} = 0\nelse:\n    {new} = {b}.sum()\n{new} += {a}",
+        # a loop that binds a name from itself: each pass reads what the last one bound
+        f"{new} = {a}\nfor _i in range(2):\n    {new} = {new}.unsqueeze(0)",
+        f"{new} = {a}\nfor _i in range(2):\n    {new} = {new}.sum(0)",
+        f"{new} = {a}\nfor _i in range(2):\n    {new} = {new}[0]",
     ]
 
 

@@ -102,7 +102,7 @@ class NameBindings:
         block, `losses = [torch.mean(l) for l in losses]` after `losses = model(x)`. Only that
         assignment and the bindings after it, up to and around `at`, reach (a loop back to
         them passes the assignment again); the statement holding `at` binds after reading
-        (`temp = temp.data[0]`). A loop's or a comprehension's target dominates its body
+        (`temp = temp.data[0]`), unless a loop below the assignment runs it again. A loop's or a comprehension's target dominates its body
         (`[v.data[0] for v in losses]`: that `v`, not another loop's). (assignment, which
         bindings reach); (None, None) when nothing dominates: every binding of the scope counts."""
         index = self.index
@@ -154,6 +154,13 @@ class NameBindings:
     def _between(self, node: ast.AST, block: list, first: int, last: int, own: ast.stmt) -> bool:
         stmt = self.index.statement_of(node)
         if stmt is own and isinstance(own, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            # it binds after reading (`temp = temp.data[0]`), unless a loop inside `block` runs
+            # it again: the next pass reads what it bound (`x = x.unsqueeze(0)`)
+            for owner, field, holder, _position in self._blocks_up(own):
+                if holder is block:
+                    return False
+                if isinstance(owner, (ast.For, ast.AsyncFor, ast.While)) and field == "body":
+                    return True
             return False
         for _owner, _field, holder, position in self._blocks_up(stmt):
             if holder is block:
