@@ -62,6 +62,18 @@ def test_self_assignment_and_partial_tuple():
     assert kinds(original, fixed) == [("self-assignment", 2), ("partial-tuple-unwrap", 3), ("self-assignment", 4)]
 
 
+def test_item_indexed_left_by_rewriting_a_row_read():
+    original = """
+    plot('loss', loss.data[0][0])
+    plot('ok', d.item()[0])
+    """
+    fixed = """
+    plot('loss', loss.item()[0])
+    plot('ok', d.item()[0])
+    """
+    assert kinds(original, fixed) == [("item-indexed", 2)]
+
+
 def test_redundant_conditionals_both_spellings():
     original = """
     image = Variable(image, volatile=True) if image is not None else None

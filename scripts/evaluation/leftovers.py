@@ -45,6 +45,8 @@ Kinds (`KINDS`):
 * torch-name-not-module   a new region spelled through a name that is not bound to the torch
                           module (or to torch's own `no_grad`) on every path (`import torch.cuda
                           as device` ... `device.no_grad()`), or not bound at all;
+* item-indexed            `loss.item()[0]`: `.item()` is a Python number, which nothing can
+                          index (left by rewriting `loss.data[0][0]`, whose first `[0]` gave a row);
 * grad-mode-for-tensor    `.volatile` reads about a specific tensor rewritten into the grad-mode
                           test `torch.is_grad_enabled()`: a `.grad.volatile` read, or several
                           different tensors of one function turned into the identical test.
@@ -79,6 +81,7 @@ KINDS = {
     "region-trains": "a new region containing a training step",
     "torch-name-not-module": "a new region spelled through a name that is not the torch module on every path",
     "grad-mode-for-tensor": "`.volatile` reads about specific tensors rewritten into `torch.is_grad_enabled()`",
+    "item-indexed": "`.item()` indexed (`loss.item()[0]`): a Python number cannot be",
 }
 
 TRAINING_STEP = re.compile(r"optim|opt\b|^opt|optimizer", re.I)
@@ -108,6 +111,11 @@ def _same_block(a: List[ast.stmt], b: List[ast.stmt]) -> bool:
     return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
 
 
+def _is_item_call(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+            and not node.args and not node.keywords)
+
+
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -131,6 +139,8 @@ def _expression_items(tree: ast.AST) -> List[Tuple[str, ast.AST, str]]:
             if _is_none(right) and ((isinstance(op, ast.IsNot) and _same(node.body, left) and _is_none(node.orelse))
                                     or (isinstance(op, ast.Is) and _is_none(node.body) and _same(node.orelse, left))):
                 out.append(("redundant-conditional", node, ast.unparse(node)))
+        elif isinstance(node, ast.Subscript) and _is_item_call(node.value):
+            out.append(("item-indexed", node, ast.unparse(node)))
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
             if _same(target, value) or (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)

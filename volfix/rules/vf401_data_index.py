@@ -115,7 +115,8 @@ class ScalarDataIndex(Rule):
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
     tensor, a one-element Variable for a Variable). `x[0]` on a tensor read through `.data`
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
-    batch) are not reported.
+    batch) are not reported, nor a read the code indexes again (`loss.data[0][0]`): in 0.3
+    that `[0]` gave a row, so the value had two dimensions or more and still has.
     """
 
     CODE = "VF401"
@@ -128,6 +129,8 @@ class ScalarDataIndex(Rule):
     @on(ast.Subscript)
     def subscript(self, node, ctx):
         if not (isinstance(node.ctx, ast.Load) and is_zero(node.slice)):
+            return
+        if _indexed_again(node, ctx):
             return
         attribute = node.value
         if isinstance(attribute, ast.Attribute) and attribute.attr == "data":
@@ -192,6 +195,14 @@ class ScalarDataIndex(Rule):
             f"unsafe fix: volfix cannot tell whether `{shown}` was a tensor in 0.3 (`[0]` was its "
             f"Python number, as `.item()` is) or a Variable (`[0]` was a one-element Variable that "
             f"kept its graph)")
+
+
+def _indexed_again(node: ast.Subscript, ctx) -> bool:
+    """`loss.data[0][0]`, `x.data[0][1:]`: code that ran on 0.3 indexed what `[0]` gave, so it
+    was a row of a value with two or more dimensions, never a Python number. No reduction
+    changed such a value's rank in 0.4: the read still works, and `.item()[0]` would raise."""
+    parent = ctx.index.parents.get(node)
+    return isinstance(parent, ast.Subscript) and parent.value is node
 
 
 def _loss_named(expr: ast.AST) -> bool:
