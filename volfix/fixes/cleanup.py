@@ -58,6 +58,11 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
                 if found is not None:
                     edits.extend(found)
                     taken.update(id(n) for n in node.orelse)
+            elif not node.orelse and _only_pass(node.body):
+                found = _empty_if(node, index, expr)
+                if found is not None:
+                    edits.extend(found)
+                    taken.update(id(n) for n in ast.walk(node))
         if id(node) in taken:
             continue
         if isinstance(node, ast.ListComp) and created(node):
@@ -263,6 +268,26 @@ def _empty_else(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
                                                                  src.line_end(stmt.end_lineno)):
         return None
     return [TextEdit(src.line_starts[else_row - 1], src.line_after(stmt.end_lineno), "")]
+
+
+def _empty_if(stmt: ast.If, index: ModuleIndex, expr: Expressions) -> Optional[List[TextEdit]]:
+    """`if flag: pass` left where the fix emptied the only branch (`if flag: x = Variable(x)`,
+    or both branches of `if sep: t = Variable(t)` / `else: t = [Variable(u) for u in t]`): the
+    `if` goes when its test only reads, it is not an `elif`, it holds no comment, and its
+    block keeps another statement."""
+    if not _pure(stmt.test):
+        return None
+    parent = index.parents.get(stmt)
+    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                  if isinstance(b, list) and any(s is stmt for s in b)), None)
+    if block is None or len(block) < 2:
+        return None
+    src = expr.src
+    start, end = src.start(stmt), src.end(stmt)
+    first, after = src.line_starts[stmt.lineno - 1], src.line_after(stmt.end_lineno)
+    if src.text[first:start].strip() or src.text[end:after].strip() or src.comments_between(start, end):
+        return None  # an `elif`, a statement sharing its line, or a comment: left to the author
+    return [TextEdit(first, after, "")]
 
 
 def _else_row(src, after_row: int, before_row: int) -> Optional[int]:
