@@ -215,6 +215,12 @@ CASES = [
     Case("flag_helper_both_ways", frozenset({"VF103"}),
          inference=("a", "gap"), grads=("first_grad", "last_weight"),
          graph_before="TT", graph_after="FT"),
+    # Flags that are integers (an `int` option, `search=0`): `set_grad_enabled` raises
+    # TypeError for them today, so the fixed regions spell `bool(...)`. The evaluating call
+    # of the hypernetwork slice (eval mode, no search) loses its graph.
+    Case("integer_flags", frozenset({"VF103"}),
+         inference=("frozen",), grads=("grad",),
+         graph_before="TTT", graph_after="TFT"),
     # One epoch function validates (flag true) and trains (flag false); it returns Python
     # numbers, so only the validating call gets a region and training still updates.
     Case("validate_then_train", frozenset({"VF103", "VF401"}),

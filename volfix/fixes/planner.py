@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ..flow import grad_mode
 from .edits import TextEdit
+from ..flow.booleans import known_bool
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
@@ -419,7 +420,7 @@ class Planner:
             null, i2 = ctx.spell("contextlib.nullcontext", node)
             return f"{no_grad}() if {flag.text} else {null}()", i1 | i2
         enabled, imports = ctx.spell("torch.set_grad_enabled", node)
-        return f"{enabled}({negate(flag, self.segment)})", imports
+        return f"{enabled}({negate(flag, self.segment, self.index)})", imports
 
     def segment(self, node: ast.AST) -> str:
         return self.src.segment(node)
@@ -503,12 +504,14 @@ _NEGATED = {ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in", ast.NotIn: "in", as
             ast.IsNot: "is", ast.Lt: ">=", ast.GtE: "<", ast.Gt: "<=", ast.LtE: ">"}
 
 
-def negate(flag: Flag, segment) -> str:
-    """`not <flag>`, simplified: `not not x` -> `x`, `not (a == b)` -> `a != b`. A flag that is
-    already a negation of a parameter at a call site (`Flag.negated`) is spelled as given."""
+def negate(flag: Flag, segment, index=None) -> str:
+    """`not <flag>`, simplified: `not not x` -> `x`, `not (a == b)` -> `a != b`, `not (not a and
+    not b)` -> `a or b`. A flag that is already a negation of a parameter at a call site
+    (`Flag.negated`) is spelled as given. `set_grad_enabled` takes a bool and nothing else, so
+    a simplified flag that is not certainly one (`known_bool`) is spelled `bool(x)`."""
     node = flag.node
     if flag.negated:
-        return flag.text
+        return flag.text if known_bool(index, node) else f"bool({flag.text})"
     if flag.text != segment(node):  # substituted at a call site: spelled as text
         return f"not ({flag.text})" if " " in flag.text.strip() else f"not {flag.text}"
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -516,10 +519,30 @@ def negate(flag: Flag, segment) -> str:
         if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
             return f"not {segment(inner.operand)}"
         text = segment(inner)
+        if not known_bool(index, inner):
+            return f"bool({text})"
         return f"({text})" if isinstance(inner, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) else text
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
         op = _NEGATED[type(node.ops[0])]
         return f"{segment(node.left)} {op} {segment(node.comparators[0])}"
+    if isinstance(node, ast.BoolOp):
+        parts = [_negated_operand(v, segment) for v in node.values]
+        if all(p is not None for p in parts):
+            joined = (" or " if isinstance(node.op, ast.And) else " and ").join(parts)  # type: ignore[arg-type]
+            plain = all(isinstance(v, ast.Compare) or known_bool(index, v.operand) for v in node.values)  # type: ignore[attr-defined]
+            return joined if plain else f"bool({joined})"
     if isinstance(node, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Compare)):
         return f"not ({flag.text})"
     return f"not {flag.text}"
+
+
+def _negated_operand(node: ast.AST, segment) -> Optional[str]:
+    """One operand of De Morgan's rewrite: `not x` -> `x`, `a is None` -> `a is not None`;
+    None for any other operand (the flag then stays `not (...)`)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = node.operand
+        text = segment(inner)
+        return f"({text})" if isinstance(inner, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) else text
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
+        return f"{segment(node.left)} {_NEGATED[type(node.ops[0])]} {segment(node.comparators[0])}"
+    return None

@@ -46,8 +46,15 @@ class VolatileFlagInVariableCall(Rule):
     ## Fix safety
     The region is chosen as for VF101 and runs under `torch.set_grad_enabled(not flag)`
     (`volatile=not train` becomes `set_grad_enabled(train)`, `volatile=phase == "val"` becomes
-    `set_grad_enabled(phase != "val")`; a flag read from a local such as `not_training = not
-    training` is followed to `training`). Training inside the region is
+    `set_grad_enabled(phase != "val")`, `volatile=not self.training and not self.search` becomes
+    `set_grad_enabled(self.training or self.search)`; a flag read from a local such as
+    `not_training = not training` is followed to `training`). `set_grad_enabled` takes a bool
+    and raises TypeError for anything else, where 0.3's `volatile=` took any integer: a flag
+    left without its `not` that volfix cannot tell is a bool (a parameter without a `True` or
+    `False` default, an `int` option, `self.search = 0`) is spelled `bool(train)`. Known
+    bools: comparisons, `not`, `.training`, `isinstance(...)`, a parameter defaulting to `True`
+    or `False`, a `store_true` option of the file's `argparse` parser, a name bound only to
+    those. Training inside the region is
     expected: the flag is the train/eval switch. Inside an enclosing `no_grad` region grad
     mode is already off and `set_grad_enabled(True)` would turn recording back on, so there
     the call is only unwrapped. A bare `torch.set_grad_enabled(x)` statement is never emitted:
