@@ -13,6 +13,7 @@ import re
 from typing import Callable, List, Optional, Set, Tuple
 
 from .edits import TextEdit
+from ..flow.booleans import truth_safe
 from ..flow.defuse import ENTRY, Graph, declared
 from ..flow.grad_mode import NO_GRAD_QUALS, SET_GRAD_QUALS
 from ..syntax.document import CELL_SEPARATOR
@@ -273,9 +274,11 @@ def _empty_else(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
 def _empty_if(stmt: ast.If, index: ModuleIndex, expr: Expressions) -> Optional[List[TextEdit]]:
     """`if flag: pass` left where the fix emptied the only branch (`if flag: x = Variable(x)`,
     or both branches of `if sep: t = Variable(t)` / `else: t = [Variable(u) for u in t]`): the
-    `if` goes when its test only reads, it is not an `elif`, it holds no comment, and its
-    block keeps another statement."""
-    if not _pure(stmt.test):
+    `if` goes when testing its test can neither raise nor run code (`truth_safe`: a flag
+    parameter defaulting to `False`, `x is None`; not `if x:` on a tensor, which raises for
+    several elements), it is not an `elif`, it holds no comment, and its block keeps another
+    statement."""
+    if not truth_safe(index, stmt.test):
         return None
     parent = index.parents.get(stmt)
     block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))

@@ -25,15 +25,17 @@ _BOOL_ATTRIBUTES = frozenset({"training", "requires_grad", "is_cuda", "is_leaf"}
 _DEPTH = 4
 
 
-def known_bool(index: Optional[ModuleIndex], node: ast.AST, depth: int = 0) -> bool:
+def known_bool(index: Optional[ModuleIndex], node: ast.AST, depth: int = 0, compares: bool = True) -> bool:
+    """`compares=False`: a comparison counts only when it is an identity test (`x is None`):
+    `a == b` of tensors is a tensor, whose truth raises for several elements."""
     if isinstance(node, ast.Constant):
         return type(node.value) is bool
     if isinstance(node, ast.Compare):
-        return True
+        return compares or all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
     if isinstance(node, ast.UnaryOp):
-        return isinstance(node.op, ast.Not)
+        return isinstance(node.op, ast.Not) and (compares or known_bool(index, node.operand, depth, compares))
     if isinstance(node, ast.BoolOp):
-        return all(known_bool(index, v, depth) for v in node.values)
+        return all(known_bool(index, v, depth, compares) for v in node.values)
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Name):
@@ -45,11 +47,17 @@ def known_bool(index: Optional[ModuleIndex], node: ast.AST, depth: int = 0) -> b
         options = isinstance(node.value, ast.Name) and node.value.id not in ("self", "cls")
         return options and index is not None and _switch(index, node.attr)
     if isinstance(node, ast.Name) and index is not None and depth < _DEPTH:
-        return _bool_name(index, node, depth)
+        return _bool_name(index, node, depth, compares)
     return False
 
 
-def _bool_name(index: ModuleIndex, node: ast.Name, depth: int) -> bool:
+def truth_safe(index: Optional[ModuleIndex], test: ast.AST) -> bool:
+    """Testing `test` for truth can neither raise nor run the author's code: dropping an
+    `if test: pass` changes nothing (`if x:` on a tensor raises for several elements)."""
+    return known_bool(index, test, compares=False)
+
+
+def _bool_name(index: ModuleIndex, node: ast.Name, depth: int, compares: bool) -> bool:
     if node not in index.parents:
         return False  # not of this file (a call site's argument read elsewhere)
     scope = index.function_of(node)
@@ -58,7 +66,7 @@ def _bool_name(index: ModuleIndex, node: ast.Name, depth: int) -> bool:
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         default = _default(scope.args, name)
         if default is not None:
-            if not known_bool(index, default, depth + 1):
+            if not known_bool(index, default, depth + 1, compares):
                 return False
             values.append(default)
         elif any(a.arg == name for a in _all_args(scope.args)):
@@ -71,7 +79,7 @@ def _bool_name(index: ModuleIndex, node: ast.Name, depth: int) -> bool:
                 return False
             if bound is not None:
                 values.append(bound)
-    return bool(values) and all(known_bool(index, v, depth + 1) for v in values)
+    return bool(values) and all(known_bool(index, v, depth + 1, compares) for v in values)
 
 
 def _binding_value(node: ast.AST, name: str):

@@ -38,11 +38,13 @@ CHUNK_LINES = 4_000
 # reduction, whose result VF401 follows (`loss_function(...).data[0]`); `.sum(0)`: the
 # ImageNet example's `accuracy()`, a list of sums over one dimension (`prec1[0]`); a torchvision
 # dataset of class numbers and `parse_args(`: what VF401's ranks read (`flow.ranks`: 1-dim
-# label batches, options that are numbers) and a script's `__main__` guard (its calls tell parameters).
+# label batches, options that are numbers) and a script's `__main__` guard (its calls tell parameters);
+# `store_true` options: bools a `set_grad_enabled` flag may be spelled with (`flow.booleans`).
 TRIGGERS = ("Variable", "volatile", "async", PLACEHOLDER, "autograd", "no_grad", "grad_enabled",
             "inference_mode", "__version__", "import", ".data[", "Loss", "noqa", "volfix",
             "_loss(", "entropy(", "torch.sum(", "torch.mean(", ".sum(0)", "MNIST(", "CIFAR10(", "CIFAR100(",
-            "SVHN(", "STL10(", "USPS(", "ImageFolder(", "parse_args(", "__main__")
+            "SVHN(", "STL10(", "USPS(", "ImageFolder(", "parse_args(", "__main__", "store_true",
+            "store_false")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_A_START = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]|$|\s|#")
 
