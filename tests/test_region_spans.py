@@ -41,7 +41,7 @@ def titles(source: str, **kwargs) -> dict:
 def test_a_with_block_names_its_lines_and_header():
     found = titles(SOURCE)
     assert found[8] == "Unwrap and run lines 8-10 under `with torch.no_grad():`"
-    assert found[20] == "Unwrap and run line 20 under `with torch.set_grad_enabled(train):`"
+    assert found[20] == "Unwrap and run line 20 under `with torch.set_grad_enabled(bool(train)):`"
 
 
 def test_a_decorator_names_its_function():
