@@ -35,6 +35,10 @@ from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUND
                      kill, number_total, target_keys, volatile_false_target)
 
 
+# Libraries that hold no torch parameters: what they do with a tensor records nothing that
+# can be trained (they read its values).
+NON_TORCH_LIBRARIES = ("numpy.", "math.", "matplotlib.", "pylab.", "seaborn.", "PIL.", "cv2.", "imageio.",
+                       "scipy.", "sklearn.", "pandas.")
 SKIP_BLOCK = 32  # statements: a longer block visits only what can matter (`long_block`)
 
 
@@ -575,6 +579,8 @@ class TaintAnalysis:
                 return True, receiver[1]
             if receiver[0] or tainted_args:
                 self._computes = True
+                if self._foreign(func):
+                    return True, False
                 meets = self._meets_any(args, values)
                 # A tensor method on the value, or a torch function, records only if another
                 # argument may need grad; another callee may hold parameters of its own.
@@ -595,6 +601,8 @@ class TaintAnalysis:
             self.training(node)
         if callee[0] or any(t for t, _ in values):
             self._computes = True
+            if self._foreign(func):
+                return True, False
             meets = self._meets_any(args, values)
             if not self._pure_callee(func) or meets:
                 self._records = True
@@ -631,12 +639,19 @@ class TaintAnalysis:
 
     def _pure_callee(self, func: ast.AST) -> bool:
         """Builtins, torch functions and NumPy's hold no parameters of their own (NumPy records
-        nothing: it reads a tensor's values, `np.mean(rewards)`)."""
+        nothing: it reads a tensor's values, `np.mean(rewards)`), nor do plotting, image and
+        data libraries (`plt.plot(epochs, mean_scores)`: a region around it alone is noise)."""
         if isinstance(func, ast.Name) and func.id in PURE_CALLS:
             return self.index.lookup_for(func)(func.id) is None
         qual = self.index.qual(func)
         return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
-            or (qual or "").startswith(("torch.nn.functional.", "numpy.", "math."))
+            or (qual or "").startswith(("torch.nn.functional.",) + NON_TORCH_LIBRARIES)  # numpy, math first
+
+    def _foreign(self, func: ast.AST) -> bool:
+        """A function of a library that holds no torch parameters and makes no tensors
+        (`plt.plot(epochs, mean_scores)`, `cv2.imwrite(path, img)`): it reads a tensor's values,
+        so it records nothing, whatever else it is given."""
+        return (self.index.qual(func) or "").startswith(NON_TORCH_LIBRARIES[2:])
 
     def _is_grad_call(self, func: ast.AST) -> bool:
         return self.index.qual(func) in ("torch.autograd.grad", "torch.autograd.backward")
