@@ -62,6 +62,31 @@ def test_self_assignment_and_partial_tuple():
     assert kinds(original, fixed) == [("self-assignment", 2), ("partial-tuple-unwrap", 3), ("self-assignment", 4)]
 
 
+def test_alias_that_starts_a_loop_carried_variable_is_kept():
+    # the BiLSTM-CRF tutorial's forward algorithm: the human migration writes the same
+    original = """
+    def forward_alg(feats, init_alphas):
+        forward_var = autograd.Variable(init_alphas)
+        for feat in feats:
+            forward_var = torch.cat([forward_var + feat]).view(1, -1)
+        alias = autograd.Variable(init_alphas)
+        for feat in feats:
+            other = alias + feat
+        return forward_var, other
+    """
+    fixed = """
+    def forward_alg(feats, init_alphas):
+        forward_var = init_alphas
+        for feat in feats:
+            forward_var = torch.cat([forward_var + feat]).view(1, -1)
+        alias = init_alphas
+        for feat in feats:
+            other = alias + feat
+        return forward_var, other
+    """
+    assert kinds(original, fixed) == [("alias", 6)]
+
+
 def test_item_indexed_left_by_rewriting_a_row_read():
     original = """
     plot('loss', loss.data[0][0])

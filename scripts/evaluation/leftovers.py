@@ -25,7 +25,8 @@ Kinds (`KINDS`):
 * alias                   `style_v = style`: a new plain-name alias (left by unwrapping
                           `style_v = Variable(style)`; the code should use `style`). Not when
                           the name merges values (another branch of an `if`/`try` around it,
-                          or a binding before that `if`, gives it a value read after it), nor
+                          or a binding before that `if`, gives it a value read after it; or a
+                          loop after it reads the name and binds it again), nor
                           when it is converted later (`a = a.cuda()`) while the original is
                           still read after the conversion or is not a local of the function:
                           any migration keeps those;
@@ -185,6 +186,8 @@ def _alias_carries_more(node: ast.Assign, par: Dict[ast.AST, ast.AST]) -> bool:
             read_after = any(n.id == a and isinstance(n.ctx, ast.Load) and n.lineno > owner.end_lineno for n in names)
             if before and read_after:
                 return True
+    if _loop_carried(node, a, stores_a, names, par):
+        return True
     conversions = [n for n in stores_a if n.lineno > node.lineno and isinstance(par.get(n), ast.Assign)
                    and any(isinstance(m, ast.Name) and m.id == a for m in ast.walk(par[n].value))]
     if conversions:
@@ -197,6 +200,22 @@ def _alias_carries_more(node: ast.Assign, par: Dict[ast.AST, ast.AST]) -> bool:
         if not isinstance(scope, ast.Module) and not local:
             return True
         if any(n.id == b and isinstance(n.ctx, ast.Load) and n.lineno > first for n in names):
+            return True
+    return False
+
+
+def _loop_carried(node: ast.Assign, a: str, stores_a, names, par) -> bool:
+    """`forward_var = init_alphas` before a loop that reads `forward_var` and binds it again
+    (`forward_var = torch.cat(alphas_t)`): the alias is the initial value of a variable the
+    loop carries, which no migration renames away."""
+    for store in stores_a:
+        if store.lineno <= node.lineno:
+            continue
+        loop = par.get(store)
+        while loop is not None and not isinstance(loop, (ast.For, ast.While) + _SCOPES):
+            loop = par.get(loop)
+        if isinstance(loop, (ast.For, ast.While)) and loop.lineno > node.lineno and any(
+                n.id == a and isinstance(n.ctx, ast.Load) and _within(n, loop) for n in names):
             return True
     return False
 
