@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from ..syntax.index import ModuleIndex
+from ..syntax.index import FUNCTIONS, ModuleIndex
+from ..syntax.names import function_params
 from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
                      PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
                      kill, number_total, target_keys, volatile_false_target)
@@ -627,7 +628,7 @@ class TaintAnalysis:
         values evidently free of autograd do not: numbers, strings, `.data`/`.item()` results,
         tensors fresh from a factory or `torch.from_numpy` (`volfix.rules.context.is_plain`).
         A parameter of the function may be a weight: it may."""
-        if graph_free(node) or self.plain(node):
+        if graph_free(node) or self.plain(node) or self._number_name(node):
             return False
         if isinstance(node, (ast.BinOp,)):
             return self.may_need_grad(node.left) or self.may_need_grad(node.right)
@@ -646,6 +647,25 @@ class TaintAnalysis:
         qual = self.index.qual(func)
         return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
             or (qual or "").startswith(("torch.nn.functional.",) + NON_TORCH_LIBRARIES)  # numpy, math first
+
+    def _number_name(self, node: ast.AST) -> bool:
+        """A name every binding of which is an assignment of a graph-free value (`n =
+        len(test_loader)`), in the function reading it, or at module level when the function
+        binds it nowhere: it cannot require grad."""
+        if not isinstance(node, ast.Name):
+            return False
+        index = self.index
+        scope = index.function_of(node)
+        for _ in range(2):
+            stores = [n for n in index.names.get(node.id, ()) if not isinstance(n.ctx, ast.Load)
+                      and index.function_of(n) is scope]
+            params = function_params(scope) if isinstance(scope, FUNCTIONS) else []
+            if stores or node.id in params or scope is index.tree:
+                break
+            scope = index.tree
+        values = index.assigned_values(scope).get(node.id)
+        return bool(values) and node.id not in params and len(stores) == len(values) \
+            and all(graph_free(v) for v in values)
 
     def _foreign(self, func: ast.AST) -> bool:
         """A function of a library that holds no torch parameters and makes no tensors

@@ -217,12 +217,17 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
             relevant.update(_attribute_roots(stmt))
         return _moved(stmt, row)
     if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and (  # type: ignore[attr-defined]
-            "torch." in source or isinstance(stmt.value, ast.Constant)):
+            "torch." in source or isinstance(stmt.value, ast.Constant) or _counted(stmt.value)):
         # `x = torch.randn(64, 4)`: one line that says what a name holds (a plain tensor
         # makes `Variable(x)` -> `x` exact), kept whole: a stub would hide it. So is
-        # `total_loss = 0` before an accumulating loop: a number, which `total_loss[0]` needs.
+        # `total_loss = 0` before an accumulating loop: a number, which `total_loss[0]` needs,
+        # and `n = len(test_loader)`: a number, dividing by which records nothing.
         return _moved(stmt, row)
     return _stub(stmt, reads, row)
+
+
+def _counted(value: ast.AST) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "len"
 
 
 def _attribute_roots(stmt: ast.stmt) -> Set[str]:
