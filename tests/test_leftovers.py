@@ -87,6 +87,25 @@ def test_alias_that_starts_a_loop_carried_variable_is_kept():
     assert kinds(original, fixed) == [("alias", 6)]
 
 
+def test_alias_at_the_end_of_a_loop_body_that_reads_it_is_kept():
+    # Rainbow's main loop: `state = Variable(next_state)` at the end of the body the next pass reads
+    original = """
+    while T < T_max:
+        action = dqn.act(state)
+        next_state, reward, done = env.step(action)
+        state = Variable(next_state)
+        other = Variable(next_state)
+    """
+    fixed = """
+    while T < T_max:
+        action = dqn.act(state)
+        next_state, reward, done = env.step(action)
+        state = next_state
+        other = next_state
+    """
+    assert kinds(original, fixed) == [("alias", 6)]
+
+
 def test_item_indexed_left_by_rewriting_a_row_read():
     original = """
     plot('loss', loss.data[0][0])

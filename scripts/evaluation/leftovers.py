@@ -207,7 +207,14 @@ def _alias_carries_more(node: ast.Assign, par: Dict[ast.AST, ast.AST]) -> bool:
 def _loop_carried(node: ast.Assign, a: str, stores_a, names, par) -> bool:
     """`forward_var = init_alphas` before a loop that reads `forward_var` and binds it again
     (`forward_var = torch.cat(alphas_t)`): the alias is the initial value of a variable the
-    loop carries, which no migration renames away."""
+    loop carries, which no migration renames away. So is `state = next_state` at the end of
+    a loop body whose earlier statements read `state` (the next pass reads the alias)."""
+    loop = par.get(node)
+    while loop is not None and not isinstance(loop, (ast.For, ast.While) + _SCOPES):
+        loop = par.get(loop)
+    if isinstance(loop, (ast.For, ast.While)) and any(
+            n.id == a and isinstance(n.ctx, ast.Load) and _within(n, loop) and n.lineno < node.lineno for n in names):
+        return True
     for store in stores_a:
         if store.lineno <= node.lineno:
             continue
