@@ -29,17 +29,13 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from ..syntax.index import FUNCTIONS, ModuleIndex
-from ..syntax.names import function_params
+from ..syntax.index import ModuleIndex
+from .taint_facts import ValueFacts
 from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
-                     PURE_CALLS, Key, State, combine, describe, graph_free, header_nodes, is_try, join, key_of,
+                     Key, State, combine, describe, header_nodes, is_try, join, key_of,
                      kill, number_total, target_keys, volatile_false_target)
 
 
-# Libraries that hold no torch parameters: what they do with a tensor records nothing that
-# can be trained (they read its values).
-NON_TORCH_LIBRARIES = ("numpy.", "math.", "matplotlib.", "pylab.", "seaborn.", "PIL.", "cv2.", "imageio.",
-                       "scipy.", "sklearn.", "pandas.")
 SKIP_BLOCK = 32  # statements: a longer block visits only what can matter (`long_block`)
 
 
@@ -76,7 +72,7 @@ class TaintResult:
         return [s for s in self.uses if id(s) not in self.covered]
 
 
-class TaintAnalysis:
+class TaintAnalysis(ValueFacts):
     """Forward taint over the statements of `scope` from the `sources` (expression nodes) and
     `seeds` (keys tainted right after a statement: `x.volatile = True`, or at the start of the
     scope: a closure's captured name, an attribute read in another method)."""
@@ -622,59 +618,6 @@ class TaintAnalysis:
                 self._partner(a)
                 found = True
         return found
-
-    def may_need_grad(self, node: ast.AST) -> bool:
-        """Could this untainted value require grad (so that computing with it records)? Only
-        values evidently free of autograd do not: numbers, strings, `.data`/`.item()` results,
-        tensors fresh from a factory or `torch.from_numpy` (`volfix.rules.context.is_plain`).
-        A parameter of the function may be a weight: it may."""
-        if graph_free(node) or self.plain(node) or self._number_name(node):
-            return False
-        if isinstance(node, (ast.BinOp,)):
-            return self.may_need_grad(node.left) or self.may_need_grad(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return self.may_need_grad(node.operand)
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return any(self.may_need_grad(e) for e in node.elts)
-        return True
-
-    def _pure_callee(self, func: ast.AST) -> bool:
-        """Builtins, torch functions and NumPy's hold no parameters of their own (NumPy records
-        nothing: it reads a tensor's values, `np.mean(rewards)`), nor do plotting, image and
-        data libraries (`plt.plot(epochs, mean_scores)`: a region around it alone is noise)."""
-        if isinstance(func, ast.Name) and func.id in PURE_CALLS:
-            return self.index.lookup_for(func)(func.id) is None
-        qual = self.index.qual(func)
-        return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
-            or (qual or "").startswith(("torch.nn.functional.",) + NON_TORCH_LIBRARIES)  # numpy, math first
-
-    def _number_name(self, node: ast.AST) -> bool:
-        """A name every binding of which is an assignment of a graph-free value (`n =
-        len(test_loader)`), in the function reading it, or at module level when the function
-        binds it nowhere: it cannot require grad."""
-        if not isinstance(node, ast.Name):
-            return False
-        index = self.index
-        scope = index.function_of(node)
-        for _ in range(2):
-            stores = [n for n in index.names.get(node.id, ()) if not isinstance(n.ctx, ast.Load)
-                      and index.function_of(n) is scope]
-            params = function_params(scope) if isinstance(scope, FUNCTIONS) else []
-            if stores or node.id in params or scope is index.tree:
-                break
-            scope = index.tree
-        values = index.assigned_values(scope).get(node.id)
-        return bool(values) and node.id not in params and len(stores) == len(values) \
-            and all(graph_free(v) for v in values)
-
-    def _foreign(self, func: ast.AST) -> bool:
-        """A function of a library that holds no torch parameters and makes no tensors
-        (`plt.plot(epochs, mean_scores)`, `cv2.imwrite(path, img)`): it reads a tensor's values,
-        so it records nothing, whatever else it is given."""
-        return (self.index.qual(func) or "").startswith(NON_TORCH_LIBRARIES[2:])
-
-    def _is_grad_call(self, func: ast.AST) -> bool:
-        return self.index.qual(func) in ("torch.autograd.grad", "torch.autograd.backward")
 
     def training(self, call: ast.Call) -> None:
         if self._stmt is not None:
