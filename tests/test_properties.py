@@ -84,15 +84,18 @@ def assert_kept(program: Program, fixed: str) -> None:
         texts = renamings(text, aliases) if tag == KEEP else {text}
         allowed = texts if tag == EXACT else {unit * k + t for k in range(4) for t in texts}
         opening = opening and not text.strip()
-        if row in headers or (opening and freed):
+        gone = row in headers or (opening and freed)
+        header = text.split("#")[0].strip()
+        if header.startswith(("with ", "async with ")) and header.endswith(":"):
+            # a `with` block opens next (`fixes.layout` on its blank lines), whether this
+            # header stays or an enclosing region absorbs it
+            opening, freed = True, False
+        if gone:
             # May be gone: a collapsed `if`, an emptied `else`, or a blank line after the lines
             # the fix removed that opened the file or a `with` block (they go with them: a file
             # or a block does not open with blank lines).
             position += position < len(out) and out[position] in allowed
             continue
-        header = text.split("#")[0].strip()
-        if header.startswith(("with ", "async with ")) and header.endswith(":"):
-            opening, freed = True, False  # a `with` block opens next (`fixes.layout` on its blank lines)
         if row in inside:
             allowed |= {t[len(unit):] for t in texts if t.startswith(unit)}
         if row in absorbed and not text.strip():
@@ -394,6 +397,23 @@ def test_generated_programs_are_valid_legacy_code(program):
       ('    x = Variable(x, volatile=True)', 'free'),
       ('', 'keep'),
       ('', 'keep')),
+     unit_visible=True),
+).via('discovered failure')
+@example(  # the author's `with` may be absorbed: its block's blank line after the removed first statement may go too
+    program=Program(source='from torch.autograd import Variable\n\n\n# note \nwith torch.no_grad(): \n    x = Variable(x, volatile=True)\n    \n    x = """first\n    indented text\nlast"""',
+     newline='\n',
+     unit='    ',
+     lines=(
+      ('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('', 'keep'),
+      ('# note ', 'keep'),
+      ('with torch.no_grad(): ', 'keep'),
+      ('    x = Variable(x, volatile=True)', 'free'),
+      ('    ', 'keep'),
+      ('    x = """first', 'keep'),
+      ('    indented text', 'exact'),
+      ('last"""', 'exact')),
      unit_visible=True),
 ).via('discovered failure')
 def test_fix_compiles_converges_and_keeps_every_other_byte(program):
