@@ -64,16 +64,21 @@ def aligned_rows(original: str) -> set:
     return out
 
 
+_CLOSERS = re.compile(r"[)\]}]")
+
+
 def _key(line: str) -> str:
-    """A row's text without what an unwrap removes from its end (`), volatile=True)`)."""
-    return line.split("#", 1)[0].strip().rstrip(")]}, ")
+    """A row's text without what an unwrap removes from its end (`), volatile=True)`) and
+    without closing brackets (`1024)).cuda(),` lost the `)` of `Variable(`)."""
+    return _CLOSERS.sub("", line.split("#", 1)[0].strip()).rstrip(", ")
 
 
 def _was_aligned(line: str, keys: set) -> bool:
     """The row continues one the original had aligned: its text (3 characters at least, so
-    that `x)` in one place says nothing about `x)` in another) starts that row's text."""
+    that `x)` in one place says nothing about `x)` in another, or a number of two digits, a
+    shape's `20,`) starts that row's text."""
     key = _key(line)
-    return len(key) >= 3 and any(k.startswith(key) for k in keys)
+    return (len(key) >= 3 or (len(key) == 2 and key.isdigit())) and any(k.startswith(key) for k in keys)
 
 
 def _logical_lines(text: str) -> Optional[List[Tuple[int, int, List[Tuple[int, int]]]]]:
