@@ -266,6 +266,15 @@ def test_an_if_on_a_tensor_emptied_by_the_fix_is_kept():
         assert "    if x:\n        pass\n" in fixed, fixed
 
 
+def test_identical_branches_keep_the_comment_a_deleted_statement_left_in_the_body():
+    # Found by the property test (seed 80): `x = Variable(x,  # note` went as `x = x`, its comment
+    # stayed after the body's last statement; the branches, identical, became the body without it.
+    src = ("from torch.autograd import Variable\n\nif x: \n    y = Variable(x, volatile=True)\n"
+           "    x = Variable(x,  # note\n        volatile=True)\nelse: \n    y = Variable(x, volatile=True)")
+    fixed = fix_source(src, path="a.py", unsafe_fixes=True).fixed_source
+    assert fixed == "y = x\n# note\n", fixed
+
+
 def test_a_fix_the_cleanup_makes_possible_is_applied_in_the_same_run():
     # Found by the property test: the flag's value escaped through the closure `f0` until the
     # clean-up deleted the alias there; a second `fix` then unwrapped it. One run must converge.

@@ -247,7 +247,10 @@ def _identical_branches(stmt: ast.If, expr: Expressions, keep_else: bool) -> Opt
         return None
     interior = expr.index.interior_rows()
     lines = [f"{head}{comment}{src.newline}" for comment in header]  # `if flag:  # why` keeps its note
-    for row in range(owner_row + 1, last.end_lineno + 1):
+    # the kept body runs to the `else:` line: its trailing comments (one a deleted statement
+    # left, `x = Variable(x,  # note`) are the body's
+    end_row = last.end_lineno if keep_else else else_row - 1
+    for row in range(owner_row + 1, end_row + 1):
         line = src.text[src.line_starts[row - 1]:src.line_after(row)]
         if row not in interior and line.startswith(inner):
             line = head + line[len(inner):]
