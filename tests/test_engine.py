@@ -275,6 +275,16 @@ def test_identical_branches_keep_the_comment_a_deleted_statement_left_in_the_bod
     assert fixed == "y = x\n# note\n", fixed
 
 
+def test_comments_of_a_deleted_block_stay_one_per_line():
+    # Found by the property test (seed 80): the author's `with torch.no_grad():` went with the two
+    # statements it held, and their comments were joined into one (`# note  # note`).
+    src = ("from torch.autograd import Variable\n\ndef f0(model, x): \n    x = model(Variable(x, volatile=True))\n"
+           "    with torch.no_grad(): \n        x = Variable(x,  # note\n            volatile=True)\n"
+           "        x = Variable(y,  # why\n            volatile=True)")
+    fixed = fix_source(src, path="a.py", unsafe_fixes=True).fixed_source
+    assert fixed.endswith("        x = model(x)\n    # note\n    # why"), fixed
+
+
 def test_a_fix_the_cleanup_makes_possible_is_applied_in_the_same_run():
     # Found by the property test: the flag's value escaped through the closure `f0` until the
     # clean-up deleted the alias there; a second `fix` then unwrapped it. One run must converge.

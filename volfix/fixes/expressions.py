@@ -115,7 +115,8 @@ class Expressions:
         after = src.line(last)[src.char_col(last, stmt.end_col_offset):]
         if before.strip() or (after.strip() and not after.strip().startswith("#")):
             return None
-        comment = "  ".join(src.comments_between(src.start(stmt), src.line_end(last)))
+        comments = src.comments_between(src.start(stmt), src.line_end(last))
+        comment = "  ".join(comments)
         siblings = self.index.siblings(stmt)
         parent = self.index.parents.get(stmt)
         if whole_if and siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
@@ -129,8 +130,9 @@ class Expressions:
         if siblings is not None and len(siblings) == 1:
             keep = "pass" + (f"  {comment}" if comment else "")
             return [TextEdit(src.start(stmt), src.line_end(last), keep)]
-        if comment:
-            return [TextEdit(src.start(stmt), src.line_end(last), comment)]
+        if comments:  # one line each, where the statement stood (each stays a comment of its own)
+            return [TextEdit(src.start(stmt), src.line_end(last),
+                             (src.newline + src.indentation(first)).join(comments))]
         # Between blank lines, both runs would pile up into one (pycodestyle E303): the
         # blank lines above go too, as many as follow.
         above, below = blank_lines_around(src, first, last)
