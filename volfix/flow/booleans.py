@@ -18,6 +18,8 @@ import ast
 from typing import List, Optional
 
 from ..syntax.index import ModuleIndex
+from ..syntax.names import function_params
+from .calls import parameter_defaults
 
 _BOOL_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "bool"})
 _BOOL_METHODS = frozenset({"is_grad_enabled", "is_available", "is_tensor"})
@@ -64,12 +66,12 @@ def _bool_name(index: ModuleIndex, node: ast.Name, depth: int, compares: bool) -
     name = node.id
     values: List[ast.AST] = []
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        default = _default(scope.args, name)
+        default = parameter_defaults(scope).get(name)
         if default is not None:
             if not known_bool(index, default, depth + 1, compares):
                 return False
             values.append(default)
-        elif any(a.arg == name for a in _all_args(scope.args)):
+        elif name in function_params(scope):
             return False
     body = scope.body if isinstance(getattr(scope, "body", None), list) else []
     for stmt in body:
@@ -111,20 +113,6 @@ def _binding_value(node: ast.AST, name: str):
 
 def _binds(target: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(target))
-
-
-def _all_args(args: ast.arguments) -> List[ast.arg]:
-    out = args.posonlyargs + args.args + args.kwonlyargs
-    return out + [a for a in (args.vararg, args.kwarg) if a is not None]
-
-
-def _default(args: ast.arguments, name: str) -> Optional[ast.AST]:
-    positional = args.posonlyargs + args.args
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    for arg, default in list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
-        if arg.arg == name:
-            return default
-    return None
 
 
 def _switch(index: ModuleIndex, attr: str) -> bool:
