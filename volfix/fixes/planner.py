@@ -518,13 +518,11 @@ def negate(flag: Flag, segment, index=None) -> str:
         inner = node.operand
         if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
             return f"not {segment(inner.operand)}"
-        text = segment(inner)
         if not known_bool(index, inner):
-            return f"bool({text})"
-        return f"({text})" if isinstance(inner, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) else text
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
-        op = _NEGATED[type(node.ops[0])]
-        return f"{segment(node.left)} {op} {segment(node.comparators[0])}"
+            return f"bool({segment(inner)})"
+    simplified = _negated_operand(node, segment)  # `not x` -> `x`, `a == b` -> `a != b`
+    if simplified is not None:
+        return simplified
     if isinstance(node, ast.BoolOp):
         parts = [_negated_operand(v, segment) for v in node.values]
         if all(p is not None for p in parts):
@@ -537,8 +535,8 @@ def negate(flag: Flag, segment, index=None) -> str:
 
 
 def _negated_operand(node: ast.AST, segment) -> Optional[str]:
-    """One operand of De Morgan's rewrite: `not x` -> `x`, `a is None` -> `a is not None`;
-    None for any other operand (the flag then stays `not (...)`)."""
+    """`not x` -> `x`, `a is None` -> `a is not None` (a flag's negation, and each operand of
+    De Morgan's rewrite); None for anything else."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = node.operand
         text = segment(inner)
