@@ -11,9 +11,11 @@ from ..syntax.names import function_params
 from .values import PURE_CALLS, graph_free
 
 # Libraries that hold no torch parameters: what they do with a tensor records nothing that
-# can be trained (they read its values).
-NON_TORCH_LIBRARIES = ("numpy.", "math.", "matplotlib.", "pylab.", "seaborn.", "PIL.", "cv2.", "imageio.",
-                       "scipy.", "sklearn.", "pandas.")
+# can be trained (they read its values). NumPy and math compute with what they are given (a
+# tensor that needs grad next to the value still records); the others only read it.
+NUMERIC_LIBRARIES = ("numpy.", "math.")
+FOREIGN_LIBRARIES = ("matplotlib.", "pylab.", "seaborn.", "PIL.", "cv2.", "imageio.", "scipy.", "sklearn.",
+                     "pandas.")
 
 
 class ValueFacts:
@@ -43,7 +45,7 @@ class ValueFacts:
             return self.index.lookup_for(func)(func.id) is None
         qual = self.index.qual(func)
         return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
-            or (qual or "").startswith(("torch.nn.functional.",) + NON_TORCH_LIBRARIES)  # numpy, math first
+            or (qual or "").startswith(("torch.nn.functional.",) + NUMERIC_LIBRARIES + FOREIGN_LIBRARIES)
 
     def _number_name(self, node: ast.AST) -> bool:
         """A name every binding of which is an assignment of a graph-free value (`n =
@@ -53,22 +55,17 @@ class ValueFacts:
             return False
         index = self.index
         scope = index.function_of(node)
-        for _ in range(2):
-            stores = [n for n in index.names.get(node.id, ()) if not isinstance(n.ctx, ast.Load)
-                      and index.function_of(n) is scope]
-            params = function_params(scope) if isinstance(scope, FUNCTIONS) else []
-            if stores or node.id in params or scope is index.tree:
-                break
-            scope = index.tree
-        values = index.assigned_values(scope).get(node.id)
-        return bool(values) and node.id not in params and len(stores) == len(values) \
-            and all(graph_free(v) for v in values)
+        local = isinstance(scope, FUNCTIONS) and node.id in function_params(scope)
+        values = index.plain_assignments(node.id, scope)
+        if values == [] and not local and scope is not index.tree:
+            values = index.plain_assignments(node.id, index.tree)  # a module-level name read here
+        return bool(values) and not local and all(graph_free(v) for v in values)
 
     def _foreign(self, func: ast.AST) -> bool:
         """A function of a library that holds no torch parameters and makes no tensors
         (`plt.plot(epochs, mean_scores)`, `cv2.imwrite(path, img)`): it reads a tensor's values,
         so it records nothing, whatever else it is given."""
-        return (self.index.qual(func) or "").startswith(NON_TORCH_LIBRARIES[2:])
+        return (self.index.qual(func) or "").startswith(FOREIGN_LIBRARIES)
 
     def _is_grad_call(self, func: ast.AST) -> bool:
         return self.index.qual(func) in ("torch.autograd.grad", "torch.autograd.backward")
