@@ -283,9 +283,7 @@ def _empty_if(stmt: ast.If, index: ModuleIndex, expr: Expressions) -> Optional[L
     statement."""
     if not truth_safe(index, stmt.test):
         return None
-    parent = index.parents.get(stmt)
-    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-                  if isinstance(b, list) and any(s is stmt for s in b)), None)
+    block = index.siblings(stmt)
     if block is None or len(block) < 2:
         return None
     src = expr.src
