@@ -147,14 +147,9 @@ class Expressions:
         so deleting it would change the program."""
         name = test.operand if isinstance(test, ast.UnaryOp) else test
         scope = self.index.function_of(name)
-        values = []
-        for other in self.index.names.get(name.id, ()):  # type: ignore[attr-defined]
-            if isinstance(other.ctx, ast.Load) or self.index.function_of(other) is not scope:
-                continue
-            parent = self.index.parents.get(other)
-            if not (isinstance(parent, ast.Assign) and other in parent.targets):
-                return False
-            values.append(parent.value)
+        values = self.index.plain_assignments(name.id, scope)  # type: ignore[attr-defined]
+        if values is None:
+            return False
         if not values:
             return getattr(scope, "args", None) is not None and name.id in function_params(scope)  # type: ignore[attr-defined]
         return all(isinstance(v, (ast.Constant, ast.Compare)) or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)

@@ -224,6 +224,20 @@ class ModuleIndex:
                         found.setdefault(name, []).append(stmt.value)
         return found
 
+    def plain_assignments(self, name: str, scope: ast.AST) -> Optional[List[ast.AST]]:
+        """The values `scope` binds `name` to when its every binding there (as a name of the
+        scope, not of a nested one) is a plain `name = value`: None when another kind binds it
+        (a loop or tuple target, `+=`, `del`, `with ... as`); [] when nothing binds it there."""
+        values: List[ast.AST] = []
+        for node in self.names.get(name, ()):
+            if isinstance(node.ctx, ast.Load) or self.function_of(node) is not scope:
+                continue
+            parent = self.parents.get(node)
+            if not (isinstance(parent, ast.Assign) and any(t is node for t in parent.targets)):
+                return None
+            values.append(parent.value)
+        return values
+
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The innermost def, lambda or class holding `node` (the module if none)."""
         cur = self.parents.get(node)
