@@ -209,22 +209,26 @@ def _loop_carried(node: ast.Assign, a: str, stores_a, names, par) -> bool:
     (`forward_var = torch.cat(alphas_t)`): the alias is the initial value of a variable the
     loop carries, which no migration renames away. So is `state = next_state` at the end of
     a loop body whose earlier statements read `state` (the next pass reads the alias)."""
+    def reads_in(loop: ast.AST, before: float) -> bool:
+        return any(n.id == a and isinstance(n.ctx, ast.Load) and _within(n, loop) and n.lineno < before
+                   for n in names)
+
+    loop = _enclosing_loop(node, par)
+    if loop is not None and reads_in(loop, node.lineno):
+        return True
+    for store in stores_a:
+        loop = _enclosing_loop(store, par) if store.lineno > node.lineno else None
+        if loop is not None and loop.lineno > node.lineno and reads_in(loop, float("inf")):
+            return True
+    return False
+
+
+def _enclosing_loop(node: ast.AST, par: Dict[ast.AST, ast.AST]) -> Optional[ast.AST]:
+    """The innermost `for`/`while` around `node` within its function (None outside a loop)."""
     loop = par.get(node)
     while loop is not None and not isinstance(loop, (ast.For, ast.While) + _SCOPES):
         loop = par.get(loop)
-    if isinstance(loop, (ast.For, ast.While)) and any(
-            n.id == a and isinstance(n.ctx, ast.Load) and _within(n, loop) and n.lineno < node.lineno for n in names):
-        return True
-    for store in stores_a:
-        if store.lineno <= node.lineno:
-            continue
-        loop = par.get(store)
-        while loop is not None and not isinstance(loop, (ast.For, ast.While) + _SCOPES):
-            loop = par.get(loop)
-        if isinstance(loop, (ast.For, ast.While)) and loop.lineno > node.lineno and any(
-                n.id == a and isinstance(n.ctx, ast.Load) and _within(n, loop) for n in names):
-            return True
-    return False
+    return loop if isinstance(loop, (ast.For, ast.While)) else None
 
 
 def _scope_walk(scope: ast.AST):
