@@ -108,6 +108,26 @@ def test_helper_without_a_true_caller_in_the_run_is_not_fixed(tmp_path):
     assert "no call in this run passes a true `evaluation`" in diag.note
 
 
+@pytest.mark.parametrize("paths", [["."], ["data.py"]], ids=["the-whole-project", "one-file-of-it"])
+def test_helper_without_a_true_caller_in_its_project_is_unwrapped(tmp_path, paths):
+    """Under a project root every call of the helper is known, whether the run is the project
+    itself (`volfix fix .`, the usual run) or one of its files: none passes a true flag, so the
+    `Variable` is only unwrapped, and plain `fix` leaves nothing to report (a flag not named
+    `volatile` stays, as the human migrations keep awd-lstm-lm's `evaluation`)."""
+    write(tmp_path, {"pyproject.toml": "",
+                     "data.py": HELPER,
+                     "main.py": CALLER.format(imports="from data import get_batch", call="get_batch")
+                     .replace("evaluation=True", "evaluation=False")})
+    targets = [str(tmp_path / p) for p in paths]
+    found = run(targets, config=Config(), options=RunOptions(mode="check", use_cache=False))
+    [diag] = [d for r in found for d in r.diagnostics if d.code == "VF103"]
+    assert diag.fix is not None and "no call in the project passes a true `evaluation`" in diag.note
+    run(targets, config=Config(), options=RunOptions(mode="fix", unsafe_fixes=False, use_cache=False))
+    helper = (tmp_path / "data.py").read_text()
+    assert "Variable" not in helper and "data = source[i:i + 2]" in helper
+    assert all(not r.diagnostics for r in check(tmp_path))
+
+
 def test_helper_diagnostic_names_the_call_sites_in_other_files(tmp_path):
     write(tmp_path, {"data.py": HELPER,
                      "main.py": CALLER.format(imports="from data import get_batch", call="get_batch"),

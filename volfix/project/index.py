@@ -103,7 +103,7 @@ class ProjectIndex:
         self.candidates = {os.path.abspath(p) for p, raw in data.items() if raw is not None} & self.run
         self.display = display
         self.read = read
-        self.project_wide = bool(project_files)
+        self.project_wide = bool(project_files) or whole_project
         # the run's files and `project_files` are all the project's (a project root holds them)
         self.whole_project = whole_project
         self.facts = FactStore(cache)
