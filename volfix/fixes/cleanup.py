@@ -13,6 +13,7 @@ import re
 from typing import Callable, List, Optional, Set, Tuple
 
 from .edits import TextEdit
+from .gates import reads_version_only
 from ..flow.booleans import truth_safe
 from ..flow.defuse import ENTRY, Graph, declared
 from ..flow.grad_mode import NO_GRAD_QUALS, SET_GRAD_QUALS
@@ -216,7 +217,8 @@ def _identical_branches(stmt: ast.If, expr: Expressions, keep_else: bool) -> Opt
     did not touch (`keep_else`: the `else` branch), else the body. The comment of the `if`
     line moves above it; a comment in the dropped branch keeps the `if` (volfix never drops a
     comment), and so does a kept branch of `pass` alone (the emptied `else` goes instead)."""
-    if not stmt.orelse or not _pure(stmt.test) or isinstance(stmt.orelse[0], ast.If):
+    if not stmt.orelse or isinstance(stmt.orelse[0], ast.If) \
+            or not (_pure(stmt.test) or reads_version_only(expr.index, stmt.test)):
         return None
     if [ast.dump(s) for s in stmt.body] != [ast.dump(s) for s in stmt.orelse]:
         return None

@@ -27,6 +27,32 @@ def mentions_version(index, test: ast.AST, depth: int = 0) -> bool:
     return False
 
 
+# What a version test may call: conversions of the version string and its pieces, and the
+# version parsers (`int(torch.__version__[2])`, `LooseVersion(torch.__version__) >= "0.4"`).
+_VERSION_READERS = frozenset(("int", "float", "str", "tuple", "list", "map", "len", "hasattr",
+                              "LooseVersion", "StrictVersion", "Version", "parse"))
+_STRING_READERS = frozenset(("split", "startswith", "endswith", "strip", "lstrip", "rstrip", "replace",
+                             "partition", "lower", "LooseVersion", "StrictVersion", "Version", "parse"))
+
+
+def reads_version_only(index, test: ast.AST) -> bool:
+    """A version test that only reads (`int(version[0]) > 0 or int(version[2]) > 3` with
+    `version = torch.__version__`): whichever branch it picks, evaluating it does nothing else,
+    so when both branches became the same statements the test may go."""
+    if not mentions_version(index, test):
+        return False
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            allowed = _VERSION_READERS if isinstance(func, ast.Name) else _STRING_READERS
+            if name not in allowed or node.keywords:
+                return False
+        elif isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.comprehension)):
+            return False
+    return True
+
+
 def absorb_gates(ctx, placement) -> List[TextEdit]:
     """An old version gate the new region holds (`if torch.__version__.startswith('0.4'):
     with torch.no_grad(): X` / `else: X`): inside the region both branches do the same, so
