@@ -87,3 +87,22 @@ def test_nested_functions_and_lambdas_are_read_later_not_here():
 def test_finally_and_match_are_refused():
     assert Graph.build(ast.parse("def f():\n    try:\n        pass\n    finally:\n        pass\n").body[0]) is None
     assert Graph.build(ast.parse("def f(v):\n    match v:\n        case 1:\n            pass\n").body[0]) is None
+
+
+def test_a_generator_a_consuming_builtin_exhausts_is_read_at_its_call():
+    source = """\
+        def f(outputs, target, pending):
+            y = target
+            loss = sum(crit(o, y) for o in outputs)
+            pending.append(crit(o, y) for o in outputs)
+            return loss
+    """
+    tree = ast.parse(textwrap.dedent(source))
+    fn = tree.body[0]
+    start = lambda graph: [step_at(graph, fn, 2)]  # noqa: E731
+    # `sum` runs the generator now; the one handed to `append` runs whenever it is iterated
+    consumed = Graph.build(fn, frozenset({"sum"}))
+    assert rows_reading(consumed, start(consumed), "y") == [3]
+    # the caller leaves out a builtin the module rebinds (`sum = my_sum`): read later, as before
+    plain = Graph.build(fn)
+    assert rows_reading(plain, start(plain), "y") == []

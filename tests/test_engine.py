@@ -293,3 +293,16 @@ def test_a_fix_the_cleanup_makes_possible_is_applied_in_the_same_run():
     once = fix_source(src, path="a.py", unsafe_fixes=True).fixed_source
     assert "Variable" not in once, once
     assert fix_source(once, path="a.py", unsafe_fixes=True).fixed_source == once
+
+
+@pytest.mark.parametrize("rebinding, renamed", [("", True), ("from mylib import sum\n", False),
+                                                ("sum = lambda g: g\n", False)])
+def test_an_alias_read_by_a_summed_generator_goes_unless_the_module_rebinds_sum(rebinding, renamed):
+    # charades-algorithms: `sum((criterion(o, target_var) for o in output))` runs the generator at
+    # the call, so `target_var = Variable(target)` may go; a `sum` of the module's own may keep it.
+    src = (f"from torch.autograd import Variable\n{rebinding}\n\ndef f(crit, model, loader):\n    total = 0\n"
+           "    for input, target in loader:\n        target_var = Variable(target)\n"
+           "        total += sum(crit(o, target_var) for o in model(input))\n    return total\n")
+    fixed = fix_source(src, path="a.py", unsafe_fixes=True).fixed_source
+    assert ("target_var" not in fixed) is renamed, fixed
+    assert "sum(crit(o, target" in fixed

@@ -16,6 +16,10 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 ENTRY, EXIT = 0, 1
 _DEFERRED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Builtins that exhaust a generator handed to them first, before they return: its body runs
+# at their call (`sum(criterion(o, y) for o in outputs)`), like a list comprehension's.
+CONSUMING_BUILTINS = frozenset(("sum", "list", "tuple", "set", "frozenset", "dict", "any", "all", "min",
+                                "max", "sorted"))
 
 
 class Step:
@@ -39,10 +43,14 @@ class Graph:
         self.step_of: Dict[int, int] = {}  # id(statement) -> its (header) step
         self.comprehension_targets: Set[str] = set()
         self.flags: Set[str] = set()  # the locals whose `if name:` tests may be correlated
+        self.consumers: FrozenSet[str] = frozenset()
 
     @classmethod
-    def build(cls, scope: ast.AST) -> Optional["Graph"]:
+    def build(cls, scope: ast.AST, consumers: FrozenSet[str] = frozenset()) -> Optional["Graph"]:
+        """`consumers`: the `CONSUMING_BUILTINS` the module does not rebind (the caller knows
+        the module): a generator expression handed to one runs at the call, not later."""
         graph = cls()
+        graph.consumers = consumers
         body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else None
         if body is None:
             return None
@@ -90,6 +98,14 @@ class Graph:
                     step.binds.setdefault(node.id, []).append(node)
                     if isinstance(node.ctx, ast.Del):
                         step.deletes.add(node.id)
+                continue
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.consumers \
+                    and node.args and isinstance(node.args[0], ast.GeneratorExp):
+                consumed = node.args[0]
+                self.comprehension_targets.update(
+                    n.id for gen in consumed.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name))
+                stack.extend(ast.iter_child_nodes(consumed))
+                stack.extend(node.args[1:] + [k.value for k in node.keywords] + [node.func])
                 continue
             if isinstance(node, _DEFERRED):
                 stack.extend(_run_now(node))
