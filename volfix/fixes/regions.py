@@ -17,8 +17,9 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
+from ..flow.defuse import CONSUMING_BUILTINS, Graph
 from ..flow.taint import TaintResult
 from ..flow.trains import TrainingCalls
 from ..flow.values import header_nodes, walk_expr
@@ -67,6 +68,8 @@ class RegionPlacer:
         # position -> where the statements after it stop counting
         self._chains: Tuple[Optional[Set[int]], Dict[int, Dict[int, int]]] = (None, {})
         self._harmful: Dict[Tuple[int, int], List[int]] = {}  # `_harmful_before`
+        # `reached_by`: scope id -> its flow graph, and the step of each read there (by node id)
+        self._graphs: Dict[int, Tuple[Optional[Graph], Dict[int, int]]] = {}
         self.kinds = StatementKinds(index)
 
     # ------------------------------------------------------------------ structure
@@ -324,7 +327,7 @@ class RegionPlacer:
         if is_opaque(stmt):  # a chunk of a big file volfix did not read: keep regions off it
             return "<code volfix did not read>", stmt.lineno, stmt.end_lineno  # type: ignore[return-value]
         names = set()
-        for target, value in _bindings(stmt):
+        for target, value in _bindings(stmt, lambda name: not self.index.binds_anywhere(name)):
             if value is not None and self.kinds.free(value, scope):
                 continue
             names.update(target_names(target))
@@ -343,9 +346,25 @@ class RegionPlacer:
                     continue
                 after = (node.lineno, node.col_offset) > end_pos or id(owner) in spanned
                 in_loop = any(_within(node, loop) for loop in loops)
-                if after or in_loop:
+                if (after or in_loop) and self.reached_by(stmt, scope, name, node):
                     return name, stmt.lineno, node.lineno
         return None
+
+    def reached_by(self, stmt: ast.stmt, scope: ast.AST, name: str, read: ast.Name) -> bool:
+        """May the value `stmt` binds to `name` be the one `read` sees? Not when every path to
+        the read binds `name` again (the other branch's own loop: `for i, images in ...` in
+        each arm of an `if`). True when the flow graph cannot tell (no graph, deferred code)."""
+        found = self._graphs.get(id(scope))
+        if found is None:
+            consumers = frozenset(n for n in CONSUMING_BUILTINS if not self.index.binds_anywhere(n))
+            graph = Graph.build(scope, consumers)
+            steps = {} if graph is None else {id(n): i for i, step in enumerate(graph.steps)
+                                               for nodes in step.reads.values() for n in nodes}
+            found = self._graphs[id(scope)] = (graph, steps)
+        graph, steps = found
+        start = None if graph is None else graph.step_of.get(id(stmt))
+        at = steps.get(id(read))
+        return start is None or at is None or at in graph.reached_reads([start], name)[0]
 
     def comprehension_bound(self, node: ast.Name, stmt: ast.stmt) -> bool:
         """`[hyp for hyp, score in ranked]`: the comprehension binds its own `hyp`."""
@@ -514,15 +533,36 @@ def _has_yield(stmt: ast.stmt) -> bool:
     return False
 
 
-def _bindings(stmt: ast.stmt):
+def _bindings(stmt: ast.stmt, builtin: Callable[[str], bool]):
+    """(target, value) pairs `stmt` binds; a loop's target gets its iterable, taken apart where
+    the builtin `enumerate`/`zip` say what each name holds (`builtin(name)`: the module does
+    not rebind `name`)."""
     if isinstance(stmt, ast.Assign):
         for t in stmt.targets:
             yield t, stmt.value
     elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
         yield stmt.target, stmt.value
     elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-        yield stmt.target, stmt.iter
+        yield from _iterated(stmt.target, stmt.iter, builtin)
     elif isinstance(stmt, (ast.With, ast.AsyncWith)):
         for item in stmt.items:
             if item.optional_vars is not None:
                 yield item.optional_vars, item.context_expr
+
+
+def _iterated(target: ast.AST, iterable: ast.AST, builtin: Callable[[str], bool]):
+    """`for i, (x, y) in enumerate(zip(xs, ys))`: `i` counts (a number), `x` takes the items
+    of `xs` and `y` those of `ys`."""
+    call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+        and builtin(iterable.func.id) and not any(isinstance(a, ast.Starred) for a in iterable.args) else None
+    parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else None
+    if call is not None and parts is not None and not any(isinstance(p, ast.Starred) for p in parts):
+        if call.func.id == "enumerate" and len(call.args) == 1 and len(parts) == 2:  # type: ignore[attr-defined]
+            yield parts[0], ast.Constant(0)
+            yield from _iterated(parts[1], call.args[0], builtin)
+            return
+        if call.func.id == "zip" and not call.keywords and len(call.args) == len(parts):  # type: ignore[attr-defined]
+            for part, arg in zip(parts, call.args):
+                yield from _iterated(part, arg, builtin)
+            return
+    yield target, iterable
