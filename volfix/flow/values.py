@@ -130,7 +130,8 @@ def graph_free(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute):
-            return kills(node)
+            # `"samples_{}.png".format(step)`, `", ".join(names)`: a string's method gives a string
+            return kills(node) or isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
         return isinstance(func, ast.Name) and func.id in KILL_FUNCS
     if isinstance(node, (ast.JoinedStr, ast.Compare)):
         return True
@@ -346,6 +347,8 @@ def likely_grad(index, node: ast.AST, scope: ast.AST, depth: int = 0) -> bool:
             return any(likely_grad(index, a, scope, depth + 1) for a in node.args)
         if isinstance(func, ast.Attribute) and func.attr in KILL_METHODS | {"detach", "new", "zero_"}:
             return False
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant):
+            return False  # `"samples_{}.png".format(step)`
         return True
     if isinstance(node, ast.Name):
         values = index.assigned_values(scope).get(node.id, [])
