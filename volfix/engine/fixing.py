@@ -14,7 +14,7 @@ import dataclasses
 import functools
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from ..fixes.edits import TextEdit, apply_edits, diff_edits, select_compatible
+from ..fixes.edits import TextEdit, apply_edits, diff_edits, piled_blank_lines, select_compatible
 from ..model import Applicability, Diagnostic
 from .review import FixReviewer, ReviewCallback
 from ..syntax import big_files
@@ -64,7 +64,7 @@ def fix_loop(text: str, options: Options, *, unsafe: bool, parse: Optional[Parse
             if not candidates:
                 break
             chosen, edits = select_compatible(candidates)
-            new = apply_edits(current, edits)
+            new = apply_edits(current, edits + piled_blank_lines(current, edits))
             if not verify(new):
                 chosen, edits, new = _without_breaking(current, candidates, banned, problems, verify)
                 if not chosen:
@@ -151,7 +151,7 @@ class Finish:
     def preview(self, text: str, edits: Sequence[TextEdit]) -> str:
         """`text` with one fix group's `edits` applied and cleaned up: what `volfix fix`
         writes for that fix alone. Unchanged clean-up when the edits break the text."""
-        new = apply_edits(text, edits)
+        new = apply_edits(text, list(edits) + piled_blank_lines(text, edits))
         if new == text or not self.verify(new):
             return new
         if self._original is None or self._original.text is not text:

@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Callable, List, Optional, Set, Tuple
 
-from .edits import TextEdit
+from .edits import TextEdit, piled_blank_lines
 from .gates import reads_version_only
 from ..flow.booleans import truth_safe
 from ..flow.defuse import CONSUMING_BUILTINS, ENTRY, Graph, declared
@@ -77,9 +77,10 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
             same = _none_guard(node) or _same_either_way(node)
             if same is not None:
                 edits.extend(expr.replace(node, expr.text_in_place_of(node, same)))
-    if edits:
-        return edits
-    return _aliases(index, expr, created) or _identity_helpers(index, expr, created)
+    if not edits:
+        edits = _aliases(index, expr, created) or _identity_helpers(index, expr, created)
+    return edits + piled_blank_lines(expr.src.text, edits)
+
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

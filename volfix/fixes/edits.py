@@ -116,6 +116,56 @@ class _Near:
         return [e for _, e in self.meeting_at(edit)]
 
 
+def piled_blank_lines(text: str, edits: Sequence[TextEdit]) -> List[TextEdit]:
+    """Edits deleting blank lines that deleted statements would leave misplaced: seven `x =
+    Variable(x)` rows deleted one by one between blank lines leave both blank runs together
+    (pycodestyle E303): of the two, the one above goes, as far as the one below reaches (as
+    `Expressions.delete_statement` does for one statement, which sees its own neighbours). And
+    a block whose first statements went would open with the blank lines below them: those go."""
+    from ..syntax.positions import SourceText
+
+    src = None
+    whole = sorted((e for e in edits if not e.content and not e.key and e.end > e.start), key=lambda e: e.start)
+    runs: List[List[TextEdit]] = []
+    for edit in whole:
+        if runs and runs[-1][-1].end == edit.start:
+            runs[-1].append(edit)
+        else:
+            runs.append([edit])
+    out: List[TextEdit] = []
+    for run in runs:
+        if src is None:
+            src = SourceText(text)
+        starts = src.line_starts
+        first = bisect.bisect_right(starts, run[0].start)
+        last = bisect.bisect_right(starts, run[-1].end - 1)
+        if starts[first - 1] != run[0].start or not (run[-1].end == len(text) or run[-1].end in (
+                starts[last] if last < len(starts) else -1,)):
+            continue  # not whole lines
+        above = 0
+        while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
+            above += 1
+        below = 0
+        while last + below + 1 <= len(starts) and src.line_after(last + below) < len(text) \
+                and not src.line(last + below + 1).strip():
+            below += 1
+        if above and below and first - above > 1 and len(run) > 1:
+            out.append(TextEdit(starts[first - 1 - min(above, below)], run[0].start, ""))
+        elif below and not above and first > 1 and last + below < len(starts) \
+                and _opens_block(src.line(first - 1), src.line(first), src.line(last + below + 1)):
+            out.append(TextEdit(run[-1].end, starts[last + below], ""))
+    return out
+
+
+def _opens_block(header: str, deleted: str, kept: str) -> bool:
+    """`header` (`for x in loader:`) opens the block whose first rows, from `deleted` on, went,
+    and `kept`, after the blank lines below them, is still in that block."""
+    code = header.split("#", 1)[0].rstrip()
+    depth = len(header) - len(header.lstrip())
+    return code.endswith(":") and len(deleted) - len(deleted.lstrip()) > depth \
+        and bool(kept.strip()) and len(kept) - len(kept.lstrip()) > depth
+
+
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     # (piece, offset of the original text it starts at, or -1 for an edit's content)
     out: List[Tuple[str, int]] = []
