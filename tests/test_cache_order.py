@@ -78,5 +78,5 @@ def test_a_warm_fix_writes_what_a_cold_one_writes(tmp_path):
     # is unwrapped; the root's, which no call of the project reaches, is unwrapped too (no call
     # passes it a true flag), not left to callers the project does not have
     assert "volatile" not in (cold_root / "pkg" / "utils.py").read_text()
-    assert "with torch.no_grad():" in (cold_root / "pkg" / "main.py").read_text()
+    assert "@torch.no_grad()" in (cold_root / "pkg" / "main.py").read_text()
     assert "Variable" not in (cold_root / "utils.py").read_text()
