@@ -87,11 +87,14 @@ class Graph:
 
     def _collect(self, root: ast.AST, step: Step) -> None:
         """The names `root` reads and binds when its step runs (deferred code skipped, but its
-        defaults, decorators and first iterable run now)."""
-        stack = [root]
+        defaults, decorators and first iterable run now). A comprehension's own targets are
+        its own (Python 3): neither they nor its reads of them are the scope's."""
+        stack: List[Tuple[ast.AST, FrozenSet[str]]] = [(root, frozenset())]
         while stack:
-            node = stack.pop()
+            node, own = stack.pop()
             if isinstance(node, ast.Name):
+                if node.id in own:
+                    continue
                 if isinstance(node.ctx, ast.Load):
                     step.reads.setdefault(node.id, []).append(node)
                 else:
@@ -101,20 +104,32 @@ class Graph:
                 continue
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.consumers \
                     and node.args and isinstance(node.args[0], ast.GeneratorExp):
-                consumed = node.args[0]
-                self.comprehension_targets.update(
-                    n.id for gen in consumed.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name))
-                stack.extend(ast.iter_child_nodes(consumed))
-                stack.extend(node.args[1:] + [k.value for k in node.keywords] + [node.func])
+                stack.extend(self._comprehension(node.args[0], own))
+                stack.extend((part, own) for part in node.args[1:] + [k.value for k in node.keywords] + [node.func])
                 continue
             if isinstance(node, _DEFERRED):
-                stack.extend(_run_now(node))
+                stack.extend((part, own) for part in _run_now(node))
                 continue
             if isinstance(node, _COMPREHENSIONS):
-                for gen in node.generators:
-                    self.comprehension_targets.update(
-                        n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
-            stack.extend(ast.iter_child_nodes(node))
+                stack.extend(self._comprehension(node, own))
+                continue
+            stack.extend((child, own) for child in ast.iter_child_nodes(node))
+
+    def _comprehension(self, node: ast.AST, own: FrozenSet[str]) -> List[Tuple[ast.AST, FrozenSet[str]]]:
+        """A comprehension's parts, each with the names that are its own there: its first
+        iterable runs in the enclosing scope, the rest in the comprehension's."""
+        generators = node.generators  # type: ignore[attr-defined]
+        targets = {n.id for gen in generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        self.comprehension_targets.update(targets)
+        inner = own | targets
+        parts: List[Tuple[ast.AST, FrozenSet[str]]] = [(generators[0].iter, own)]
+        for i, gen in enumerate(generators):
+            if i:
+                parts.append((gen.iter, inner))
+            parts.extend((cond, inner) for cond in gen.ifs)
+        body = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]  # type: ignore[attr-defined]
+        parts.extend((part, inner) for part in body)
+        return parts
 
     def _block(self, body: List[ast.stmt], preds: List[int], loop: Optional[Tuple[int, List[int]]],
                handlers: Optional[List[int]] = None) -> List[int]:
