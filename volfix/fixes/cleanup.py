@@ -15,7 +15,7 @@ from typing import Callable, List, Optional, Set, Tuple
 from .edits import TextEdit, piled_blank_lines
 from .gates import reads_version_only
 from ..flow.booleans import truth_safe
-from ..flow.defuse import CONSUMING_BUILTINS, ENTRY, Graph, declared
+from ..flow.defuse import ENTRY, Graph, declared
 from ..flow.grad_mode import NO_GRAD_QUALS, SET_GRAD_QUALS
 from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm
@@ -80,7 +80,6 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
     if not edits:
         edits = _aliases(index, expr, created) or _identity_helpers(index, expr, created)
     return edits + piled_blank_lines(expr.src.text, edits)
-
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -474,7 +473,7 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     needs the alias bound once and `original` never rebound after it."""
     if isinstance(index.scope_of(stmt), ast.ClassDef) or {alias, original} & declared(scope):
         return None  # a class body, or a `global`/`nonlocal` name
-    graph = Graph.build(scope, frozenset(n for n in CONSUMING_BUILTINS if not index.binds_anywhere(n)))
+    graph = Graph.of_scope(index, scope)
     start = None if graph is None else graph.step_of.get(id(stmt))
     if graph is None or start is None:
         return None

@@ -123,6 +123,7 @@ def piled_blank_lines(text: str, edits: Sequence[TextEdit]) -> List[TextEdit]:
     `Expressions.delete_statement` does for one statement, which sees its own neighbours). And
     a block whose first statements went would open with the blank lines below them: those go."""
     from ..syntax.positions import SourceText
+    from .expressions import blank_lines_around
 
     src = None
     whole = sorted((e for e in edits if not e.content and not e.key and e.end > e.start), key=lambda e: e.start)
@@ -139,16 +140,10 @@ def piled_blank_lines(text: str, edits: Sequence[TextEdit]) -> List[TextEdit]:
         starts = src.line_starts
         first = bisect.bisect_right(starts, run[0].start)
         last = bisect.bisect_right(starts, run[-1].end - 1)
-        if starts[first - 1] != run[0].start or not (run[-1].end == len(text) or run[-1].end in (
-                starts[last] if last < len(starts) else -1,)):
+        ends_a_line = run[-1].end == len(text) or last < len(starts) and run[-1].end == starts[last]
+        if starts[first - 1] != run[0].start or not ends_a_line:
             continue  # not whole lines
-        above = 0
-        while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
-            above += 1
-        below = 0
-        while last + below + 1 <= len(starts) and src.line_after(last + below) < len(text) \
-                and not src.line(last + below + 1).strip():
-            below += 1
+        above, below = blank_lines_around(src, first, last)
         if above and below and first - above > 1 and len(run) > 1:
             out.append(TextEdit(starts[first - 1 - min(above, below)], run[0].start, ""))
         elif below and not above and first > 1 and last + below < len(starts) \

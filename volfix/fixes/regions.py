@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from ..flow.defuse import CONSUMING_BUILTINS, Graph
+from ..flow.defuse import Graph
 from ..flow.taint import TaintResult
 from ..flow.trains import TrainingCalls
 from ..flow.values import header_nodes, walk_expr
@@ -356,8 +356,7 @@ class RegionPlacer:
         each arm of an `if`). True when the flow graph cannot tell (no graph, deferred code)."""
         found = self._graphs.get(id(scope))
         if found is None:
-            consumers = frozenset(n for n in CONSUMING_BUILTINS if not self.index.binds_anywhere(n))
-            graph = Graph.build(scope, consumers)
+            graph = Graph.of_scope(self.index, scope)
             steps = {} if graph is None else {id(n): i for i, step in enumerate(graph.steps)
                                                for nodes in step.reads.values() for n in nodes}
             found = self._graphs[id(scope)] = (graph, steps)

@@ -46,6 +46,12 @@ class Graph:
         self.consumers: FrozenSet[str] = frozenset()
 
     @classmethod
+    def of_scope(cls, index, scope: ast.AST) -> Optional["Graph"]:
+        """`build`, a generator handed to a `CONSUMING_BUILTINS` name that `index`'s module
+        does not rebind running at the call."""
+        return cls.build(scope, frozenset(n for n in CONSUMING_BUILTINS if not index.binds_anywhere(n)))
+
+    @classmethod
     def build(cls, scope: ast.AST, consumers: FrozenSet[str] = frozenset()) -> Optional["Graph"]:
         """`consumers`: the `CONSUMING_BUILTINS` the module does not rebind (the caller knows
         the module): a generator expression handed to one runs at the call, not later."""
