@@ -416,6 +416,20 @@ def test_generated_programs_are_valid_legacy_code(program):
       ('last"""', 'exact')),
      unit_visible=True),
 ).via('discovered failure')
+@example(
+    program=Program(source='import torch\nfrom torch.autograd import Variable\n\nfor x in x: \n    with torch.no_grad(): \n        # note \n        x = Variable(y,  # note\n            volatile=True)',
+     newline='\n',
+     unit='    ',
+     lines=(('import torch', 'free'),
+      ('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('for x in x: ', 'keep'),
+      ('    with torch.no_grad(): ', 'keep'),
+      ('        # note ', 'keep'),
+      ('        x = Variable(y,  # note', 'free'),
+      ('            volatile=True)', 'free')),
+     unit_visible=True),
+).via('discovered failure')
 def test_fix_compiles_converges_and_keeps_every_other_byte(program):
     result = fix(program.source)
     fixed = result.fixed_source

@@ -116,7 +116,6 @@ class Expressions:
         if before.strip() or (after.strip() and not after.strip().startswith("#")):
             return None
         comments = src.comments_between(src.start(stmt), src.line_end(last))
-        comment = "  ".join(comments)
         siblings = self.index.siblings(stmt)
         parent = self.index.parents.get(stmt)
         if whole_if and siblings is not None and len(siblings) == 1 and isinstance(parent, ast.If) and not parent.orelse \
@@ -128,8 +127,7 @@ class Expressions:
             if whole is not None:
                 return whole
         if siblings is not None and len(siblings) == 1:
-            keep = "pass" + (f"  {comment}" if comment else "")
-            return [TextEdit(src.start(stmt), src.line_end(last), keep)]
+            return [TextEdit(src.start(stmt), src.line_end(last), _pass_with(comments, src, first))]
         if comments:  # one line each, where the statement stood (each stays a comment of its own)
             return [TextEdit(src.start(stmt), src.line_end(last),
                              (src.newline + src.indentation(first)).join(comments))]
@@ -159,8 +157,15 @@ class Expressions:
         """Replace a statement by `pass` (its block would otherwise be empty)."""
         src = self.src
         comments = src.comments_between(src.start(stmt), src.line_end(stmt.end_lineno))
-        return [TextEdit(src.start(stmt), src.line_end(stmt.end_lineno),
-                         "pass" + ("  " + "  ".join(comments) if comments else ""))]
+        return [TextEdit(src.start(stmt), src.line_end(stmt.end_lineno), _pass_with(comments, src, stmt.lineno))]
+
+
+def _pass_with(comments: List[str], src, row: int) -> str:
+    """`pass` in place of the statement at `row`, its comments kept one per line: the last after
+    `pass`, the others above it (two joined on one line would be one comment)."""
+    if not comments:
+        return "pass"
+    return (src.newline + src.indentation(row)).join(comments[:-1] + [f"pass  {comments[-1]}"])
 
 
 def blank_lines_around(src, first: int, last: int) -> Tuple[int, int]:
