@@ -106,6 +106,26 @@ def test_alias_at_the_end_of_a_loop_body_that_reads_it_is_kept():
     assert kinds(original, fixed) == [("alias", 6)]
 
 
+def test_alias_keeping_one_pass_of_a_loop_for_after_it_is_kept():
+    # SfmLearner's test_pose: the middle image of the loop, read after it; `img` moves on
+    original = """
+    for i, img in enumerate(imgs):
+        img_var = Variable(img, volatile=True)
+        if i == len(imgs) // 2:
+            tgt_img_var = img_var
+        last = Variable(img)
+    pose_net(tgt_img_var)
+    """
+    fixed = """
+    for i, img in enumerate(imgs):
+        if i == len(imgs) // 2:
+            tgt_img_var = img
+        last = img
+    pose_net(tgt_img_var)
+    """
+    assert kinds(original, fixed) == [("alias", 5)]
+
+
 def test_item_indexed_left_by_rewriting_a_row_read():
     original = """
     plot('loss', loss.data[0][0])

@@ -186,7 +186,7 @@ def _alias_carries_more(node: ast.Assign, par: Dict[ast.AST, ast.AST]) -> bool:
             read_after = any(n.id == a and isinstance(n.ctx, ast.Load) and n.lineno > owner.end_lineno for n in names)
             if before and read_after:
                 return True
-    if _loop_carried(node, a, stores_a, names, par):
+    if _loop_carried(node, a, stores_a, names, par) or _kept_past_its_loop(node, a, b, names, par):
         return True
     conversions = [n for n in stores_a if n.lineno > node.lineno and isinstance(par.get(n), ast.Assign)
                    and any(isinstance(m, ast.Name) and m.id == a for m in ast.walk(par[n].value))]
@@ -221,6 +221,16 @@ def _loop_carried(node: ast.Assign, a: str, stores_a, names, par) -> bool:
         if loop is not None and loop.lineno > node.lineno and reads_in(loop, float("inf")):
             return True
     return False
+
+
+def _kept_past_its_loop(node: ast.Assign, a: str, b: str, names, par) -> bool:
+    """`tgt_img_var = img` in a loop over `img`, `tgt_img_var` read after the loop: the alias
+    keeps one pass's value while the loop moves `b` on, which no migration renames away."""
+    loop = _enclosing_loop(node, par)
+    if loop is None:
+        return False
+    moves = any(n.id == b and not isinstance(n.ctx, ast.Load) and _within(n, loop) for n in names)
+    return moves and any(n.id == a and isinstance(n.ctx, ast.Load) and n.lineno > loop.end_lineno for n in names)
 
 
 def _enclosing_loop(node: ast.AST, par: Dict[ast.AST, ast.AST]) -> Optional[ast.AST]:
