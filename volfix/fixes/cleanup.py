@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Callable, List, Optional, Set, Tuple
 
-from .edits import TextEdit, piled_blank_lines
+from .edits import TextEdit, blank_lines_around, piled_blank_lines
 from .gates import reads_version_only
 from ..flow.booleans import truth_safe
 from ..flow.defuse import ENTRY, Graph, declared
@@ -21,7 +21,7 @@ from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
-from .expressions import Expressions, blank_lines_around
+from .expressions import Expressions
 
 # torch's own grad-mode context managers.
 _GRAD_CONTEXTS = NO_GRAD_QUALS | SET_GRAD_QUALS | {"torch.enable_grad", "torch.autograd.enable_grad"}

@@ -116,6 +116,17 @@ class _Near:
         return [e for _, e in self.meeting_at(edit)]
 
 
+def blank_lines_around(src, first: int, last: int) -> Tuple[int, int]:
+    """How many blank lines stand right above line `first` and right below line `last`."""
+    above = 0
+    while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
+        above += 1
+    below = 0
+    while src.line_after(last + below) < len(src.text) and not src.line(last + below + 1).strip():
+        below += 1
+    return above, below
+
+
 def piled_blank_lines(text: str, edits: Sequence[TextEdit]) -> List[TextEdit]:
     """Edits deleting blank lines that deleted statements would leave misplaced: seven `x =
     Variable(x)` rows deleted one by one between blank lines leave both blank runs together
@@ -123,7 +134,6 @@ def piled_blank_lines(text: str, edits: Sequence[TextEdit]) -> List[TextEdit]:
     `Expressions.delete_statement` does for one statement, which sees its own neighbours). And
     a block whose first statements went would open with the blank lines below them: those go."""
     from ..syntax.positions import SourceText
-    from .expressions import blank_lines_around
 
     src = None
     whole = sorted((e for e in edits if not e.content and not e.key and e.end > e.start), key=lambda e: e.start)

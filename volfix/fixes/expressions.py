@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 from ..flow.defuse import flag_test
 from ..syntax.names import function_params
 from ..syntax.index import ModuleIndex
-from .edits import TextEdit
+from .edits import TextEdit, blank_lines_around
 
 SIMPLE_EXPRS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List,
                 ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
@@ -166,14 +166,3 @@ def _pass_with(comments: List[str], src, row: int) -> str:
     if not comments:
         return "pass"
     return (src.newline + src.indentation(row)).join(comments[:-1] + [f"pass  {comments[-1]}"])
-
-
-def blank_lines_around(src, first: int, last: int) -> Tuple[int, int]:
-    """How many blank lines stand right above line `first` and right below line `last`."""
-    above = 0
-    while first - above - 1 >= 1 and not src.line(first - above - 1).strip():
-        above += 1
-    below = 0
-    while src.line_after(last + below) < len(src.text) and not src.line(last + below + 1).strip():
-        below += 1
-    return above, below
