@@ -86,9 +86,10 @@ def assert_kept(program: Program, fixed: str) -> None:
         opening = opening and not text.strip()
         gone = row in headers or (opening and freed)
         header = text.split("#")[0].strip()
-        if header.startswith(("with ", "async with ")) and header.endswith(":"):
-            # a `with` block opens next (`fixes.layout` on its blank lines), whether this
-            # header stays or an enclosing region absorbs it
+        if header.endswith(":") and tag != EXACT:
+            # a block opens next: blank lines after the lines the fix removed at its start go
+            # with them (`fixes.layout` for a region's `with`, whether this header stays or an
+            # enclosing region absorbs it; `fixes.edits.piled_blank_lines` for any block)
             opening, freed = True, False
         if gone:
             # May be gone: a collapsed `if`, an emptied `else`, or a blank line after the lines
@@ -430,6 +431,20 @@ def test_generated_programs_are_valid_legacy_code(program):
       ('            volatile=True)', 'free')),
      unit_visible=True),
 ).via('discovered failure')
+@example(  # a block (here a function's) no longer opens with the blank line its removed first statement had below it
+    program=Program(source='from torch.autograd import Variable\n\ndef f0(model, x): \n    x = Variable(x, volatile=True)\n    \n    x = """first \n    indented text\nlast"""',
+     newline='\n',
+     unit='    ',
+     lines=(('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('def f0(model, x): ', 'keep'),
+      ('    x = Variable(x, volatile=True)', 'free'),
+      ('    ', 'keep'),
+      ('    x = """first ', 'keep'),
+      ('    indented text', 'exact'),
+      ('last"""', 'exact')),
+     unit_visible=True),
+)
 def test_fix_compiles_converges_and_keeps_every_other_byte(program):
     result = fix(program.source)
     fixed = result.fixed_source
