@@ -525,20 +525,9 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     mentions = [n for i in reading for n in steps[i].reads[alias]]
     mentions += [n for i in conversions for n in steps[i].binds[alias] if isinstance(n, ast.Name)]
     mentions += deferred
-    if any(_comprehension_binds(index, n, original) for n in mentions):
+    if any(index.comprehension_binds(n, original) for n in mentions):
         return None  # `[f(img_var) for img in imgs]` would read the comprehension's own `img`
     return sorted(mentions, key=lambda n: (n.lineno, n.col_offset))
-
-
-def _comprehension_binds(index: ModuleIndex, node: ast.AST, name: str) -> bool:
-    """Is `node` inside a comprehension whose own targets include `name`?"""
-    cur = index.parents.get(node)
-    while cur is not None and not isinstance(cur, ast.stmt):
-        if isinstance(cur, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and any(
-                name in nm.target_names(g.target) for g in cur.generators):
-            return True
-        cur = index.parents.get(cur)
-    return False
 
 
 def _resolves_to(index: ModuleIndex, node: ast.Name, scope: ast.AST, name: str) -> bool:

@@ -342,7 +342,7 @@ class RegionPlacer:
                 if not isinstance(node.ctx, ast.Load) or self.index.function_of(node) is not scope:
                     continue
                 owner = self.index.statement_of(node)
-                if id(owner) in inside or self.comprehension_bound(node, owner):
+                if id(owner) in inside or self.index.comprehension_binds(node, name):
                     continue
                 after = (node.lineno, node.col_offset) > end_pos or id(owner) in spanned
                 in_loop = any(_within(node, loop) for loop in loops)
@@ -364,16 +364,6 @@ class RegionPlacer:
         start = None if graph is None else graph.step_of.get(id(stmt))
         at = steps.get(id(read))
         return start is None or at is None or at in graph.reached_reads([start], name)[0]
-
-    def comprehension_bound(self, node: ast.Name, stmt: ast.stmt) -> bool:
-        """`[hyp for hyp, score in ranked]`: the comprehension binds its own `hyp`."""
-        cur = self.index.parents.get(node)
-        while cur is not None and cur is not stmt:
-            if isinstance(cur, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and any(
-                    node.id in target_names(g.target) for g in cur.generators):
-                return True
-            cur = self.index.parents.get(cur)
-        return False
 
     def rebound_later(self, stmt: ast.stmt, names: Set[str], inside: Set[int]) -> Set[str]:
         """The `names` a later statement of the same block, inside the region, assigns again

@@ -41,7 +41,6 @@ class Graph:
     def __init__(self) -> None:
         self.steps: List[Step] = [Step(None), Step(None)]
         self.step_of: Dict[int, int] = {}  # id(statement) -> its (header) step
-        self.comprehension_targets: Set[str] = set()
         self.flags: Set[str] = set()  # the locals whose `if name:` tests may be correlated
         self.consumers: FrozenSet[str] = frozenset()
 
@@ -126,7 +125,6 @@ class Graph:
         iterable runs in the enclosing scope, the rest in the comprehension's."""
         generators = node.generators  # type: ignore[attr-defined]
         targets = {n.id for gen in generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
-        self.comprehension_targets.update(targets)
         inner = own | targets
         parts: List[Tuple[ast.AST, FrozenSet[str]]] = [(generators[0].iter, own)]
         for i, gen in enumerate(generators):

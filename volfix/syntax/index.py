@@ -238,6 +238,17 @@ class ModuleIndex:
             values.append(parent.value)
         return values
 
+    def comprehension_binds(self, node: ast.AST, name: str) -> bool:
+        """Is `node` inside a comprehension (of its statement) whose own targets include `name`
+        (`[hyp for hyp, score in ranked]` binds its own `hyp`)?"""
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, ast.stmt):
+            if isinstance(cur, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and any(
+                    name in nm.target_names(g.target) for g in cur.generators):
+                return True
+            cur = self.parents.get(cur)
+        return False
+
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The innermost def, lambda or class holding `node` (the module if none)."""
         cur = self.parents.get(node)
