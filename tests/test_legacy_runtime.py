@@ -280,6 +280,15 @@ def test_data_index_on_a_zero_dim_loss_gives_a_number(legacy):
     assert model(legacy(torch.randn(4, 3), volatile=True)).sum()[0].volatile
 
 
+def test_data_index_on_a_comparison_gives_the_int_of_a_byte_tensor(legacy):
+    """0.3 had no bool tensors: a comparison made a ByteTensor, whose `[0]` was the int 1 or
+    0 (pytorch/pytorch#21113 made comparisons bool in 1.2); `.item()` today gives a bool."""
+    loss = nn.Linear(3, 1)(legacy(torch.randn(4, 3))).pow(2).mean()
+    same = (loss == loss).data[0]
+    assert same == 1 and type(same) is int
+    assert type((loss.data < -1)[0]) is int and (loss.data < -1)[0] == 0
+
+
 def test_the_numpy_array_of_a_one_element_result_has_one_dimension(legacy):
     """0.3's one-element results had shape (1,), and so had their arrays: `[0]` of
     `loss.data.cpu().numpy()` was a NumPy scalar. Other arrays are torch's own."""

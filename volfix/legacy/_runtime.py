@@ -249,7 +249,9 @@ def _legacy_getitem(self, index):
     Variable. Other indexing (any tensor with dimensions, other indices) is torch's."""
     if type(index) is int and index in (0, -1) and self.dim() == 0:
         if not isinstance(self, Variable):  # 0.3's plain tensor: indexing gave a number
-            return self.item()
+            # 0.3 had no bool tensors: a comparison gave a ByteTensor, whose element was the
+            # int 1 or 0 (comparisons return torch.bool since 1.2, pytorch/pytorch#21113).
+            return int(self.item()) if self.dtype is torch.bool else self.item()
         index = ()
     return _ORIGINAL_GETITEM(self, index)
 
