@@ -53,8 +53,8 @@ class ScalarValues(Callees):
         seen = seen if seen is not None else set()
         if isinstance(expr, ast.Call):
             return self.call(expr, at, depth, seen)
-        if isinstance(expr, ast.BinOp):
-            sides = (expr.left, expr.right)
+        sides = _elementwise_sides(expr)
+        if sides:  # `a * loss`, `(l == l)`: one element when each side is one or a number
             numbers = [self.scalar(s, at, depth + 1, set(seen)) for s in sides]
             return not all(numbers) and all(number or self.one_element(s, at, depth + 1, seen)
                                             for s, number in zip(sides, numbers))
@@ -87,8 +87,8 @@ class ScalarValues(Callees):
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
             return expr.func.attr in SHAPE_KEEPING | REDUCTIONS and self.plain_tensor(
                 expr.func.value, at, depth + 1, seen)
-        if isinstance(expr, ast.BinOp):
-            sides = (expr.left, expr.right)
+        sides = _elementwise_sides(expr)
+        if sides:
             return (all(is_number(s) or self.plain_tensor(s, at, depth + 1, seen) for s in sides)
                     and not all(is_number(s) for s in sides))
         if isinstance(expr, ast.UnaryOp):
@@ -252,7 +252,8 @@ class ScalarValues(Callees):
                 if empty_literal(v.value) or not self.item(v.value, v.path, at, depth + 1, seen):
                     return False
                 tensor = True
-            elif is_number(v) or own_item(v, name) or self.single(v, v, depth + 1, set(seen)):
+            elif is_number(v) or own_item(v, name) or self.single(v, v, depth + 1, set(seen)) \
+                    or self.scalar(v, v, depth + 1, set(seen)):  # `k = min(max(k, 0), 1)` after `k = k.data[0]`
                 continue
             elif self.one_element(v, v, depth + 1, seen):
                 tensor = True
@@ -465,3 +466,15 @@ def _parsed(call: ast.Call) -> bool:
     if isinstance(call.func, ast.Name) and call.func.id == "vars" and len(call.args) == 1 and not call.keywords:
         return isinstance(call.args[0], ast.Call) and _parsed(call.args[0])
     return isinstance(call.func, ast.Attribute) and call.func.attr == "parse_args"
+
+
+def _elementwise_sides(expr: ast.AST) -> Tuple[ast.AST, ...]:
+    """The operands of an element-wise operation: arithmetic (`a * loss`), or one comparison
+    (`(l == l)`, `s > 0`: a tensor of the operands' broadcast shape; a chain `a < b < c` is a
+    Python `and` and `is`/`in` give a bool)."""
+    if isinstance(expr, ast.BinOp):
+        return expr.left, expr.right
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 \
+            and not isinstance(expr.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+        return expr.left, expr.comparators[0]
+    return ()

@@ -157,18 +157,22 @@ def moved_itself(value: ast.AST, ref: ast.AST) -> bool:
 
 
 def own_item(node: ast.AST, name: str) -> bool:
-    """`total[0] / n`: arithmetic of numbers and `name[0]` itself (the read this rule turns
-    into `.item()`), which binds `name` to a Python number: `total = total[0] / len(data)`
-    after the accumulating loop. A number, if `name` is one element (decided by its other
-    bindings)."""
+    """`total[0] / n`: arithmetic of numbers and `name[0]` or `name.data[0]` itself (the read
+    this rule turns into `.item()`), which binds `name` to a Python number: `total = total[0] /
+    len(data)` after the accumulating loop, `k = k.data[0]` after `k = k + lam * (...)`. A
+    number, if `name` is one element (decided by its other bindings)."""
     if isinstance(node, ast.BinOp):
         sides = (node.left, node.right)
         return (all(is_number(s) or own_item(s, name) for s in sides)
                 and any(own_item(s, name) for s in sides))
     if isinstance(node, ast.UnaryOp):
         return own_item(node.operand, name)
-    return (isinstance(node, ast.Subscript) and is_zero(node.slice)
-            and isinstance(node.value, ast.Name) and node.value.id == name)
+    if not (isinstance(node, ast.Subscript) and is_zero(node.slice)):
+        return False
+    value = node.value
+    if isinstance(value, ast.Attribute) and value.attr == "data":
+        value = value.value
+    return isinstance(value, ast.Name) and value.id == name
 
 
 def whole_reduction(call: ast.Call, method: str) -> bool:

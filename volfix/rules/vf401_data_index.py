@@ -1,9 +1,11 @@
 """VF401: `loss.data[0]` on values that are 0-dim tensors since PyTorch 0.4."""
 import ast
 import re
+from typing import Optional
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
+from ..flow.bindings import NameBindings
 from ..flow.scalars import ScalarValues
 from ..flow.shapes import is_zero
 from ..model import Applicability
@@ -34,7 +36,13 @@ class ScalarDataIndex(Rule):
     `__main__` guard) a function's parameter holds what the calls there pass (`for ii in x`
     after `f(V(t.arange(-2., 4.)))`); a parameter called as a function (`f(True).data[0]` in
     a line search) returns what the defs the calls pass return, in a program or in a module
-    whose function no other file of the project names. Files are read when they hold a `.data[0]`.
+    whose function no other file of the project names. Files are read when they hold a `.data[0]`,
+    also a module that never imports torch (its tensors come from the project's other modules:
+    `correct.float().sum().data[0]` in a `utils.py`); such a module that does not parse is not
+    reported (a Python 2 Caffe script's `net.blobs['data'].data[0]` is no legacy PyTorch code).
+    A comparison of one-element values is one element too (`(loss == loss).data[0]`), and a
+    name rebound to its own `.data[0]` is a number again (`k = k.data[0]` after `k = k + lam *
+    (gamma * D(x) - D(g))`, then `k = min(max(k, 0), 1)`).
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.
@@ -101,13 +109,23 @@ class ScalarDataIndex(Rule):
     binds, when no star-imported module sets `__all__`): volfix reads it there. `.item()` then returns the
     Python number `.data[0]` returned in 0.3.
 
+    In 0.3 a comparison made a ByteTensor, whose element was the int 1 or 0 (bool tensors
+    came with 1.2). Where the read is only tested or counted (`if (loss > 100).data[0]:`,
+    `assert (l == l).data[0] == 1`, `agree += ...`) the fix is `.item()`, where True and
+    False act as 1 and 0; elsewhere (`positive = (total > 0).data[0]`) it is `.int().item()`,
+    which keeps the int. A name only some of whose values are comparisons gets an unsafe
+    `.item()`.
+
     `[0]` of the NumPy array of such a value (`loss.data.cpu().numpy()[0]`) raises too (a
     0-d array): the fix is unsafe, since 0.3 gave a NumPy scalar (`numpy.float32`) and
     `.item()` gives the same value as a Python number, which prints with more digits.
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
-    if it held several elements, `.data[0]` meant its first one and `.item()` raises. It is
+    if it held several elements, `.data[0]` meant its first one and `.item()` raises. So it
+    is for arithmetic of one-element values (or values named like a loss) with a name or an
+    attribute volfix cannot type (`(self.gamma * d_loss_real - d_loss_fake).data[0]` with
+    `self.gamma = config.gamma`, set from another file): the note names them. It is
     unsafe for `t[i, j, k, l].data[0]` too (also `t[idx[0], idx[1] + k, ...]`: an index per
     dimension is one element, but volfix does not know how many dimensions `t` has), and for
     `x[0]` on a one-element Variable (in 0.3 a one-element Variable that kept its graph;
@@ -141,29 +159,47 @@ class ScalarDataIndex(Rule):
             return
         subject, applicability, note = found[:3]
         message = found[3] if len(found) > 3 else None if subject is not attribute else INDEX_MESSAGE
+        replacement, title = ".item()", self.FIX_TITLE
+        comparison = _comparison(subject, node, ctx)
+        if comparison and not _read_as_number(node, ctx):
+            shown = ctx.src.segment(subject)
+            if comparison == "certainly":  # 0.3's ByteTensor gave an int: so does `.int().item()`
+                replacement, title = ".int().item()", "Use `.int().item()` (0.3's comparison gave 1 or 0)"
+            elif applicability is Applicability.SAFE:
+                applicability, note = Applicability.UNSAFE, (
+                    f"unsafe fix: `{shown}` may be a comparison: in 0.3 (a ByteTensor) its `[0]` was "
+                    f"the int 1 or 0, `.item()` is True or False, which prints as a word")
         text = ctx.src.text
         if subject is attribute:  # `total[0]`: from the `[` (after any `)` closing `total`)
             start = text.index("[", ctx.src.end(subject), ctx.src.end(node))
         else:  # `(a + b).data[0]`: from the `.` after `)`
             start = text.rindex(".", ctx.src.end(subject), ctx.src.end(attribute))
-        edit = TextEdit(start, ctx.src.end(node), ".item()")
+        edit = TextEdit(start, ctx.src.end(node), replacement)
         ctx.report(self.CODE, node, note=note, message=message,
-                   fix=ctx.edit_fix(applicability, self.FIX_TITLE, [edit]))
+                   fix=ctx.edit_fix(applicability, title, [edit]))
 
     @staticmethod
     def _data_index(subject, node, ctx):
         """`x.data[0]`: reported when `x` is certainly one element (safe), a full index
         `t[i, j]` or a value named like a loss (unsafe)."""
         scalars = ScalarValues(ctx.index)
+        shown = ctx.src.segment(subject)
         if scalars.one_element(subject, node):
             return subject, Applicability.SAFE, None
-        shown = ctx.src.segment(subject)
         if _full_index(subject):
             base = ctx.src.segment(subject.value)
             count = len(subject.slice.elts)
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: `{shown}` is one element when `{base}` has exactly {count} dimensions; "
                 f"if it has more, `.data[0]` meant its first element and `.item()` raises")
+        unknown = _unknown_factors(subject, node, scalars)
+        if unknown:
+            names = ", ".join(f"`{ctx.src.segment(u)}`" for u in unknown)
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: volfix cannot tell that {names} "
+                f"{'is a number or one element' if len(unknown) == 1 else 'are numbers or one element each'}; "
+                f"with a tensor of several elements there, `.data[0]` of `{shown}` meant the first and "
+                f"`.item()` raises")
         if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: volfix cannot tell that `{shown}` has one element (it is "
@@ -195,6 +231,64 @@ class ScalarDataIndex(Rule):
             f"unsafe fix: volfix cannot tell whether `{shown}` was a tensor in 0.3 (`[0]` was its "
             f"Python number, as `.item()` is) or a Variable (`[0]` was a one-element Variable that "
             f"kept its graph)")
+
+
+def _unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> list:
+    """`(self.gamma * d_loss_real - d_loss_fake)`: arithmetic of one-element values and
+    numbers but for names or attributes volfix cannot type (`self.gamma = config.gamma`, a
+    hyperparameter from another file; `d_loss_real`, named like a loss): those, when at least
+    one operand is certainly one element or named like a loss. [] otherwise."""
+    if not isinstance(subject, ast.BinOp):
+        return []
+    leaves, pending = [], [subject]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp):
+            pending += [node.right, node.left]
+        elif isinstance(node, ast.UnaryOp):
+            pending.append(node.operand)
+        else:
+            leaves.append(node)
+    unknown, one = [], False
+    for leaf in leaves:
+        if scalars.scalar(leaf, at, 0):
+            continue
+        if scalars.one_element(leaf, at):
+            one = True
+        elif isinstance(leaf, (ast.Name, ast.Attribute)):
+            one = one or _loss_named(leaf)
+            unknown.append(leaf)
+        else:
+            return []
+    return unknown if one else []
+
+
+def _comparison(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:
+    """"certainly" for `(l == l)` or a name every value of which here is a comparison (`same =
+    a.data == b.data`), "maybe" when only some are, else None. 0.3 had no bool tensors: a
+    comparison made a ByteTensor, whose element was the int 1 or 0 (pytorch/pytorch#21113)."""
+    if isinstance(subject, ast.Attribute) and subject.attr == "data":
+        subject = subject.value
+    if isinstance(subject, ast.Compare):
+        return "certainly"
+    if not isinstance(subject, ast.Name):
+        return None
+    values = NameBindings(ctx.index).bindings(subject.id, at) or []  # None: a binding of unknown value
+    compared = [v for v in values if isinstance(v, ast.Compare)]
+    return None if not compared else "certainly" if len(compared) == len(values) else "maybe"
+
+
+def _read_as_number(node: ast.AST, ctx) -> bool:
+    """The read's value is only tested or counted, where True and False act as 1 and 0: the
+    test of an `if`, `while`, `assert` or conditional expression, an operand of `not`, `-`, a
+    comparison (`... == 1`) or arithmetic (`correct += ...`), or of an `and`/`or` read so."""
+    parent = ctx.index.parents.get(node)
+    if isinstance(parent, (ast.If, ast.While, ast.Assert, ast.IfExp)):
+        return parent.test is node
+    if isinstance(parent, ast.BoolOp):  # `x or 0` is `x` itself: as the `or` is read
+        return _read_as_number(parent, ctx)
+    return isinstance(parent, (ast.UnaryOp, ast.Compare, ast.BinOp)) \
+        or isinstance(parent, ast.AugAssign) and parent.value is node
 
 
 def _indexed_again(node: ast.Subscript, ctx) -> bool:

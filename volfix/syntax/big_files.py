@@ -69,7 +69,7 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
         end = _next_start(lines, min(total, row + CHUNK_LINES), in_string)
         source = text[starts[row]:starts[end] if end < total else len(text)]
         if not any(t in source for t in triggers) and not (set(_IDENTIFIER.findall(source)) & relevant_names):
-            body.append(_opaque(row, end, lines))
+            body.extend(_unparsed(row, end, lines, in_string))
             row = end
             continue
         chunk = None
@@ -87,6 +87,42 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
         del chunk
         row = end
     return ast.Module(body=body, type_ignores=[])
+
+
+# `lam = 1e-3`, `k = 0` at column 0: a number a name holds, kept from a chunk not parsed.
+_NUMBER_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
+                          r"[ \t]*(?:#.*)?\r?\n?")
+
+
+def _unparsed(row: int, end: int, lines: List[str], in_string: List[bool]) -> List[ast.stmt]:
+    """A chunk nothing in which matters, as opaque statements over its lines, but for the
+    one-line number assignments in it (`gamma = 0.5`): a hyperparameter set far above the
+    loop that reads it (`k = k + lam * (...)`) tells that a value is a number, which a chunk of
+    a parsed file keeps too (`_decide`)."""
+    out: List[ast.stmt] = []
+    start = row
+    for i in range(row, end):
+        if in_string[i] or not _NUMBER_LINE.fullmatch(lines[i]) or _inside_brackets(lines, i, row, end):
+            continue
+        try:
+            stmt = ast.parse(lines[i]).body[0]
+        except (SyntaxError, ValueError, IndexError):
+            continue
+        if i > start and any(line.strip() for line in lines[start:i]):
+            out.append(_opaque(start, i, lines))
+        out.append(_moved(stmt, i))
+        start = i + 1
+    if start < end and any(line.strip() for line in lines[start:end]):
+        out.append(_opaque(start, end, lines))
+    return out
+
+
+def _inside_brackets(lines: List[str], i: int, row: int, end: int) -> bool:
+    """`f(\na=1\n)`: a keyword argument at column 0, by its neighbours (the line before ends
+    open, or the line after closes)."""
+    before = next((line.split("#")[0].rstrip() for line in reversed(lines[row:i]) if line.strip()), "")
+    after = next((line.lstrip() for line in lines[i + 1:end] if line.strip()), "")
+    return before.endswith(("(", "[", "{", ",", "\\")) or after.startswith((")", "]", "}"))
 
 
 def _opaque(row: int, end: int, lines: List[str]) -> ast.stmt:
