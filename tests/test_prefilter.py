@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -60,6 +61,8 @@ NEEDS_ANALYSIS = {
     "VF401-accumulator": "import torch\ntotal = 0\ntotal += len(x) * crit(out, y).data\nprint(total[0])\n",
     "VF401-accumulator-spaced": "import torch\n\n    acc  +=  raw.data\n    avg = acc[0] / n\n",
     "VF401-loss-named": "import torch\nloss = out.sum()\nw = loss.data\nprint(loss[0])\n",
+    # a module of the project that never names torch: its tensors come from the others
+    "VF401-no-torch": "def accuracy(outputs, targets):\n    return correct.float().sum().data[0]\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }
@@ -224,6 +227,37 @@ def test_an_accumulator_read_is_found_in_a_file_with_no_other_legacy_token(tmp_p
     results = check_paths([str(tmp_path)], use_cache=False)
     found = [(d.location.row, d.code) for r in results for d in r.diagnostics]
     assert found == [(10, "VF401")]
+
+
+def test_a_reduction_is_found_in_a_module_that_never_names_torch(tmp_path):
+    """3D-ResNets' utils.py and FaderNetworks' evaluation.py: a project module whose tensors
+    come from the others (no `import torch`) reads `.data[0]` of a full reduction; a directory
+    run must parse it and report the read."""
+    from volfix import check_paths
+
+    (tmp_path / "utils.py").write_text(
+        "def calculate_accuracy(outputs, targets):\n    batch_size = targets.size(0)\n"
+        "    _, pred = outputs.topk(1, 1, True)\n    correct = pred.t().eq(targets.view(1, -1))\n"
+        "    n_correct_elems = correct.float().sum().data[0]\n"
+        "    return n_correct_elems / batch_size\n", encoding="utf-8")
+    results = check_paths([str(tmp_path)], use_cache=False)
+    found = [(d.location.row, d.code) for r in results for d in r.diagnostics]
+    assert found == [(5, "VF401")]
+
+
+def test_a_python2_module_read_only_for_its_data_index_is_not_reported(tmp_path):
+    """A Caffe script beside the PyTorch code (places365's docker/run_scene.py): Python 2,
+    `net.blobs['prob'].data[0]`, no torch. VF401's test reads it, but it is no legacy PyTorch
+    code, so its parse failure is not volfix's to report; the same script naming torch is."""
+    from volfix import check_paths
+
+    caffe = "import caffe\n\nnet = caffe.Net(proto, weights, caffe.TEST)\nout = net.forward()\n" \
+            "print net.blobs['prob'].data[0].argmax()\n"
+    (tmp_path / "run_scene.py").write_text(caffe, encoding="utf-8")
+    (tmp_path / "convert.py").write_text("import torch\n" + caffe, encoding="utf-8")
+    results = check_paths([str(tmp_path)], use_cache=False)
+    found = sorted((Path(r.path).name, d.code) for r in results for d in r.diagnostics)
+    assert found == [("convert.py", "VF001")]
 
 
 def test_grad_function_hint_needs_a_grad_mode_name():

@@ -38,7 +38,7 @@ torch.set_num_threads(1)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "legacy"
 # A multi-module program (sibling imports, as research scripts do).
 PACKAGE = EXAMPLES / "lm_package"
-PACKAGE_MODULES = ("data", "main", "model")
+PACKAGE_MODULES = ("data", "main", "metrics", "model")
 
 # Tight tolerances: the same seeds and kernels run before and after, so results should
 # agree to float32 rounding at most.

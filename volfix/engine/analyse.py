@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from ..files import prefilter
 from ..rules import registry
 from ..findings import Finding, FixPlan
 from ..flow.helper_calls import HELPER_CALL, callee_names
@@ -60,7 +61,9 @@ def analyse(text: str, options: Options, doc: Optional[Document] = None,
     if doc is None:
         parsed = parse_document(text)
         if isinstance(parsed, ParseError):
-            return finish(text, [parse_diagnostic(text, parsed)], [], options, None)
+            found = [] if parsed.code == "VF001" and not parse_failure_in_scope(text, options) \
+                else [parse_diagnostic(text, parsed)]
+            return finish(text, found, [], options, None)
         doc = parsed
     diagnostics = [parse_diagnostic(text, e) for e in parse_errors]
     words = registry.tree_words(frozenset(options.enabled)) if options.links is None else None
@@ -336,6 +339,17 @@ def apply_suppressions(diagnostics: List[Diagnostic], text: str, enabled) -> Tup
 
     kept, unused = apply(diagnostics, text)
     return list(kept), [d for d in unused if d.code in enabled]
+
+
+def parse_failure_in_scope(text: str, options: Options) -> bool:
+    """Whether a text that does not parse is volfix's to report (VF001): not when it never
+    names torch and only VF401's `.data[0]` made it a candidate (the prefilter reads such
+    modules because a project's tensors reach them from other files; a Python 2 Caffe script
+    reading `net.blobs['data'].data[0]` is no legacy PyTorch code)."""
+    data = text.encode("utf-8", "surrogatepass")
+    if "VF401" not in options.enabled or prefilter.names_torch(data):
+        return True
+    return registry.prefilter(frozenset(options.enabled) - {"VF401"})(data)
 
 
 def may_have_findings(text: str, enabled: frozenset, links) -> bool:

@@ -29,9 +29,11 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
     VF105                      `torch` (or such a package), and `volatile=` in code (a
                                keyword argument, or a parameter's default)
     VF301                      the word `async`, then optional whitespace, then `=` (not `==`)
-    VF401                      `torch`, and `.data[0]` in code; or `torch`, `.data`, and `[0]`
-                               after a name ending in `loss`/`cost` or added to on a line
-                               ending in `.data` (`total_loss += raw_loss.data`)
+    VF401                      `.data[0]` in code (also in a module that never names torch:
+                               its tensors may come from the project's other modules,
+                               `utils.py`'s `correct.float().sum().data[0]`); or `torch`,
+                               `.data`, and `[0]` after a name ending in `loss`/`cost` or
+                               added to on a line ending in `.data` (`total_loss += raw_loss.data`)
     VF010                      `volfix` or `VF<digit>`, case-insensitive: an unused
                                suppression needs a `# volfix: ignore` or `# noqa: VF...`
 
@@ -49,7 +51,9 @@ rule is never silently starved; `tests/test_prefilter.py` asks every registered 
 
 VF001 (cannot parse) and VF002 (cannot read) have no token. A file without any token is
 skipped without being read as text or parsed, so **VF001 is reported only for files that
-could hold another finding**: a syntax error in a file that never mentions these words is
+could hold another finding** (and not for a file that never names torch and is read only for
+VF401's `.data[0]`: a Python 2 Caffe script's `net.blobs['data'].data[0]` is not legacy
+PyTorch code): a syntax error in a file that never mentions these words is
 out of volfix's scope (that is what `ruff check --select E9` or the compiler is for), and
 finding it would mean parsing every file, the cost the prefilter exists to avoid. A file
 that cannot be *read* is always a candidate (the runner passes it on and the engine reports
@@ -371,6 +375,11 @@ TORCH_VARIABLE = Needs(
 # Packages built on torch that the files of a project import instead of torch itself (the
 # ones without "torch" in their name; `volfix.rules.volatile_attributes.TORCH_PACKAGES`).
 _TORCH_PACKAGE = re.compile(rb"\b(?:allennlp|fastai|pyro|ignite|onmt|inferno|skorch)\b")
+
+
+def names_torch(data: bytes) -> bool:
+    """The bytes spell `torch` or a package built on it (allennlp, fastai, pyro, ...)."""
+    return b"torch" in data or _TORCH_PACKAGE.search(data) is not None
 TORCH_VOLATILE = Needs(
     "`torch` (or a package built on it: allennlp, fastai, pyro, ...), and `volatile` as a word "
     "in code: an attribute (not `.volatile.__get__`), a getattr name or dict key, or a keyword",
@@ -417,9 +426,9 @@ def _indexed_name(data: bytes, name: bytes) -> bool:
 
 
 TORCH_DATA_INDEX = Needs(
-    "`torch`, and `.data[0]` in code; or `.data` and `[0]` after a name ending in `loss`/`cost` or "
+    "`.data[0]` in code; or `torch`, `.data` and `[0]` after a name ending in `loss`/`cost` or "
     "added to on a line ending in `.data`",
-    _any(_family((b"torch", b".data[0]"), (_code_word(b"data", lambda data, start, end: data.startswith(b"[0]", end)
+    _any(_family((b".data[0]",), (_code_word(b"data", lambda data, start, end: data.startswith(b"[0]", end)
                                                       and start > 0 and data[start - 1] == 46),)),
          _family((b"torch", b"[0]", b".data"), (_loss_or_accumulator_indexed,))))
 # VF001/VF002: no token of their own; reported for files another rule needs (module docstring).

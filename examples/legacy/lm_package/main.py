@@ -9,6 +9,7 @@ from torch.autograd import Variable
 
 import model
 from data import batchify, bptt, get_batch
+from metrics import accuracy
 
 ntokens, lr = 16, 0.5
 
@@ -36,14 +37,15 @@ def train(lm, criterion, train_data):
 
 def evaluate(lm, criterion, data_source):
     lm.eval()
-    total_loss, outputs = 0.0, []
+    total_loss, outputs, hits = 0.0, [], []
     hidden = lm.init_hidden(data_source.size(1))
     for i in range(0, data_source.size(0) - 1, bptt):
         data, targets = get_batch(data_source, i, evaluation=True)
         output, hidden = lm(data, hidden)
         total_loss += len(data) * float(criterion(output, targets).data)
         outputs.append(output)
-    return total_loss / len(data_source), torch.cat(outputs)
+        hits.append(accuracy(output, targets))
+    return total_loss / len(data_source), torch.cat(outputs), hits
 
 
 def run():
@@ -51,6 +53,7 @@ def run():
     corpus = torch.LongTensor(60).random_(0, ntokens)
     lm, criterion = model.RNNModel(ntokens, 6, 10), nn.CrossEntropyLoss()
     losses = train(lm, criterion, batchify(corpus[:40], 4))
-    val_loss, val_output = evaluate(lm, criterion, batchify(corpus[40:], 2))
+    val_loss, val_output, val_accuracy = evaluate(lm, criterion, batchify(corpus[40:], 2))
     return {"train_losses": losses, "val_loss": val_loss, "val_output": val_output,
+            "val_accuracy": val_accuracy,
             "encoder_grad": lm.encoder.weight.grad, "decoder_grad": lm.decoder.weight.grad}
