@@ -335,7 +335,9 @@ def test_data_index_lists_the_reads_a_fix_leaves_and_checks_their_classes(tmp_pa
             first = out.data[0]
             return loss.data[0], first, losses[0]
         """).lstrip())
-    (repo / "notes.py").write_text("rows = table.data[0]\n")  # no torch: not a PyTorch read
+    # No torch import: `.data[0]` is still read (a project module's tensors may come from the
+    # others), a loss-named `[0]` is not.
+    (repo / "notes.py").write_text("rows = table.data[0]\nprint(cost[0])\n")
     sites = tmp_path / "sites.json"
     sites.write_text(json.dumps({"sites": [
         {"repo": "me/toy", "path": "train.py", "row": 99, "expression": "out.data[0]", "occurrence": 0,
@@ -351,13 +353,16 @@ def test_data_index_lists_the_reads_a_fix_leaves_and_checks_their_classes(tmp_pa
     assert proc.returncode == 1, proc.stderr  # `losses[0]` is not classified yet
     out = json.loads((tmp_path / "out.json").read_text())
     assert [(s["expression"], s["row"], s["class"]) for s in out["classified"]] == [("out.data[0]", 10, "B")]
-    assert [(s["expression"], s["row"]) for s in out["unclassified"]] == [("losses[0]", 11)]
+    assert [(s["path"], s["expression"], s["row"]) for s in out["unclassified"]] == [
+        ("notes.py", "table.data[0]", 1), ("train.py", "losses[0]", 11)]
     assert "| B | certainly >= 1 dim (fine) | 1 |" in proc.stdout
     # --write adds it as "?" for a person to classify; still unclassified until then
     assert run("--write").returncode == 1
     written = json.loads(sites.read_text())["sites"]
-    assert [(s["expression"], s["class"]) for s in written] == [("out.data[0]", "B"), ("losses[0]", "?")]
-    written[1].update({"class": "B", "reason": "a list"})
+    assert [(s["expression"], s["class"]) for s in written] == [
+        ("table.data[0]", "?"), ("out.data[0]", "B"), ("losses[0]", "?")]  # sorted by file
+    written[0].update({"class": "C", "reason": "a table passed in"})
+    written[2].update({"class": "B", "reason": "a list"})
     sites.write_text(json.dumps({"sites": written}))
     assert run().returncode == 0
     assert (repo / "train.py").read_text().count(".data[0]") == 2  # the corpus itself is never changed

@@ -12,9 +12,11 @@ this command lists the ones it leaves, on a copy of every repository of REPOS
 (HUMAN/<owner>+<name>@<sha>/pre, named `owner/name@sha:pre`), as a user runs it:
 
 1. `volfix fix --unsafe-fixes .` on the copy (a whole-project run), then `volfix check .`;
-2. in every fixed `.py` / `.ipynb` that imports torch, each read `X.data[0]`, and each `X[0]`
-   where `X` is named like a loss (`loss`, `total_loss`, `cost`: the shape VF401's plain-index
-   case is about), that no finding of the check sits on (same row; same cell for notebooks).
+2. in every fixed `.py` / `.ipynb`, each read `X.data[0]`, and in those that import torch each
+   `X[0]` where `X` is named like a loss (`loss`, `total_loss`, `cost`: the shape VF401's
+   plain-index case is about), that no finding of the check sits on (same row; same cell for
+   notebooks). A module need not import torch to hold tensors (its project's other modules
+   hand them over), so `.data[0]` is read everywhere.
 
 Each read is keyed by (repository, path, cell, the expression as written, its occurrence
 among equal expressions of the file), so engine changes that move rows do not break the key,
@@ -65,14 +67,14 @@ def _loss_named(node: ast.AST) -> bool:
     return name is not None and name != "data" and any(w.lower() in LOSS_WORDS for w in WORD.findall(name))
 
 
-def reads_of(tree: ast.AST) -> List[ast.Subscript]:
-    """`X.data[0]`, and `X[0]` with `X` named like a loss, in source order."""
+def reads_of(tree: ast.AST, loss_named: bool = True) -> List[ast.Subscript]:
+    """`X.data[0]`, and (with `loss_named`) `X[0]` with `X` named like a loss, in source order."""
     out = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_zero(node.slice)):
             continue
         value = node.value
-        if (isinstance(value, ast.Attribute) and value.attr == "data") or _loss_named(value):
+        if (isinstance(value, ast.Attribute) and value.attr == "data") or (loss_named and _loss_named(value)):
             out.append(node)
     return sorted(out, key=lambda n: (n.lineno, n.col_offset))
 
@@ -92,13 +94,18 @@ def left_reads(repo: str, root: str, diagnostics: List[dict]) -> List[dict]:
     out = []
     for rel in iter_sources(root):
         unit = read_unit(os.path.join(root, rel))
-        if unit is None or not IMPORTS_TORCH.search(unit.text):
+        if unit is None:
+            continue
+        # `.data[0]` in every file (a project module need not import torch: its tensors come
+        # from the others); a loss-named `X[0]` only where torch is imported.
+        torch_file = IMPORTS_TORCH.search(unit.text) is not None
+        if not torch_file and ".data[0]" not in unit.text:
             continue
         tree = parse(unit.text)
         if tree is None:
             continue
         seen: Dict[Tuple[Optional[int], str], int] = collections.Counter()
-        for node in reads_of(tree):
+        for node in reads_of(tree, loss_named=torch_file):
             cell, row = unit.where(node.lineno)
             expr = expression(unit.text, node)
             n = seen[(cell, expr)]
