@@ -40,9 +40,10 @@ def test_chunked_parsing_finds_and_fixes_the_same(case, monkeypatch):
 def test_numbers_in_a_chunk_not_parsed_are_kept():
     """`gamma = 0.5` in a chunk nothing in which matters stays a number the loop far below
     can read; a keyword argument at column 0 inside a call's brackets is no assignment."""
-    lines = ["lam = 1e-3  # step\n", "D_ = build(4)\n", "plot(\n", "a=1,\n", "b=2\n", ")\n", "gamma = 0.5\n", "\n"]
+    lines = ["lam = 1e-3  # step\n", "D_ = build(4)\n", "plot(\n", "a=1,\n", "b=2\n", ")\n", "gamma = 0.5\n",
+             "losses = []\n", "\n"]
     stmts = big_files._unparsed(0, len(lines), lines, [False] * len(lines))
     kept = [(s.lineno, s.targets[0].id) for s in stmts if not big_files.is_opaque(s)]
-    assert kept == [(1, "lam"), (7, "gamma")]
+    assert kept == [(1, "lam"), (7, "gamma"), (8, "losses")]
     opaque = [(s.lineno, s.end_lineno) for s in stmts if big_files.is_opaque(s)]
     assert opaque == [(2, 6)]

@@ -11,7 +11,7 @@ in losses]` after `losses = model(x)`.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 from ..syntax import names as nm
 
@@ -46,13 +46,32 @@ class NameBindings:
         self._reach: dict = {}
 
     def appended(self, name: str, at: ast.AST) -> Optional[list]:
-        """The values `name.append(v)` adds in the scope `at` reads `name` from; None when
-        the list is changed some other way (`extend`, `insert`, an item assignment)."""
+        """The values `name.append(v)` adds to the list `at` reads: a local one in its own
+        scope, a module-level one (read in a function that does not bind `name`, or at module
+        level) anywhere it is not bound locally (`style_losses.append(...)` at module level, read
+        in a closure); None when the list is changed some other way (`extend`, `insert`, an
+        item assignment)."""
         index = self.index
         scope = index.function_of(at)
+        if scope is not index.tree and not self._bound_in(name, scope):
+            scope = index.tree
+        if scope is index.tree and name in index.declared:
+            return None  # `global name` somewhere: a function may rebind the list
+        local: Dict[int, bool] = {}
+
+        def same_list(node: ast.AST) -> bool:
+            owner = index.function_of(node)
+            if owner is scope:
+                return True
+            if scope is not index.tree:
+                return False
+            if id(owner) not in local:
+                local[id(owner)] = bool(self._bound_in(name, owner))
+            return not local[id(owner)]
+
         out = []
         for node in index.names.get(name, ()):
-            if index.function_of(node) is not scope or not isinstance(node.ctx, ast.Load):
+            if not isinstance(node.ctx, ast.Load) or not same_list(node):
                 continue
             parent = index.parents.get(node)
             if isinstance(parent, ast.Attribute) and parent.attr in ("extend", "insert", "__setitem__"):

@@ -9,6 +9,7 @@ import builtins
 from typing import Callable, Optional, Set
 
 from ..syntax import names as nm
+from .bindings import Element
 from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, reduced
 
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -17,6 +18,7 @@ from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, 
 ONE, LIST, VARIABLE, ITEM = "one", "list", "variable", "item:"
 ITEM_1D = "item1d:"  # a tuple whose item k is a 1-dim tensor (`return data, target.view(-1)`)
 MAX_ITEMS = 8  # items of a returned tuple looked at
+MAX_MEMBER_DEPTH = 3  # lists of lists of instances followed
 # The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its
 # instance (`Cls()()`: `forward` of an `nn.Module`, or `__call__`) and its method `m` (`Cls().m`).
 INSTANCE_CALL, INSTANCE_METHOD = "()()", "()."
@@ -35,7 +37,10 @@ class Callees:
 
     def loss_module(self, func: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`criterion(out, y)`: `criterion` (or `self.criterion`) is bound only to a loss
-        module made without `reduction='none'`."""
+        module made without `reduction='none'`; also `criterion.forward(out, y)`, as 0.3-era
+        code often called it."""
+        if isinstance(func, ast.Attribute) and func.attr == "forward":
+            func = func.value
         values = [func] if isinstance(func, ast.Call) else self.names.of(func, at) or []  # `nn.BCELoss()(out, y)`
         values = [v for v in values if not (isinstance(v, ast.AST) and moved_itself(v, func))]
         return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
@@ -128,17 +133,26 @@ class Callees:
             out.append(fn)
         return out
 
-    def instance_classes(self, expr: ast.AST, at: ast.AST) -> Optional[list]:
+    def instance_classes(self, expr: ast.AST, at: ast.AST, depth: int = 0) -> Optional[list]:
         """The classes `expr` is an instance of, when every value it is bound to makes one:
         a class of this module (its `ClassDef`) or the qualified name of another's (a
-        `None` it is also bound to is never called). None when unknown."""
+        `None` it is also bound to is never called); for a loop's target, every member of the
+        list it walks (`for sl in style_losses`, filled by `style_losses.append(style_loss)`
+        after `style_loss = StyleLoss(...)`). None when unknown."""
         values = [expr] if isinstance(expr, ast.Call) else self.names.of(expr, at)
-        if values is None:
+        if values is None or depth > MAX_MEMBER_DEPTH:
             return None
         values = [v for v in branches(values)
                   if not is_none(v) and not (isinstance(v, ast.AST) and moved_itself(v, expr))]
         out: list = []
         for value in values:
+            if isinstance(value, Element) and not value.path and isinstance(value.iterable, ast.Name):
+                members = self.list_members(value.iterable)
+                classes = [self.instance_classes(m, m, depth + 1) for m in members or ()]
+                if not members or any(c is None for c in classes):
+                    return None
+                out.extend(c for found in classes for c in found)
+                continue
             if not isinstance(value, ast.Call):
                 return None
             qual = self.index.qual(value.func)
@@ -153,6 +167,18 @@ class Callees:
             else:
                 return None
         return out or None
+
+    def list_members(self, name: ast.Name) -> Optional[list]:
+        """What the list `name` reads holds: the items of the list or tuple literals it is bound
+        to and what `.append` adds to it; None when it is bound to anything else or changed
+        some other way."""
+        values = self.names.bindings(name.id, name)
+        if not values or not all(isinstance(v, (ast.List, ast.Tuple)) for v in values):
+            return None
+        added = self.names.appended(name.id, name)
+        if added is None or any(isinstance(e, ast.Starred) for v in values for e in v.elts):
+            return None
+        return [e for v in values for e in v.elts] + added
 
     def passed_functions(self, func: ast.AST, at: ast.AST) -> list:
         """`f(True)` where `f` is a parameter, never rebound, of the module-level function

@@ -67,6 +67,8 @@ class ScalarValues(Callees):
                 s in numbers or self.one_element(s, at, depth + 1, seen) for s in sides)
         if isinstance(expr, ast.Attribute) and expr.attr == "data":  # `criterion(...).data`
             return self.one_element(expr.value, at, depth + 1, seen)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return self.attribute(expr.attr, at, depth, seen)
         if isinstance(expr, ast.Name):
             return self.name(expr.id, at, depth, seen)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int \
@@ -206,6 +208,18 @@ class ScalarValues(Callees):
                 bool(values) and all(isinstance(v, ast.AST) and self.scalar(v, v, depth + 1, seen) for v in values)
                 and any(is_number(v) for v in values) and not self._class_binds(node.attr, at)))
         return False
+
+    def attribute(self, attr: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """`self.loss` read in a method: every value the class's methods assign it is one
+        element (`self.loss = self.criterion(input, self.target)` in `forward`; a `None` it
+        starts as is never read as a tensor), and the class body binds no `loss` of its own."""
+        cls = self.index.method_class(self.index.function_of(at))
+        if cls is None:
+            return False
+        values = [v for v in self.names.self_bindings(attr, at) if not is_none(v)]
+        return self._guarded(f"one self.{attr} {id(cls)}", seen, True, lambda: (
+            bool(values) and all(isinstance(v, ast.AST) and self.one_element(v, v, depth + 1, seen) for v in values)
+            and not self._class_binds(attr, at)))
 
     def options(self, expr: ast.AST, at: ast.AST) -> bool:
         """`args` bound only to `parser.parse_args()` (or `vars()` of it): its options are

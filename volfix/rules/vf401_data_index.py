@@ -80,7 +80,8 @@ class ScalarDataIndex(Rule):
 
     ## Fix safety
     Safe when the value is certainly one element: the output of a loss module (also moved,
-    `nn.MSELoss().cuda()` or `criterion = criterion.cuda()`) or `torch.nn.functional` loss
+    `nn.MSELoss().cuda()` or `criterion = criterion.cuda()`, also called through its
+    `.forward(...)`) or `torch.nn.functional` loss
     without `reduction='none'` / `reduce=False`, a reduction over every element (`.sum()`,
     `.mean()`, `torch.sum(x)`, ...), the builtin `sum` of such values, a reduction over the
     one dimension of a 1-dim value (`x.view(-1).sum(0)`, also `correct = correct.view(-1)`
@@ -90,7 +91,10 @@ class ScalarDataIndex(Rule):
     of a function of the module (or a method of the class) whose every `return` is one of
     those, the call of an instance of a class (`crit = SplitLoss()`: the `forward` of an
     `nn.Module` subclass, or `__call__`) or the call of its method (`agent.update(...)`, every
-    class the name may hold agreeing) whose every `return` is one, the item of a returned
+    class the name may hold agreeing; a loop's target holds the members of the list it walks,
+    `for sl in style_losses: score += sl.backward()` after `style_losses.append(StyleLoss(...))`)
+    whose every `return` is one, an attribute `self.loss` every method of the class sets to
+    one (a `None` it starts as is never read), the item of a returned
     tuple (`loss, n = compute(x)` with `return crit(out, y), len(y)`), an element of a list built only from them (`[torch.mean(l) for l in ls]`,
     `.append(loss)`), also unpacked from a function returning such a list, a value of a dict
     filled only with them (`losses['l2'] = ...`, read through `.values()` or `.items()`), an

@@ -89,16 +89,17 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
     return ast.Module(body=body, type_ignores=[])
 
 
-# `lam = 1e-3`, `k = 0` at column 0: a number a name holds, kept from a chunk not parsed.
-_NUMBER_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
-                          r"[ \t]*(?:#.*)?\r?\n?")
+# `lam = 1e-3`, `k = 0`, `losses = []` at column 0: a number or an empty container a name
+# holds, kept from a chunk not parsed.
+_NUMBER_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*(?:-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
+                          r"|\[\]|\{\}|\(\))[ \t]*(?:#.*)?\r?\n?")
 
 
 def _unparsed(row: int, end: int, lines: List[str], in_string: List[bool]) -> List[ast.stmt]:
     """A chunk nothing in which matters, as opaque statements over its lines, but for the
-    one-line number assignments in it (`gamma = 0.5`): a hyperparameter set far above the
-    loop that reads it (`k = k + lam * (...)`) tells that a value is a number, which a chunk of
-    a parsed file keeps too (`_decide`)."""
+    one-line assignments of numbers and empty containers in it (`gamma = 0.5`, `losses = []`):
+    a hyperparameter set far above the loop that reads it (`k = k + lam * (...)`) tells that a
+    value is a number, as a chunk of a parsed file keeps them too (`_decide`)."""
     out: List[ast.stmt] = []
     start = row
     for i in range(row, end):
@@ -253,13 +254,20 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
             relevant.update(_attribute_roots(stmt))
         return _moved(stmt, row)
     if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and (  # type: ignore[attr-defined]
-            "torch." in source or isinstance(stmt.value, ast.Constant) or _counted(stmt.value)):
+            "torch." in source or isinstance(stmt.value, ast.Constant) or _counted(stmt.value)
+            or _empty(stmt.value)):
         # `x = torch.randn(64, 4)`: one line that says what a name holds (a plain tensor
         # makes `Variable(x)` -> `x` exact), kept whole: a stub would hide it. So is
         # `total_loss = 0` before an accumulating loop: a number, which `total_loss[0]` needs,
-        # and `n = len(test_loader)`: a number, dividing by which records nothing.
+        # `n = len(test_loader)`: a number, dividing by which records nothing, and
+        # `style_losses = []`: a list whose members are what `.append` adds.
         return _moved(stmt, row)
     return _stub(stmt, reads, row)
+
+
+def _empty(value: ast.AST) -> bool:
+    return isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (value.keys if isinstance(value, ast.Dict)
+                                                                       else value.elts)
 
 
 def _counted(value: ast.AST) -> bool:
