@@ -261,7 +261,8 @@ def test_names_a_star_import_binds(tmp_path):
 
 def test_a_name_an_enclosing_function_binds_is_not_the_star_imported_one(tmp_path):
     """`loss_fn` in `inner` is `outer`'s (a closure), not utils.py's one-element function a
-    star import also binds: only the unsafe guess its name makes; `plain` reads utils.py's."""
+    star import also binds: it is `make()`'s result, which volfix cannot read (`make` is passed
+    in), so only the unsafe guess its name makes; `plain` reads utils.py's."""
     write(tmp_path, {"utils.py": '''\
         def loss_fn(x):
             return x.sum()

@@ -11,7 +11,7 @@ in losses]` after `losses = model(x)`.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..syntax import names as nm
 
@@ -44,30 +44,25 @@ class NameBindings:
     def __init__(self, index) -> None:
         self.index = index
         self._reach: dict = {}
+        self._families: Dict[int, List[ast.ClassDef]] = {}
 
     def appended(self, name: str, at: ast.AST) -> Optional[list]:
-        """The values `name.append(v)` adds to the list `at` reads: a local one in its own
-        scope, a module-level one (read in a function that does not bind `name`, or at module
-        level) anywhere it is not bound locally (`style_losses.append(...)` at module level, read
-        in a closure); None when the list is changed some other way (`extend`, `insert`, an
-        item assignment)."""
+        """The values `name.append(v)` adds to the list `at` reads, wherever a read of `name`
+        resolves to the same scope: its own function, the function enclosing a closure that
+        reads it, or the module (`style_losses.append(...)` at module level, read in a
+        closure); None when the list is changed some other way (`extend`, `insert`, an item
+        assignment)."""
         index = self.index
-        scope = index.function_of(at)
-        if scope is not index.tree and not self._bound_in(name, scope):
-            scope = index.tree
-        if scope is index.tree and name in index.declared:
-            return None  # `global name` somewhere: a function may rebind the list
-        local: Dict[int, bool] = {}
+        scope = self._resolving(name, index.function_of(at))
+        if name in index.declared:
+            return None  # `global` / `nonlocal name` somewhere: a function may rebind the list
+        resolved: Dict[int, ast.AST] = {}
 
         def same_list(node: ast.AST) -> bool:
             owner = index.function_of(node)
-            if owner is scope:
-                return True
-            if scope is not index.tree:
-                return False
-            if id(owner) not in local:
-                local[id(owner)] = bool(self._bound_in(name, owner))
-            return not local[id(owner)]
+            if id(owner) not in resolved:
+                resolved[id(owner)] = self._resolving(name, owner)
+            return resolved[id(owner)] is scope
 
         out = []
         for node in index.names.get(name, ()):
@@ -92,8 +87,16 @@ class NameBindings:
         scope = self.index.function_of(at)
         out = self._bound_in(name, scope, self._reaching(name, scope, at)[1])
         if not out and scope is not self.index.tree:
-            out = self._bound_in(name, self.index.tree)  # a module-level name read in a function
+            # a name of the function enclosing this one (a closure reads it), or of the module
+            out = self._bound_in(name, self._resolving(name, self.index.function_of(scope)))
         return out
+
+    def _resolving(self, name: str, scope: ast.AST) -> ast.AST:
+        """The scope a read of `name` in `scope` resolves to: `scope` itself or the nearest
+        enclosing function binding it (class bodies are skipped), else the module."""
+        while scope is not self.index.tree and not self._bound_in(name, scope):
+            scope = self.index.function_of(scope)
+        return scope
 
     def augmented(self, value) -> bool:
         """Whether a value `bindings` gave is what `name += value` adds (in place on a tensor:
@@ -223,6 +226,33 @@ class NameBindings:
             return Unpacked(parent.value, path)
         return None
 
+    def class_family(self, cls: ast.ClassDef) -> List[ast.ClassDef]:
+        """`cls` with the module-level classes of this module it inherits from and that inherit
+        from it, transitively (bases named by a plain name)."""
+        cached = self._families.get(id(cls))
+        if cached is not None:
+            return cached
+        self._families[id(cls)] = family = self._family(cls)
+        return family
+
+    def _family(self, cls: ast.ClassDef) -> List[ast.ClassDef]:
+        classes = {s.name: s for s in self.index.module_statements if isinstance(s, ast.ClassDef)}
+        if classes.get(cls.name) is not cls:
+            return [cls]  # a nested class, or a name bound twice: itself alone
+
+        def bases(c: ast.ClassDef) -> List[ast.ClassDef]:
+            return [classes[b.id] for b in c.bases if isinstance(b, ast.Name) and b.id in classes]
+
+        family, grown = [cls], True
+        while grown:
+            grown = False
+            for other in classes.values():
+                if other not in family and (any(b in family for b in bases(other))
+                                            or any(b is other for c in family for b in bases(c))):
+                    family.append(other)
+                    grown = True
+        return family
+
     def of(self, expr: ast.AST, at: ast.AST) -> Optional[list]:
         """The bindings of a name (`criterion`) or of `self.<attr>` (`self.criterion`) where
         `at` reads it; None for any other expression."""
@@ -233,16 +263,19 @@ class NameBindings:
         return None
 
     def self_bindings(self, attr: str, at: ast.AST) -> list:
-        """Values assigned to `self.<attr>` in the methods of the class holding `at`."""
+        """Values assigned to `self.<attr>` in the methods of the class holding `at` and of the
+        classes of this module it inherits from or that inherit from it (`self` may be any of
+        them: `StyleLoss(ContentLoss)` keeps the `self.criterion` its base's `__init__` sets)."""
         index = self.index
         cls = index.method_class(index.function_of(at))
         if cls is None:
             return []
+        family = self.class_family(cls)
         out = []
         for node in index.attributes.get(attr, ()):
             if not (isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"):
                 continue
-            if index.method_class(index.function_of(node)) is not cls:
+            if index.method_class(index.function_of(node)) not in family:
                 continue
             parent = index.parents.get(node)
             out.append(parent.value if isinstance(parent, ast.Assign) and node in parent.targets else None)

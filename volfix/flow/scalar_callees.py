@@ -9,7 +9,7 @@ import builtins
 from typing import Callable, Optional, Set
 
 from ..syntax import names as nm
-from .bindings import Element
+from .bindings import Element, Unpacked
 from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, reduced
 
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -47,11 +47,23 @@ class Callees:
 
     def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
         """`criterion` (or `self.criterion`) is bound only by assignments volfix reads, so
-        what it is was decided by `loss_module` (a parameter or a loop target is unknown)."""
+        what it is was decided by `loss_module` (a parameter or a loop target is unknown, and so
+        is the result of a call volfix cannot follow: `loss_fn = make()` with `make` passed in)."""
         if self.index.qual(func) is not None:
             return True  # `F.mse_loss`, an imported function: `call` knows it or it is no loss
         values = self.names.of(func, at)
-        return bool(values) and all(isinstance(v, ast.AST) for v in values)
+        return bool(values) and all(isinstance(v, ast.AST) and not self._opaque_call(v) for v in values)
+
+    def _opaque_call(self, value: ast.AST) -> bool:
+        """A call of a name that is neither imported nor a def or class of this module (a
+        parameter, a local): what it returns is not read."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in MODULE_MOVES and self.index.qual(value.func) is None:
+            value = value.func.value  # `make().cuda()`
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return False
+        return self.index.qual(value.func) is None and self._module_def(value.func.id, value) is None \
+            and self.star_name(value.func, value) is None
 
     def is_loss_module(self, value: ast.AST) -> bool:
         """`nn.CrossEntropyLoss()`, also moved: `nn.MSELoss(size_average=False).cuda()`."""
@@ -147,7 +159,7 @@ class Callees:
         out: list = []
         for value in values:
             if isinstance(value, Element) and not value.path and isinstance(value.iterable, ast.Name):
-                members = self.list_members(value.iterable)
+                members = self.list_members(value.iterable, depth)
                 classes = [self.instance_classes(m, m, depth + 1) for m in members or ()]
                 if not members or any(c is None for c in classes):
                     return None
@@ -168,17 +180,43 @@ class Callees:
                 return None
         return out or None
 
-    def list_members(self, name: ast.Name) -> Optional[list]:
+    def list_members(self, name: ast.Name, depth: int = 0) -> Optional[list]:
         """What the list `name` reads holds: the items of the list or tuple literals it is bound
-        to and what `.append` adds to it; None when it is bound to anything else or changed
-        some other way."""
+        to and what `.append` adds to it, also the list a function of the module returns in a
+        tuple (`model, style_losses, content_losses = get_style_model_and_losses(...)`, its
+        `return model, style_losses, content_losses`); None when it is bound to anything else
+        or changed some other way."""
         values = self.names.bindings(name.id, name)
-        if not values or not all(isinstance(v, (ast.List, ast.Tuple)) for v in values):
+        if not values or depth > MAX_MEMBER_DEPTH:
             return None
+        out: list = []
+        for value in values:
+            if isinstance(value, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+                out.extend(value.elts)
+            elif isinstance(value, Unpacked) and len(value.path) == 1 and isinstance(value.value, ast.Call):
+                returned = self.returned_lists(value.value, value.path[0], depth)
+                if returned is None:
+                    return None
+                out.extend(returned)
+            else:
+                return None
         added = self.names.appended(name.id, name)
-        if added is None or any(isinstance(e, ast.Starred) for v in values for e in v.elts):
-            return None
-        return [e for v in values for e in v.elts] + added
+        return None if added is None else out + added
+
+    def returned_lists(self, call: ast.Call, item: int, depth: int) -> Optional[list]:
+        """The members of the list at `item` of every tuple the def `call` reaches returns."""
+        fn = self.project_callee(call.func, call)
+        returns = [node.value for node in own_returns(fn)] if fn is not None else []
+        out: list = []
+        for value in returns:
+            if not (isinstance(value, ast.Tuple) and item < len(value.elts) and isinstance(value.elts[item], ast.Name)) \
+                    or any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            members = self.list_members(value.elts[item], depth + 1)
+            if members is None:
+                return None
+            out.extend(members)
+        return out if returns else None
 
     def passed_functions(self, func: ast.AST, at: ast.AST) -> list:
         """`f(True)` where `f` is a parameter, never rebound, of the module-level function

@@ -230,11 +230,12 @@ class ScalarValues(Callees):
         return bool(values) and all(isinstance(v, ast.Call) and _parsed(v) for v in values)
 
     def _class_binds(self, attr: str, at: ast.AST) -> bool:
-        """The class holding `at` binds `attr` in its body (`k = torch.zeros(1)`)."""
+        """The class holding `at` (or one of its family, `NameBindings.class_family`) binds
+        `attr` in its body (`k = torch.zeros(1)`)."""
         cls = self.index.method_class(self.index.function_of(at))
         if cls is None:
             return True
-        for s in cls.body:
+        for s in (s for c in self.names.class_family(cls) for s in c.body):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(
                 s, (ast.AnnAssign, ast.AugAssign)) else []
             if any(attr in nm.target_names(t) for t in targets):
