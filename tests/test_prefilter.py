@@ -217,47 +217,42 @@ def test_helper_hint_marks_files_that_may_define_a_helper(text, hint):
 def test_an_accumulator_read_is_found_in_a_file_with_no_other_legacy_token(tmp_path):
     """awd-lstm-lm's finetune.py after its `Variable`s were gone: `total_loss[0]` of a sum of
     `criterion(...).data` is still a 0-dim read, and a directory run must parse the file."""
-    from volfix import check_paths
-
-    (tmp_path / "finetune.py").write_text(
+    assert directory_findings(tmp_path, {"finetune.py": (
         "import torch.nn as nn\n\ncriterion = nn.CrossEntropyLoss()\n\n\n"
         "def evaluate(model, batches):\n    total_loss = 0\n    for data, targets in batches:\n"
         "        total_loss += len(data) * criterion(model(data), targets).data\n"
-        "    return total_loss[0] / len(batches)\n", encoding="utf-8")
+        "    return total_loss[0] / len(batches)\n")}) == [("finetune.py", 10, "VF401")]
+
+
+def directory_findings(tmp_path, files: dict) -> list:
+    """(file, row, code) of a directory run over `files` written into `tmp_path`."""
+    from volfix import check_paths
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
     results = check_paths([str(tmp_path)], use_cache=False)
-    found = [(d.location.row, d.code) for r in results for d in r.diagnostics]
-    assert found == [(10, "VF401")]
+    return sorted((Path(r.path).name, d.location.row, d.code) for r in results for d in r.diagnostics)
 
 
 def test_a_reduction_is_found_in_a_module_that_never_names_torch(tmp_path):
     """3D-ResNets' utils.py and FaderNetworks' evaluation.py: a project module whose tensors
     come from the others (no `import torch`) reads `.data[0]` of a full reduction; a directory
     run must parse it and report the read."""
-    from volfix import check_paths
-
-    (tmp_path / "utils.py").write_text(
+    assert directory_findings(tmp_path, {"utils.py": (
         "def calculate_accuracy(outputs, targets):\n    batch_size = targets.size(0)\n"
         "    _, pred = outputs.topk(1, 1, True)\n    correct = pred.t().eq(targets.view(1, -1))\n"
         "    n_correct_elems = correct.float().sum().data[0]\n"
-        "    return n_correct_elems / batch_size\n", encoding="utf-8")
-    results = check_paths([str(tmp_path)], use_cache=False)
-    found = [(d.location.row, d.code) for r in results for d in r.diagnostics]
-    assert found == [(5, "VF401")]
+        "    return n_correct_elems / batch_size\n")}) == [("utils.py", 5, "VF401")]
 
 
 def test_a_python2_module_read_only_for_its_data_index_is_not_reported(tmp_path):
     """A Caffe script beside the PyTorch code (places365's docker/run_scene.py): Python 2,
     `net.blobs['prob'].data[0]`, no torch. VF401's test reads it, but it is no legacy PyTorch
     code, so its parse failure is not volfix's to report; the same script naming torch is."""
-    from volfix import check_paths
-
     caffe = "import caffe\n\nnet = caffe.Net(proto, weights, caffe.TEST)\nout = net.forward()\n" \
             "print net.blobs['prob'].data[0].argmax()\n"
-    (tmp_path / "run_scene.py").write_text(caffe, encoding="utf-8")
-    (tmp_path / "convert.py").write_text("import torch\n" + caffe, encoding="utf-8")
-    results = check_paths([str(tmp_path)], use_cache=False)
-    found = sorted((Path(r.path).name, d.code) for r in results for d in r.diagnostics)
-    assert found == [("convert.py", "VF001")]
+    found = directory_findings(tmp_path, {"run_scene.py": caffe, "convert.py": "import torch\n" + caffe})
+    assert [(name, code) for name, _, code in found] == [("convert.py", "VF001")]
 
 
 def test_grad_function_hint_needs_a_grad_mode_name():
