@@ -23,8 +23,9 @@ left to the ordinary parser, which reports the error.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from typing import Iterable, List, Optional, Set
+from typing import Iterable, List, Optional, Set, Tuple
 
 from .async_keywords import PLACEHOLDER  # the parsed text has `async=` masked
 from .names import iter_statements, target_names
@@ -65,13 +66,17 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
     relevant_names: Set[str] = _triggered_definitions(lines, triggers)
     row = 0  # 0-based line where the next chunk starts
     total = len(lines)
+    unparsed: List[Tuple[int, int, int]] = []  # (place in body, first row, end) of the chunks not parsed
+    read: Set[str] = set()  # the words of the chunks parsed
     while row < total:
         end = _next_start(lines, min(total, row + CHUNK_LINES), in_string)
         source = text[starts[row]:starts[end] if end < total else len(text)]
-        if not any(t in source for t in triggers) and not (set(_IDENTIFIER.findall(source)) & relevant_names):
-            body.extend(_unparsed(row, end, lines, in_string))
+        words = set(_IDENTIFIER.findall(source))
+        if not any(t in source for t in triggers) and not (words & relevant_names):
+            unparsed.append((len(body), row, end))
             row = end
             continue
+        read |= words
         chunk = None
         while chunk is None:
             try:
@@ -86,24 +91,32 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
             body.append(_decide(stmt, row, text, starts, triggers, relevant_names))
         del chunk
         row = end
+    for place, first, end in reversed(unparsed):  # what the parsed chunks read is known now
+        body[place:place] = _unparsed(first, end, lines, in_string, starts, read)
     return ast.Module(body=body, type_ignores=[])
 
 
 # `lam = 1e-3`, `k = 0`, `losses = []` at column 0: a number or an empty container a name
 # holds, kept from a chunk not parsed.
-_NUMBER_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*(?:-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
-                          r"|\[\]|\{\}|\(\))[ \t]*(?:#.*)?\r?\n?")
+_NUMBER_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*(?:-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
+                          r"|\[\]|\{\}|\(\))[ \t]*(?:#[^\r\n]*)?\r?$", re.M)
 
 
-def _unparsed(row: int, end: int, lines: List[str], in_string: List[bool]) -> List[ast.stmt]:
+def _unparsed(row: int, end: int, lines: List[str], in_string: List[bool],
+              starts: Optional[List[int]] = None, read: Optional[Set[str]] = None) -> List[ast.stmt]:
     """A chunk nothing in which matters, as opaque statements over its lines, but for the
-    one-line assignments of numbers and empty containers in it (`gamma = 0.5`, `losses = []`):
-    a hyperparameter set far above the loop that reads it (`k = k + lam * (...)`) tells that a
-    value is a number, as a chunk of a parsed file keeps them too (`_decide`)."""
+    one-line assignments of numbers and empty containers in it (`gamma = 0.5`, `losses = []`)
+    to a name a parsed chunk reads (`read`; None: any): a hyperparameter set far above the loop
+    that reads it (`k = k + lam * (...)`) tells that a value is a number, as a chunk of a
+    parsed file keeps them too (`_decide`)."""
     out: List[ast.stmt] = []
     start = row
-    for i in range(row, end):
-        if in_string[i] or not _NUMBER_LINE.fullmatch(lines[i]) or _inside_brackets(lines, i, row, end):
+    starts = starts if starts is not None else _line_offsets(lines)
+    chunk = "".join(lines[row:end])  # one C-speed scan finds the candidate lines
+    for match in _NUMBER_LINE.finditer(chunk):
+        i = bisect.bisect_right(starts, starts[row] + match.start()) - 1
+        if in_string[i] or _inside_brackets(lines, i, row, end) \
+                or read is not None and _IDENTIFIER.match(lines[i]).group() not in read:  # type: ignore[union-attr]
             continue
         try:
             stmt = ast.parse(lines[i]).body[0]
