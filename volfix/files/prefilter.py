@@ -380,6 +380,8 @@ _TORCH_PACKAGE = re.compile(rb"\b(?:allennlp|fastai|pyro|ignite|onmt|inferno|sko
 def names_torch(data: bytes) -> bool:
     """The bytes spell `torch` or a package built on it (allennlp, fastai, pyro, ...)."""
     return b"torch" in data or _TORCH_PACKAGE.search(data) is not None
+
+
 TORCH_VOLATILE = Needs(
     "`torch` (or a package built on it: allennlp, fastai, pyro, ...), and `volatile` as a word "
     "in code: an attribute (not `.volatile.__get__`), a getattr name or dict key, or a keyword",
