@@ -286,14 +286,16 @@ def _read_as_number(node: ast.AST, ctx) -> bool:
     """The read's value is only tested or counted, where True and False act as 1 and 0: the
     test of an `if`, `while`, `assert` or conditional expression, an operand of `not`, `-`, a
     comparison (`... == 1`) or arithmetic (`correct += ...`; not the right of a `%`, which may
-    format it: `'%s' % x`), or of an `and`/`or` read so."""
+    format it: `'%s' % x`, nor `&`, `|`, `^`, which keep two bools a bool), or of an `and`/`or`
+    read so."""
     parent = ctx.index.parents.get(node)
     if isinstance(parent, (ast.If, ast.While, ast.Assert, ast.IfExp)):
         return parent.test is node
     if isinstance(parent, ast.BoolOp):  # `x or 0` is `x` itself: as the `or` is read
         return _read_as_number(parent, ctx)
-    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mod) and parent.right is node:
-        return False  # `'%s' % x`: formatted, True is not 1
+    if isinstance(parent, ast.BinOp) and (isinstance(parent.op, ast.Mod) and parent.right is node
+                                          or isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor))):
+        return False  # `'%s' % x`: formatted, True is not 1; `True & True` stays a bool
     return isinstance(parent, (ast.UnaryOp, ast.Compare, ast.BinOp)) \
         or isinstance(parent, ast.AugAssign) and parent.value is node
 
