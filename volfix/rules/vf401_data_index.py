@@ -297,7 +297,8 @@ def _read_as_number(node: ast.AST, ctx) -> bool:
                                           or isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor))):
         return False  # `'%s' % x`: formatted, True is not 1; `True & True` stays a bool
     return isinstance(parent, (ast.UnaryOp, ast.Compare, ast.BinOp)) \
-        or isinstance(parent, ast.AugAssign) and parent.value is node
+        or isinstance(parent, ast.AugAssign) and parent.value is node \
+        and not isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.Mod))
 
 
 def _indexed_again(node: ast.Subscript, ctx) -> bool:
