@@ -116,9 +116,9 @@ class ScalarDataIndex(Rule):
     In 0.3 a comparison made a ByteTensor, whose element was the int 1 or 0 (bool tensors
     came with 1.2). Where the read is only tested or counted (`if (loss > 100).data[0]:`,
     `assert (l == l).data[0] == 1`, `agree += ...`) the fix is `.item()`, where True and
-    False act as 1 and 0; elsewhere (`positive = (total > 0).data[0]`) it is `.int().item()`,
-    which keeps the int. A name only some of whose values are comparisons gets an unsafe
-    `.item()`.
+    False act as 1 and 0; elsewhere (`positive = (total > 0).data[0]`, formatted by `'%s' %`,
+    combined by `&`, `|`, `^`, where two bools stay a bool) it is `.int().item()`, which keeps
+    the int. A name only some of whose values are comparisons gets an unsafe `.item()`.
 
     `[0]` of the NumPy array of such a value (`loss.data.cpu().numpy()[0]`) raises too (a
     0-d array): the fix is unsafe, since 0.3 gave a NumPy scalar (`numpy.float32`) and
