@@ -155,16 +155,17 @@ class ScalarDataIndex(Rule):
         if _indexed_again(node, ctx):
             return
         attribute = node.value
+        scalars = ScalarValues(ctx.index)  # one per read: its memos serve each question below
         if isinstance(attribute, ast.Attribute) and attribute.attr == "data":
-            found = self._data_index(attribute.value, node, ctx)
+            found = self._data_index(attribute.value, node, ctx, scalars)
         else:
-            found = self._plain_index(attribute, node, ctx)
+            found = self._plain_index(attribute, node, ctx, scalars)
         if found is None:
             return
         subject, applicability, note = found[:3]
         message = found[3] if len(found) > 3 else None if subject is not attribute else INDEX_MESSAGE
         replacement, title = ".item()", self.FIX_TITLE
-        comparison = _comparison(subject, node, ctx)
+        comparison = _comparison(subject, node, scalars.names)
         if comparison and not _read_as_number(node, ctx):
             shown = ctx.src.segment(subject)
             if comparison == "certainly":  # 0.3's ByteTensor gave an int: so does `.int().item()`
@@ -183,10 +184,9 @@ class ScalarDataIndex(Rule):
                    fix=ctx.edit_fix(applicability, title, [edit]))
 
     @staticmethod
-    def _data_index(subject, node, ctx):
+    def _data_index(subject, node, ctx, scalars: ScalarValues):
         """`x.data[0]`: reported when `x` is certainly one element (safe), a full index
         `t[i, j]` or a value named like a loss (unsafe)."""
-        scalars = ScalarValues(ctx.index)
         shown = ctx.src.segment(subject)
         if scalars.one_element(subject, node):
             return subject, Applicability.SAFE, None
@@ -212,12 +212,11 @@ class ScalarDataIndex(Rule):
         return None
 
     @staticmethod
-    def _plain_index(subject, node, ctx):
+    def _plain_index(subject, node, ctx, scalars: ScalarValues):
         """`total[0]` without `.data`: reported only when `total` is certainly one element
         (today a 0-dim tensor, which `[0]` cannot index). Safe when it is a tensor (built
         from `.data`), whose `[0]` was the Python number in 0.3; unsafe for a Variable,
         whose `[0]` was a one-element Variable that kept its graph."""
-        scalars = ScalarValues(ctx.index)
         if not scalars.one_element(subject, node):
             return None
         shown = ctx.src.segment(subject)
@@ -267,7 +266,7 @@ def _unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> li
     return unknown if one else []
 
 
-def _comparison(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:
+def _comparison(subject: ast.AST, at: ast.AST, names: NameBindings) -> Optional[str]:
     """"certainly" for `(l == l)` or a name every value of which here is a comparison (`same =
     a.data == b.data`), "maybe" when only some are, else None. 0.3 had no bool tensors: a
     comparison made a ByteTensor, whose element was the int 1 or 0 (pytorch/pytorch#21113)."""
@@ -277,9 +276,13 @@ def _comparison(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:
         return "certainly"
     if not isinstance(subject, ast.Name):
         return None
-    values = NameBindings(ctx.index).bindings(subject.id, at) or []  # None: a binding of unknown value
+    values = names.bindings(subject.id, at) or []  # None: a binding of unknown value
     compared = [v for v in values if isinstance(v, ast.Compare)]
     return None if not compared else "certainly" if len(compared) == len(values) else "maybe"
+
+
+# Bitwise operators: two bools give a bool (`True & True`), where 0.3's ints gave an int.
+_BOOL_KEEPING = (ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
 def _read_as_number(node: ast.AST, ctx) -> bool:
@@ -294,11 +297,11 @@ def _read_as_number(node: ast.AST, ctx) -> bool:
     if isinstance(parent, ast.BoolOp):  # `x or 0` is `x` itself: as the `or` is read
         return _read_as_number(parent, ctx)
     if isinstance(parent, ast.BinOp) and (isinstance(parent.op, ast.Mod) and parent.right is node
-                                          or isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor))):
+                                          or isinstance(parent.op, _BOOL_KEEPING)):
         return False  # `'%s' % x`: formatted, True is not 1; `True & True` stays a bool
     return isinstance(parent, (ast.UnaryOp, ast.Compare, ast.BinOp)) \
         or isinstance(parent, ast.AugAssign) and parent.value is node \
-        and not isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.Mod))
+        and not isinstance(parent.op, _BOOL_KEEPING + (ast.Mod,))
 
 
 def _indexed_again(node: ast.Subscript, ctx) -> bool:
