@@ -163,7 +163,7 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
     the nearest `def`/`class` at column 0 above each trigger), of the methods holding one, and,
     to a fixpoint, of the definitions that name one of those (`class Batch` calling
     `field.process(...)`, whose `Field.process` makes a volatile value; `evaluate()` calling
-    `Batch(...)`)."""
+    `Batch(...)`), and of the definitions those name in turn (what they call)."""
     out: Set[str] = set()
     words: dict = {}
     current: Optional[str] = None
@@ -192,6 +192,11 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
             if name not in out and used & out:
                 out.add(name)
                 grown = True
+    callees = set(out)  # what those call: `ssim` returns `_ssim(...)`, whose returns VF401 reads
+    while callees:
+        named = {n for c in callees for n in words.get(c, ()) if n in words and n not in out}
+        out |= named
+        callees = named
     return out
 
 
