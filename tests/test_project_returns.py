@@ -340,6 +340,50 @@ def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):
     assert reads_in(tmp_path, "main.py") == [("main.py", 10, "first.data[0]", True)]
 
 
+SSIM = '''\
+import torch.nn.functional as F
+
+
+def _ssim(img1, img2, window, size_average=True):
+    ssim_map = F.conv2d(img1 * img2, window, padding=1)
+    if size_average:
+        return ssim_map.mean()
+    else:
+        return ssim_map.mean(1).mean(1).mean(1)
+
+
+def ssim(img1, img2, window, size_average=True):
+    return _ssim(img1, img2, window, size_average)
+
+
+def per_image(img1, img2, window):
+    return _ssim(img1, img2, window, False)
+'''
+
+
+def test_a_function_of_another_file_whose_default_decides_its_return(tmp_path):
+    """SRGAN's test_benchmark.py: `pytorch_ssim.ssim(sr, hr).data[0]`, where `ssim` hands its
+    `size_average=True` to `_ssim`, which returns `ssim_map.mean()` only `if size_average`: a
+    call that passes no `size_average` keeps the default, one element; a call passing it (by
+    place or by name) is not read, nor is a function passing False."""
+    write(tmp_path, {"pytorch_ssim/__init__.py": SSIM, "test_benchmark.py": '''\
+        import torch
+        import pytorch_ssim
+        from pytorch_ssim import ssim
+
+
+        def score(sr, hr, w):
+            kept = pytorch_ssim.ssim(sr, hr, w).data[0]
+            return kept, ssim(sr, hr, w, False).data[0], ssim(sr, hr, w, size_average=False).data[0], \\
+                pytorch_ssim.per_image(sr, hr, w).data[0], ssim(sr, window=w, img2=hr).data[0]
+        '''})
+    assert returns_facts(parse_document(SSIM).index()) == {
+        "_ssim": ("one-defaults:size_average@3",), "ssim": ("one-defaults:size_average@3",)}
+    assert reads_in(tmp_path, "test_benchmark.py") == [
+        ("test_benchmark.py", 7, "pytorch_ssim.ssim(sr, hr, w).data[0]", True),
+        ("test_benchmark.py", 9, "ssim(sr, window=w, img2=hr).data[0]", True)]
+
+
 def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):
     """pre-commit passes the changed files: the defining file is read, never changed."""
     write(tmp_path, {"losses.py": LOSSES, "main.py": '''\

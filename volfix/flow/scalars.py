@@ -14,6 +14,7 @@ from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from .bindings import Element, NameBindings, Unpacked
+from .call_returns import CallReturns
 from .ranks import Ranks
 from .scalar_callees import ITEM, ITEM_1D, LIST, VARIABLE, Callees
 from .shapes import (DATA_CONSTRUCTORS, ELEMENTWISE, LOSS_FUNCTIONS, REDUCTIONS, SCALAR_ARITHMETIC, SHAPE_KEEPING,
@@ -23,7 +24,7 @@ from .shapes import (DATA_CONSTRUCTORS, ELEMENTWISE, LOSS_FUNCTIONS, REDUCTIONS,
 MAX_DEPTH = 24
 
 
-class ScalarValues(Callees):
+class ScalarValues(Callees, CallReturns):
     """Which expressions are certainly one-element tensors (0-dim since PyTorch 0.4)."""
 
     def __init__(self, index) -> None:
@@ -171,7 +172,7 @@ class ScalarValues(Callees):
             return self.elements(call.args[0], at, depth + 1, seen)
         if self.loss_module(func, at, depth, seen):
             return True
-        return self.project_function(func, at, depth, seen)
+        return self.project_function(func, at, depth, seen) or self.constant_call_one(call, at, depth, seen)
 
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
         """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;
