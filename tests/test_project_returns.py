@@ -341,6 +341,7 @@ def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):
 
 
 SSIM = '''\
+import torch
 import torch.nn.functional as F
 
 
@@ -358,6 +359,16 @@ def ssim(img1, img2, window, size_average=True):
 
 def per_image(img1, img2, window):
     return _ssim(img1, img2, window, False)
+
+
+class SSIM(torch.nn.Module):
+    def __init__(self, window, size_average=True):
+        super(SSIM, self).__init__()
+        self.window = window
+        self.size_average = size_average
+
+    def forward(self, img1, img2):
+        return _ssim(img1, img2, self.window, self.size_average)
 '''
 
 
@@ -378,10 +389,50 @@ def test_a_function_of_another_file_whose_default_decides_its_return(tmp_path):
                 pytorch_ssim.per_image(sr, hr, w).data[0], ssim(sr, window=w, img2=hr).data[0]
         '''})
     assert returns_facts(parse_document(SSIM).index()) == {
-        "_ssim": ("one-defaults:size_average@3",), "ssim": ("one-defaults:size_average@3",)}
+        "_ssim": ("one-defaults:size_average@3",), "ssim": ("one-defaults:size_average@3",),
+        "SSIM().forward": ("one-made:size_average@1",), "SSIM()()": ("one-made:size_average@1",)}
     assert reads_in(tmp_path, "test_benchmark.py") == [
         ("test_benchmark.py", 7, "pytorch_ssim.ssim(sr, hr, w).data[0]", True),
         ("test_benchmark.py", 9, "ssim(sr, window=w, img2=hr).data[0]", True)]
+
+
+def test_an_instance_of_another_file_made_keeping_the_default_that_decides(tmp_path):
+    """pytorch_ssim's README: `ssim_loss = pytorch_ssim.SSIM(window_size=11)`, then
+    `-ssim_loss(img1, img2)`: `forward` hands `self.size_average` (the constructor's default,
+    True) to `_ssim`. An instance made passing `size_average` (by place or by name) is not read."""
+    write(tmp_path, {"pytorch_ssim/__init__.py": SSIM, "max_ssim.py": '''\
+        import torch
+        import pytorch_ssim
+
+        ssim_loss = pytorch_ssim.SSIM(window=None)
+        per_image = pytorch_ssim.SSIM(None, False)
+        rows = pytorch_ssim.SSIM(None, size_average=False)
+
+
+        def step(img1, img2):
+            ssim_out = -ssim_loss(img1, img2)
+            return -ssim_out.data[0], per_image(img1, img2).data[0], rows(img1, img2).data[0]
+        '''})
+    assert reads_in(tmp_path, "max_ssim.py") == [("max_ssim.py", 11, "ssim_out.data[0]", True)]
+
+
+def test_an_instance_whose_deciding_attribute_is_set_from_outside_is_not_read(tmp_path):
+    """`tuned.size_average = False` after `tuned = SSIM(None)`: what `self.size_average` holds
+    is no longer the constructor's alone (for any instance: another name may alias it)."""
+    write(tmp_path, {"max_ssim.py": SSIM + '''
+
+ssim_loss = SSIM(None)
+tuned = SSIM(None)
+tuned.size_average = False
+print(ssim_loss(1, 2).data[0], tuned(1, 2).data[0])
+'''})
+    assert reads_in(tmp_path, "max_ssim.py") == []
+    write(tmp_path, {"max_ssim.py": SSIM + '''
+
+ssim_loss = SSIM(None)
+print(ssim_loss(1, 2).data[0])
+'''})
+    assert [read for _, _, read, _ in reads_in(tmp_path, "max_ssim.py")] == ["ssim_loss(1, 2).data[0]"]
 
 
 def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):

@@ -8,18 +8,22 @@ constant arguments and kept defaults to the callee's parameters, drops the retur
 such a parameter (never rebound) keeps from running, and follows a returned call of another def
 of the module with what it passes on. What another file defines comes as the project index's
 fact `ONE_DEFAULTS` + the parameters that decide (`size_average@3`: one element when a call passes
-no value for them, by place or by name), computed on the defining file (`defaults_shape`).
+no value for them, by place or by name), computed on the defining file (`defaults_shape`). An
+instance's method reads `self.size_average` as what the `__init__` that made it was given
+(`SSIM(window_size=11)` keeps the default): `ONE_MADE` + the constructor's parameters that
+decide (`made_shape`).
 """
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Set
+from typing import Dict, Optional, Set, Tuple
 
 from .calls import bound_positional, parameter_defaults
-from .scalar_callees import ONE_DEFAULTS
-from .shapes import own_returns
+from .scalar_callees import ONE_DEFAULTS, ONE_MADE, own_def
+from .shapes import moved_itself, own_returns
 
 Env = Dict[str, object]  # a parameter's name -> the constant it holds for the call
+MADE = "__init__."  # the keys of `Env` for the parameters of the `__init__` that made `self`
 MAX_NESTED = 4  # returned calls followed, one into the other
 
 
@@ -38,9 +42,41 @@ class CallReturns:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return False
         found = self.other_callees(call.func, at)
-        return len(found) == 1 and isinstance(found[0], str) and any(
-            isinstance(shape, str) and shape.startswith(ONE_DEFAULTS) and _keeps(call, shape[len(ONE_DEFAULTS):])
-            for shape in self.index.scalar_returns.get(found[0], ()))
+        if len(found) != 1:
+            return False
+        if not isinstance(found[0], str):  # the instance of a class of this module, called
+            return self._instance_one(found[0], call, at, depth, seen)
+        shapes = self.index.scalar_returns.get(found[0], ())
+        if any(isinstance(shape, str) and shape.startswith(ONE_DEFAULTS) and _keeps(call, shape[len(ONE_DEFAULTS):])
+               for shape in shapes):
+            return True
+        made = self._constructions(call.func, at)
+        return bool(made) and any(
+            isinstance(shape, str) and shape.startswith(ONE_MADE)
+            and all(_keeps(m, shape[len(ONE_MADE):]) for m in made) for shape in shapes)
+
+    def _instance_one(self, fn: ast.FunctionDef, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """`ssim_loss(sr, hr)` with `ssim_loss = SSIM()` of this module: its `forward` with
+        what each construction gives `__init__` (`self.size_average` kept True)."""
+        made = self._constructions(call.func, at)
+        init = own_def(self.index.parents.get(fn), "__init__")
+        if not made or init is None:
+            return False
+        for construction in made:
+            given = self._bind(init, construction, {})
+            env = self._bind(fn, call, {})
+            if not given or env is None:
+                return False
+            env.update((MADE + name, value) for name, value in given.items())
+            if not self.reachable_one(fn, env, depth, seen):
+                return False
+        return True
+
+    def _constructions(self, func: ast.AST, at: ast.AST) -> list:
+        """The calls that made the instance `func` names (`ssim_loss = pytorch_ssim.SSIM()`)."""
+        values = [func] if isinstance(func, ast.Call) else self.names.of(func, at) or []
+        values = [v for v in values if not (isinstance(v, ast.AST) and moved_itself(v, func))]  # `m = m.cuda()`
+        return values if values and all(isinstance(v, ast.Call) for v in values) else []
 
     def defaults_shape(self, fn: ast.FunctionDef) -> Optional[str]:
         """`ONE_DEFAULTS` + `size_average@2,...` when `fn` returns one element on every path
@@ -49,15 +85,36 @@ class CallReturns:
         `if`s decide on, found by leaving each out."""
         if fn.args.vararg is not None:
             return None
-        env = _defaults(fn)
+        needed = self._needed(fn, _defaults(fn))
+        if needed is None:
+            return None
+        positions = bound_positional(fn, _is_method(self.index, fn))
+        return ONE_DEFAULTS + ",".join(f"{p}@{positions.index(p) if p in positions else -1}" for p in sorted(needed))
+
+    def made_shape(self, fn: ast.FunctionDef) -> Optional[str]:
+        """`ONE_MADE` + `size_average@1,...` when the method `fn` (`forward`) returns one
+        element on every path that can run while the instance was made keeping the defaults
+        of the `__init__` parameters named (those its `self.X` tests decide on)."""
+        cls = self.index.parents.get(fn)
+        init = own_def(cls, "__init__") if isinstance(cls, ast.ClassDef) else None
+        if init is None or init.args.vararg is not None:
+            return None
+        made = {MADE + name: value for name, value in _defaults(init).items()}
+        needed = self._needed(fn, made)
+        if needed is None:
+            return None
+        positions = bound_positional(init, True)
+        names = sorted(name[len(MADE):] for name in needed)
+        return ONE_MADE + ",".join(f"{p}@{positions.index(p) if p in positions else -1}" for p in names)
+
+    def _needed(self, fn: ast.FunctionDef, env: Env) -> Optional[Env]:
+        """The part of `env` that `fn`'s one-element returns rest on (each left out in turn),
+        or None when they do not hold with all of it."""
         if not env or not self.reachable_one(fn, env, 1, set()):
             return None
         needed = {p: v for p, v in env.items()
                   if not self.reachable_one(fn, {q: w for q, w in env.items() if q != p}, 1, set())}
-        if not needed or not self.reachable_one(fn, needed, 1, set()):
-            needed = env
-        positions = bound_positional(fn, _is_method(self.index, fn))
-        return ONE_DEFAULTS + ",".join(f"{p}@{positions.index(p) if p in positions else -1}" for p in sorted(needed))
+        return needed if needed and self.reachable_one(fn, needed, 1, set()) else env
 
     def reachable_one(self, fn: ast.FunctionDef, env: Env, depth: int, seen: Set[str]) -> bool:
         """Every return of `fn` that can run when its parameters hold `env` is one element
@@ -75,12 +132,13 @@ class CallReturns:
         if not isinstance(value, ast.Call):
             return False
         callee = self.project_callee(value.func, value)
-        passed = None if callee is None else self._bind(callee, value, env, fn)
+        passed = None if callee is None else self._bind(callee, value, env)
         return bool(passed) and self.reachable_one(callee, passed, depth + 1, seen)
 
-    def _bind(self, fn: ast.FunctionDef, call: ast.Call, env: Env, caller: Optional[ast.AST] = None) -> Optional[Env]:
-        """The constants `call` gives `fn`'s parameters: literal arguments, the caller's own
-        parameters of known value (`env`, never rebound) passed on, defaults kept."""
+    def _bind(self, fn: ast.FunctionDef, call: ast.Call, env: Env) -> Optional[Env]:
+        """The constants `call` gives `fn`'s parameters: literal arguments, what the caller's
+        own parameters (or its instance's, `self.size_average`) hold in `env` passed on,
+        defaults kept."""
         if fn.args.vararg is not None or any(isinstance(a, ast.Starred) for a in call.args) \
                 or any(k.arg is None for k in call.keywords):
             return None
@@ -91,12 +149,30 @@ class CallReturns:
         given.update((k.arg, k.value) for k in call.keywords)
         out = {name: value for name, value in _defaults(fn).items() if name not in given}
         for name, value in given.items():
-            if isinstance(value, ast.Constant):
-                out[name] = value.value
-            elif isinstance(value, ast.Name) and caller is not None and value.id in env \
-                    and self._fixed(value.id, value):
-                out[name] = env[value.id]
+            known, constant = self._known(value, env)
+            if known:
+                out[name] = constant
         return out
+
+    def _known(self, expr: ast.AST, env: Env) -> Tuple[bool, object]:
+        """(True, the constant) when `expr` is a literal, a parameter holding one in `env`
+        (never rebound), or `self.X` set once, to such a parameter of `__init__` (and never
+        from outside the class in this module)."""
+        if isinstance(expr, ast.Constant):
+            return True, expr.value
+        if isinstance(expr, ast.Name) and expr.id in env and self._fixed(expr.id, expr):
+            return True, env[expr.id]
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            values = self.names.self_bindings(expr.attr, expr)
+            if any(isinstance(n.ctx, ast.Store) and not (isinstance(n.value, ast.Name) and n.value.id == "self")
+                   for n in self.index.attributes.get(expr.attr, ())):
+                return False, None  # `ssim_loss.size_average = False` from outside
+            if len(values) == 1 and isinstance(values[0], ast.Name) and self._fixed(values[0].id, values[0]):
+                init = self.index.function_of(values[0])
+                key = MADE + values[0].id
+                if isinstance(init, ast.FunctionDef) and init.name == "__init__" and key in env:
+                    return True, env[key]
+        return False, None
 
     def _reachable(self, ret: ast.Return, fn: ast.FunctionDef, env: Env) -> bool:
         """No `if` around `ret` (inside `fn`) decides against it when the parameters hold `env`."""
@@ -112,16 +188,17 @@ class CallReturns:
 
     def _decide(self, test: ast.AST, env: Env) -> Optional[bool]:
         """The truth of `size_average`, `not size_average`, `x is None`, `x is not None` for a
-        parameter of known value never rebound; None when not decided."""
+        value `_known` in `env`; None when not decided."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self._decide(test.operand, env)
             return None if inner is None else not inner
-        if isinstance(test, ast.Name):
-            return bool(env[test.id]) if test.id in env and self._fixed(test.id, test) else None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
-                and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) \
-                and test.comparators[0].value is None and test.left.id in env and self._fixed(test.left.id, test):
-            return (env[test.left.id] is None) == isinstance(test.ops[0], ast.Is)
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            known, value = self._known(test.left, env)
+            return (value is None) == isinstance(test.ops[0], ast.Is) if known else None
+        if isinstance(test, (ast.Name, ast.Attribute)):
+            known, value = self._known(test, env)
+            return bool(value) if known else None
         return None
 
     def _fixed(self, name: str, at: ast.AST) -> bool:

@@ -24,9 +24,9 @@ def returns_shape(values: ScalarValues, fn: ast.AST) -> Tuple[str, ...]:
     if values.def_returns(fn, "", set(), lambda v, inner: values.one_element(v, v, 1, set(inner))):
         out.append(ONE)
     elif isinstance(fn, ast.FunctionDef):
-        defaults = values.defaults_shape(fn)  # `ssim(a, b)` keeping `size_average=True`
-        if defaults is not None:
-            out.append(defaults)
+        for shape in (values.defaults_shape(fn), values.made_shape(fn)):  # `ssim(a, b)`, `SSIM()(a, b)`
+            if shape is not None:
+                out.append(shape)
     if values.def_returns(fn, "[] ", set(), lambda v, inner: values.elements(v, v, 1, inner)):
         out.append(LIST)
     if values.def_returns(fn, "", set(), lambda v, inner: values.variable(v, v, 1, inner)):

@@ -19,6 +19,8 @@ ONE, LIST, VARIABLE, ITEM = "one", "list", "variable", "item:"
 ITEM_1D = "item1d:"  # a tuple whose item k is a 1-dim tensor (`return data, target.view(-1)`)
 # One element when a call keeps the defaults of the parameters named after it (`flow.call_returns`).
 ONE_DEFAULTS = "one-defaults:"
+# A method (`forward`) one element when the instance was made keeping those defaults of `__init__`.
+ONE_MADE = "one-made:"
 MAX_ITEMS = 8  # items of a returned tuple looked at
 MAX_MEMBER_DEPTH = 3  # lists of lists of instances followed
 # The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its

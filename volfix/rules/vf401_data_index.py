@@ -44,7 +44,9 @@ class ScalarDataIndex(Rule):
     name rebound to its own `.data[0]` is a number again (`k = k.data[0]` after `k = k + lam *
     (gamma * D(x) - D(g))`, then `k = min(max(k, 0), 1)`). A function whose one-element return
     depends on a parameter is read with what the call passes or keeps: `pytorch_ssim.ssim(sr,
-    hr)` keeps `size_average=True`, which `_ssim` tests before `return ssim_map.mean()`.
+    hr)` keeps `size_average=True`, which `_ssim` tests before `return ssim_map.mean()`; so
+    does an instance made keeping it (`SSIM(window_size=11)`, whose `forward` passes on
+    `self.size_average`).
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.
