@@ -10,6 +10,7 @@ import pytest
 
 from volfix.settings.config import Config
 from volfix.project.index import module_names
+from volfix.project.modules import ModuleTable, added_search_dirs
 from volfix.run.options import RunOptions
 from volfix.run.runner import run
 
@@ -331,6 +332,25 @@ def test_module_names():
     assert "..sub.utils" in module_names("/r/pkg/sub/utils.py", "/r/pkg/other/train.py")
     # A module in a directory that does not hold the importer is not importable by a bare name.
     assert "utils" not in module_names("/r/lib/utils.py", "/r/scripts/train.py")
+
+
+def test_the_directories_a_script_adds_to_its_search_path():
+    """Read from its bytes: literal paths from the script's directory, `insert` too, the
+    `dirname(abspath(__file__))` chain; a comment, `os.getcwd()` and a name add nothing."""
+    raw = b"""import os, sys
+sys.path.append("../semi-supervised")
+# sys.path.append('../commented')
+    sys.path.insert(0, '..')
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.append(os.getcwd())
+sys.path.insert(0, path)
+"""
+    assert added_search_dirs(raw, "/r/examples/main.py") == ("/r/semi-supervised", "/r")
+    table = ModuleTable(["/r/semi-supervised/inference/__init__.py", "/r/examples/main.py"],
+                        read=lambda path: raw if path == "/r/examples/main.py" else None)
+    assert table.resolve("inference", "/r/examples/main.py") == "/r/semi-supervised/inference/__init__.py"
+    assert table.resolve("inference", "/r/tools/main.py") is None
+    assert ModuleTable(list(table)).resolve("inference", "/r/examples/main.py") is None
 
 
 def project_with_cache(tmp_path: Path, monkeypatch, evaluation: str = "True") -> None:

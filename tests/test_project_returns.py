@@ -435,6 +435,48 @@ print(ssim_loss(1, 2).data[0])
     assert [read for _, _, read, _ in reads_in(tmp_path, "max_ssim.py")] == ["ssim_loss(1, 2).data[0]"]
 
 
+SVI = '''\
+import torch
+import torch.nn as nn
+
+
+class SVI(nn.Module):
+    def forward(self, x, y=None):
+        if y is not None:
+            return torch.mean(x * y)
+        return torch.mean(x)
+'''
+
+
+def test_a_module_found_in_a_directory_the_script_adds_to_its_search_path(tmp_path):
+    """semi-supervised-pytorch's examples: `sys.path.append("../semi-supervised")`, then `from
+    inference import SVI`, whose instance's `forward` returns a mean; `-elbo(x, y)` is one
+    element. A commented-out `sys.path` line adds nothing."""
+    write(tmp_path, {"semi-supervised/inference/__init__.py": SVI, "examples/mnist_sslvae.py": '''\
+        import sys
+        sys.path.append("../semi-supervised")
+        import torch
+        from inference import SVI
+
+        elbo = SVI()
+
+
+        def step(x, y):
+            L = -elbo(x, y)
+            return L.data[0]
+        ''', "tools/other.py": '''\
+        import sys
+        # sys.path.append("../semi-supervised")
+        import torch
+        from inference import SVI
+
+
+        def step(x, y):
+            return SVI()(x, y).data[0]
+        '''})
+    assert findings(tmp_path) == [("mnist_sslvae.py", 11, "L.data[0]", True)]
+
+
 def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):
     """pre-commit passes the changed files: the defining file is read, never changed."""
     write(tmp_path, {"losses.py": LOSSES, "main.py": '''\

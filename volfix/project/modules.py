@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# `sys.path.append("../semi-supervised")`, `sys.path.insert(0, '..')` at the start of a line
+# (a comment is no call), and `sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(
+# __file__))))`: the directories a script adds to its own search path.
+_SYS_PATH = re.compile(
+    rb"^[ \t]*sys\.path\.(?:append\(|insert\([ \t]*-?\d+[ \t]*,)[ \t]*(?:[rRuU]?(['\"])([^'\"\r\n\\]+)\1"
+    rb"|((?:os\.path\.dirname\([ \t]*)+)os\.path\.(?:abspath|realpath)\([ \t]*__file__[ \t]*\)[ \t]*\)*)[ \t]*\)",
+    re.M)
 
 
 def module_names(target: str, importer: str) -> List[str]:
@@ -74,6 +81,24 @@ def module_candidates(module: str, importer: str) -> List[str]:
     return out
 
 
+def added_search_dirs(raw: bytes, importer: str) -> Tuple[str, ...]:
+    """The directories the module in `importer` adds to `sys.path` itself, in its order: a
+    relative path is read from the importer's directory (where such a script is run from)."""
+    here = os.path.dirname(os.path.abspath(importer))
+    out: List[str] = []
+    for match in _SYS_PATH.finditer(raw):
+        literal, dirnames = match.group(2), match.group(3)
+        if literal is not None:
+            path = os.path.normpath(os.path.join(here, literal.decode("utf-8", "replace")))
+        else:
+            path = here
+            for _ in range(dirnames.count(b"dirname") - 1):
+                path = os.path.dirname(path)
+        if path not in out:
+            out.append(path)
+    return tuple(out)
+
+
 def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
     """The project file a module name (as the importer spells it) refers to: the first of
     `files` (in their order) that `module_names` names so. `files` may be a `ModuleTable`,
@@ -91,17 +116,43 @@ class ModuleTable:
     """The files of a project by path, built once: `resolve` looks a module name up among the
     few candidate paths (`module_candidates`) instead of naming every file of the project
     (a scan per lookup made linking quadratic in the project's size). Ties go to the file
-    that comes first in the order given, as `resolve_module` over the list."""
+    that comes first in the order given, as `resolve_module` over the list. With `read` (a
+    file's bytes), a name no such path holds is looked up in the directories the importer adds
+    to `sys.path` itself (`sys.path.append("../semi-supervised")`, then `from inference import
+    SVI`), in their order."""
 
-    def __init__(self, files: Sequence[str]) -> None:
+    def __init__(self, files: Sequence[str], read: Optional[Callable[[str], Optional[bytes]]] = None) -> None:
         self.order: Dict[str, int] = {}
         for i, path in enumerate(files):
             self.order.setdefault(path, i)
+        self._read = read
+        self._added: Dict[str, Tuple[str, ...]] = {}
 
     def __iter__(self):
         return iter(self.order)
 
+    def added_dirs(self, importer: str) -> Tuple[str, ...]:
+        """The directories the importer's own `sys.path` calls add (`added_search_dirs`)."""
+        if self._read is None or not importer.endswith(".py"):
+            return ()
+        if importer not in self._added:
+            raw = self._read(importer)
+            self._added[importer] = added_search_dirs(raw, importer) if raw and b"sys.path" in raw else ()
+        return self._added[importer]
+
     def resolve(self, module: str, importer: str) -> Optional[str]:
-        importer = os.path.abspath(importer)
-        found = [p for p in module_candidates(module, importer) if p in self.order and p != importer]
+        found = [p for p in module_candidates(module, os.path.abspath(importer))
+                 if p in self.order and p != os.path.abspath(importer)]
+        words = module.split(".")
+        if not found and all(_IDENTIFIER.match(w) for w in words):  # absolute names only
+            for base in self.added_dirs(importer):
+                found = [p for p in _stem_paths(os.path.join(base, *words))
+                         if p in self.order and p != os.path.abspath(importer)]
+                if found:
+                    break
         return min(found, key=self.order.__getitem__) if found else None
+
+
+def _stem_paths(stem: str) -> List[str]:
+    """`pkg/mod.py`, `pkg/mod.pyi`, `pkg/mod/__init__.py`, `pkg/mod/__init__.pyi`."""
+    return [stem + ".py", stem + ".pyi", stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"]

@@ -57,18 +57,19 @@ _IMPORT = re.compile(rb"(?:^|;)[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\
 
 
 def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
-                           memo: Optional[Dict[Tuple[str, str], bool]] = None) -> bool:
+                           memo: Optional[Dict[Tuple[str, str, Tuple[str, ...]], bool]] = None) -> bool:
     """Whether a line of the file imports a module of the project other than torch's
     (`from miscc.utils import f`, `import model`, `from . import losses`): a name another file
     defines can only come so (a star import binds none VF401 asks about, nor torch's), and most
-    files of a tree import none. `memo`: (module, directory) -> found, for the files of a run."""
+    files of a tree import none. `memo`: (module, directory, the directories the file adds to
+    `sys.path`) -> found, for the files of a run."""
     memo = memo if memo is not None else {}
     where = os.path.dirname(path)
 
     def found(module: str) -> bool:
         if module == "torch" or module.startswith("torch."):
             return False
-        key = (module, where)
+        key = (module, where, modules.added_dirs(path))
         if key not in memo:
             memo[key] = modules.resolve(module, path) is not None
         return memo[key]
