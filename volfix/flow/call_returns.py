@@ -126,9 +126,19 @@ class CallReturns:
         returns = [r.value for r in own_returns(fn) if self._reachable(r, fn, env)]
         return bool(returns) and all(v is not None and self._one_under(v, fn, env, depth, inner) for v in returns)
 
-    def _one_under(self, value: ast.AST, fn: ast.FunctionDef, env: Env, depth: int, seen: Set[str]) -> bool:
+    def _one_under(self, value: ast.AST, fn: ast.FunctionDef, env: Env, depth: int, seen: Set[str],
+                   hops: int = 0) -> bool:
+        """`value` (returned by `fn`, or bound to a name it returns) is one element when the
+        parameters hold `env`: `ret` of `if size_average: ret = ssim_map.mean()` / `else: ret =
+        ...` is the first binding alone."""
         if self.one_element(value, value, depth + 1, set(seen)):
             return True
+        if isinstance(value, ast.Name) and hops < MAX_NESTED:
+            values = self.names.bindings(value.id, value)
+            if not values or any(not isinstance(v, ast.AST) or self.names.augmented(v) for v in values):
+                return False  # a parameter, a loop's element, `ret += x`
+            live = [v for v in values if self._reachable(v, fn, env)]
+            return bool(live) and all(self._one_under(v, fn, env, depth, seen, hops + 1) for v in live)
         if not isinstance(value, ast.Call):
             return False
         callee = self.project_callee(value.func, value)
@@ -174,12 +184,13 @@ class CallReturns:
                     return True, env[key]
         return False, None
 
-    def _reachable(self, ret: ast.Return, fn: ast.FunctionDef, env: Env) -> bool:
-        """No `if` around `ret` (inside `fn`) decides against it when the parameters hold `env`."""
+    def _reachable(self, node: ast.AST, fn: ast.FunctionDef, env: Env) -> bool:
+        """No `if` around `node` (a return, a value bound; inside `fn`) decides against it when
+        the parameters hold `env`."""
         parents = self.index.parents
-        child, node = ret, parents.get(ret)
+        child, node = node, parents.get(node)
         while node is not None and node is not fn:
-            if isinstance(node, ast.If):
+            if isinstance(node, ast.If) and isinstance(child, ast.stmt):
                 truth = self._decide(node.test, env)
                 if truth is not None and any(c is child for c in node.body) != truth:
                     return False
