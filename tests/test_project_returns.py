@@ -477,6 +477,36 @@ def test_a_module_found_in_a_directory_the_script_adds_to_its_search_path(tmp_pa
     assert findings(tmp_path) == [("mnist_sslvae.py", 11, "L.data[0]", True)]
 
 
+def test_a_parameter_every_call_of_a_script_fills_with_a_loss_module(tmp_path):
+    """PyTorch-Mini-Tutorials: `train(model, loss, ...)` with `loss = CrossEntropyLoss()` in
+    `main()`, then `loss.forward(fx, y).data[0]`. Not when a call passes an unreduced loss, nor
+    in a module that is no program (another file may call it)."""
+    script = '''\
+        import torch
+
+
+        def train(model, loss, x, y):
+            output = loss.forward(model(x), y)
+            return output.data[0]
+
+
+        def score(model, score_fn, x, y):
+            return score_fn(model(x), y).data[0]
+
+
+        def main(model, x, y):
+            loss = torch.nn.CrossEntropyLoss(size_average=True)
+            print(train(model, loss, x, y), score(model, loss, x, y))
+            print(score(model, torch.nn.CrossEntropyLoss(reduce=False), x, y))
+        '''
+    write(tmp_path, {"script.py": script + '''
+
+        if __name__ == "__main__":
+            main(None, None, None)
+        ''', "library.py": script})
+    assert findings(tmp_path) == [("script.py", 6, "output.data[0]", True)]
+
+
 def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):
     """pre-commit passes the changed files: the defining file is read, never changed."""
     write(tmp_path, {"losses.py": LOSSES, "main.py": '''\

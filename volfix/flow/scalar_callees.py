@@ -10,6 +10,7 @@ from typing import Callable, Optional, Set
 
 from ..syntax import names as nm
 from .bindings import Element, Unpacked
+from .calls import parameter_defaults
 from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, reduced
 
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -46,8 +47,35 @@ class Callees:
         if isinstance(func, ast.Attribute) and func.attr == "forward":
             func = func.value
         values = [func] if isinstance(func, ast.Call) else self.names.of(func, at) or []  # `nn.BCELoss()(out, y)`
+        if values == [None] and isinstance(func, ast.Name):
+            values = self.program_arguments(func.id, at) or []  # `def train(model, loss, ...)` in a script
         values = [v for v in values if not (isinstance(v, ast.AST) and moved_itself(v, func))]
         return bool(values) and all(isinstance(v, ast.AST) and self.is_loss_module(v) for v in values)
+
+    def program_arguments(self, name: str, at: ast.AST) -> Optional[list]:
+        """What the parameter `name` (never rebound) of the module-level function holding `at`
+        is bound to, by every call of it in a program (a notebook, or a script with a
+        `__main__` guard, where no other file calls it): the values each passes (a name by
+        its bindings where the call reads it), or a default. None when any is unknown."""
+        scope = self.index.function_of(at)
+        if not isinstance(scope, ast.FunctionDef) or not isinstance(self.index.parents.get(scope), ast.Module) \
+                or name not in nm.function_params(scope) or not self.ranks.in_program():
+            return None
+        passed = self.ranks.passed(scope, name)
+        if not passed:
+            return None
+        defaults = parameter_defaults(scope)
+        out: list = []
+        for call, arg in passed:
+            if arg is None:
+                arg = defaults.get(name)
+                if arg is None:
+                    return None
+            values = [arg] if not isinstance(arg, ast.Name) else self.names.of(arg, call)
+            if not values or any(not isinstance(v, ast.AST) for v in values):
+                return None
+            out.extend(values)
+        return out
 
     def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
         """`criterion` (or `self.criterion`) is bound only by assignments volfix reads, so

@@ -34,7 +34,8 @@ class ScalarDataIndex(Rule):
     of shape-(1,) values, one label of a batch from a `DataLoader` of `torchvision.datasets.MNIST`
     (or another dataset of class numbers). In a program (a notebook, or a script with a
     `__main__` guard) a function's parameter holds what the calls there pass (`for ii in x`
-    after `f(V(t.arange(-2., 4.)))`); a parameter called as a function (`f(True).data[0]` in
+    after `f(V(t.arange(-2., 4.)))`; `loss.forward(fx, y)` in `train(model, loss, ...)` when
+    every call passes `nn.CrossEntropyLoss()`); a parameter called as a function (`f(True).data[0]` in
     a line search) returns what the defs the calls pass return, in a program or in a module
     whose function no other file of the project names. Files are read when they hold a `.data[0]`,
     also a module that never imports torch (its tensors come from the project's other modules:
@@ -46,7 +47,9 @@ class ScalarDataIndex(Rule):
     depends on a parameter is read with what the call passes or keeps: `pytorch_ssim.ssim(sr,
     hr)` keeps `size_average=True`, which `_ssim` tests before `return ssim_map.mean()`; so
     does an instance made keeping it (`SSIM(window_size=11)`, whose `forward` passes on
-    `self.size_average`).
+    `self.size_average`). Another file's module is found where the project's layout puts it, or
+    in a directory the importing script adds to `sys.path` itself
+    (`sys.path.append("../semi-supervised")`).
 
     ## Why is this bad?
     In PyTorch 0.3 a loss was a one-element tensor and `loss.data[0]` its Python number.
