@@ -4,6 +4,7 @@ project return (`volfix.flow.returns.returns_facts`, linked by `volfix.project.i
 `from miscc.utils import compute_d_loss` is known to be one element (issue 22)."""
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 from typing import Dict
@@ -505,6 +506,35 @@ def test_a_parameter_every_call_of_a_script_fills_with_a_loss_module(tmp_path):
             main(None, None, None)
         ''', "library.py": script})
     assert findings(tmp_path) == [("script.py", 6, "output.data[0]", True)]
+
+
+def notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": textwrap.dedent(c).splitlines(True)} for c in cells],
+                       "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 2},
+                      indent=1)
+
+
+def test_a_notebook_asks_what_another_file_returns(tmp_path):
+    """semi-supervised-pytorch's notebooks: `sys.path.append("../../semi-supervised")` in a
+    cell, `from inference import SVI`, then `J_alpha.data[0]` of the instance's mean; a
+    notebook's reads ask the project's files as a script's do."""
+    write(tmp_path, {"semi-supervised/inference/__init__.py": SVI, "examples/notebooks/dgm.ipynb": notebook(
+        '''\
+        import sys
+        sys.path.append("../../semi-supervised")
+        import torch
+        from inference import SVI
+        ''', '''\
+        elbo = SVI()
+        x = torch.ones(3)
+        J_alpha = -elbo(x) + 0.1 * -elbo(x, x)
+        print(J_alpha.data[0])
+        ''')})
+    results = run([str(tmp_path)], config=Config(select=("VF401",)),
+                  options=RunOptions(mode="check", use_cache=False, jobs=1))
+    found = [(Path(r.path).name, d.code, d.fix.applicability) for r in results for d in r.diagnostics]
+    assert found == [("dgm.ipynb", "VF401", Applicability.SAFE)]
 
 
 def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):

@@ -63,9 +63,9 @@ from .calls import file_calls
 from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .helpers import CALL_KEY, NameTable, document_of, file_helpers, file_star_modules, helper_names, short_name
-from .modules import ModuleTable, module_candidates, module_names, resolve_module  # noqa: F401 - re-exported
-from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module, resolve_returns,
-                      unshared_functions)
+from .modules import ModuleTable, module_candidates, module_names, notebook_code, resolve_module  # noqa: F401 - re-exported
+from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module, notebook_returns_asked,
+                      resolve_returns, unshared_functions)
 from .shims import file_shims, shim_names, shims_called
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -174,7 +174,7 @@ class ProjectIndex:
             if not new:
                 break
         stars = self.star_links(py_files, modules, notebooks)
-        returns = self.scalar_links(py_files, modules, stars)
+        returns = self.scalar_links(py_files, modules, stars, notebooks)
         if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns:
             return {}
         links = self.links(stars, returns)
@@ -190,7 +190,7 @@ class ProjectIndex:
         # Display paths that follow from the current directory (the runner's) are keyed by it.
         cwd = getattr(self.display, "cwd", None)
         entries = [(path, None if cwd is not None else self.shown(path), path in self.run,
-                    self.version_of(path) if path.endswith((".py", ".pyi")) else None) for path in files]
+                    self.version_of(path) if path.endswith((".py", ".pyi", ".ipynb")) else None) for path in files]
         key = links_key(entries, self.project_wide, cwd)
         anchor = files[0] if files else ""
         found = self.facts.links(anchor, key)
@@ -439,16 +439,20 @@ class ProjectIndex:
         return out
 
     def scalar_links(self, py_files: List[str], modules: ModuleTable,
-                     stars: Optional[Dict[str, Tuple[str, ...]]] = None
+                     stars: Optional[Dict[str, Tuple[str, ...]]] = None, notebooks: Sequence[str] = ()
                      ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
-        """`Links.scalar_returns` of the files of the run that VF401 reads: what the functions,
-        classes' instances and methods of other files they ask about return. Only the files
+        """`Links.scalar_returns` of the files of the run that VF401 reads (`.py` files and the
+        run's notebooks): what the functions, classes' instances and methods of other files they
+        ask about return. Only the files
         defining those are read (`file_returns`, cached by content), and a name one of them
         imports is followed to the file it comes from (`algo/__init__.py`: `from .ppo import PPO`)."""
         readers = [(path, self.data[path]) for path in py_files
                    if path in self._asked or self.reads_other_files(path, self.data.get(path))]
         asked: Dict[str, List[str]] = self.cached_facts(readers, self.known_asked, file_returns_asked,
                                                         self.facts.put_returns_asked)
+        cells = [(path, self.data[path]) for path in notebooks if self.reads_other_files(path, self.data.get(path))]
+        asked.update(self.cached_facts(cells, self.known_asked, notebook_returns_asked, self.facts.put_returns_asked))
+        readers += cells
         pairs = [(path, asked.get(path, ())) for path, _ in readers]
         found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars)
         for path, keys in unshared_functions(pairs, self.files if self.whole_project else [], self.bytes_of).items():
@@ -460,9 +464,11 @@ class ProjectIndex:
         return: a candidate of the run (its bytes came with it) with a VF401 read that imports
         a module of the project, or whose read calls a function's parameter (`f(True).data[0]`:
         whether other files name that function)."""
-        return raw is not None and path in self.candidates and TORCH_DATA_INDEX(raw) and (
-            imports_project_module(raw, path, self._layout[1], self._imports)
-            or self.whole_project and calls_a_parameter(raw))
+        if raw is None or path not in self.candidates or not TORCH_DATA_INDEX(raw):
+            return False
+        code = notebook_code(raw) if path.endswith(".ipynb") else raw
+        return imports_project_module(code, path, self._layout[1], self._imports) \
+            or self.whole_project and calls_a_parameter(code)
 
     def returns_of(self, paths: List[str], facts: Dict[str, Optional[tuple]]) -> None:
         """Fill `facts` (path -> (returns, imported names), None: unreadable) for `paths`,
@@ -553,9 +559,10 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     if light:
         py_files = [p for p in index.files if p.endswith((".py", ".pyi"))]
         modules = ModuleTable(py_files, index.bytes_of)
-        index._layout = (py_files, modules, [])
+        notebooks = [p for p in index.files if p.endswith(".ipynb") and p in index.run]
+        index._layout = (py_files, modules, notebooks)
         return {path: Links(project_wide=index.project_wide, scalar_returns=returns)
-                for path, returns in index.scalar_links(py_files, modules).items()}
+                for path, returns in index.scalar_links(py_files, modules, notebooks=notebooks).items()}
     if cache is None:
         return index.build()
     return index.build_incrementally()

@@ -8,6 +8,7 @@ every file of the project for its names (a scan per lookup made linking quadrati
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -99,6 +100,17 @@ def added_search_dirs(raw: bytes, importer: str) -> Tuple[str, ...]:
     return tuple(out)
 
 
+def notebook_code(raw: bytes) -> bytes:
+    """A notebook's code cells, one after the other (for the scans of bytes: its imports, its
+    `sys.path` calls); nothing when it is no notebook JSON."""
+    try:
+        cells = json.loads(raw.decode("utf-8-sig", "replace")).get("cells", [])
+    except (ValueError, AttributeError):
+        return b""
+    sources = (cell.get("source", "") for cell in cells if isinstance(cell, dict) and cell.get("cell_type") == "code")
+    return "\n".join("".join(s) if isinstance(s, list) else str(s) for s in sources).encode("utf-8")
+
+
 def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
     """The project file a module name (as the importer spells it) refers to: the first of
     `files` (in their order) that `module_names` names so. `files` may be a `ModuleTable`,
@@ -133,10 +145,12 @@ class ModuleTable:
 
     def added_dirs(self, importer: str) -> Tuple[str, ...]:
         """The directories the importer's own `sys.path` calls add (`added_search_dirs`)."""
-        if self._read is None or not importer.endswith(".py"):
+        if self._read is None or not importer.endswith((".py", ".ipynb")):
             return ()
         if importer not in self._added:
             raw = self._read(importer)
+            if raw and b"sys.path" in raw and importer.endswith(".ipynb"):
+                raw = notebook_code(raw)  # `sys.path.append(\"../../semi-supervised\")` in the JSON
             self._added[importer] = added_search_dirs(raw, importer) if raw and b"sys.path" in raw else ()
         return self._added[importer]
 

@@ -15,12 +15,19 @@ from ..syntax import names as nm
 from ..syntax.document import Document
 from .helpers import document_of
 from .modules import ModuleTable
+from .stars import _notebook_document
 
 
 def file_returns_asked(raw: bytes) -> List[str]:
     """Runs here or in a worker: what of other files a file's VF401 reads ask about
     (`flow.returns.asked_returns`)."""
     doc = document_of(raw)
+    return [] if doc is None else asked_of(doc)
+
+
+def notebook_returns_asked(raw: bytes) -> List[str]:
+    """`file_returns_asked` of a notebook: its code cells as the engine parses them."""
+    doc = _notebook_document(raw)
     return [] if doc is None else asked_of(doc)
 
 
