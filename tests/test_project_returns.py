@@ -400,7 +400,8 @@ def test_a_function_of_another_file_whose_default_decides_its_return(tmp_path):
 def test_an_instance_of_another_file_made_keeping_the_default_that_decides(tmp_path):
     """pytorch_ssim's README: `ssim_loss = pytorch_ssim.SSIM(window_size=11)`, then
     `-ssim_loss(img1, img2)`: `forward` hands `self.size_average` (the constructor's default,
-    True) to `_ssim`. An instance made passing `size_average` (by place or by name) is not read."""
+    True) to `_ssim`. An instance made passing `size_average` (by place, by name, or maybe in
+    `**options`) is not read."""
     write(tmp_path, {"pytorch_ssim/__init__.py": SSIM, "max_ssim.py": '''\
         import torch
         import pytorch_ssim
@@ -408,13 +409,16 @@ def test_an_instance_of_another_file_made_keeping_the_default_that_decides(tmp_p
         ssim_loss = pytorch_ssim.SSIM(window=None)
         per_image = pytorch_ssim.SSIM(None, False)
         rows = pytorch_ssim.SSIM(None, size_average=False)
+        options = dict(size_average=False)
+        unpacked = pytorch_ssim.SSIM(None, **options)
 
 
         def step(img1, img2):
             ssim_out = -ssim_loss(img1, img2)
-            return -ssim_out.data[0], per_image(img1, img2).data[0], rows(img1, img2).data[0]
+            return -ssim_out.data[0], per_image(img1, img2).data[0], rows(img1, img2).data[0], \\
+                unpacked(img1, img2).data[0]
         '''})
-    assert reads_in(tmp_path, "max_ssim.py") == [("max_ssim.py", 11, "ssim_out.data[0]", True)]
+    assert reads_in(tmp_path, "max_ssim.py") == [("max_ssim.py", 13, "ssim_out.data[0]", True)]
 
 
 def test_an_instance_whose_deciding_attribute_is_set_from_outside_is_not_read(tmp_path):

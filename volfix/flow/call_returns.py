@@ -218,7 +218,10 @@ class CallReturns:
 
 
 def _keeps(call: ast.Call, needed: str) -> bool:
-    """`call` passes none of the parameters `needed` names (`size_average@2,...`)."""
+    """`call` passes none of the parameters `needed` names (`size_average@2,...`), and nothing
+    unpacked that could hold one (`SSIM(**options)`)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
     for part in needed.split(","):
         name, _, place = part.rpartition("@")
         if 0 <= int(place) < len(call.args) or any(k.arg == name for k in call.keywords):
