@@ -198,15 +198,33 @@ class CallReturns:
         return True
 
     def _decide(self, test: ast.AST, env: Env) -> Optional[bool]:
-        """The truth of `size_average`, `not size_average`, `x is None`, `x is not None` for a
-        value `_known` in `env`; None when not decided."""
+        """The truth of a test on values `_known` in `env`: `size_average`, `not full`, `x is
+        None`, `reduction == 'mean'`, `mode in ('sum', 'mean')`, and `and`/`or` of such tests;
+        None when not decided."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self._decide(test.operand, env)
             return None if inner is None else not inner
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
-                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        if isinstance(test, ast.BoolOp):
+            parts = [self._decide(v, env) for v in test.values]
+            settles = isinstance(test.op, ast.Or)  # True settles `or`, False settles `and`
+            if settles in parts:
+                return settles
+            return None if None in parts else not settles
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
             known, value = self._known(test.left, env)
-            return (value is None) == isinstance(test.ops[0], ast.Is) if known else None
+            constants = _constants(test.comparators[0])
+            if not known or constants is None:
+                return None
+            op = test.ops[0]
+            if isinstance(op, (ast.In, ast.NotIn)):
+                return (value in constants) == isinstance(op, ast.In) if isinstance(test.comparators[0], (
+                    ast.Tuple, ast.List, ast.Set)) else None
+            if len(constants) != 1 or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                return None
+            if isinstance(op, (ast.Is, ast.IsNot)) and not any(constants[0] is c for c in (None, True, False)):
+                return None  # `is` of a string or a number: identity, not equality
+            same = value is constants[0] if isinstance(op, (ast.Is, ast.IsNot)) else value == constants[0]
+            return same == isinstance(op, (ast.Eq, ast.Is))
         if isinstance(test, (ast.Name, ast.Attribute)):
             known, value = self._known(test, env)
             return bool(value) if known else None
@@ -215,6 +233,15 @@ class CallReturns:
     def _fixed(self, name: str, at: ast.AST) -> bool:
         """`name` is a parameter of the function holding `at`, never rebound in it."""
         return self.names.bindings(name, at) == [None]
+
+
+def _constants(node: ast.AST) -> Optional[tuple]:
+    """The constants a comparison reads: `'mean'` (one), `('sum', 'mean')` (each); None when
+    any is something else."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    if not all(isinstance(i, ast.Constant) for i in items):
+        return None
+    return tuple(i.value for i in items)
 
 
 def _keeps(call: ast.Call, needed: str) -> bool:
