@@ -541,6 +541,45 @@ def test_a_notebook_asks_what_another_file_returns(tmp_path):
     assert found == [("dgm.ipynb", "VF401", Applicability.SAFE)]
 
 
+def test_the_tests_a_call_s_constants_decide(tmp_path):
+    """`and`/`or` of decided tests are decided; `is` of a string is identity (not decided); a
+    parameter rebound in the function is not read by its default."""
+    write(tmp_path, {"losses.py": '''\
+        import torch
+
+
+        def both(x, size_average=True, full=False):
+            if size_average and not full:
+                return x.mean()
+            return x
+
+
+        def either(x, mode="mean"):
+            if mode == "none" or mode is None:
+                return x
+            return x.sum()
+
+
+        def identity(x, mode="mean"):
+            if mode is "mean":
+                return x.mean()
+            return x
+
+
+        def rebound(x, size_average=True):
+            size_average = x.dim() > 2
+            if size_average:
+                return x.mean()
+            return x
+
+
+        def reads(x):
+            return both(x).data[0], both(x, full=True).data[0], either(x).data[0], identity(x).data[0], \\
+                rebound(x).data[0]
+        '''})
+    assert [read for _, _, read, _ in findings(tmp_path)] == ["both(x).data[0]", "either(x).data[0]"]
+
+
 def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):
     """pre-commit passes the changed files: the defining file is read, never changed."""
     write(tmp_path, {"losses.py": LOSSES, "main.py": '''\

@@ -186,16 +186,34 @@ class CallReturns:
 
     def _reachable(self, node: ast.AST, fn: ast.FunctionDef, env: Env) -> bool:
         """No `if` around `node` (a return, a value bound; inside `fn`) decides against it when
-        the parameters hold `env`."""
+        the parameters hold `env`, and no statement before it in its block leaves `fn` first
+        (`if size_average: return x.mean()` decided true, then `return x`)."""
         parents = self.index.parents
         child, node = node, parents.get(node)
-        while node is not None and node is not fn:
-            if isinstance(node, ast.If) and isinstance(child, ast.stmt):
-                truth = self._decide(node.test, env)
-                if truth is not None and any(c is child for c in node.body) != truth:
-                    return False
+        while node is not None:
+            if isinstance(child, ast.stmt):
+                if isinstance(node, ast.If):
+                    truth = self._decide(node.test, env)
+                    if truth is not None and any(c is child for c in node.body) != truth:
+                        return False
+                block = next((b for b in _blocks(node) if any(c is child for c in b)), [])
+                for before in block[:next(k for k, c in enumerate(block) if c is child)] if block else ():
+                    if self._leaves(before, env):
+                        return False
+            if node is fn:
+                return True
             child, node = node, parents.get(node)
         return True
+
+    def _leaves(self, stmt: ast.stmt, env: Env) -> bool:
+        """`stmt` always returns (or raises) when the parameters hold `env`."""
+        if isinstance(stmt, (ast.Return, ast.Raise)):
+            return True
+        if isinstance(stmt, ast.If):
+            truth = self._decide(stmt.test, env)
+            taken = [stmt.body] if truth is True else [stmt.orelse] if truth is False else [stmt.body, stmt.orelse]
+            return all(branch and self._leaves(branch[-1], env) for branch in taken)
+        return False
 
     def _decide(self, test: ast.AST, env: Env) -> Optional[bool]:
         """The truth of a test on values `_known` in `env`: `size_average`, `not full`, `x is
@@ -233,6 +251,12 @@ class CallReturns:
     def _fixed(self, name: str, at: ast.AST) -> bool:
         """`name` is a parameter of the function holding `at`, never rebound in it."""
         return self.names.bindings(name, at) == [None]
+
+
+def _blocks(node: ast.AST) -> list:
+    """The statement lists a node holds (a def's body, an `if`'s two branches, a loop's...)."""
+    return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)] \
+        + [h.body for h in getattr(node, "handlers", ())]
 
 
 def _constants(node: ast.AST) -> Optional[tuple]:
