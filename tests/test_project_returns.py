@@ -580,6 +580,39 @@ def test_the_tests_a_call_s_constants_decide(tmp_path):
     assert [read for _, _, read, _ in findings(tmp_path)] == ["both(x).data[0]", "either(x).data[0]"]
 
 
+def test_a_method_of_an_instance_made_keeping_the_default_that_decides(tmp_path):
+    """`scorer = Scorer()` then `scorer.score(x).data[0]`: the method reads `self.average`
+    as the constructor left it, here and from another file; not for `Scorer(False)`."""
+    module = '''\
+        import torch
+
+
+        class Scorer(object):
+            def __init__(self, average=True):
+                self.average = average
+
+            def score(self, x):
+                if self.average:
+                    return x.mean()
+                return x.mean(0)
+        '''
+    write(tmp_path, {"scorer.py": module, "local.py": module + '''
+
+        scorer = Scorer()
+        rows = Scorer(False)
+        print(scorer.score(torch.ones(3, 2)).data[0], rows.score(torch.ones(3, 2)).data[0])
+        ''', "main.py": '''\
+        import torch
+        from scorer import Scorer
+
+        scorer = Scorer()
+        rows = Scorer(average=False)
+        print(scorer.score(torch.ones(3, 2)).data[0], rows.score(torch.ones(3, 2)).data[0])
+        '''})
+    assert [(name, read) for name, _, read, _ in findings(tmp_path)] == [
+        ("local.py", "scorer.score(torch.ones(3, 2)).data[0]"), ("main.py", "scorer.score(torch.ones(3, 2)).data[0]")]
+
+
 def test_a_run_of_the_reading_file_alone_reads_the_defining_file(tmp_path):
     """pre-commit passes the changed files: the defining file is read, never changed."""
     write(tmp_path, {"losses.py": LOSSES, "main.py": '''\

@@ -19,7 +19,7 @@ import ast
 from typing import Dict, Optional, Set, Tuple
 
 from .calls import bound_positional, parameter_defaults
-from .scalar_callees import ONE_DEFAULTS, ONE_MADE, own_def
+from .scalar_callees import INSTANCE_METHOD, ONE_DEFAULTS, ONE_MADE, own_def
 from .shapes import moved_itself, own_returns
 
 Env = Dict[str, object]  # a parameter's name -> the constant it holds for the call
@@ -50,7 +50,7 @@ class CallReturns:
         if any(isinstance(shape, str) and shape.startswith(ONE_DEFAULTS) and _keeps(call, shape[len(ONE_DEFAULTS):])
                for shape in shapes):
             return True
-        made = self._constructions(call.func, at)
+        made = self._constructions(_receiver(call.func, found[0]), at)
         return bool(made) and any(
             isinstance(shape, str) and shape.startswith(ONE_MADE)
             and all(_keeps(m, shape[len(ONE_MADE):]) for m in made) for shape in shapes)
@@ -58,7 +58,7 @@ class CallReturns:
     def _instance_one(self, fn: ast.FunctionDef, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`ssim_loss(sr, hr)` with `ssim_loss = SSIM()` of this module: its `forward` with
         what each construction gives `__init__` (`self.size_average` kept True)."""
-        made = self._constructions(call.func, at)
+        made = self._constructions(_receiver(call.func, fn), at)
         init = own_def(self.index.parents.get(fn), "__init__")
         if not made or init is None:
             return False
@@ -251,6 +251,14 @@ class CallReturns:
     def _fixed(self, name: str, at: ast.AST) -> bool:
         """`name` is a parameter of the function holding `at`, never rebound in it."""
         return self.names.bindings(name, at) == [None]
+
+
+def _receiver(func: ast.AST, callee) -> ast.AST:
+    """The instance a call is made on: `obj` of `obj.score(x)` (a method: its def, or another
+    file's `Cls().score` key), `ssim_loss` of `ssim_loss(x, y)` (its `forward` or `__call__`)."""
+    method = callee.name if isinstance(callee, ast.FunctionDef) and callee.name not in ("forward", "__call__") \
+        else callee.rpartition(INSTANCE_METHOD)[2] if isinstance(callee, str) and INSTANCE_METHOD in callee else None
+    return func.value if method is not None and isinstance(func, ast.Attribute) and func.attr == method else func
 
 
 def _blocks(node: ast.AST) -> list:
