@@ -163,7 +163,7 @@ class ProjectIndex:
                 hinted.append((path, raw))
         self.find_helpers(hinted)
         notebooks = [p for p in self.files if p.endswith(".ipynb") and p in self.run]
-        modules = ModuleTable(py_files, self.bytes_of)
+        modules = ModuleTable(py_files, self.data.get)
         self._layout = (py_files, modules, notebooks)
         self.find_shims(py_files, modules)
         seen: Set[Tuple[str, str]] = set()
@@ -404,7 +404,7 @@ class ProjectIndex:
         in a cell) star-imports like a module beside it. Records in `self.variable_importers`
         the modules star-imported by a file that uses `Variable` (a `.py` file, or a notebook
         of the run)."""
-        modules = modules if modules is not None else ModuleTable(py_files, self.bytes_of)
+        modules = modules if modules is not None else ModuleTable(py_files, self.data.get)
         importers = []
         for path in py_files:
             raw = self.bytes_of(path) if (path in self.run or self.project_wide) else self.data.get(path)
@@ -558,7 +558,7 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early, whole_project)
     if light:
         py_files = [p for p in index.files if p.endswith((".py", ".pyi"))]
-        modules = ModuleTable(py_files, index.bytes_of)
+        modules = ModuleTable(py_files, index.data.get)
         notebooks = [p for p in index.files if p.endswith(".ipynb") and p in index.run]
         index._layout = (py_files, modules, notebooks)
         return {path: Links(project_wide=index.project_wide, scalar_returns=returns)

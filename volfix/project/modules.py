@@ -129,9 +129,9 @@ class ModuleTable:
     few candidate paths (`module_candidates`) instead of naming every file of the project
     (a scan per lookup made linking quadratic in the project's size). Ties go to the file
     that comes first in the order given, as `resolve_module` over the list. With `read` (a
-    file's bytes), a name no such path holds is looked up in the directories the importer adds
-    to `sys.path` itself (`sys.path.append("../semi-supervised")`, then `from inference import
-    SVI`), in their order."""
+    file's bytes, None when the run has not read it), a name no such path holds is looked up in
+    the directories the importer adds to `sys.path` itself (`sys.path.append("../semi-supervised")`,
+    then `from inference import SVI`), in their order."""
 
     def __init__(self, files: Sequence[str], read: Optional[Callable[[str], Optional[bytes]]] = None) -> None:
         self.order: Dict[str, int] = {}
@@ -149,9 +149,11 @@ class ModuleTable:
             return ()
         if importer not in self._added:
             raw = self._read(importer)
-            if raw and b"sys.path" in raw and importer.endswith(".ipynb"):
+            if raw is None:
+                return ()  # not read (yet): a file the run has not needed
+            if b"sys.path" in raw and importer.endswith(".ipynb"):
                 raw = notebook_code(raw)  # `sys.path.append(\"../../semi-supervised\")` in the JSON
-            self._added[importer] = added_search_dirs(raw, importer) if raw and b"sys.path" in raw else ()
+            self._added[importer] = added_search_dirs(raw, importer) if b"sys.path" in raw else ()
         return self._added[importer]
 
     def resolve(self, module: str, importer: str) -> Optional[str]:
