@@ -163,11 +163,12 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
     the nearest `def`/`class` at column 0 above each trigger), of the methods holding one, and,
     to a fixpoint, of the definitions that name one of those (`class Batch` calling
     `field.process(...)`, whose `Field.process` makes a volatile value; `evaluate()` calling
-    `Batch(...)`), and of the definitions those and module-level lines holding a trigger name
-    in turn (what they call: `focal(x, y).data[0]` reads what `focal` returns)."""
+    `Batch(...)`); and what VF401's reads may ask about: the definitions a line holding one
+    (`.data[`, `[0]`) names, and those they name in turn (`ssim(sr, hr).data[0]` reads what
+    `ssim` returns, which is `_ssim(...)`)."""
     out: Set[str] = set()
     words: dict = {}
-    called: Set[str] = set()  # the words of module-level lines that hold a trigger
+    read: Set[str] = set()  # the words of the lines holding a VF401 read
     current: Optional[str] = None
     method: Optional[str] = None
     for line in lines:
@@ -180,9 +181,9 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
             inner = _METHOD.match(line)
             if inner:
                 method = inner.group(1)
+        if ".data[" in line or "[0]" in line:  # a VF401 read: what it calls matters
+            read.update(_IDENTIFIER.findall(line))
         if current is None:
-            if any(t in line for t in triggers):  # `focal_mean = focal(x, y).data[0]` at module level
-                called.update(_IDENTIFIER.findall(line))
             continue
         words.setdefault(current, set()).update(_IDENTIFIER.findall(line))
         if any(t in line for t in triggers):
@@ -196,12 +197,10 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
             if name not in out and used & out:
                 out.add(name)
                 grown = True
-    callees = set(out) | {n for n in called if n in words}  # what those call: `ssim` returns
-    out |= callees  # `_ssim(...)`, whose returns VF401 reads
+    callees = set(out) | {n for n in read if n in words}
     while callees:
-        named = {n for c in callees for n in words.get(c, ()) if n in words and n not in out}
-        out |= named
-        callees = named
+        out |= callees
+        callees = {n for c in callees for n in words.get(c, ()) if n in words and n not in out}
     return out
 
 
