@@ -470,7 +470,9 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     the scope), `original` must not be rebound between, and the alias must not be deleted.
     Conversions on the way (`bat = bat.cuda()`) become conversions of `original` when no
     read of `original` sees them. A read by a nested function or lambda (which runs later)
-    needs the alias bound once and `original` never rebound after it."""
+    needs the alias bound once, or last (no binding after it, the function defined after it in
+    its block: temperature_scaling's `logits_var = logits` after the loop that bound it
+    first, then `def eval():`), and `original` never rebound after it."""
     if isinstance(index.scope_of(stmt), ast.ClassDef) or {alias, original} & declared(scope):
         return None  # a class body, or a `global`/`nonlocal` name
     graph = Graph.of_scope(index, scope)
@@ -511,7 +513,9 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     conversions = web - {start}
     if deferred:
         bindings = [i for i, step in enumerate(steps) if alias in step.binds]
-        if conversions or bindings != [start] or graph.binds_after(start, original):
+        last = bindings == [start] or not graph.binds_after(start, alias) and all(
+            _defined_after(index, n, stmt) for n in deferred)  # `logits_var = logits`, then `def eval():`
+        if conversions or not last or graph.binds_after(start, original):
             return None
     if conversions:
         if not isinstance(scope, ast.Module) and not _local_of(index, scope, original):
@@ -546,6 +550,23 @@ def _binds_locally(index: ModuleIndex, owner: ast.AST, name: str) -> bool:
     if not isinstance(owner, ast.ClassDef) and name in nm.function_params(owner):
         return True
     return any(not isinstance(n.ctx, ast.Load) and index.scope_of(n) is owner for n in index.names.get(name, ()))
+
+
+def _defined_after(index: ModuleIndex, node: ast.AST, stmt: ast.stmt) -> bool:
+    """The statement of `stmt`'s block that holds `node` (a nested function's read) comes
+    after `stmt`: every path to it ran `stmt` first."""
+    parents = index.parents
+    holder, parent = node, parents.get(node)
+    while parent is not None and parent is not parents.get(stmt):
+        holder, parent = parent, parents.get(parent)
+    if parent is None:
+        return False
+    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                  if isinstance(b, list) and any(x is stmt for x in b)), None)
+    if block is None or not any(x is holder for x in block):
+        return False
+    order = [id(x) for x in block]
+    return order.index(id(holder)) > order.index(id(stmt))
 
 
 def _local_of(index: ModuleIndex, scope: ast.AST, name: str) -> bool:
