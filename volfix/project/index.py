@@ -63,9 +63,10 @@ from .calls import file_calls
 from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .helpers import CALL_KEY, NameTable, document_of, file_helpers, file_star_modules, helper_names, short_name
-from .modules import ModuleTable, module_candidates, module_names, notebook_code, resolve_module  # noqa: F401 - re-exported
-from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module, notebook_returns_asked,
-                      resolve_returns, unshared_functions)
+from .modules import (ModuleTable, module_candidates, module_names, notebook_code,  # noqa: F401 - re-exported
+                      resolve_module)
+from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module,
+                      notebook_returns_asked, resolve_returns, unshared_functions)
 from .shims import file_shims, shim_names, shims_called
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -443,9 +444,9 @@ class ProjectIndex:
                      ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
         """`Links.scalar_returns` of the files of the run that VF401 reads (`.py` files and the
         run's notebooks): what the functions, classes' instances and methods of other files they
-        ask about return. Only the files
-        defining those are read (`file_returns`, cached by content), and a name one of them
-        imports is followed to the file it comes from (`algo/__init__.py`: `from .ppo import PPO`)."""
+        ask about return. Only the files defining those are read (`file_returns`, cached by
+        content), and a name one of them imports is followed to the file it comes from
+        (`algo/__init__.py`: `from .ppo import PPO`)."""
         readers = [(path, self.data[path]) for path in py_files
                    if path in self._asked or self.reads_other_files(path, self.data.get(path))]
         asked: Dict[str, List[str]] = self.cached_facts(readers, self.known_asked, file_returns_asked,
