@@ -376,8 +376,9 @@ class SSIM(torch.nn.Module):
 def test_a_function_of_another_file_whose_default_decides_its_return(tmp_path):
     """SRGAN's test_benchmark.py: `pytorch_ssim.ssim(sr, hr).data[0]`, where `ssim` hands its
     `size_average=True` to `_ssim`, which returns `ssim_map.mean()` only `if size_average`: a
-    call that passes no `size_average` keeps the default, one element; a call passing it (by
-    place or by name) is not read, nor is a function passing False."""
+    call that passes no `size_average` keeps the default, one element, and so does one passing
+    `size_average=True` as the README spells it; a call passing another value (by place or by
+    name, also `1`) is not read, nor is a function passing False."""
     write(tmp_path, {"pytorch_ssim/__init__.py": SSIM, "test_benchmark.py": '''\
         import torch
         import pytorch_ssim
@@ -387,14 +388,16 @@ def test_a_function_of_another_file_whose_default_decides_its_return(tmp_path):
         def score(sr, hr, w):
             kept = pytorch_ssim.ssim(sr, hr, w).data[0]
             return kept, ssim(sr, hr, w, False).data[0], ssim(sr, hr, w, size_average=False).data[0], \\
-                pytorch_ssim.per_image(sr, hr, w).data[0], ssim(sr, window=w, img2=hr).data[0]
+                pytorch_ssim.per_image(sr, hr, w).data[0], ssim(sr, window=w, img2=hr).data[0], \\
+                pytorch_ssim.ssim(sr, hr, w, size_average=True).data[0], ssim(sr, hr, w, 1).data[0]
         '''})
     assert returns_facts(parse_document(SSIM).index()) == {
-        "_ssim": ("one-defaults:size_average@3",), "ssim": ("one-defaults:size_average@3",),
-        "SSIM().forward": ("one-made:size_average@1",), "SSIM()()": ("one-made:size_average@1",)}
+        "_ssim": ("one-defaults:size_average@3=True",), "ssim": ("one-defaults:size_average@3=True",),
+        "SSIM().forward": ("one-made:size_average@1=True",), "SSIM()()": ("one-made:size_average@1=True",)}
     assert reads_in(tmp_path, "test_benchmark.py") == [
         ("test_benchmark.py", 7, "pytorch_ssim.ssim(sr, hr, w).data[0]", True),
-        ("test_benchmark.py", 9, "ssim(sr, window=w, img2=hr).data[0]", True)]
+        ("test_benchmark.py", 9, "ssim(sr, window=w, img2=hr).data[0]", True),
+        ("test_benchmark.py", 10, "pytorch_ssim.ssim(sr, hr, w, size_average=True).data[0]", True)]
 
 
 def test_an_instance_of_another_file_made_keeping_the_default_that_decides(tmp_path):
@@ -409,6 +412,7 @@ def test_an_instance_of_another_file_made_keeping_the_default_that_decides(tmp_p
         ssim_loss = pytorch_ssim.SSIM(window=None)
         per_image = pytorch_ssim.SSIM(None, False)
         rows = pytorch_ssim.SSIM(None, size_average=False)
+        spelled = pytorch_ssim.SSIM(window=None, size_average=True)
         options = dict(size_average=False)
         unpacked = pytorch_ssim.SSIM(None, **options)
 
@@ -416,9 +420,10 @@ def test_an_instance_of_another_file_made_keeping_the_default_that_decides(tmp_p
         def step(img1, img2):
             ssim_out = -ssim_loss(img1, img2)
             return -ssim_out.data[0], per_image(img1, img2).data[0], rows(img1, img2).data[0], \\
-                unpacked(img1, img2).data[0]
+                unpacked(img1, img2).data[0], spelled(img1, img2).data[0]
         '''})
-    assert reads_in(tmp_path, "max_ssim.py") == [("max_ssim.py", 13, "ssim_out.data[0]", True)]
+    assert reads_in(tmp_path, "max_ssim.py") == [("max_ssim.py", 14, "ssim_out.data[0]", True),
+                                                  ("max_ssim.py", 15, "spelled(img1, img2).data[0]", True)]
 
 
 def test_an_instance_whose_deciding_attribute_is_set_from_outside_is_not_read(tmp_path):

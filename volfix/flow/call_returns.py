@@ -7,8 +7,9 @@ with the default, only the first runs. `CallReturns` (a mixin of `ScalarValues`)
 constant arguments and kept defaults to the callee's parameters, drops the returns an `if` on
 such a parameter (never rebound) keeps from running, and follows a returned call of another def
 of the module with what it passes on. What another file defines comes as the project index's
-fact `ONE_DEFAULTS` + the parameters that decide (`size_average@3`: one element when a call passes
-no value for them, by place or by name), computed on the defining file (`defaults_shape`). An
+fact `ONE_DEFAULTS` + the parameters that decide and their values (`size_average@3=True`: one
+element when a call passes no value for them, by place or by name, or that one), computed on the
+defining file (`defaults_shape`). An
 instance's method reads `self.size_average` as what the `__init__` that made it was given
 (`SSIM(window_size=11)` keeps the default): `ONE_MADE` + the constructor's parameters that
 decide (`made_shape`).
@@ -16,7 +17,7 @@ decide (`made_shape`).
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from .calls import bound_positional, parameter_defaults
 from .scalar_callees import INSTANCE_METHOD, ONE_DEFAULTS, ONE_MADE, own_def
@@ -79,9 +80,8 @@ class CallReturns:
         return values if values and all(isinstance(v, ast.Call) for v in values) else []
 
     def defaults_shape(self, fn: ast.FunctionDef) -> Optional[str]:
-        """`ONE_DEFAULTS` + `size_average@2,...` when `fn` returns one element on every path
-        that can run while the parameters named keep their defaults (the number: a parameter's
-        place among the positional arguments of a call, -1 for a keyword-only one): those its
+        """`ONE_DEFAULTS` + `size_average@2=True,...` when `fn` returns one element on every path
+        that can run while the parameters named keep their defaults (`_spelled`): those its
         `if`s decide on, found by leaving each out."""
         if fn.args.vararg is not None:
             return None
@@ -89,10 +89,10 @@ class CallReturns:
         if needed is None:
             return None
         positions = bound_positional(fn, _is_method(self.index, fn))
-        return ONE_DEFAULTS + ",".join(f"{p}@{positions.index(p) if p in positions else -1}" for p in sorted(needed))
+        return ONE_DEFAULTS + _spelled(needed, positions)
 
     def made_shape(self, fn: ast.FunctionDef) -> Optional[str]:
-        """`ONE_MADE` + `size_average@1,...` when the method `fn` (`forward`) returns one
+        """`ONE_MADE` + `size_average@1=True,...` when the method `fn` (`forward`) returns one
         element on every path that can run while the instance was made keeping the defaults
         of the `__init__` parameters named (those its `self.X` tests decide on)."""
         cls = self.index.parents.get(fn)
@@ -103,9 +103,8 @@ class CallReturns:
         needed = self._needed(fn, made)
         if needed is None:
             return None
-        positions = bound_positional(init, True)
-        names = sorted(name[len(MADE):] for name in needed)
-        return ONE_MADE + ",".join(f"{p}@{positions.index(p) if p in positions else -1}" for p in names)
+        return ONE_MADE + _spelled({name[len(MADE):]: value for name, value in needed.items()},
+                                   bound_positional(init, True))
 
     def _needed(self, fn: ast.FunctionDef, env: Env) -> Optional[Env]:
         """The part of `env` that `fn`'s one-element returns rest on (each left out in turn),
@@ -276,14 +275,32 @@ def _constants(node: ast.AST) -> Optional[tuple]:
     return tuple(i.value for i in items)
 
 
+def _spelled(needed: Env, positions: List[str]) -> str:
+    """`size_average@3=True,...`: each parameter, its place among a call's positional arguments
+    (-1: keyword-only) and the constant it must hold (its default; left out when its spelling
+    would not survive this format)."""
+    parts = []
+    for name in sorted(needed):
+        value = repr(needed[name])
+        kept = "" if any(c in value for c in ",@=") else "=" + value
+        parts.append(f"{name}@{positions.index(name) if name in positions else -1}{kept}")
+    return ",".join(parts)
+
+
 def _keeps(call: ast.Call, needed: str) -> bool:
-    """`call` passes none of the parameters `needed` names (`size_average@2,...`), and nothing
-    unpacked that could hold one (`SSIM(**options)`)."""
+    """`call` gives each parameter `needed` names (`size_average@2=True,...`) the value that
+    decides: it passes none (the default is kept), or that constant (`size_average=True`,
+    as pytorch_ssim's README spells the call); and nothing unpacked that could hold one
+    (`SSIM(**options)`)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
     for part in needed.split(","):
-        name, _, place = part.rpartition("@")
-        if 0 <= int(place) < len(call.args) or any(k.arg == name for k in call.keywords):
+        name, _, rest = part.rpartition("@")
+        place, equals, value = rest.partition("=")
+        given = [call.args[int(place)]] if 0 <= int(place) < len(call.args) else []
+        given += [k.value for k in call.keywords if k.arg == name]
+        if given and not (equals and len(given) == 1 and isinstance(given[0], ast.Constant)
+                          and repr(given[0].value) == value):
             return False
     return True
 
