@@ -555,18 +555,14 @@ def _binds_locally(index: ModuleIndex, owner: ast.AST, name: str) -> bool:
 def _defined_after(index: ModuleIndex, node: ast.AST, stmt: ast.stmt) -> bool:
     """The statement of `stmt`'s block that holds `node` (a nested function's read) comes
     after `stmt`: every path to it ran `stmt` first."""
-    parents = index.parents
-    holder, parent = node, parents.get(node)
-    while parent is not None and parent is not parents.get(stmt):
-        holder, parent = parent, parents.get(parent)
-    if parent is None:
+    slot = index.slot_of(stmt)
+    if slot is None:
         return False
-    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-                  if isinstance(b, list) and any(x is stmt for x in b)), None)
-    if block is None or not any(x is holder for x in block):
-        return False
-    order = [id(x) for x in block]
-    return order.index(id(holder)) > order.index(id(stmt))
+    holder = node
+    while holder is not None and index.parents.get(holder) is not slot[0]:
+        holder = index.parents.get(holder)
+    later = index.slot_of(holder) if isinstance(holder, ast.stmt) else None
+    return later is not None and later[2] is slot[2] and later[3] > slot[3]
 
 
 def _local_of(index: ModuleIndex, scope: ast.AST, name: str) -> bool:

@@ -9,17 +9,16 @@ such a parameter (never rebound) keeps from running, and follows a returned call
 of the module with what it passes on. What another file defines comes as the project index's
 fact `ONE_DEFAULTS` + the parameters that decide and their values (`size_average@3=True`: one
 element when a call passes no value for them, by place or by name, or that one), computed on the
-defining file (`defaults_shape`). An
-instance's method reads `self.size_average` as what the `__init__` that made it was given
-(`SSIM(window_size=11)` keeps the default): `ONE_MADE` + the constructor's parameters that
-decide (`made_shape`).
+defining file (`defaults_shape`). An instance's method reads `self.size_average` as what the
+`__init__` that made it was given (`SSIM(window_size=11)` keeps the default): `ONE_MADE` + the
+constructor's parameters that decide (`made_shape`).
 """
 from __future__ import annotations
 
 import ast
 from typing import Dict, List, Optional, Set, Tuple
 
-from .calls import bound_positional, parameter_defaults
+from .calls import bound_positional, parameter_defaults, passed_argument
 from .scalar_callees import INSTANCE_METHOD, ONE_DEFAULTS, ONE_MADE, own_def
 from .shapes import moved_itself, own_returns
 
@@ -61,15 +60,13 @@ class CallReturns:
         what each construction gives `__init__` (`self.size_average` kept True)."""
         made = self._constructions(_receiver(call.func, fn), at)
         init = own_def(self.index.parents.get(fn), "__init__")
-        if not made or init is None:
+        called = self._bind(fn, call, {})
+        if not made or init is None or called is None:
             return False
         for construction in made:
             given = self._bind(init, construction, {})
-            env = self._bind(fn, call, {})
-            if not given or env is None:
-                return False
-            env.update((MADE + name, value) for name, value in given.items())
-            if not self.reachable_one(fn, env, depth, seen):
+            if not given or not self.reachable_one(
+                    fn, {**called, **{MADE + name: value for name, value in given.items()}}, depth, seen):
                 return False
         return True
 
@@ -88,15 +85,14 @@ class CallReturns:
         needed = self._needed(fn, _defaults(fn))
         if needed is None:
             return None
-        positions = bound_positional(fn, _is_method(self.index, fn))
-        return ONE_DEFAULTS + _spelled(needed, positions)
+        return ONE_DEFAULTS + _spelled(needed, bound_positional(fn, self.index.method_class(fn) is not None))
 
     def made_shape(self, fn: ast.FunctionDef) -> Optional[str]:
         """`ONE_MADE` + `size_average@1=True,...` when the method `fn` (`forward`) returns one
         element on every path that can run while the instance was made keeping the defaults
         of the `__init__` parameters named (those its `self.X` tests decide on)."""
-        cls = self.index.parents.get(fn)
-        init = own_def(cls, "__init__") if isinstance(cls, ast.ClassDef) else None
+        cls = self.index.method_class(fn)
+        init = own_def(cls, "__init__") if cls is not None else None
         if init is None or init.args.vararg is not None:
             return None
         made = {MADE + name: value for name, value in _defaults(init).items()}
@@ -145,22 +141,23 @@ class CallReturns:
         return bool(passed) and self.reachable_one(callee, passed, depth + 1, seen)
 
     def _bind(self, fn: ast.FunctionDef, call: ast.Call, env: Env) -> Optional[Env]:
-        """The constants `call` gives `fn`'s parameters: literal arguments, what the caller's
-        own parameters (or its instance's, `self.size_average`) hold in `env` passed on,
-        defaults kept."""
-        if fn.args.vararg is not None or any(isinstance(a, ast.Starred) for a in call.args) \
-                or any(k.arg is None for k in call.keywords):
+        """The constants `call` gives `fn`'s parameters (`calls.passed_argument`): literal
+        arguments, what the caller's own parameters (or its instance's, `self.size_average`)
+        hold in `env` passed on, defaults kept; a parameter `*args` or `**kwargs` may fill is
+        unknown."""
+        positional = bound_positional(fn, self.index.method_class(fn) is not None)
+        if fn.args.vararg is not None or len(call.args) > len(positional):
             return None
-        params = bound_positional(fn, _is_method(self.index, fn))
-        if len(call.args) > len(params):
-            return None
-        given = dict(zip(params, call.args))
-        given.update((k.arg, k.value) for k in call.keywords)
-        out = {name: value for name, value in _defaults(fn).items() if name not in given}
-        for name, value in given.items():
-            known, constant = self._known(value, env)
-            if known:
-                out[name] = constant
+        defaults = _defaults(fn)
+        out: Env = {}
+        for name in positional + [a.arg for a in fn.args.kwonlyargs]:
+            arg, known = passed_argument(call, positional, name)
+            if arg is None and known and name in defaults:
+                out[name] = defaults[name]
+            elif arg is not None:
+                found, constant = self._known(arg, env)
+                if found:
+                    out[name] = constant
         return out
 
     def _known(self, expr: ast.AST, env: Env) -> Tuple[bool, object]:
@@ -195,10 +192,9 @@ class CallReturns:
                     truth = self._decide(node.test, env)
                     if truth is not None and any(c is child for c in node.body) != truth:
                         return False
-                block = next((b for b in _blocks(node) if any(c is child for c in b)), [])
-                for before in block[:next(k for k, c in enumerate(block) if c is child)] if block else ():
-                    if self._leaves(before, env):
-                        return False
+                slot = self.index.slot_of(child)
+                if slot is not None and any(self._leaves(before, env) for before in slot[2][:slot[3]]):
+                    return False
             if node is fn:
                 return True
             child, node = node, parents.get(node)
@@ -260,12 +256,6 @@ def _receiver(func: ast.AST, callee) -> ast.AST:
     return func.value if method is not None and isinstance(func, ast.Attribute) and func.attr == method else func
 
 
-def _blocks(node: ast.AST) -> list:
-    """The statement lists a node holds (a def's body, an `if`'s two branches, a loop's...)."""
-    return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)] \
-        + [h.body for h in getattr(node, "handlers", ())]
-
-
 def _constants(node: ast.AST) -> Optional[tuple]:
     """The constants a comparison reads: `'mean'` (one), `('sum', 'mean')` (each); None when
     any is something else."""
@@ -308,7 +298,3 @@ def _keeps(call: ast.Call, needed: str) -> bool:
 def _defaults(fn: ast.FunctionDef) -> Env:
     """The constant defaults of `fn`'s parameters."""
     return {name: d.value for name, d in parameter_defaults(fn).items() if isinstance(d, ast.Constant)}
-
-
-def _is_method(index, fn: ast.FunctionDef) -> bool:
-    return isinstance(index.parents.get(fn), ast.ClassDef)
