@@ -28,20 +28,28 @@ class ProgramRanks:
         nothing; a None passed or defaulted never reaches a tensor operation: `if x is None`).
         Only in a program (a notebook, or a script run as `__main__`), for a module-level function
         called by its name alone, so that no other file's call can pass something else."""
+        arguments = self.program_arguments(fn, name)
+        if arguments is None:
+            return None
+        out: Rank = CYCLE
+        for call, arg in arguments:
+            if not is_none(arg):
+                out = join(out, self.rank(arg, call, depth + 1))
+        return out
+
+    def program_arguments(self, fn: ast.AST, name: str) -> Optional[List[Tuple[ast.Call, ast.AST]]]:
+        """(call, what it passes for `name`, or the default where it passes nothing) for each
+        call of the module-level `fn` in a program (a notebook, or a script run as `__main__`:
+        no other file calls it); None when any is unknown, or there is no call."""
         if not self.in_program() or not isinstance(self.index.parents.get(fn), ast.Module):
             return None
         passed = self.passed(fn, name)
         if not passed:
             return None
         defaults = parameter_defaults(fn)
-        out: Rank = CYCLE
-        for call, arg in passed:
-            if arg is None and name not in defaults:
-                return None
-            arg = defaults[name] if arg is None else arg
-            if not is_none(arg):
-                out = join(out, self.rank(arg, call, depth + 1))
-        return out
+        if any(arg is None and name not in defaults for _, arg in passed):
+            return None
+        return [(call, defaults[name] if arg is None else arg) for call, arg in passed]
 
     def passed(self, fn: ast.AST, name: str) -> Optional[List[Tuple[ast.Call, Optional[ast.AST]]]]:
         """(call, what it passes for the parameter `name`) for each call of the module-level

@@ -10,7 +10,6 @@ from typing import Callable, Optional, Set
 
 from ..syntax import names as nm
 from .bindings import Element, Unpacked
-from .calls import parameter_defaults
 from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, reduced
 
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -54,23 +53,16 @@ class Callees:
 
     def program_arguments(self, name: str, at: ast.AST) -> Optional[list]:
         """What the parameter `name` (never rebound) of the module-level function holding `at`
-        is bound to, by every call of it in a program (a notebook, or a script with a
-        `__main__` guard, where no other file calls it): the values each passes (a name by
-        its bindings where the call reads it), or a default. None when any is unknown."""
+        is bound to by every call of it in a program (`ProgramRanks.program_arguments`): the
+        values each passes (a name by its bindings where the call reads it), or a default.
+        None when any is unknown."""
         scope = self.index.function_of(at)
-        if not isinstance(scope, ast.FunctionDef) or not isinstance(self.index.parents.get(scope), ast.Module) \
-                or name not in nm.function_params(scope) or not self.ranks.in_program():
+        arguments = self.ranks.program_arguments(scope, name) \
+            if isinstance(scope, ast.FunctionDef) and name in nm.function_params(scope) else None
+        if arguments is None:
             return None
-        passed = self.ranks.passed(scope, name)
-        if not passed:
-            return None
-        defaults = parameter_defaults(scope)
         out: list = []
-        for call, arg in passed:
-            if arg is None:
-                arg = defaults.get(name)
-                if arg is None:
-                    return None
+        for call, arg in arguments:
             values = [arg] if not isinstance(arg, ast.Name) else self.names.of(arg, call)
             if not values or any(not isinstance(v, ast.AST) for v in values):
                 return None
