@@ -212,6 +212,12 @@ class _Scanner:
                 pos = nxt
 
 
+def code_text(data: bytes) -> str:
+    """The sources of a notebook's code cells, joined by newlines: what scans of its text read
+    (its imports, its `sys.path` calls, its star imports). Raises `NotebookError`."""
+    return "\n".join(cell.source for cell in parse_notebook(data).cells if cell.cell_type == "code")
+
+
 def cell_sources(text: str) -> Dict[int, str]:
     """1-based cell number -> source text, for showing code frames of notebook diagnostics."""
     obj = json.loads(text.lstrip("\ufeff"))

@@ -8,7 +8,6 @@ every file of the project for its names (a scan per lookup made linking quadrati
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -73,13 +72,7 @@ def module_candidates(module: str, importer: str) -> List[str]:
         bases = [importer_dir[:base] for base in range(len(importer_dir), 0, -1)]
     else:
         return []
-    out = []
-    for base in bases:
-        stem = os.sep.join(base + words)
-        if not words or words[-1] != "__init__":  # `pkg/__init__.py` is named `pkg`
-            out.extend((stem + ".py", stem + ".pyi"))
-        out.extend((stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"))
-    return out
+    return [path for base in bases for path in _module_files(os.sep.join(base + words), words)]
 
 
 def added_search_dirs(raw: bytes, importer: str) -> Tuple[str, ...]:
@@ -101,14 +94,14 @@ def added_search_dirs(raw: bytes, importer: str) -> Tuple[str, ...]:
 
 
 def notebook_code(raw: bytes) -> bytes:
-    """A notebook's code cells, one after the other (for the scans of bytes: its imports, its
-    `sys.path` calls); nothing when it is no notebook JSON."""
+    """A notebook's code cells (`notebook.jsonfile.code_text`), for the scans of bytes: its
+    imports, its `sys.path` calls; nothing when it is no notebook."""
+    from ..notebook.jsonfile import NotebookError, code_text
+
     try:
-        cells = json.loads(raw.decode("utf-8-sig", "replace")).get("cells", [])
-    except (ValueError, AttributeError):
+        return code_text(raw).encode("utf-8")
+    except NotebookError:
         return b""
-    sources = (cell.get("source", "") for cell in cells if isinstance(cell, dict) and cell.get("cell_type") == "code")
-    return "\n".join("".join(s) if isinstance(s, list) else str(s) for s in sources).encode("utf-8")
 
 
 def resolve_module(module: str, importer: str, files: Iterable[str]) -> Optional[str]:
@@ -162,13 +155,16 @@ class ModuleTable:
         words = module.split(".")
         if not found and all(_IDENTIFIER.match(w) for w in words):  # absolute names only
             for base in self.added_dirs(importer):
-                found = [p for p in _stem_paths(os.path.join(base, *words))
+                found = [p for p in _module_files(os.path.join(base, *words), words)
                          if p in self.order and p != os.path.abspath(importer)]
                 if found:
                     break
         return min(found, key=self.order.__getitem__) if found else None
 
 
-def _stem_paths(stem: str) -> List[str]:
-    """`pkg/mod.py`, `pkg/mod.pyi`, `pkg/mod/__init__.py`, `pkg/mod/__init__.pyi`."""
-    return [stem + ".py", stem + ".pyi", stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"]
+def _module_files(stem: str, words: List[str]) -> List[str]:
+    """The files the dotted name `words` can be at `stem` (its path from one base directory):
+    `stem.py` and `.pyi` (not for `pkg.__init__`: `pkg/__init__.py` is named `pkg`), then
+    `stem/__init__.py` and `.pyi`."""
+    out = [] if words and words[-1] == "__init__" else [stem + ".py", stem + ".pyi"]
+    return out + [stem + os.sep + "__init__.py", stem + os.sep + "__init__.pyi"]

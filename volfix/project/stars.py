@@ -59,13 +59,12 @@ def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
     that is not a comment spells it): those modules must keep binding it."""
     if raw is None or b"import" not in raw or b"Variable" not in raw:
         return []
-    from ..notebook.jsonfile import NotebookError, parse_notebook
+    from ..notebook.jsonfile import NotebookError, code_text
 
     try:
-        nb = parse_notebook(raw)
+        code = code_text(raw)
     except NotebookError:
         return []
-    code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
     uses = any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
                for line in code.splitlines())
     return _CELL_STAR_IMPORT.findall(code) if uses else []
