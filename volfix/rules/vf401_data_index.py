@@ -320,8 +320,20 @@ def _indexed_again(node: ast.Subscript, ctx) -> bool:
 
 
 def _loss_named(expr: ast.AST) -> bool:
+    """`loss`, `d_loss`, `self.loss`; also an entry of a collection named like losses
+    (`losses[loss_name]`, `self.losses[k]`) or under a key named like one (`state['loss']`)."""
+    if isinstance(expr, ast.Subscript):
+        key = expr.slice
+        if isinstance(key, (ast.Slice, ast.Tuple)):
+            return False
+        return (isinstance(key, ast.Constant) and isinstance(key.value, str) and _loss_words(key.value)
+                or _loss_named(expr.value))
     name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
-    return name is not None and any(word.lower() in LOSS_WORDS for word in _WORD.findall(name))
+    return name is not None and _loss_words(name)
+
+
+def _loss_words(name: str) -> bool:
+    return any(word.lower() in LOSS_WORDS for word in _WORD.findall(name))
 
 
 def _loss_callee(expr: ast.AST) -> bool:
