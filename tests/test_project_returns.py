@@ -214,6 +214,42 @@ def test_a_method_of_an_instance_made_by_one_class_or_another(tmp_path):
     assert reads_in(tmp_path / "differ", "main.py") == [("main.py", 11, "value_loss.data[0]", False)]
 
 
+def test_a_returned_term_of_a_sum_the_method_called_backward_on(tmp_path):
+    """pytorch-a2c-ppo-acktr's `update()` returns `dist_entropy`, bound from the policy's
+    `evaluate_actions` (a model passed in: not read), after `(value_loss * c + action_loss -
+    dist_entropy * coef).backward()`: without a gradient, 0.3 ran `backward()` only on one
+    element, so each term held one. A value backward is given a gradient for is not."""
+    write(tmp_path, {"algo/__init__.py": "from .a2c import A2C\n", "algo/a2c.py": '''\
+        class A2C(object):
+            def __init__(self, actor_critic, optimizer):
+                self.actor_critic = actor_critic
+                self.optimizer = optimizer
+
+            def update(self, obs, actions, returns):
+                values, log_probs, dist_entropy = self.actor_critic.evaluate_actions(obs, actions)
+                value_loss = (returns - values).pow(2).mean()
+                action_loss = -log_probs.mean()
+                (value_loss * 0.5 + action_loss - dist_entropy * 0.01).backward()
+                return values, dist_entropy
+
+            def rows(self, obs, actions, grad):
+                values, log_probs, dist_entropy = self.actor_critic.evaluate_actions(obs, actions)
+                values.backward(grad)
+                return values, dist_entropy
+        ''', "main.py": '''\
+        import torch
+        import algo
+
+
+        def main(policy, optimizer, obs, actions, returns, grad):
+            agent = algo.A2C(policy, optimizer)
+            values, dist_entropy = agent.update(obs, actions, returns)
+            rows, entropy = agent.rows(obs, actions, grad)
+            print(dist_entropy.data[0], values.data[0], rows.data[0], entropy.data[0])
+        '''})
+    assert reads_in(tmp_path, "main.py") == [("main.py", 9, "dist_entropy.data[0]", True)]
+
+
 def test_names_a_star_import_binds(tmp_path):
     """multi_task_code_switched_language_modeling's NeuralCacheEval.py: `from
     dataController.Batching import *`, then `batching = Batching()` and `X, Y =

@@ -13,6 +13,7 @@ import ast
 from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
+from .backward_terms import backward_term
 from .bindings import Element, NameBindings, Unpacked
 from .call_returns import CallReturns
 from .ranks import Ranks
@@ -265,13 +266,14 @@ class ScalarValues(Callees, CallReturns):
                     return False
                 tensor = True
             elif isinstance(v, Unpacked):
-                if empty_literal(v.value) or not self.item(v.value, v.path, at, depth + 1, seen):
+                if empty_literal(v.value) or not (self.item(v.value, v.path, at, depth + 1, seen)
+                                                  or backward_term(self.index, v.value, name)):
                     return False
                 tensor = True
             elif is_number(v) or own_item(v, name) or self.single(v, v, depth + 1, set(seen)) \
                     or self.scalar(v, v, depth + 1, set(seen)):  # `k = min(max(k, 0), 1)` after `k = k.data[0]`
                 continue
-            elif self.one_element(v, v, depth + 1, seen):
+            elif self.one_element(v, v, depth + 1, seen) or backward_term(self.index, v, name):
                 tensor = True
             else:
                 return False

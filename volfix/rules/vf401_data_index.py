@@ -28,7 +28,9 @@ class ScalarDataIndex(Rule):
     bound to one), and `x[0]` where `x` certainly is one (`total_loss[0]` after `total_loss +=
     len(data) * criterion(...).data`; `prec1[0]` after `prec1, prec5 = accuracy(...)`, whose
     list holds sums over the one dimension of `correct[:k].view(-1)`); a value only named
-    like a loss (`loss`, `d_loss`, `self.loss`) gets an unsafe fix. Also a value 0-dim by the
+    like a loss (`loss`, `d_loss`, `self.loss`, `losses[name]`, `state['loss']`) gets an unsafe
+    fix. A value the code calls `.backward()` on as a term of a sum is one element, whatever made
+    it (`dist_entropy` in `(value_loss + action_loss - dist_entropy * coef).backward()`). Also a value 0-dim by the
     ranks of what it indexes: `p[targets[idx].data]` with `p` a row of `softmax(out.view(-1,
     n))` and `targets` 1-dim, an element of a `topk` order's row, `torch.std(torch.cat(ts), 0)`
     of shape-(1,) values, one label of a batch from a `DataLoader` of `torchvision.datasets.MNIST`
@@ -112,7 +114,12 @@ class ScalarDataIndex(Rule):
     1-dim `torch.zeros(1)` a moving average starts as, whose number `.item()` reads as
     `.data[0]` did; `loss += w.pow(2).sum() * l2_reg`, in place, keeps the loss one element
     whatever it adds; an option of `parser.parse_args()`, `args.lr` or `args['beta']`, is a
-    number). A
+    number; a name bound by an assignment the same block follows, with no jump between, by a
+    `.backward()` without a gradient on a sum it is a term of: `(value_loss * c + action_loss -
+    dist_entropy * coef).backward()` after `values, log_probs, dist_entropy =
+    self.actor_critic.evaluate_actions(...)`, whose model volfix cannot read: 0.3 ran such a
+    `backward()` only on one element, and no term of element-wise arithmetic has more elements
+    than its result). A
     name holds what the assignment before the read gave it: `losses = [torch.mean(l) for l in
     losses]` after `losses = model(x)` is a list of one-element values. The function or class
     may be another file's of the project (`from miscc.utils import compute_discriminator_loss`,
@@ -131,7 +138,9 @@ class ScalarDataIndex(Rule):
     0-d array): the fix is unsafe, since 0.3 gave a NumPy scalar (`numpy.float32`) and
     `.item()` gives the same value as a Python number, which prints with more digits.
 
-    The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`) or made
+    The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`; also an
+    entry of a collection named like losses, `losses[loss_name]`, or under a key named like a
+    loss, `state['loss']`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
     if it held several elements, `.data[0]` meant its first one and `.item()` raises. So it
     is for arithmetic of one-element values (or values named like a loss) with a name or an

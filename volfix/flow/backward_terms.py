@@ -1,0 +1,113 @@
+"""A value the code later calls `.backward()` on, with no gradient, as a term of a sum: one
+element, whatever made it.
+
+In 0.3, `Variable.backward()` without a gradient raised unless the Variable held one element
+("backward should be called only on a scalar (i.e. 1-element tensor) or with gradient w.r.t.
+the variable"); the legacy code ran, so it held one. The terms of element-wise arithmetic
+(`+`, `-`, `*`, `/`, `**`, a unary sign) broadcast to the result's shape, which has at least as
+many elements as each of them (and none, when one of them has none): each term held one element
+too. So `dist_entropy`, bound by `values, log_probs, dist_entropy, _ = self.model.evaluate(...)`
+from a model volfix cannot read, is one element when the same block goes on, without a jump, to
+`(value_loss * c + action_loss - dist_entropy * coef).backward()` (or binds that sum to a name
+first and calls `loss.backward()`): the RL trainers' `update()` returns it, and `.data[0]` of
+it raises today.
+"""
+import ast
+from typing import Optional
+
+_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+_JUMPS = (ast.Return, ast.Break, ast.Continue, ast.Raise)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+MAX_AHEAD = 40  # statements of the block looked at after the binding
+
+
+def backward_term(index, bound: ast.AST, name: str) -> bool:
+    """Whether `name`, bound by the plain assignment holding `bound` (its value), is a term of
+    the sum a later statement of the same block calls `.backward()` on, every statement between
+    running through (no `return`, `break`, `continue` or `raise` among them) and none binding
+    `name` again."""
+    stmt = bound
+    while stmt is not None and not isinstance(stmt, ast.stmt):
+        stmt = index.parents.get(stmt)
+    if not (isinstance(stmt, ast.Assign) and name in {n.id for t in stmt.targets for n in ast.walk(t)
+                                                     if isinstance(n, ast.Name)}):
+        return False  # not this name's assignment (a parameter filled by a call elsewhere)
+    slot = index.slot_of(stmt)
+    if slot is None:
+        return False
+    block, position = slot[2], slot[3]
+    sums = {}  # `loss = a + b - c * w` before `loss.backward()`: the sum a name holds
+    for later in block[position + 1:position + 1 + MAX_AHEAD]:
+        target = _backward_of(later)
+        if target is not None:
+            if isinstance(target, ast.Name) and target.id in sums:
+                target = sums[target.id]
+            if name in _terms(target):
+                return True
+        if _jumps(later) or _binds(later, name):
+            return False
+        if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name):
+            sums[later.targets[0].id] = later.value
+        else:
+            for bound_name in _bound_names(later):
+                sums.pop(bound_name, None)
+    return False
+
+
+def _backward_of(stmt: ast.stmt) -> Optional[ast.AST]:
+    """`E` of the statement `E.backward()` (keywords but `gradient` allowed: `retain_graph`)."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    call = stmt.value
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "backward") or call.args:
+        return None
+    if any(k.arg in (None, "gradient", "grad_variables", "grad_tensors") for k in call.keywords):
+        return None
+    return func.value
+
+
+def _terms(expr: ast.AST) -> set:
+    """The names that are terms of element-wise arithmetic `expr` (`expr` itself included)."""
+    out, pending = set(), [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ELEMENTWISE):
+            pending += [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            pending.append(node.operand)
+        elif isinstance(node, ast.Name):
+            out.add(node.id)
+    return out
+
+
+def _walk_own(stmt: ast.stmt):
+    """The nodes of `stmt`, not those of a def, lambda or class inside it."""
+    if isinstance(stmt, _SCOPES):
+        yield stmt
+        return
+    pending = [stmt]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending += [child for child in ast.iter_child_nodes(node) if not isinstance(child, _SCOPES)]
+
+
+def _jumps(stmt: ast.stmt) -> bool:
+    return any(isinstance(node, _JUMPS) for node in _walk_own(stmt))
+
+
+def _bound_names(stmt: ast.stmt) -> set:
+    names = set()
+    for node in _walk_own(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+def _binds(stmt: ast.stmt, name: str) -> bool:
+    return name in _bound_names(stmt)
