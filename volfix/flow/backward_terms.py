@@ -1,9 +1,9 @@
 """A value the code later calls `.backward()` on, with no gradient, as a term of a sum: one
 element, whatever made it.
 
-In 0.3, `Variable.backward()` without a gradient raised unless the Variable held one element
-("backward should be called only on a scalar (i.e. 1-element tensor) or with gradient w.r.t.
-the variable"); the legacy code ran, so it held one. The terms of element-wise arithmetic
+In 0.3, as today, `backward()` without a gradient raised unless the Variable held one element
+(`torch.autograd._make_grads`: "grad can be implicitly created only for scalar outputs"; a
+Variable that does not require grad raised too); the legacy code ran, so it held one. The terms of element-wise arithmetic
 (`+`, `-`, `*`, `/`, `**`, a unary sign) broadcast to the result's shape, which has at least as
 many elements as each of them (and none, when one of them has none): each term held one element
 too. So `dist_entropy`, bound by `values, log_probs, dist_entropy, _ = self.model.evaluate(...)`
