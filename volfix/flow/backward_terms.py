@@ -22,15 +22,14 @@ MAX_AHEAD = 40  # statements of the block looked at after the binding
 
 
 def backward_term(index, bound: ast.AST, name: str) -> bool:
-    """Whether `name`, bound by the plain assignment holding `bound` (its value), is a term of
-    the sum a later statement of the same block calls `.backward()` on, every statement between
-    running through (no `return`, `break`, `continue` or `raise` among them) and none binding
-    `name` again."""
+    """Whether `name` (a local name, or `self.loss_G_GAN`), bound by the plain assignment
+    holding `bound` (its value), is a term of the sum a later statement of the same block calls
+    `.backward()` on, every statement between running through (no `return`, `break`,
+    `continue` or `raise` among them) and none binding `name` again."""
     stmt = bound
     while stmt is not None and not isinstance(stmt, ast.stmt):
         stmt = index.parents.get(stmt)
-    if not (isinstance(stmt, ast.Assign) and name in {n.id for t in stmt.targets for n in ast.walk(t)
-                                                     if isinstance(n, ast.Name)}):
+    if not (isinstance(stmt, ast.Assign) and name in {_key(n) for t in stmt.targets for n in ast.walk(t)}):
         return False  # not this name's assignment (a parameter filled by a call elsewhere)
     slot = index.slot_of(stmt)
     if slot is None:
@@ -40,17 +39,43 @@ def backward_term(index, bound: ast.AST, name: str) -> bool:
     for later in block[position + 1:position + 1 + MAX_AHEAD]:
         target = _backward_of(later)
         if target is not None:
-            if isinstance(target, ast.Name) and target.id in sums:
-                target = sums[target.id]
+            target = sums.get(_key(target), target)
             if name in _terms(target):
                 return True
-        if _jumps(later) or _binds(later, name):
+        if _jumps(later) or name in _bound_keys(later) or _calls_a_method_storing(index, later, name):
             return False
-        if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name):
-            sums[later.targets[0].id] = later.value
+        if isinstance(later, ast.Assign) and len(later.targets) == 1 and _key(later.targets[0]):
+            sums[_key(later.targets[0])] = later.value
         else:
-            for bound_name in _bound_names(later):
-                sums.pop(bound_name, None)
+            for key in _bound_keys(later):
+                sums.pop(key, None)
+    return False
+
+
+def _key(node: ast.AST) -> Optional[str]:
+    """`loss` for a name, `self.loss_G` for an attribute of `self`; None otherwise."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _calls_a_method_storing(index, stmt: ast.stmt, key: str) -> bool:
+    """`self.reset()` between `self.loss_a = ...` and the `backward()`, where `reset` (a method
+    of the class) stores `self.loss_a` again: the sum may hold that value instead."""
+    if not key.startswith("self."):
+        return False
+    cls = index.method_class(index.function_of(stmt))
+    if cls is None:
+        return True
+    methods = {d.name: d for d in cls.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in _walk_own(stmt):
+        if isinstance(node, ast.Call) and _key(node.func) and _key(node.func)[5:] in methods \
+                and _key(node.func).startswith("self."):
+            method = methods[_key(node.func)[5:]]
+            if any(key in _bound_keys(s) for s in method.body):
+                return True
     return False
 
 
@@ -76,8 +101,8 @@ def _terms(expr: ast.AST) -> set:
             pending += [node.left, node.right]
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             pending.append(node.operand)
-        elif isinstance(node, ast.Name):
-            out.add(node.id)
+        elif _key(node):
+            out.add(_key(node))
     return out
 
 
@@ -97,17 +122,14 @@ def _jumps(stmt: ast.stmt) -> bool:
     return any(isinstance(node, _JUMPS) for node in _walk_own(stmt))
 
 
-def _bound_names(stmt: ast.stmt) -> set:
-    names = set()
+def _bound_keys(stmt: ast.stmt) -> set:
+    """The names and `self` attributes `stmt` binds (or deletes)."""
+    keys = set()
     for node in _walk_own(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)) and _key(node):
+            keys.add(_key(node))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
+            keys.update(node.names)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-    return names
-
-
-def _binds(stmt: ast.stmt, name: str) -> bool:
-    return name in _bound_names(stmt)
+            keys.add(node.name)
+    return keys

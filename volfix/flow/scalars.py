@@ -213,14 +213,17 @@ class ScalarValues(Callees, CallReturns):
 
     def attribute(self, attr: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`self.loss` read in a method: every value the class's methods assign it is one
-        element (`self.loss = self.criterion(input, self.target)` in `forward`; a `None` it
-        starts as is never read as a tensor), and the class body binds no `loss` of its own."""
+        element (`self.loss = self.criterion(input, self.target)` in `forward`, or a term of the
+        sum the method then calls `.backward()` on; a `None` it starts as is never read as a
+        tensor), and the class body binds no `loss` of its own."""
         cls = self.index.method_class(self.index.function_of(at))
         if cls is None:
             return False
         values = [v for v in self.names.self_bindings(attr, at) if not is_none(v)]
         return self._guarded(f"one self.{attr} {id(cls)}", seen, True, lambda: (
-            bool(values) and all(isinstance(v, ast.AST) and self.one_element(v, v, depth + 1, seen) for v in values)
+            bool(values) and all(isinstance(v, ast.AST) and (self.one_element(v, v, depth + 1, seen)
+                                                             or backward_term(self.index, v, "self." + attr))
+                                 for v in values)
             and not self._class_binds(attr, at)))
 
     def options(self, expr: ast.AST, at: ast.AST) -> bool:

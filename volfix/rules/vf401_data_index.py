@@ -119,7 +119,9 @@ class ScalarDataIndex(Rule):
     dist_entropy * coef).backward()` after `values, log_probs, dist_entropy =
     self.actor_critic.evaluate_actions(...)`, whose model volfix cannot read: 0.3 ran such a
     `backward()` only on one element, and no term of element-wise arithmetic has more elements
-    than its result). A
+    than its result; so is an attribute every store of which is such a term, `self.loss_G_GAN`
+    before `self.loss_G = self.loss_G_GAN + self.loss_G_L1; self.loss_G.backward()`, unless a
+    method of the class called between stores it again). A
     name holds what the assignment before the read gave it: `losses = [torch.mean(l) for l in
     losses]` after `losses = model(x)` is a list of one-element values. The function or class
     may be another file's of the project (`from miscc.utils import compute_discriminator_loss`,
