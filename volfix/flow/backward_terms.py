@@ -71,11 +71,10 @@ def _calls_a_method_storing(index, stmt: ast.stmt, key: str) -> bool:
         return True
     methods = {d.name: d for d in cls.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in _walk_own(stmt):
-        if isinstance(node, ast.Call) and _key(node.func) and _key(node.func)[5:] in methods \
-                and _key(node.func).startswith("self."):
-            method = methods[_key(node.func)[5:]]
-            if any(key in _bound_keys(s) for s in method.body):
-                return True
+        called = _key(node.func) if isinstance(node, ast.Call) else None
+        method = methods.get(called[len("self."):]) if called and called.startswith("self.") else None
+        if method is not None and any(key in _bound_keys(s) for s in method.body):
+            return True
     return False
 
 

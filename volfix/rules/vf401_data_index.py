@@ -343,8 +343,8 @@ def _loss_named(expr: ast.AST) -> bool:
     return name is not None and _loss_words(name)
 
 
-def _loss_words(name: str) -> bool:
-    return any(word.lower() in LOSS_WORDS for word in _WORD.findall(name))
+def _loss_words(name: str, words: frozenset = LOSS_WORDS) -> bool:
+    return any(word.lower() in words for word in _WORD.findall(name))
 
 
 def _loss_callee(expr: ast.AST) -> bool:
@@ -353,7 +353,7 @@ def _loss_callee(expr: ast.AST) -> bool:
         return False
     func = expr.func
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    return name is not None and any(word.lower() in LOSS_CALLEE_WORDS for word in _WORD.findall(name))
+    return name is not None and _loss_words(name, LOSS_CALLEE_WORDS)
 
 
 def _full_index(expr: ast.AST) -> bool:
