@@ -804,3 +804,47 @@ def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_it
     monkeypatch.undo()
     row = fixed.splitlines().index("    return g_loss(batch, x).item()") + 1
     assert reads_in(tmp_path, "main.py") == [("main.py", row, "g_loss(batch, x).data[0]", True)]
+
+
+def test_a_loss_named_callee_made_outside_the_project(tmp_path):
+    """end-to-end-negotiator's test.py: `crit = Criterion(...)` after `from engine import
+    Criterion`, a module this tree does not have (also a library's loss, moved with `.cuda()`,
+    or an imported function): volfix cannot read what the call returns, so a `crit(...)` read
+    gets the unsafe fix a loss passed in as a parameter gets. A class of the project whose
+    call volfix reads and finds not one element keeps the read unreported, and so does a
+    callee not named like a loss."""
+    write(tmp_path, {"losses.py": '''\
+        import torch.nn as nn
+
+
+        class PerRow(nn.Module):
+            def forward(self, x, y):
+                return (x - y).sum(1)
+        ''', "test.py": '''\
+        import torch
+        from engine import Criterion
+        from lossfns import focal_loss, Scorer
+        from losses import PerRow
+
+
+        def main(out, tgt):
+            crit = Criterion(out.size(1))
+            moved_crit = Criterion(3).cuda()
+            row_crit = PerRow()
+            scorer = Scorer()
+            print(crit(out, tgt).data[0], moved_crit(out, tgt).data[0], focal_loss(out, tgt).data[0])
+            print(row_crit(out, tgt).data[0], scorer(out, tgt).data[0])
+        '''})
+    assert reads_in(tmp_path, "test.py") == [
+        ("test.py", 12, "crit(out, tgt).data[0]", False), ("test.py", 12, "moved_crit(out, tgt).data[0]", False),
+        ("test.py", 12, "focal_loss(out, tgt).data[0]", False)]
+    assert findings(tmp_path, [tmp_path / "test.py"]) == reads_in(tmp_path, "test.py")  # pre-commit: the file alone
+    notes = [d.note for r in run([str(tmp_path)], config=Config(select=("VF401",)),
+                                 options=RunOptions(mode="check", use_cache=False, jobs=1)) for d in r.diagnostics]
+    assert sum("`engine.Criterion` comes from a module the project does not hold" in n for n in notes) == 2
+    assert sum("`lossfns.focal_loss` comes from a module the project does not hold" in n for n in notes) == 1
+    (tmp_path / "engine.py").write_text("class Criterion(object):\n    def __call__(self, out, y):\n        return out\n")
+    assert [read for _, _, read, _ in reads_in(tmp_path, "test.py")] == ["focal_loss(out, tgt).data[0]"]
+    (tmp_path / "engine.py").unlink()
+    (tmp_path / ".git").rmdir()  # no project root: whether the project has `engine` is unknown
+    assert reads_in(tmp_path, "test.py") == []

@@ -115,6 +115,8 @@ def asked_returns(index) -> List[str]:
                 subject = subject.value
             values.one_element(subject, node)
             values.variable(subject, node)
+            if isinstance(subject, ast.Call):  # `crit(out, y)`: is `crit` made outside the project?
+                values.known_callee(subject.func, node)
         return sorted(index.scalar_returns.asked)
     finally:
         index.scalar_returns = saved

@@ -21,6 +21,9 @@ ITEM_1D = "item1d:"  # a tuple whose item k is a 1-dim tensor (`return data, tar
 ONE_DEFAULTS = "one-defaults:"
 # A method (`forward`) one element when the instance was made keeping those defaults of `__init__`.
 ONE_MADE = "one-made:"
+# What the project index gives a key whose module is no file of the project (a library's, or
+# one the tree lacks): volfix cannot read what it returns (`known_callee`).
+OUTSIDE = "outside"
 MAX_ITEMS = 8  # items of a returned tuple looked at
 MAX_MEMBER_DEPTH = 3  # lists of lists of instances followed
 # The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its
@@ -72,28 +75,50 @@ class Callees:
     def known_callee(self, func: ast.AST, at: ast.AST) -> bool:
         """`criterion` (or `self.criterion`) is bound only by assignments volfix reads, so
         what it is was decided by `loss_module` (a parameter or a loop target is unknown, and so
-        is the result of a call volfix cannot follow: `loss_fn = make()` with `make` passed in)."""
-        if self.index.qual(func) is not None:
-            return True  # `F.mse_loss`, an imported function: `call` knows it or it is no loss
+        is the result of a call volfix cannot follow: `loss_fn = make()` with `make` passed in,
+        or a function or class of a module the project does not have: `crit = Criterion(...)`
+        after `from engine import Criterion` with no `engine.py`, a library's loss)."""
+        qual = self.index.qual(func)
+        if qual is not None:  # `F.mse_loss`, a project function: `call` knows it or it is no loss
+            return not self._outside(qual)
         values = self.names.of(func, at)
         return bool(values) and all(isinstance(v, ast.AST) and not self._opaque_call(v) for v in values)
 
     def _opaque_call(self, value: ast.AST) -> bool:
         """A call of a name that is neither imported nor a def or class of this module (a
-        parameter, a local): what it returns is not read."""
-        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                and value.func.attr in MODULE_MOVES and self.index.qual(value.func) is None:
-            value = value.func.value  # `make().cuda()`
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        parameter, a local), or of a class imported from outside the project: what it returns
+        (or its instance's call) is not read."""
+        value = _unmoved(value, self.index)
+        if not isinstance(value, ast.Call):
             return False
-        return self.index.qual(value.func) is None and self._module_def(value.func.id, value) is None \
+        if self.index.qual(value.func) is not None:
+            return self.made_outside(value) is not None
+        return isinstance(value.func, ast.Name) and self._module_def(value.func.id, value) is None \
             and self.star_name(value.func, value) is None
+
+    def outside_callee(self, func: ast.AST, at: ast.AST) -> Optional[str]:
+        """The qualified name, outside the project, of what `func` is or what made it
+        (`engine.Criterion` for `crit` after `crit = Criterion(...)`), for the note."""
+        qual = self.index.qual(func)
+        if qual is not None:
+            return qual if self._outside(qual) else None
+        made = [self.made_outside(v) for v in self.names.of(func, at) or () if isinstance(v, ast.AST)]
+        return next((m for m in made if m is not None), None)
+
+    def made_outside(self, value: ast.AST) -> Optional[str]:
+        """`engine.Criterion` for `Criterion(...)` (also moved, `.cuda()`) when the project
+        index found its module in no file of the project."""
+        value = _unmoved(value, self.index)
+        qual = self.index.qual(value.func) if isinstance(value, ast.Call) else None
+        return qual if qual is not None and self._outside(qual + INSTANCE_CALL) else None
+
+    def _outside(self, key: str) -> bool:
+        """The project index found `key`'s module in no file of the project."""
+        return not nm.is_torch(key) and OUTSIDE in self.index.scalar_returns.get(key, ())
 
     def is_loss_module(self, value: ast.AST) -> bool:
         """`nn.CrossEntropyLoss()`, also moved: `nn.MSELoss(size_average=False).cuda()`."""
-        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-               and value.func.attr in MODULE_MOVES and self.index.qual(value.func) is None):
-            value = value.func.value
+        value = _unmoved(value, self.index)
         if not isinstance(value, ast.Call):
             return False
         qual = self.index.qual(value.func)
@@ -297,6 +322,14 @@ class Callees:
         imported = any(bound == name for s in statements if isinstance(s, (ast.Import, ast.ImportFrom))
                        for bound, _ in nm.import_bindings(s))
         return None if imported else found[0]
+
+
+def _unmoved(value: ast.AST, index) -> ast.AST:
+    """`make()` for `make().cuda()`: what a move of a module (not torch's function) was called on."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in MODULE_MOVES and index.qual(value.func) is None:
+        value = value.func.value
+    return value
 
 
 def own_def(cls: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:

@@ -455,7 +455,7 @@ class ProjectIndex:
         asked.update(self.cached_facts(cells, self.known_asked, notebook_returns_asked, self.facts.put_returns_asked))
         readers += cells
         pairs = [(path, asked.get(path, ())) for path, _ in readers]
-        found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars)
+        found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars, self.whole_project)
         for path, keys in unshared_functions(pairs, self.files if self.whole_project else [], self.bytes_of).items():
             found[path] = tuple(sorted({**dict(found.get(path, ())), **keys}.items()))
         return found

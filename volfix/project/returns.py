@@ -10,7 +10,7 @@ import re
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..flow.returns import asked_returns, returns_facts
-from ..flow.scalar_callees import INSTANCE_CALL, INSTANCE_METHOD, STAR_MODULE, UNSHARED
+from ..flow.scalar_callees import INSTANCE_CALL, INSTANCE_METHOD, OUTSIDE, STAR_MODULE, UNSHARED
 from ..syntax import names as nm
 from ..syntax.document import Document
 from .helpers import document_of
@@ -128,14 +128,17 @@ def split_returns_key(key: str) -> Tuple[str, str]:
 
 def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleTable,
                     returns_of: Callable[[List[str], Dict[str, Optional[tuple]]], None],
-                    rounds: int, stars: Optional[Dict[str, Tuple[str, ...]]] = None
+                    rounds: int, stars: Optional[Dict[str, Tuple[str, ...]]] = None, whole_project: bool = False
                     ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
     """`Links.scalar_returns` of each reader: what the functions, classes' instances and methods
     of other files it asks about (`asked`: reader -> keys) return. `returns_of(paths, facts)`
     fills the defining files' facts (path -> (returns, imported names)); a name one of them
     imports is followed to the file it comes from, for at most `rounds` hops. A `*.name` key
     (`STAR_MODULE`) is looked up in the last of the project modules the reader star-imports
-    (`stars`: reader -> paths, in import order) that binds the name, as Python does."""
+    (`stars`: reader -> paths, in import order) that binds the name, as Python does. With
+    `whole_project` (the modules are all the project's), a key whose module is no file of the
+    project (a library's, or one this tree lacks: `from engine import Criterion` with no
+    `engine.py`) gets `OUTSIDE`: what it returns cannot be read."""
     # (reader, key as it asks, module, name in the module, what after the name, importer, file)
     todo: List[Tuple[str, str, str, str, str, str, Optional[str]]] = []
     facts: Dict[str, Optional[tuple]] = {}
@@ -144,6 +147,8 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
     returns_of(starred, facts)
     for path, keys in asked:
         for key in keys:
+            if key.startswith(UNSHARED):
+                continue  # `unshared_functions` answers these
             qual, suffix = split_returns_key(key)
             where = module_and_name(qual)
             if where is None:
@@ -167,6 +172,8 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
         returns_of(need, facts)
         later = []
         for (reader, key, _, name, suffix, _, _), target in zip(todo, targets):
+            if target is None and whole_project:
+                out.setdefault(reader, {})[key] = (OUTSIDE,)
             found = facts.get(target) if target is not None else None
             if found is None:
                 continue

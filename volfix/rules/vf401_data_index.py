@@ -143,7 +143,9 @@ class ScalarDataIndex(Rule):
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`; also an
     entry of a collection named like losses, `losses[loss_name]`, or under a key named like a
     loss, `state['loss']`) or made
-    by a callee named like one that volfix cannot see (`criterion` passed in as a parameter):
+    by a callee named like one that volfix cannot see (`criterion` passed in as a parameter,
+    or `crit = Criterion(...)` of a module no file of the project holds: a library's loss, or
+    `from engine import Criterion` in a tree without `engine.py`):
     if it held several elements, `.data[0]` meant its first one and `.item()` raises. So it
     is for arithmetic of one-element values (or values named like a loss) with a name or an
     attribute volfix cannot type (`(self.gamma * d_loss_real - d_loss_fake).data[0]` with
@@ -223,10 +225,12 @@ class ScalarDataIndex(Rule):
                 f"with a tensor of several elements there, `.data[0]` of `{shown}` meant the first and "
                 f"`.item()` raises")
         if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
+            outside = scalars.outside_callee(subject.func, node) if isinstance(subject, ast.Call) else None
+            why = f"`{outside}` comes from a module the project does not hold" if outside \
+                else "it is not bound to a known loss or reduction"
             return subject, Applicability.UNSAFE, (
-                f"unsafe fix: volfix cannot tell that `{shown}` has one element (it is "
-                f"not bound to a known loss or reduction); if it has several, `.data[0]` meant the first "
-                f"and `.item()` raises")
+                f"unsafe fix: volfix cannot tell that `{shown}` has one element ({why}); if it has "
+                f"several, `.data[0]` meant the first and `.item()` raises")
         return None
 
     @staticmethod
