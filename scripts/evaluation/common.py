@@ -538,7 +538,10 @@ class Volfix:
 
 
 def copy_tree(src: str, dst: str) -> None:
-    """Copy the source files of `src` (and the files that configure volfix) into a fresh `dst`."""
+    """Copy the source files of `src` (and the files that configure volfix) into a fresh `dst`,
+    marked as a project root (an empty `.git`) as the user's checkout of the repository is: volfix
+    then reads the copy as a whole project (which files call a function, which modules the
+    project does not hold), as it does there."""
     if os.path.exists(dst):
         shutil.rmtree(dst)
     for dirpath, dirnames, filenames in os.walk(src):
@@ -548,7 +551,7 @@ def copy_tree(src: str, dst: str) -> None:
             if name.endswith(SOURCE_EXTS) or name in ("pyproject.toml", "volfix.toml", ".gitignore"):
                 os.makedirs(os.path.join(dst, rel), exist_ok=True)
                 shutil.copy2(os.path.join(dirpath, name), os.path.join(dst, rel, name))
-    os.makedirs(dst, exist_ok=True)
+    os.makedirs(os.path.join(dst, ".git"), exist_ok=True)
 
 
 def tree_digest(root: str) -> Dict[str, bytes]:
