@@ -142,6 +142,9 @@ class Source:
     # a helper's call site whose result has no autograd history (it returns Python numbers): the
     # call records under the flag, and the taint ends there
     result_free: bool = False
+    # a helper's call site whose returned tuple, of `items[0]` items, holds the value only at
+    # the positions `items[1]` (`return Variable(states), next_states`)
+    items: Optional[Tuple[int, FrozenSet[int]]] = None
 
     @property
     def kind(self) -> str:

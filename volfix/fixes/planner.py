@@ -203,7 +203,8 @@ class Planner:
                                     computing=[s.node for s in group.sources if s.computing],
                                     result_free=[s.node for s in group.sources if s.result_free],
                                     trains=lambda call: self.placer.trainer.of_call(call) is not None,
-                                    wrappers=self.ctx.wrappers()).run()
+                                    wrappers=self.ctx.wrappers(),
+                                    items={id(s.node): s.items for s in group.sources if s.items is not None}).run()
         deleted = group.deleted
         stmts = [u for u in group.taint.uses_outside() if id(u) not in deleted]
         group.stmts = stmts

@@ -14,7 +14,7 @@ from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
-from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note
+from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note, returned_items
 from .taint import TaintAnalysis
 from .values import likely_grad
 
@@ -40,10 +40,12 @@ class Follower(HelperFollower):
                     escape.partly = partly  # type: ignore[attr-defined]
                     continue  # the callers' region would also cover the calls that get plain data
                 report = CallerReport()
+                items = returned_items(group.scope, taint, [s.node for s in group.sources])
                 for s in group.sources:
                     if id(group.scope) in self._helper_done:
                         break
-                    out.extend(self.follow_callers(s, group.scope, HelperFlag(None), report, visited=set()))
+                    out.extend(self.follow_callers(s, group.scope, HelperFlag(None), report, visited=set(),
+                                                   items=items))
                     break
                 self._helper_done.add(id(group.scope))
                 self.ctx.helpers.append(HelperRecord(group.sources[0], group.scope, HelperFlag(None), report))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import List, Optional, Set
+from typing import FrozenSet, List, Optional, Set, Tuple
 
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Source
 from ..model import Applicability
@@ -31,7 +31,8 @@ from ..syntax.index import FUNCTIONS
 from .calls import argument_for, call_sites, flag_kind, mapper_calls
 from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
-from .values import returns_autograd_free
+from .shapes import own_returns
+from .values import key_of, returns_autograd_free
 
 
 @dataclass
@@ -233,7 +234,7 @@ class HelperFollower:
                                          f"region{where}", W_UNSAFE, applicability=_unsafe())
 
     def follow_callers(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport,
-                       visited: Set[int], dry: bool = False) -> list:
+                       visited: Set[int], dry: bool = False, items: Optional[Tuple[int, FrozenSet[int]]] = None) -> list:
         if id(fn) in visited or len(visited) > 8:
             return []
         visited.add(id(fn))
@@ -253,11 +254,12 @@ class HelperFollower:
             if not known:
                 report.unresolved.append(f"line {site.lineno}")
                 continue
-            out.extend(self.caller_site(source, site, arg, flag, report, visited, dry, fn))
+            out.extend(self.caller_site(source, site, arg, flag, report, visited, dry, fn, items))
         return out
 
     def caller_site(self, source, site: ast.Call, arg: Optional[ast.AST], flag: HelperFlag,
-                    report: CallerReport, visited: Set[int], dry: bool = False, fn: Optional[ast.AST] = None) -> list:
+                    report: CallerReport, visited: Set[int], dry: bool = False, fn: Optional[ast.AST] = None,
+                    items: Optional[Tuple[int, FrozenSet[int]]] = None) -> list:
         """One call passing `arg` for the helper's flag: a source in its caller, a parameter
         passed on (followed), or nothing (false flag, already under a grad-mode region)."""
         kind = flag_kind(arg)
@@ -292,7 +294,7 @@ class HelperFollower:
         report.covered.append(site.lineno)
         free = fn is not None and returns_autograd_free(fn)
         return [Source(source.finding, site, self.index.statement_of(site), scope, new_flag, call_site=True,
-                       computing=source.computing or free, result_free=free)]
+                       computing=source.computing or free, result_free=free, items=items)]
 
     def external_callers(self, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
         links = self.ctx.links
@@ -369,6 +371,34 @@ class HelperFollower:
                                           "cannot find: their callers decide", [], weight=W_NONE)
             return
         planner.unwrap_only(source, note, W_INFO)
+
+def returned_items(fn: ast.AST, taint, sources: List[ast.AST]) -> Optional[Tuple[int, FrozenSet[int]]]:
+    """(size, positions) when every `return` of `fn` is a tuple of one size and the volatile
+    value (a source, or a name the taint reached) is only at some positions: `return
+    Variable(states), next_states` hands the caller's `states, next_states = mem.sample(n)`
+    one volatile item. None when any return is something else, or every item may hold it."""
+    returns = list(own_returns(fn))
+    size: Optional[int] = None
+    held: Set[int] = set()
+    ids = {id(s) for s in sources}
+    tainted = taint.tainted_keys
+    for ret in returns:
+        value = ret.value
+        if not isinstance(value, ast.Tuple) or any(isinstance(e, ast.Starred) for e in value.elts) \
+                or size not in (None, len(value.elts)):
+            return None
+        size = len(value.elts)
+        for i, elt in enumerate(value.elts):
+            for sub in ast.walk(elt):
+                key = key_of(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
+                if id(sub) in ids or key is not None and any(
+                        k == key or k.startswith(key + ".") for k in tainted):
+                    held.add(i)
+                    break
+    if size is None or len(held) == size:
+        return None
+    return size, frozenset(held)
+
 
 def _unsafe():
     return Applicability.UNSAFE

@@ -27,7 +27,7 @@ import ast
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from ..syntax.index import ModuleIndex
 from .taint_facts import ValueFacts
@@ -84,7 +84,8 @@ class TaintAnalysis(ValueFacts):
                  raw_sources: bool = True, plain: Optional[Callable[[ast.AST], bool]] = None,
                  computing: Iterable[ast.AST] = (), wrappers: Iterable[str] = (),
                  result_free: Iterable[ast.AST] = (),
-                 trains: Optional[Callable[[ast.Call], bool]] = None):
+                 trains: Optional[Callable[[ast.Call], bool]] = None,
+                 items: Optional[Dict[int, Tuple[int, FrozenSet[int]]]] = None):
         self.scope = scope
         self.index = index
         self.wrappers = frozenset(wrappers)  # the project's own `Variable` wrappers (a lambda, a def)
@@ -94,6 +95,9 @@ class TaintAnalysis(ValueFacts):
         # Sources whose result has no autograd history (a helper returning Python numbers):
         # the call records, and the taint ends with it.
         self.result_free = {id(s) for s in result_free}
+        # Sources returning a tuple (of this size) that holds the value only at these positions
+        # (`return Variable(states), next_states`): unpacked, only those names are tainted.
+        self.items = items or {}
         # Does a call train (a function of the file whose body calls backward(), transitively)?
         # A volatile argument to it reaches backward() as surely as `loss.backward()` does.
         self.trains = trains or (lambda call: False)
@@ -314,9 +318,17 @@ class TaintAnalysis(ValueFacts):
         if unvolatiled is not None:
             self.kill(state, unvolatiled)  # 0.3: `x.volatile = False` made x plain data again
         elif isinstance(stmt, ast.Assign):
+            items = self.items.get(id(stmt.value))
+            if items is not None and _reads_any(stmt.value, state):
+                items = None  # what the call is given is volatile too: any item may carry it
             tainted, raw = self.eval(stmt.value, state)
             for target in stmt.targets:
-                self.bind(target, tainted, raw, state, stmt)
+                if items is not None and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == items[0] \
+                        and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    for i, elt in enumerate(target.elts):
+                        self.bind(elt, tainted and i in items[1], raw, state, stmt)
+                else:
+                    self.bind(target, tainted, raw, state, stmt)
         elif isinstance(stmt, ast.AugAssign):
             tainted, raw = self.eval(stmt.value, state)
             old = self._read_target(stmt.target, state)
@@ -651,6 +663,15 @@ class TaintAnalysis(ValueFacts):
 
 
 TEXT_METHODS = frozenset({"format", "format_map", "join"})
+
+
+def _reads_any(node: ast.AST, state: State) -> bool:
+    """Whether the expression reads a key `state` holds (below `node` itself)."""
+    for sub in ast.walk(node):
+        key = key_of(sub) if isinstance(sub, (ast.Name, ast.Attribute)) and sub is not node else None
+        if key is not None and key in state:
+            return True
+    return False
 
 
 def _literal_text(node: ast.AST) -> bool:

@@ -63,7 +63,11 @@ class VolatileInVariableCall(Rule):
     no statement would record a graph (the value is only created, moved or read through
     `.data`) nothing is wrapped: the call is only unwrapped, and the value is followed to where
     it is computed (callers of a helper that returns it, the class's methods reading
-    `self.attr`); a value returned to no caller volfix can see stays a finding. A value computed
+    `self.attr`); a value returned to no caller volfix can see stays a finding. A helper that
+    returns a tuple holding the value at some positions only (a replay memory's `return idxs,
+    states, next_states` with `next_states` volatile) makes only those names volatile where a
+    caller unpacks it (`idxs, states, next_states = mem.sample(n)`): the region covers the
+    target networks' forwards on `next_states`, not the training forward on `states`. A value computed
     in the region and returned carries no graph, as in 0.3: the fix stays safe unless a caller
     in the run trains on it, or combines it with a value that may require grad (0.3 kept that
     volatile too). A plain `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so

@@ -226,7 +226,7 @@ class ScalarDataIndex(Rule):
                 f"`.item()` raises")
         if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
             outside = scalars.outside_callee(subject.func, node) if isinstance(subject, ast.Call) else None
-            why = f"`{outside}` comes from a module the project does not hold" if outside \
+            why = f"`{outside}` comes from a module volfix finds in no file of the project" if outside \
                 else "it is not bound to a known loss or reduction"
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: volfix cannot tell that `{shown}` has one element ({why}); if it has "
