@@ -141,6 +141,35 @@ def _eval_loop(i: int, o: Dict[str, str]) -> Part:
     return Part([], body)
 
 
+@shape("returned_tuple", where=("function", "method"), position=("last", "first"),
+       unpack=("names", "index", "name_then_names"))
+def _returned_tuple(i: int, o: Dict[str, str]) -> Part:
+    """A replay memory's `sample()`: a tuple whose next states alone are volatile; the learner
+    trains on the states and reads the target forward on the next states through `.data`."""
+    items = ["Variable(x[:3])", "Variable(x[3:], volatile=True)"]
+    if o["position"] == "first":
+        items.reverse()
+    states, nexts = (0, 1) if o["position"] == "last" else (1, 0)
+    ret = f"return {items[0]}, {items[1]}"
+    if o["where"] == "function":
+        helpers = [f"def sample_{i}(x):\n    {ret}"]
+        call = f"sample_{i}(x)"
+    else:
+        helpers = [f"class Memory{i}(object):\n    def sample(self, x):\n        {ret}"]
+        call = f"Memory{i}().sample(x)"
+    names = ["s", "n"] if o["position"] == "last" else ["n", "s"]
+    if o["unpack"] == "names":
+        head = [f"{names[0]}{i}, {names[1]}{i} = {call}"]
+    elif o["unpack"] == "name_then_names":
+        head = [f"batch{i} = {call}", f"{names[0]}{i}, {names[1]}{i} = batch{i}"]
+    else:
+        head = [f"batch{i} = {call}", f"s{i} = batch{i}[{states}]", f"n{i} = batch{i}[{nexts}]"]
+    body = head + [f"q{i} = model(s{i})", f"t{i} = model(n{i}).data.max(1)[0]",
+                   "opt.zero_grad()", f"loss{i} = (q{i}.max(1)[0] - Variable(t{i})).pow(2).mean()",
+                   f"loss{i}.backward()", "opt.step()", f'results["c{i}_loss"] = loss{i}.data[0]']
+    return Part(helpers, body)
+
+
 @shape("comprehension", kind=("list_cat", "genexp_sum", "list_numbers"))
 def _comprehension(i: int, o: Dict[str, str]) -> Part:
     """Volatile batches inside a comprehension or generator expression."""

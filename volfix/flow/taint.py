@@ -98,6 +98,7 @@ class TaintAnalysis(ValueFacts):
         # Sources returning a tuple (of this size) that holds the value only at these positions
         # (`return Variable(states), next_states`): unpacked, only those names are tainted.
         self.items = items or {}
+        self._item_names: Dict[str, Tuple[int, FrozenSet[int]]] = {}  # `batch = mem.sample(n)`, bound once
         # Does a call train (a function of the file whose body calls backward(), transitively)?
         # A volatile argument to it reaches backward() as surely as `loss.backward()` does.
         self.trains = trains or (lambda call: False)
@@ -318,9 +319,7 @@ class TaintAnalysis(ValueFacts):
         if unvolatiled is not None:
             self.kill(state, unvolatiled)  # 0.3: `x.volatile = False` made x plain data again
         elif isinstance(stmt, ast.Assign):
-            items = self.items.get(id(stmt.value))
-            if items is not None and _reads_any(stmt.value, state):
-                items = None  # what the call is given is volatile too: any item may carry it
+            items = self._items(stmt.value, state)
             tainted, raw = self.eval(stmt.value, state)
             for target in stmt.targets:
                 if items is not None and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == items[0] \
@@ -329,6 +328,8 @@ class TaintAnalysis(ValueFacts):
                         self.bind(elt, tainted and i in items[1], raw, state, stmt)
                 else:
                     self.bind(target, tainted, raw, state, stmt)
+                    if items is not None and isinstance(target, ast.Name) and self._bound_once(target.id):
+                        self._item_names[target.id] = items
         elif isinstance(stmt, ast.AugAssign):
             tainted, raw = self.eval(stmt.value, state)
             old = self._read_target(stmt.target, state)
@@ -371,6 +372,37 @@ class TaintAnalysis(ValueFacts):
                 self.result.tainted_keys.add(key)
                 self.result.defs.add(id(stmt))
         self.end(stmt)
+
+    def _items(self, value: ast.AST, state: State) -> Optional[Tuple[int, FrozenSet[int]]]:
+        """(size, positions) of the tuple `value` is, when only those items hold the volatile
+        value: a helper's call whose returns say so (`self.items`), given nothing volatile
+        itself, or a name bound once to one (`batch = mem.sample(n)`, then `s, n = batch`)."""
+        if isinstance(value, ast.Name):
+            return self._item_names.get(value.id)
+        items = self.items.get(id(value))
+        if items is not None and _reads_any(value, state):
+            return None  # what the call is given is volatile too: any item may carry it
+        return items
+
+    def _item_position(self, node: ast.Subscript) -> Optional[bool]:
+        """Whether `batch[k]` (a constant index of a name `_items` knows) holds the value."""
+        if not isinstance(node.value, ast.Name) or node.value.id not in self._item_names:
+            return None
+        size, positions = self._item_names[node.value.id]
+        index = node.slice
+        negative = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
+        if negative:
+            index = index.operand  # type: ignore[attr-defined]
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            return None
+        k = size - index.value if negative else index.value
+        return k in positions if 0 <= k < size else None
+
+    def _bound_once(self, name: str) -> bool:
+        """`name` is stored once in the scope (so what `_items` knows of it holds at every read)."""
+        stores = [n for n in self.index.names.get(name, ()) if isinstance(n.ctx, ast.Store)
+                  and self.index.function_of(n) is self.scope]
+        return len(stores) == 1
 
     def _read_target(self, target: ast.AST, state: State) -> bool:
         key = key_of(target.value if isinstance(target, ast.Subscript) else target)
@@ -467,6 +499,9 @@ class TaintAnalysis(ValueFacts):
         if kind is ast.Subscript:
             value = self.eval(node.value, state, moved=moved)
             self.eval(node.slice, state)
+            position = self._item_position(node)
+            if value[0] and position is not None:  # `batch[1]` of `batch = mem.sample(n)`
+                return position, value[1]
             return value
         if kind is ast.Call:
             return self.eval_call(node, state)

@@ -66,7 +66,8 @@ class VolatileInVariableCall(Rule):
     `self.attr`); a value returned to no caller volfix can see stays a finding. A helper that
     returns a tuple holding the value at some positions only (a replay memory's `return idxs,
     states, next_states` with `next_states` volatile) makes only those names volatile where a
-    caller unpacks it (`idxs, states, next_states = mem.sample(n)`): the region covers the
+    caller unpacks it (`idxs, states, next_states = mem.sample(n)`, or indexes a name bound
+    once to it: `batch = mem.sample(n)`, then `batch[2]`): the region covers the
     target networks' forwards on `next_states`, not the training forward on `states`. A value computed
     in the region and returned carries no graph, as in 0.3: the fix stays safe unless a caller
     in the run trains on it, or combines it with a value that may require grad (0.3 kept that
