@@ -103,10 +103,12 @@ def call_sites(index: ModuleIndex, fn: ast.AST) -> Tuple[List[ast.Call], List[in
     if method:
         if name in FRAMEWORK_METHODS or (name.startswith("__") and name.endswith("__")):
             return sites, other
+        owner = index.method_class(fn)
         for node in index.attributes.get(name, ()):
             parent = index.parents.get(node)
             if isinstance(parent, ast.Call) and parent.func is node:
-                sites.append(parent)
+                if not _made_by_another_class(index, node.value, owner, name):
+                    sites.append(parent)
             elif isinstance(node.ctx, ast.Load):
                 other.append(node.lineno)
     else:
@@ -119,6 +121,16 @@ def call_sites(index: ModuleIndex, fn: ast.AST) -> Tuple[List[ast.Call], List[in
             else:
                 other.append(node.lineno)
     return sites, other
+
+
+def _made_by_another_class(index: ModuleIndex, receiver: ast.AST, owner: Optional[ast.AST], name: str) -> bool:
+    """`Memory1().sample(x)` for `Memory0.sample`: the receiver is made right there by another
+    module-level class that defines the method itself, so the call runs that one."""
+    if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)):
+        return False
+    classes = [s for s in index.tree.body if isinstance(s, ast.ClassDef) and s.name == receiver.func.id]
+    return len(classes) == 1 and classes[0] is not owner and any(
+        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name for s in classes[0].body)
 
 
 def mapper_calls(index: ModuleIndex, fn: ast.AST) -> List[ast.Call]:

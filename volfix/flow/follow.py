@@ -293,6 +293,8 @@ class HelperFollower:
             new_flag = Flag(arg, f"{text}", negated=False) if not flag.negated else Flag(arg, text, negated=True)
         report.covered.append(site.lineno)
         free = fn is not None and returns_autograd_free(fn)
+        if items is not None and not reaches_only(self.index, site, fn):
+            items = None  # another def of that name may answer this call: its items may differ
         return [Source(source.finding, site, self.index.statement_of(site), scope, new_flag, call_site=True,
                        computing=source.computing or free, result_free=free, items=items)]
 
@@ -398,6 +400,19 @@ def returned_items(fn: ast.AST, taint, sources: List[ast.AST]) -> Optional[Tuple
     if size is None or len(held) == size:
         return None
     return size, frozenset(held)
+
+
+def reaches_only(index, site: ast.Call, fn: ast.AST) -> bool:
+    """The call `site` (one of `call_sites(fn)`) runs `fn` and no other def of the module: no
+    other def has its name, or the receiver is made by `fn`'s own class (`Memory0().sample(x)`
+    beside a `Memory1.sample`)."""
+    name = fn.name  # type: ignore[attr-defined]
+    if sum(getattr(f, "name", None) == name for f in index.functions) == 1:
+        return True
+    owner = index.method_class(fn)
+    receiver = site.func.value if isinstance(site.func, ast.Attribute) else None
+    return owner is not None and isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) \
+        and receiver.func.id == owner.name and isinstance(index.parents.get(owner), ast.Module)
 
 
 def _unsafe():
