@@ -99,3 +99,37 @@ def test_an_unpacking_caller_covers_only_the_volatile_names():
     # The call is given a volatile value: what it returns may carry it anywhere.
     assert "@torch.no_grad()\ndef learn_again(net, target, data):\n    states, next_states = sample(data, 4)\n" \
         "    q = net(states)\n" in fixed
+
+
+TWO_MEMORIES = '''\
+import torch
+from torch.autograd import Variable
+
+
+class Memory0(object):
+    def sample(self, x):
+        return Variable(x[3:], volatile=True), Variable(x[:3])
+
+
+class Memory1(object):
+    def sample(self, x):
+        return Variable(x[:3]), Variable(x[3:], volatile=True)
+
+
+def learn(model, x):
+    n0, s0 = Memory0().sample(x)
+    s1, n1 = Memory1().sample(x)
+    q = model(s0) + model(s1)
+    t0 = model(n0).data
+    t1 = model(n1).data
+    return q, t0, t1
+'''
+
+
+def test_each_class_answers_the_calls_on_its_own_instances():
+    """Two classes' `sample()` hold the volatile item at different positions: a call on an
+    instance made right there reaches its own class's method only, so each unpacking follows
+    its own positions (the generated run's `returned_tuple` twice found the calls merged)."""
+    fixed = fix_source(TWO_MEMORIES, path="two.py", unsafe_fixes=True).fixed_source
+    assert "    q = model(s0) + model(s1)\n    with torch.no_grad():\n        t0 = model(n0).data\n" \
+        "        t1 = model(n1).data\n" in fixed
