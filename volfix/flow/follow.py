@@ -234,7 +234,8 @@ class HelperFollower:
                                          f"region{where}", W_UNSAFE, applicability=_unsafe())
 
     def follow_callers(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport,
-                       visited: Set[int], dry: bool = False, items: Optional[Tuple[int, FrozenSet[int]]] = None) -> list:
+                       visited: Set[int], dry: bool = False,
+                       items: Optional[Tuple[int, FrozenSet[int]]] = None) -> list:
         if id(fn) in visited or len(visited) > 8:
             return []
         visited.add(id(fn))
@@ -373,6 +374,7 @@ class HelperFollower:
                                           "cannot find: their callers decide", [], weight=W_NONE)
             return
         planner.unwrap_only(source, note, W_INFO)
+
 
 def returned_items(fn: ast.AST, taint, sources: List[ast.AST]) -> Optional[Tuple[int, FrozenSet[int]]]:
     """(size, positions) when every `return` of `fn` is a tuple of one size and the volatile
