@@ -1,5 +1,5 @@
 """A helper returning a tuple that holds a volatile value at some positions only
-(`flow.follow.returned_items`): where a caller unpacks the call, only the names at those
+(`flow.taint_items.returned_items`): where a caller unpacks the call, only the names at those
 positions are volatile (`TaintAnalysis`'s `items`), so the region covers what computes with
 them and not the training forward on the others (a replay memory's `sample()`: Rainbow's
 `return idxs, states, ..., next_states`)."""
@@ -9,7 +9,7 @@ import ast
 import textwrap
 
 from volfix.api import fix_source
-from volfix.flow.follow import returned_items
+from volfix.flow.taint_items import returned_items
 from volfix.flow.taint import TaintAnalysis
 from volfix.syntax.index import ModuleIndex
 from volfix.syntax.positions import SourceText

@@ -123,14 +123,21 @@ def call_sites(index: ModuleIndex, fn: ast.AST) -> Tuple[List[ast.Call], List[in
     return sites, other
 
 
+def made_here(index: ModuleIndex, receiver: Optional[ast.AST]) -> Optional[ast.ClassDef]:
+    """The module-level class (the one of its name) whose constructor call `receiver` is:
+    `Memory1` for `Memory1()` in `Memory1().sample(x)`."""
+    if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)):
+        return None
+    classes = [s for s in index.tree.body if isinstance(s, ast.ClassDef) and s.name == receiver.func.id]
+    return classes[0] if len(classes) == 1 else None
+
+
 def _made_by_another_class(index: ModuleIndex, receiver: ast.AST, owner: Optional[ast.AST], name: str) -> bool:
     """`Memory1().sample(x)` for `Memory0.sample`: the receiver is made right there by another
     module-level class that defines the method itself, so the call runs that one."""
-    if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)):
-        return False
-    classes = [s for s in index.tree.body if isinstance(s, ast.ClassDef) and s.name == receiver.func.id]
-    return len(classes) == 1 and classes[0] is not owner and any(
-        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name for s in classes[0].body)
+    cls = made_here(index, receiver)
+    return cls is not None and cls is not owner and any(
+        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name for s in cls.body)
 
 
 def mapper_calls(index: ModuleIndex, fn: ast.AST) -> List[ast.Call]:

@@ -14,8 +14,9 @@ from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
-from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note, returned_items
+from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note
 from .taint import TaintAnalysis
+from .taint_items import returned_items
 from .values import likely_grad
 
 

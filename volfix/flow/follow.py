@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional, Set, Tuple
+from typing import List, Optional, Set
 
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Source
 from ..model import Applicability
@@ -31,8 +31,8 @@ from ..syntax.index import FUNCTIONS
 from .calls import argument_for, call_sites, flag_kind, mapper_calls
 from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
-from .shapes import own_returns
-from .values import key_of, returns_autograd_free
+from .taint_items import Items, reaches_only
+from .values import returns_autograd_free
 
 
 @dataclass
@@ -235,7 +235,7 @@ class HelperFollower:
 
     def follow_callers(self, source, fn: ast.AST, flag: HelperFlag, report: CallerReport,
                        visited: Set[int], dry: bool = False,
-                       items: Optional[Tuple[int, FrozenSet[int]]] = None) -> list:
+                       items: Optional[Items] = None) -> list:
         if id(fn) in visited or len(visited) > 8:
             return []
         visited.add(id(fn))
@@ -260,7 +260,7 @@ class HelperFollower:
 
     def caller_site(self, source, site: ast.Call, arg: Optional[ast.AST], flag: HelperFlag,
                     report: CallerReport, visited: Set[int], dry: bool = False, fn: Optional[ast.AST] = None,
-                    items: Optional[Tuple[int, FrozenSet[int]]] = None) -> list:
+                    items: Optional[Items] = None) -> list:
         """One call passing `arg` for the helper's flag: a source in its caller, a parameter
         passed on (followed), or nothing (false flag, already under a grad-mode region)."""
         kind = flag_kind(arg)
@@ -374,47 +374,6 @@ class HelperFollower:
                                           "cannot find: their callers decide", [], weight=W_NONE)
             return
         planner.unwrap_only(source, note, W_INFO)
-
-
-def returned_items(fn: ast.AST, taint, sources: List[ast.AST]) -> Optional[Tuple[int, FrozenSet[int]]]:
-    """(size, positions) when every `return` of `fn` is a tuple of one size and the volatile
-    value (a source, or a name the taint reached) is only at some positions: `return
-    Variable(states), next_states` hands the caller's `states, next_states = mem.sample(n)`
-    one volatile item. None when any return is something else, or every item may hold it."""
-    returns = list(own_returns(fn))
-    size: Optional[int] = None
-    held: Set[int] = set()
-    ids = {id(s) for s in sources}
-    tainted = taint.tainted_keys
-    for ret in returns:
-        value = ret.value
-        if not isinstance(value, ast.Tuple) or any(isinstance(e, ast.Starred) for e in value.elts) \
-                or size not in (None, len(value.elts)):
-            return None
-        size = len(value.elts)
-        for i, elt in enumerate(value.elts):
-            for sub in ast.walk(elt):
-                key = key_of(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
-                if id(sub) in ids or key is not None and any(
-                        k == key or k.startswith(key + ".") for k in tainted):
-                    held.add(i)
-                    break
-    if size is None or len(held) == size:
-        return None
-    return size, frozenset(held)
-
-
-def reaches_only(index, site: ast.Call, fn: ast.AST) -> bool:
-    """The call `site` (one of `call_sites(fn)`) runs `fn` and no other def of the module: no
-    other def has its name, or the receiver is made by `fn`'s own class (`Memory0().sample(x)`
-    beside a `Memory1.sample`)."""
-    name = fn.name  # type: ignore[attr-defined]
-    if sum(getattr(f, "name", None) == name for f in index.functions) == 1:
-        return True
-    owner = index.method_class(fn)
-    receiver = site.func.value if isinstance(site.func, ast.Attribute) else None
-    return owner is not None and isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) \
-        and receiver.func.id == owner.name and isinstance(index.parents.get(owner), ast.Module)
 
 
 def _unsafe():

@@ -27,10 +27,11 @@ import ast
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..syntax.index import ModuleIndex
 from .taint_facts import ValueFacts
+from .taint_items import Items, TupleItems
 from .values import (KILL_ATTRS, KILL_FUNCS, kills, saves, LOOPS, MAX_LOOP_ROUNDS, MOVE_METHODS, MUTATORS,
                      Key, State, combine, describe, header_nodes, is_try, join, key_of,
                      kill, number_total, target_keys, volatile_false_target)
@@ -72,7 +73,7 @@ class TaintResult:
         return [s for s in self.uses if id(s) not in self.covered]
 
 
-class TaintAnalysis(ValueFacts):
+class TaintAnalysis(ValueFacts, TupleItems):
     """Forward taint over the statements of `scope` from the `sources` (expression nodes) and
     `seeds` (keys tainted right after a statement: `x.volatile = True`, or at the start of the
     scope: a closure's captured name, an attribute read in another method)."""
@@ -85,7 +86,7 @@ class TaintAnalysis(ValueFacts):
                  computing: Iterable[ast.AST] = (), wrappers: Iterable[str] = (),
                  result_free: Iterable[ast.AST] = (),
                  trains: Optional[Callable[[ast.Call], bool]] = None,
-                 items: Optional[Dict[int, Tuple[int, FrozenSet[int]]]] = None):
+                 items: Optional[Dict[int, Items]] = None):
         self.scope = scope
         self.index = index
         self.wrappers = frozenset(wrappers)  # the project's own `Variable` wrappers (a lambda, a def)
@@ -98,7 +99,7 @@ class TaintAnalysis(ValueFacts):
         # Sources returning a tuple (of this size) that holds the value only at these positions
         # (`return Variable(states), next_states`): unpacked, only those names are tainted.
         self.items = items or {}
-        self._item_names: Dict[str, Tuple[int, FrozenSet[int]]] = {}  # `batch = mem.sample(n)`, bound once
+        self._item_names: Dict[str, Items] = {}  # `batch = mem.sample(n)`, bound once
         # Does a call train (a function of the file whose body calls backward(), transitively)?
         # A volatile argument to it reaches backward() as surely as `loss.backward()` does.
         self.trains = trains or (lambda call: False)
@@ -372,37 +373,6 @@ class TaintAnalysis(ValueFacts):
                 self.result.tainted_keys.add(key)
                 self.result.defs.add(id(stmt))
         self.end(stmt)
-
-    def _items(self, value: ast.AST, state: State) -> Optional[Tuple[int, FrozenSet[int]]]:
-        """(size, positions) of the tuple `value` is, when only those items hold the volatile
-        value: a helper's call whose returns say so (`self.items`), given nothing volatile
-        itself, or a name bound once to one (`batch = mem.sample(n)`, then `s, n = batch`)."""
-        if isinstance(value, ast.Name):
-            return self._item_names.get(value.id)
-        items = self.items.get(id(value))
-        if items is not None and _reads_any(value, state):
-            return None  # what the call is given is volatile too: any item may carry it
-        return items
-
-    def _item_position(self, node: ast.Subscript) -> Optional[bool]:
-        """Whether `batch[k]` (a constant index of a name `_items` knows) holds the value."""
-        if not isinstance(node.value, ast.Name) or node.value.id not in self._item_names:
-            return None
-        size, positions = self._item_names[node.value.id]
-        index = node.slice
-        negative = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
-        if negative:
-            index = index.operand  # type: ignore[attr-defined]
-        if not (isinstance(index, ast.Constant) and type(index.value) is int):
-            return None
-        k = size - index.value if negative else index.value
-        return k in positions if 0 <= k < size else None
-
-    def _bound_once(self, name: str) -> bool:
-        """`name` is stored once in the scope (so what `_items` knows of it holds at every read)."""
-        stores = [n for n in self.index.names.get(name, ()) if isinstance(n.ctx, ast.Store)
-                  and self.index.function_of(n) is self.scope]
-        return len(stores) == 1
 
     def _read_target(self, target: ast.AST, state: State) -> bool:
         key = key_of(target.value if isinstance(target, ast.Subscript) else target)
@@ -698,15 +668,6 @@ class TaintAnalysis(ValueFacts):
 
 
 TEXT_METHODS = frozenset({"format", "format_map", "join"})
-
-
-def _reads_any(node: ast.AST, state: State) -> bool:
-    """Whether the expression reads a key `state` holds (below `node` itself)."""
-    for sub in ast.walk(node):
-        key = key_of(sub) if isinstance(sub, (ast.Name, ast.Attribute)) and sub is not node else None
-        if key is not None and key in state:
-            return True
-    return False
 
 
 def _literal_text(node: ast.AST) -> bool:
