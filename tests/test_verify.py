@@ -349,7 +349,10 @@ def test_missing_item_is_caught_at_the_indexing_line(tmp_path, monkeypatch):
                       "    with torch.no_grad():\n        loss = criterion(model(torch.randn(4, 8)), y)\n"))
     line = _line_of(repo, "evaluate.py", "loss.data[0]")
     data = _verify_json(repo, monkeypatch, "evaluate.py")
-    [finding] = data["findings"]
+    # The read itself (the original run read it on a one-element value), then the run it broke.
+    read, finding = data["findings"]
+    assert (read["kind"], read["file"], read["line"]) == ("scalar-read", "evaluate.py", line)
+    assert read["message"].endswith("IndexError since PyTorch 0.4; use `loss.item()`")
     assert finding["kind"] == "exit-status" and (finding["file"], finding["line"]) == ("evaluate.py", line)
     assert finding["message"].startswith(
         "exit status 0 before the migration, 1 after: raises IndexError: invalid index of a 0-dim tensor")

@@ -521,8 +521,11 @@ def rule_command(code: Optional[str], output_format: str) -> None:
 @click.option("--timeout", type=float, metavar="S", help="Stop each run after S seconds.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--fix", is_flag=True,
+              help="Rewrite `.data[0]` reads the original run made on one-element values to "
+                   "`.item()`, then run the migrated program again.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def verify_command(against: Optional[str], timeout: Optional[float], output_format: str,
+def verify_command(against: Optional[str], timeout: Optional[float], output_format: str, fix: bool,
                    command: Tuple[str, ...]) -> None:
     """Run a program before and after the migration and compare what autograd did.
 
@@ -536,7 +539,7 @@ def verify_command(against: Optional[str], timeout: Optional[float], output_form
     from ..verify import VerifyError, command_line
 
     try:
-        text, code = command_line(list(command), against, timeout, output_format)
+        text, code = command_line(list(command), against, timeout, output_format, fix)
     except VerifyError as error:
         raise ConfigError(str(error)) from None
     click.echo(text, nl=False)

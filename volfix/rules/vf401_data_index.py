@@ -159,6 +159,11 @@ class ScalarDataIndex(Rule):
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
     batch) are not reported, nor a read the code indexes again (`loss.data[0][0]`): in 0.3
     that `[0]` gave a row, so the value had two dimensions or more and still has.
+
+    A read of a value whose rank only the data tells (a model's output, an environment's
+    observation, a loss chosen at run time) is not reported: `volfix verify` runs the program
+    and names each read the original made on a one-element value; `volfix verify --fix`
+    rewrites those to `.item()`.
     """
 
     CODE = "VF401"

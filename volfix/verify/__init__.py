@@ -3,10 +3,14 @@
     result = verify(["python", "eval.py", "--split", "test"], against="HEAD")
     result.comparison.agree            # graph presence, training, exit status all the same
     render_text(result), render_json(result)
+    verify(words, fix=True)            # also rewrite the one-element `[0]` reads to `.item()`
 
 The original sources (a git revision, by default HEAD, or a copy of the project) run under
 `volfix.legacy.legacy_semantics()`, PyTorch 0.3's meaning of `volatile`; the working tree
-(the migrated code) runs under the installed torch. Each run is a subprocess of the tracer
+(the migrated code) runs under the installed torch. A `[0]` the original run made on a
+one-element value (`loss.data[0]`: a number in 0.3, an IndexError today) that the working
+tree still has is a finding too (`volfix.verify.scalars`); with `fix` it is rewritten to
+`.item()` and the migrated program runs again. Each run is a subprocess of the tracer
 (`volfix.verify._trace`) with the same seeds and environment, in the same place relative to
 its project root. torch is imported only in those subprocesses.
 """
@@ -15,11 +19,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional
 
 from .compare import Comparison, Finding, LineMap, compare
 from .runs import Run, run_environment, run_traced
+from .scalars import ScalarRead, apply_fixes, find_reads, findings
 from .sources import Command, VerifyError, map_into, original_sources, parse_command
 
 __all__ = ["Finding", "Verification", "VerifyError", "render_json", "render_text", "verify"]
@@ -32,13 +37,16 @@ class Verification:
     before: Run
     after: Run
     comparison: Comparison
+    fixed: List[ScalarRead] = field(default_factory=list)  # `[0]` reads rewritten by `fix`
 
 
 def verify(words: List[str], against: Optional[str] = None, timeout: Optional[float] = None,
-           cwd: Optional[str] = None, python: Optional[str] = None) -> Verification:
+           cwd: Optional[str] = None, python: Optional[str] = None, fix: bool = False) -> Verification:
     """Run `words` (`python eval.py ARGS`, or `eval.py ARGS`) from the original sources under
     0.3 semantics and from the working tree under plain torch; compare the two traces.
-    Raises VerifyError for a caller mistake or a setup failure."""
+    With `fix`, the one-element `[0]` reads the original made and the working tree keeps are
+    rewritten to `.item()`, and the working tree runs again. Raises VerifyError for a caller
+    mistake or a setup failure."""
     cwd = os.path.realpath(cwd or os.getcwd())
     command = parse_command(words, python or sys.executable)
     work_root, original = original_sources(against, cwd)
@@ -53,12 +61,24 @@ def verify(words: List[str], against: Optional[str] = None, timeout: Optional[fl
         os.makedirs(original_cwd, exist_ok=True)
         before = run_traced(command, original.root, original_cwd, legacy=True, timeout=timeout,
                             env=run_environment(dict(os.environ), work_root, original.root))
-        after = run_traced(command, work_root, cwd, legacy=False, timeout=timeout,
-                           env=run_environment(dict(os.environ), work_root, work_root))
-        comparison = compare(before, after, LineMap(original.root, work_root))
+        run_after = lambda: run_traced(command, work_root, cwd, legacy=False, timeout=timeout,  # noqa: E731
+                                       env=run_environment(dict(os.environ), work_root, work_root))
+        after = run_after()
+        lines = LineMap(original.root, work_root)
+        reads = find_reads(before.scalar_reads, lines)
+        fixed: List[ScalarRead] = []
+        problems: List[str] = []
+        if fix and any(read.edit is not None for read in reads):
+            fixed, problems = apply_fixes(reads, work_root)
+            after = run_after()
+            lines = LineMap(original.root, work_root)
+            reads = find_reads(before.scalar_reads, lines)
+        comparison = compare(before, after, lines)
+        comparison.findings[:0] = findings(reads)
+        comparison.notes.extend(problems)
     finally:
         original.cleanup()
-    return Verification(command, original.label, before, after, comparison)
+    return Verification(command, original.label, before, after, comparison, fixed)
 
 
 def _size(size: float) -> str:
@@ -76,7 +96,9 @@ def summary_line(result: Verification) -> str:
 
 def render_text(result: Verification) -> str:
     """Findings (each message names its site), notes, then the summary."""
-    out = []
+    out = [f"fixed: `{read.text}` -> `{read.fix}` at {read.file}:{read.line}" for read in result.fixed]
+    if result.fixed:
+        out.append("the migrated program ran again after these fixes:")
     for finding in result.comparison.findings:
         times = f" ({finding.count} calls)" if finding.count > 1 else ""
         out.append(f"{finding.message}{times}")
@@ -109,6 +131,8 @@ def render_json(result: Verification) -> str:
         "findings": [{"kind": f.kind, "file": f.file, "line": f.line, "message": f.message,
                       "count": f.count} for f in c.findings],
         "notes": c.notes,
+        "fixed": [{"file": read.file, "line": read.line, "before": read.text, "after": read.fix}
+                  for read in result.fixed],
         "summary": {"graph_bytes_before": c.memory_before, "graph_bytes_after": c.memory_after,
                     "forward_calls_before": c.forwards_before, "forward_calls_after": c.forwards_after,
                     "graphs_before": c.graphs_before, "graphs_after": c.graphs_after},
@@ -119,11 +143,11 @@ def render_json(result: Verification) -> str:
 
 
 def command_line(words: List[str], against: Optional[str], timeout: Optional[float],
-                 output_format: str) -> "tuple[str, int]":
+                 output_format: str, fix: bool = False) -> "tuple[str, int]":
     """What `volfix verify` prints and its exit code: 0 when the traces agree, 1 otherwise.
     VerifyError (exit 2) propagates to the CLI."""
     if timeout is not None and timeout <= 0:
         raise VerifyError("--timeout must be a positive number of seconds")
-    result = verify(words, against=against, timeout=timeout)
+    result = verify(words, against=against, timeout=timeout, fix=fix)
     text = render_json(result) if output_format == "json" else render_text(result)
     return text, 0 if result.comparison.agree else 1

@@ -8,12 +8,17 @@ JSON lines to `--out`:
      "training": false, "grad": true, "graph": false, "saved": 0, "raised": null}
     {"e": "backward", "kind": "backward", "file": ..., "line": ..., "func": ..., "error": null}
     {"e": "step", "optimizer": "SGD", "file": ..., "line": ..., "func": ..., "error": null}
+    {"e": "scalar_read", "file": "eval.py", "line": 52, "end_line": 52, "col": 16, "end_col": 28,
+     "text": "loss.data[0]", "variable": false, "bool": false}
     {"e": "exit", "status": 0, "exception": null}
 
 `forward` is a top-level `nn.Module` call (one not made inside another module's forward);
 its site is the innermost frame of the user's code (a file under `--root`) that led to it.
 `saved` is the bytes autograd saved for backward during the call (parameters and views of
-them, which are held anyway, are not counted; a tensor counts once a call). With `--legacy` the program
+them, which are held anyway, are not counted; a tensor counts once a call). `scalar_read`
+(legacy runs only) is a `[0]` the program made on a one-element value, once per expression:
+0.3 gave it a number, today it raises; its position is the expression's (Python >= 3.11,
+else the line only). With `--legacy` the program
 runs under `volfix.legacy.legacy_semantics()`: PyTorch 0.3's meaning of `volatile`.
 
 torch is imported here only: volfix itself never needs it. Without torch the trace is a
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -202,6 +208,46 @@ class _Tracer:
         record["error"] = None
         self.write(record)
 
+    # --- one-element reads (legacy runs) ---------------------------------------------------
+
+    def watch_scalar_reads(self) -> None:
+        """Record, once per expression, each `[0]` (or `[-1]`) that indexes a 0-dim tensor:
+        a value 0.3 gave shape (1,), which volfix.legacy answers as 0.3 did and torch >= 0.4
+        refuses (IndexError). Installed over volfix.legacy's `__getitem__`, which its exit
+        restores."""
+        torch = self.torch
+        tracer = self
+        getitem = torch.Tensor.__getitem__
+        seen = set()
+
+        def traced_getitem(tensor, index):
+            if type(index) is int and index in (0, -1) and tensor.dim() == 0:
+                frame = sys._getframe(1)
+                key = (frame.f_code, frame.f_lasti)
+                if key not in seen:
+                    seen.add(key)
+                    tracer.scalar_read(frame, tensor)
+            return getitem(tensor, index)
+
+        torch.Tensor.__getitem__ = traced_getitem
+
+    def scalar_read(self, frame, tensor) -> None:
+        rel = self.sites.relative(frame.f_code.co_filename)
+        if rel is None or rel.startswith("<"):  # not the project's code: nothing to rewrite there
+            return
+        record = {"e": "scalar_read", "file": rel, "line": frame.f_lineno, "end_line": None,
+                  "col": None, "end_col": None, "text": None,
+                  "variable": isinstance(tensor, self.torch.autograd.Variable),
+                  "bool": tensor.dtype is self.torch.bool}
+        positions = getattr(frame.f_code, "co_positions", None)  # Python >= 3.11
+        position = next(itertools.islice(positions(), frame.f_lasti // 2, None), None) \
+            if positions is not None else None
+        if position is not None and None not in position:
+            line, end_line, col, end_col = position
+            record.update(line=line, end_line=end_line, col=col, end_col=end_col,
+                          text=_segment(frame.f_code.co_filename, *position))
+        self.write(record)
+
     def unfinished_steps(self) -> None:
         """Steps whose pre hook ran and whose post hook never did: they raised."""
         for record in getattr(self.local, "steps", None) or []:
@@ -262,6 +308,18 @@ def _has_graph(torch, value) -> bool:
     if isinstance(value, dict):
         return any(_has_graph(torch, item) for item in value.values())
     return False
+
+
+def _segment(filename: str, line: int, end_line: int, col: int, end_col: int) -> Optional[str]:
+    """The source text between two positions (columns are UTF-8 byte offsets)."""
+    import linecache
+
+    lines = [linecache.getline(filename, n).encode("utf-8") for n in range(line, end_line + 1)]
+    if not lines or not lines[0]:
+        return None
+    if len(lines) == 1:
+        return lines[0][col:end_col].decode("utf-8", "replace")
+    return b"".join([lines[0][col:], *lines[1:-1], lines[-1][:end_col]]).decode("utf-8", "replace")
 
 
 def _describe(error: BaseException) -> str:
@@ -386,6 +444,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         _rewrite_async_in_imports(sites)
     with semantics:
         tracer.install()
+        if options.legacy:
+            tracer.watch_scalar_reads()
         try:
             _run_program(options.program, options.legacy)
         except SystemExit as stop:

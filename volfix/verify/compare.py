@@ -29,7 +29,8 @@ class Finding:
     """One difference, at a site of the working tree (file relative to the project root)."""
 
     kind: str  # graph-added, graph-removed, mode-changed, backward-raises, backward-runs,
-    #            step-raises, step-runs, forward-raises, forward-runs, calls-changed, exit-status
+    #            step-raises, step-runs, forward-raises, forward-runs, calls-changed, exit-status,
+    #            scalar-read (`volfix.verify.scalars`)
     file: Optional[str]
     line: Optional[int]
     message: str
@@ -66,6 +67,17 @@ class LineMap:
             self._maps[file] = self._build(file)
         mapping = self._maps[file]
         return mapping.get(line, line) if mapping else line
+
+    def original_line(self, file: str, line: int) -> Optional[str]:
+        """Line `line` of the original's `file`, without its newline (None past its end)."""
+        try:
+            with open(os.path.join(self.original_root, file), encoding="utf-8", errors="replace") as handle:
+                for number, text in enumerate(handle, 1):
+                    if number == line:
+                        return text.rstrip("\r\n")
+        except OSError:
+            pass
+        return None
 
     def _build(self, file: str) -> Dict[int, int]:
         before = _lines(os.path.join(self.original_root, file))

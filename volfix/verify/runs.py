@@ -20,7 +20,8 @@ _GRACE_SECONDS = 5  # after SIGINT at a time-out, before SIGKILL
 
 @dataclass
 class Run:
-    """One traced run: its events (forward, backward, step) and how it ended."""
+    """One traced run: its events (forward, backward, step), the one-element `[0]` reads of a
+    legacy run, and how it ended."""
 
     events: List[Dict[str, Any]] = field(default_factory=list)
     status: Optional[int] = None  # None: no exit record (killed, os._exit, time-out)
@@ -28,6 +29,7 @@ class Run:
     timed_out: bool = False
     returncode: Optional[int] = None
     stderr_tail: str = ""
+    scalar_reads: List[Dict[str, Any]] = field(default_factory=list)  # legacy runs: `[0]` of one element
 
     @property
     def ended_abnormally(self) -> bool:
@@ -125,6 +127,8 @@ def _read_trace(path: str) -> Run:
             kind = record.get("e")
             if kind in ("forward", "backward", "step"):
                 run.events.append(record)
+            elif kind == "scalar_read":
+                run.scalar_reads.append(record)
             elif kind == "exit":
                 run.status, run.exception = record["status"], record["exception"]
             elif kind == "error" and record.get("torch_missing"):
