@@ -311,6 +311,24 @@ def test_indexing_of_tensors_with_dimensions_is_unchanged(legacy):
         torch.tensor(1.0)[1]
 
 
+def test_tensors_are_no_sequences_for_constructors_and_numpy(legacy):
+    """torch's `__getitem__` is a mapping slot only; the patched one must not make every tensor
+    a sequence for C code, or `torch.Tensor([r])` of an element `r` of a 1-dim tensor (an RL
+    loop's normalised reward) raises `len() of a 0-d tensor`, which neither 0.3 (where `r` was
+    a number) nor torch 2.x does."""
+    rewards = torch.Tensor([1.0, 2.0, 4.0])
+    rewards = (rewards - rewards.mean()) / rewards.std()
+    targets = [torch.Tensor([r]) for r in rewards]
+    assert [t.shape for t in targets] == [torch.Size([1])] * 3
+    assert torch.equal(torch.cat(targets), rewards)
+    loss = legacy(torch.ones(3), requires_grad=True).sum()
+    assert torch.FloatTensor([loss.data, loss.data]).tolist() == [3.0, 3.0]
+    assert loss.data[0] == 3.0 and torch.arange(3.0).view(3, 1)[0].tolist() == [0.0]
+    import numpy
+
+    assert numpy.array([torch.ones(())]).shape == (1, 1)  # 0.3's (1,) array of a one-element tensor
+
+
 # ------------------------------------------------------------ the context manager
 
 
@@ -333,6 +351,7 @@ def test_exit_restores_torch():
     assert flag is False and caught == ["volatile was removed (Variable.volatile is always False)"]
     with pytest.raises(IndexError):
         torch.tensor(1.0)[0]
+    assert torch.Tensor([torch.tensor(2.0)]).tolist() == [2.0]
 
 
 def test_exit_restores_torch_after_an_exception():

@@ -16,9 +16,11 @@ still wrap outputs, but nothing is volatile and nothing is patched.
 from __future__ import annotations
 
 import copy
+import ctypes
 import operator
+import sys
 import threading
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from torch._C import DisableTorchFunctionSubclass
@@ -243,11 +245,18 @@ def _set_volatile(self, value) -> None:
     self._volfix_volatile = value
 
 
+# Called as `hook(tensor, frame)` at each `[0]` on a 0-dim tensor, `frame` being the code that
+# indexed: `volfix verify`'s tracer records these reads (`volfix.verify.scalars`).
+scalar_read_hook: Optional[Callable[[Any, Any], None]] = None
+
+
 def _legacy_getitem(self, index):
     """`x[0]` on a 0-dim tensor. 0.3 had no 0-dim tensors: losses and other one-element
     results had shape (1,), so `loss.data[0]` was a Python number and `loss[0]` a one-element
     Variable. Other indexing (any tensor with dimensions, other indices) is torch's."""
     if type(index) is int and index in (0, -1) and self.dim() == 0:
+        if scalar_read_hook is not None:
+            scalar_read_hook(self, sys._getframe(1))
         if not isinstance(self, Variable):  # 0.3's plain tensor: indexing gave a number
             # 0.3 had no bool tensors: a comparison gave a ByteTensor, whose element was the
             # int 1 or 0 (comparisons return torch.bool since 1.2, pytorch/pytorch#21113).
@@ -291,9 +300,55 @@ def _install() -> _Patches:
     patches.set(torch.autograd, "Variable", Variable)
     patches.set(torch.autograd.variable, "Variable", Variable)
     patches.set(torch.Tensor, "volatile", property(_get_volatile, _set_volatile))
+    before = _slot_value(torch.Tensor)
     patches.set(torch.Tensor, "__getitem__", _legacy_getitem)
+    _drop_sequence_item_slot(before)
     patches.set(torch.Tensor, "numpy", _legacy_numpy)
     return patches
+
+
+# CPython gives a class whose `__getitem__` is set in Python two slots, the mapping one and
+# the sequence one (`sq_item`), and subclasses inherit them. torch's own `__getitem__` fills
+# the mapping slot only, so no tensor is a sequence for C code: with `sq_item`, torch's tensor
+# constructors and NumPy take a tensor for a list, and `torch.Tensor([r])` of a 0-dim `r` (an
+# element of a 1-dim tensor, 0.3's Python number) raises `len() of a 0-d tensor`. The patch
+# needs the mapping slot only (`x[0]` looks there first), so the sequence slot it created is
+# cleared on `torch.Tensor` and its subclasses. Removing the patch recomputes both slots.
+# CPython's `PyTypeObject` holds `tp_as_sequence` as its 14th pointer-sized field, and
+# `PySequenceMethods` holds `sq_item` as its 4th; a slot is cleared only where the patch was
+# just seen to set it (it was NULL before, it now holds the address it took on torch.Tensor).
+_POINTER = ctypes.sizeof(ctypes.c_void_p)
+
+
+def _sequence_item_slot(cls) -> Optional[ctypes.c_void_p]:
+    """A live view of `cls`'s `sq_item` slot (None off CPython or without sequence methods)."""
+    if sys.implementation.name != "cpython" or not isinstance(cls, type):
+        return None
+    methods = ctypes.c_void_p.from_address(id(cls) + 13 * _POINTER).value
+    return ctypes.c_void_p.from_address(methods + 3 * _POINTER) if methods else None
+
+
+def _slot_value(cls) -> Optional[int]:
+    """The address in `cls`'s `sq_item` slot (0: NULL; None: not known)."""
+    slot = _sequence_item_slot(cls)
+    return None if slot is None else slot.value or 0
+
+
+def _drop_sequence_item_slot(before: Optional[int]) -> None:
+    """`before`: torch.Tensor's `sq_item` before the patch (`_slot_value`)."""
+    generic = _slot_value(torch.Tensor)
+    if before != 0 or not generic:  # not CPython's layout, a sequence already, or no new slot
+        return
+    pending, seen = [torch.Tensor], set()
+    while pending:
+        cls = pending.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        slot = _sequence_item_slot(cls)
+        if slot is not None and slot.value == generic:
+            slot.value = None
+        pending.extend(type.__subclasses__(cls))
 
 
 def enter(strict: bool = False) -> None:

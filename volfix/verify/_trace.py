@@ -213,31 +213,25 @@ class _Tracer:
     def watch_scalar_reads(self) -> None:
         """Record, once per expression, each `[0]` (or `[-1]`) that indexes a 0-dim tensor:
         a value 0.3 gave shape (1,), which volfix.legacy answers as 0.3 did and torch >= 0.4
-        refuses (IndexError). Installed over volfix.legacy's `__getitem__`, which its exit
-        restores."""
-        torch = self.torch
-        tracer = self
-        getitem = torch.Tensor.__getitem__
+        refuses (IndexError). volfix.legacy calls the hook from its own `__getitem__`."""
+        from volfix.legacy import _runtime
+
         seen = set()
 
-        def traced_getitem(tensor, index):
-            if type(index) is int and index in (0, -1) and tensor.dim() == 0:
-                frame = sys._getframe(1)
-                key = (frame.f_code, frame.f_lasti)
-                if key not in seen:
-                    seen.add(key)
-                    tracer.scalar_read(frame, tensor)
-            return getitem(tensor, index)
+        def hook(tensor, frame) -> None:
+            key = (frame.f_code, frame.f_lasti)
+            if key not in seen:
+                seen.add(key)
+                self.scalar_read(frame, tensor, isinstance(tensor, _runtime.Variable))
 
-        torch.Tensor.__getitem__ = traced_getitem
+        _runtime.scalar_read_hook = hook
 
-    def scalar_read(self, frame, tensor) -> None:
+    def scalar_read(self, frame, tensor, variable: bool) -> None:
         rel = self.sites.relative(frame.f_code.co_filename)
         if rel is None or rel.startswith("<"):  # not the project's code: nothing to rewrite there
             return
         record = {"e": "scalar_read", "file": rel, "line": frame.f_lineno, "end_line": None,
-                  "col": None, "end_col": None, "text": None,
-                  "variable": isinstance(tensor, self.torch.autograd.Variable),
+                  "col": None, "end_col": None, "text": None, "variable": variable,
                   "bool": tensor.dtype is self.torch.bool}
         positions = getattr(frame.f_code, "co_positions", None)  # Python >= 3.11
         position = next(itertools.islice(positions(), frame.f_lasti // 2, None), None) \
