@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 ROOT = SCRIPTS.parent
 sys.path.insert(0, str(SCRIPTS))
@@ -310,7 +312,7 @@ def test_one_entry_point_runs_every_evaluation_command(tmp_path):
     assert listing.returncode == 2
     commands = [line.split()[0] for line in listing.stderr.splitlines() if line.startswith("    ")]
     assert commands == ["corpus", "measure", "human", "repos", "leftovers", "helpers", "generated", "fuzz",
-                        "data-index"]
+                        "data-index", "runs"]
     for command in commands:  # from another folder: the entry point finds its own package
         done = subprocess.run([sys.executable, str(EVALUATION), command, "--help"], capture_output=True, text=True,
                               cwd=tmp_path)
@@ -366,3 +368,42 @@ def test_data_index_lists_the_reads_a_fix_leaves_and_checks_their_classes(tmp_pa
     sites.write_text(json.dumps({"sites": written}))
     assert run().returncode == 0
     assert (repo / "train.py").read_text().count(".data[0]") == 2  # the corpus itself is never changed
+
+
+@pytest.mark.skipif(subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0,
+                    reason="torch is not installed")
+def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
+    """The loss is chosen by name at run time, so `fix --unsafe-fixes` leaves `score.data[0]`;
+    the run tells it is one element. The batch's first row stays (classified B)."""
+    repo = tmp_path / "repos" / "me+toy"
+    repo.mkdir(parents=True)
+    (repo / "evaluate.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        from torch.autograd import Variable
+
+        model, criterion = nn.Linear(4, 3), getattr(nn, "CrossEntropyLoss")()
+        x, y = torch.randn(2, 4), torch.LongTensor([0, 2])
+        out = model(Variable(x, volatile=True))
+        score = criterion(out, Variable(y))
+        print("%.4f %s" % (score.data[0], tuple(out.data[0].shape)))
+        """).lstrip())
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": [{"repo": "me/toy", "tree": "corpus", "command": ["evaluate.py"],
+                                          "stubs": [], "why": "the toy"}]}))
+    sites = tmp_path / "sites.json"
+    sites.write_text(json.dumps({"sites": [
+        {"repo": "me/toy", "path": "evaluate.py", "row": 8, "expression": "score.data[0]", "occurrence": 0,
+         "class": "C", "reason": "a loss chosen by name"},
+        {"repo": "me/toy", "path": "evaluate.py", "row": 8, "expression": "out.data[0]", "occurrence": 0,
+         "class": "B", "reason": "a batch's first row"}]}))
+    proc = subprocess.run([sys.executable, str(EVALUATION), "runs", "--repos", str(tmp_path / "repos"),
+                           "--runs", str(runs), "--sites", str(sites), "--json", str(tmp_path / "out.json")],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [result] = json.loads((tmp_path / "out.json").read_text())
+    assert result["agree"] and (result["exit_before"], result["exit_after"]) == (0, 0)
+    assert [(r["before"], r["after"], r["classes"]) for r in result["fixed"]] == [
+        ("score.data[0]", "score.item()", ["C"])]
+    assert "Reads rewritten by class: A 0, B 0, C 1, unclassified 0." in proc.stdout
+    assert "score.data[0]" in (repo / "evaluate.py").read_text()  # the tree itself is never changed

@@ -9,6 +9,7 @@
     generated  the long differential run over generated legacy programs (issue 21)
     fuzz       the fault and fuzz campaign on copies of real legacy files (issue 24)
     data-index the `.data[0]` reads a fix leaves, against docs/data-index-sites.json (issue 22)
+    runs       the reads only a run can tell: `volfix verify --fix` on docs/verify-runs.json (issue 22)
 """
 import importlib
 import os
@@ -16,7 +17,7 @@ import sys
 
 COMMANDS = {"corpus": "corpus", "measure": "measure", "human": "human", "repos": "repos",
             "leftovers": "leftovers", "helpers": "helper_sites", "generated": "generated", "fuzz": "fuzz",
-            "data-index": "data_index"}
+            "data-index": "data_index", "runs": "runs"}
 
 
 def main(argv=None) -> int:
