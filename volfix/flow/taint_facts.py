@@ -8,6 +8,7 @@ from typing import Callable
 
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import function_params
+from .defuse import ENTRY, Graph
 from .values import PURE_CALLS, graph_free
 
 # Libraries that hold no torch parameters: what they do with a tensor records nothing that
@@ -27,7 +28,7 @@ class ValueFacts:
         values evidently free of autograd do not: numbers, strings, `.data`/`.item()` results,
         tensors fresh from a factory or `torch.from_numpy` (`volfix.rules.context.is_plain`).
         A parameter of the function may be a weight: it may."""
-        if graph_free(node) or self.plain(node) or self._number_name(node):
+        if graph_free(node) or self.plain(node) or self._number_name(node) or self._plain_here(node):
             return False
         if isinstance(node, (ast.BinOp,)):
             return self.may_need_grad(node.left) or self.may_need_grad(node.right)
@@ -36,6 +37,50 @@ class ValueFacts:
         if isinstance(node, (ast.Tuple, ast.List)):
             return any(self.may_need_grad(e) for e in node.elts)
         return True
+
+    def _plain_here(self, node: ast.AST, depth: int = 0) -> bool:
+        """A local name whose every binding that reaches this read is graph-free, a plain
+        tensor, or a `Variable` of one without `requires_grad` (`reward = Variable(torch.
+        FloatTensor(reward))` above `reward + gamma * next_q_value`): read where it is read,
+        where `plain` and `_number_name` ask every binding of the name in the function."""
+        index = self.index
+        if not isinstance(node, ast.Name) or depth > 3 or index.comprehension_binds(node, node.id):
+            return False
+        scope = index.function_of(node)
+        graphs = self.__dict__.setdefault("_graphs", {})
+        if id(scope) not in graphs:
+            graphs[id(scope)] = (scope, Graph.of_scope(index, scope))
+        graph = graphs[id(scope)][1]
+        step = graph.step_of.get(id(index.statement_of(node))) if graph is not None else None
+        if step is None:
+            return False
+        bindings = graph.reaching_bindings(step, node.id)
+        if not bindings or ENTRY in bindings:
+            return False
+        for found in bindings:
+            bound = graph.steps[found].node
+            if not (isinstance(bound, ast.Assign) and len(bound.targets) == 1
+                    and isinstance(bound.targets[0], ast.Name) and bound.targets[0].id == node.id):
+                return False
+            if not self._free_value(bound.value, depth):
+                return False
+        return True
+
+    def _free_value(self, value: ast.AST, depth: int) -> bool:
+        if graph_free(value) or self.plain(value) or self._number_name(value) \
+                or self._plain_here(value, depth + 1):
+            return True
+        if not (isinstance(value, ast.Call) and value.args and not any(
+                isinstance(a, ast.Starred) for a in value.args) and self._variable_call(value.func)):
+            return False
+        flags = value.args[1:2] + [k.value for k in value.keywords if k.arg == "requires_grad"]
+        if any(not (isinstance(f, ast.Constant) and not f.value) for f in flags):
+            return False  # `Variable(x, requires_grad=True)`: a leaf to learn
+        return self._free_value(value.args[0], depth + 1)
+
+    def _variable_call(self, func: ast.AST) -> bool:
+        return self.index.is_variable(func) or (
+            isinstance(func, ast.Name) and func.id in getattr(self, "wrappers", ()))
 
     def _pure_callee(self, func: ast.AST) -> bool:
         """Builtins, torch functions and NumPy's hold no parameters of their own (NumPy records

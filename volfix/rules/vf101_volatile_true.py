@@ -63,7 +63,13 @@ class VolatileInVariableCall(Rule):
     no statement would record a graph (the value is only created, moved or read through
     `.data`) nothing is wrapped: the call is only unwrapped, and the value is followed to where
     it is computed (callers of a helper that returns it, the class's methods reading
-    `self.attr`); a value returned to no caller volfix can see stays a finding. A helper that
+    `self.attr`); a value returned to no caller volfix can see stays a finding. A statement
+    that computes only with values that cannot require grad there records nothing either and
+    stays outside: the region's own output, numbers, names that every binding reaching the
+    read makes a fresh tensor (`reward = Variable(torch.FloatTensor(reward))` above `expected =
+    reward + GAMMA * next_q.max(1)[0]`: one region over the target forward, not a second one
+    over the arithmetic; with a parameter `gamma`, which may be a tensor that requires grad,
+    the arithmetic gets its region). A helper that
     returns a tuple holding the value at some positions only (a replay memory's `return idxs,
     states, next_states` with `next_states` volatile) makes only those names volatile where a
     caller unpacks it (`idxs, states, next_states = mem.sample(n)`, or indexes a name bound
