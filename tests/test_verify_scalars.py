@@ -91,6 +91,14 @@ def test_a_variables_plain_index_is_reported_not_rewritten(tmp_path):
     assert plain.fix == "loss.item()"
 
 
+def test_a_read_also_made_on_a_value_with_dimensions_is_reported_not_rewritten(tmp_path):
+    lines = _trees(tmp_path, "def first(x):\n    return x.data[0]\n", "def first(x):\n    return x.data[0]\n")
+    record = _record(2, 11, "x.data[0]")
+    [read] = find_reads([record, dict(record, mixed=True)], lines)
+    assert read.fix is None and read.edit is None
+    assert "also made this read on a value with dimensions" in read.message
+
+
 # ------------------------------------------------------------------ real programs
 
 needs_torch = pytest.mark.skipif(
@@ -187,3 +195,38 @@ def test_verify_finds_the_reads_fix_leaves_and_fix_rewrites_them(tmp_path, monke
     again = invoke("verify", "--fix", "--", PY, "evaluate.py")  # nothing left to rewrite
     assert again.exit_code == 0 and "fixed:" not in again.output
     assert (repo / "evaluate.py").read_text() == text
+
+
+# `first` is given a loss (one element: 0.3's number) and a batch (its first row).
+HELPER = """\
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+
+    def first(x):
+        return x.data[0]
+
+
+    criterion = getattr(nn, "MSELoss")()
+    out = nn.Linear(3, 2)(Variable(torch.randn(4, 3), volatile=True))
+    print(first(criterion(out, Variable(torch.zeros(4, 2)))), tuple(first(out).shape))
+    """
+
+
+@needs_torch
+def test_a_helper_given_a_loss_and_a_batch_is_reported_not_rewritten(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "helper.py").write_text(textwrap.dedent(HELPER))
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "original")
+    monkeypatch.chdir(repo)
+    result = invoke("verify", "--fix", "--format", "json", "--", PY, "helper.py")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output)
+    assert data["fixed"] == []
+    [read] = [f for f in data["findings"] if f["kind"] == "scalar-read"]
+    assert read["line"] == 7 and "also made this read on a value with dimensions" in read["message"]
+    assert (repo / "helper.py").read_text() == textwrap.dedent(HELPER)

@@ -245,18 +245,23 @@ def _set_volatile(self, value) -> None:
     self._volfix_volatile = value
 
 
-# Called as `hook(tensor, frame)` at each `[0]` on a 0-dim tensor, `frame` being the code that
-# indexed: `volfix verify`'s tracer records these reads (`volfix.verify.scalars`).
-scalar_read_hook: Optional[Callable[[Any, Any], None]] = None
+# Called as `hook(tensor, frame, zero_dim)` at each `[0]` (or `[-1]`), `frame` being the code
+# that indexed and `zero_dim` whether the tensor had no dimension: `volfix verify`'s tracer
+# records the reads of one-element values (`volfix.verify.scalars`), and the expressions that
+# index a value with dimensions too.
+scalar_read_hook: Optional[Callable[[Any, Any, bool], None]] = None
 
 
 def _legacy_getitem(self, index):
     """`x[0]` on a 0-dim tensor. 0.3 had no 0-dim tensors: losses and other one-element
     results had shape (1,), so `loss.data[0]` was a Python number and `loss[0]` a one-element
     Variable. Other indexing (any tensor with dimensions, other indices) is torch's."""
-    if type(index) is int and index in (0, -1) and self.dim() == 0:
+    if type(index) is int and index in (0, -1):
+        zero_dim = self.dim() == 0
         if scalar_read_hook is not None:
-            scalar_read_hook(self, sys._getframe(1))
+            scalar_read_hook(self, sys._getframe(1), zero_dim)
+        if not zero_dim:
+            return _ORIGINAL_GETITEM(self, index)
         if not isinstance(self, Variable):  # 0.3's plain tensor: indexing gave a number
             # 0.3 had no bool tensors: a comparison gave a ByteTensor, whose element was the
             # int 1 or 0 (comparisons return torch.bool since 1.2, pytorch/pytorch#21113).

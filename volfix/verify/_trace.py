@@ -9,7 +9,7 @@ JSON lines to `--out`:
     {"e": "backward", "kind": "backward", "file": ..., "line": ..., "func": ..., "error": null}
     {"e": "step", "optimizer": "SGD", "file": ..., "line": ..., "func": ..., "error": null}
     {"e": "scalar_read", "file": "eval.py", "line": 52, "end_line": 52, "col": 16, "end_col": 28,
-     "text": "loss.data[0]", "variable": false, "bool": false}
+     "text": "loss.data[0]", "variable": false, "bool": false, "mixed": false}
     {"e": "exit", "status": 0, "exception": null}
 
 `forward` is a top-level `nn.Module` call (one not made inside another module's forward);
@@ -18,7 +18,8 @@ its site is the innermost frame of the user's code (a file under `--root`) that 
 them, which are held anyway, are not counted; a tensor counts once a call). `scalar_read`
 (legacy runs only) is a `[0]` the program made on a one-element value, once per expression:
 0.3 gave it a number, today it raises; its position is the expression's (Python >= 3.11,
-else the line only). With `--legacy` the program
+else the line only). `mixed` says the expression also indexed a value with dimensions (then
+a second record says so, if that came later). With `--legacy` the program
 runs under `volfix.legacy.legacy_semantics()`: PyTorch 0.3's meaning of `volatile`.
 
 torch is imported here only: volfix itself never needs it. Without torch the trace is a
@@ -216,23 +217,33 @@ class _Tracer:
         refuses (IndexError). volfix.legacy calls the hook from its own `__getitem__`."""
         from volfix.legacy import _runtime
 
-        seen = set()
+        zero: set = set()  # expressions that indexed a one-element value (recorded)
+        dims: set = set()  # expressions that indexed a value with dimensions
+        mixed: set = set()
 
-        def hook(tensor, frame) -> None:
+        def hook(tensor, frame, zero_dim: bool) -> None:
             key = (frame.f_code, frame.f_lasti)
-            if key not in seen:
-                seen.add(key)
-                self.scalar_read(frame, tensor, isinstance(tensor, _runtime.Variable))
+            if zero_dim:
+                if key not in zero:
+                    zero.add(key)
+                    self.scalar_read(frame, tensor, isinstance(tensor, _runtime.Variable), key in dims)
+            elif key not in dims:
+                dims.add(key)
+                if key in zero and key not in mixed:  # `.item()` would raise on the rows
+                    mixed.add(key)
+                    self.scalar_read(frame, tensor, False, True)
 
         _runtime.scalar_read_hook = hook
 
-    def scalar_read(self, frame, tensor, variable: bool) -> None:
+    def scalar_read(self, frame, tensor, variable: bool, mixed: bool) -> None:
+        """A record of the read at `frame`; `mixed`: the expression also indexed a value with
+        dimensions (a helper given a loss and a batch), so its `[0]` is no `.item()`."""
         rel = self.sites.relative(frame.f_code.co_filename)
         if rel is None or rel.startswith("<"):  # not the project's code: nothing to rewrite there
             return
         record = {"e": "scalar_read", "file": rel, "line": frame.f_lineno, "end_line": None,
                   "col": None, "end_col": None, "text": None, "variable": variable,
-                  "bool": tensor.dtype is self.torch.bool}
+                  "bool": tensor.dtype is self.torch.bool, "mixed": mixed}
         positions = getattr(frame.f_code, "co_positions", None)  # Python >= 3.11
         position = next(itertools.islice(positions(), frame.f_lasti // 2, None), None) \
             if positions is not None else None

@@ -11,7 +11,9 @@ expression's columns and text). Each read the working tree still has is a findin
 
 A read is found again at the line `LineMap` maps it to: at the column its line's change of
 indentation moves it to (a region's `with` re-indents it), or, on a line that changed, as the
-k-th read of its text when the line has as many as the original's. A read that is no longer
+k-th read of its text when the line has as many as the original's. A read the run also made
+on a value with dimensions (a helper given a loss and a batch) is reported, not rewritten:
+`.item()` would raise there. A read that is no longer
 there (rewritten, or the code changed around it) is not reported; without columns (Python <
 3.11) the line's only `[0]` is the read, and a line with several is reported unfixed.
 """
@@ -52,6 +54,7 @@ def find_reads(records: List[Dict], lines: LineMap) -> List[ScalarRead]:
     """The reads of `records` (a legacy run's `scalar_read` events) still in the working tree."""
     files: Dict[str, Optional[Tuple[SourceText, ast.AST]]] = {}
     found: Dict[Tuple[str, int], ScalarRead] = {}
+    mixed = {_where(record) for record in records if record.get("mixed")}
     for record in records:
         file = record["file"]
         if file not in files:
@@ -62,7 +65,7 @@ def find_reads(records: List[Dict], lines: LineMap) -> List[ScalarRead]:
         src, tree = parsed
         node = _locate(record, src, tree, lines)
         if isinstance(node, ast.Subscript):
-            read = _read(record, node, src, file)
+            read = _read(record, node, src, file, _where(record) in mixed)
             found.setdefault((file, src.start(node)), read)
         elif node is _AMBIGUOUS:
             line = lines.line(file, record["line"])
@@ -165,9 +168,18 @@ def _squeezed(text: str) -> str:
     return "".join(text.split())
 
 
-def _read(record: Dict, node: ast.Subscript, src: SourceText, file: str) -> ScalarRead:
+def _where(record: Dict) -> Tuple:
+    return record["file"], record["line"], record.get("col")
+
+
+def _read(record: Dict, node: ast.Subscript, src: SourceText, file: str, mixed: bool) -> ScalarRead:
     shown = src.segment(node)
     value = node.value
+    if mixed:  # a helper's `x.data[0]` given a loss and a batch: `.item()` raises on the batch
+        return ScalarRead(file, node.lineno, shown, None,
+                          "the run also made this read on a value with dimensions (its first row or "
+                          "element): `.item()` would raise there; read it with `.item()` only where "
+                          "the value is one element")
     item = ".int().item()" if record.get("bool") else ".item()"  # 0.3's comparison gave 1 or 0
     if isinstance(value, ast.Attribute) and value.attr == "data":  # `loss.data[0]`
         subject = value.value
