@@ -47,10 +47,10 @@ class ValueFacts:
         if not isinstance(node, ast.Name) or depth > 3 or index.comprehension_binds(node, node.id):
             return False
         scope = index.function_of(node)
-        graphs = self.__dict__.setdefault("_graphs", {})
-        if id(scope) not in graphs:
-            graphs[id(scope)] = (scope, Graph.of_scope(index, scope))
-        graph = graphs[id(scope)][1]
+        known = index.flow_graphs.get(id(scope))
+        if known is None:
+            known = index.flow_graphs[id(scope)] = (scope, Graph.of_scope(index, scope))
+        graph = known[1]
         step = graph.step_of.get(id(index.statement_of(node))) if graph is not None else None
         if step is None:
             return False

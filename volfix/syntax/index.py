@@ -89,6 +89,9 @@ class ModuleIndex:
         # What functions, instances and methods of other files of the project return, by the
         # qualified name this module calls them (`volfix.flow.scalars`; from the file's links).
         self.scalar_returns: Dict[str, Tuple[str, ...]] = {}
+        # Statement-level control flow of a scope, built once for every analysis that asks
+        # (`volfix.flow.defuse.Graph.of_scope`): id(scope) -> (scope, the graph or None).
+        self.flow_graphs: Dict[int, Tuple[ast.AST, object]] = {}
 
     def _walk(self, tree: ast.Module) -> None:
         """One depth-first walk in source order: parents, buckets, and for every name the
