@@ -48,8 +48,8 @@ class ValueFacts:
             return False
         scope = index.function_of(node)
         known = index.flow_graphs.get(id(scope))
-        if known is None:
-            known = index.flow_graphs[id(scope)] = (scope, Graph.of_scope(index, scope))
+        if known is None:  # which builtins consume a generator at once does not matter here
+            known = index.flow_graphs[id(scope)] = (scope, Graph.build(scope))
         graph = known[1]
         step = graph.step_of.get(id(index.statement_of(node))) if graph is not None else None
         if step is None:

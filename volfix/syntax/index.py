@@ -90,7 +90,7 @@ class ModuleIndex:
         # qualified name this module calls them (`volfix.flow.scalars`; from the file's links).
         self.scalar_returns: Dict[str, Tuple[str, ...]] = {}
         # Statement-level control flow of a scope, built once for every analysis that asks
-        # (`volfix.flow.defuse.Graph.of_scope`): id(scope) -> (scope, the graph or None).
+        # (`volfix.flow.defuse.Graph.build`): id(scope) -> (scope, the graph or None).
         self.flow_graphs: Dict[int, Tuple[ast.AST, object]] = {}
 
     def _walk(self, tree: ast.Module) -> None:
