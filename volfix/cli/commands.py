@@ -534,7 +534,8 @@ def verify_command(against: Optional[str], timeout: Optional[float], output_form
       volfix verify [OPTIONS] eval.py ARGS...
 
     The original runs with PyTorch 0.3's meaning of volatile (volfix.legacy), the working tree
-    with the installed torch. Exit 0 when graph presence, training and exit status agree.
+    with the installed torch. Exit 0 when graph presence, training and exit status agree and
+    no `.data[0]` the original made on a one-element value is left (`--fix` rewrites those).
     """
     from ..verify import VerifyError, command_line
 
