@@ -44,7 +44,8 @@ class ValueFacts:
         FloatTensor(reward))` above `reward + gamma * next_q_value`): read where it is read,
         where `plain` and `_number_name` ask every binding of the name in the function."""
         index = self.index
-        if not isinstance(node, ast.Name) or depth > 3 or index.comprehension_binds(node, node.id):
+        if not isinstance(node, ast.Name) or depth > 3 or index.comprehension_binds(node, node.id) \
+                or node.id in index.declared:  # a `global` name: a call may rebind it on the way
             return False
         scope = index.function_of(node)
         known = index.flow_graphs.get(id(scope))
