@@ -1,6 +1,13 @@
 """Shared test helpers: small legacy snippets and a CLI runner."""
 from __future__ import annotations
 
+import functools
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Dict
+
 import pytest
 from click.testing import CliRunner, Result
 
@@ -28,3 +35,31 @@ def invoke(*args: str, input=None, env=None) -> Result:
     from volfix.cli.commands import main
 
     return CliRunner().invoke(main, list(args), input=input, env=env, catch_exceptions=False)
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_missing() -> bool:
+    return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0
+
+
+def needs_torch(test):
+    """Skip `test` where torch cannot be imported (asked once per session, in a subprocess)."""
+    return pytest.mark.skipif(_torch_missing(), reason="torch is not installed")(test)
+
+
+def commit_all(repo: Path) -> None:
+    """`git init` in `repo` and commit everything in it, as the original a test compares with."""
+    for args in (("init", "-q"), ("add", "."), ("commit", "-qm", "original")):
+        subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo,
+                       check=True, capture_output=True)
+
+
+def committed_repo(tmp_path: Path, files: Dict[str, str]) -> Path:
+    """A git repository whose HEAD holds `files` (dedented): the original program."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(textwrap.dedent(text))
+    commit_all(repo)
+    return repo

@@ -12,7 +12,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 ROOT = SCRIPTS.parent
@@ -22,6 +21,7 @@ EVALUATION = SCRIPTS / "evaluation"
 from evaluation.common import (UnitText, call_at, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
                          notebook_as_python, parents_of, parse, probe_row)
 from evaluation.sites import flag_helpers, sites_of  # noqa: E402
+from conftest import needs_torch  # noqa: E402
 
 
 def unit(src: str) -> UnitText:
@@ -370,8 +370,7 @@ def test_data_index_lists_the_reads_a_fix_leaves_and_checks_their_classes(tmp_pa
     assert (repo / "train.py").read_text().count(".data[0]") == 2  # the corpus itself is never changed
 
 
-@pytest.mark.skipif(subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0,
-                    reason="torch is not installed")
+@needs_torch
 def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
     """The loss is chosen by name at run time, so `fix --unsafe-fixes` leaves `score.data[0]`;
     the run tells it is one element. The batch's first row stays (classified B)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from conftest import invoke
+from conftest import commit_all, committed_repo, invoke, needs_torch
 
 from volfix.verify import VerifyError
 from volfix.verify.compare import LineMap, compare
@@ -161,29 +161,6 @@ def test_outside_git_without_against_is_a_usage_error(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ real programs
 
-needs_torch = pytest.mark.skipif(
-    subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode != 0,
-    reason="torch is not installed")
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo,
-                   check=True, capture_output=True)
-
-
-def _repo(tmp_path: Path, files: Dict[str, str]) -> Path:
-    """A git repository whose HEAD holds `files` (the original program)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(textwrap.dedent(text))
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "original")
-    return repo
-
-
 def _migrate(repo: Path, name: str, text: str) -> None:
     (repo / name).write_text(textwrap.dedent(text))
 
@@ -234,7 +211,7 @@ DECODER = """\
 
 @needs_torch
 def test_region_removed_is_caught_at_the_migrated_line(tmp_path, monkeypatch):
-    repo = _repo(tmp_path, {"translate.py": DECODER})
+    repo = committed_repo(tmp_path, {"translate.py": DECODER})
     # A wrong migration: volatile dropped, no region (what many hand migrations did).
     _migrate(repo, "translate.py", "# migrated to PyTorch 2\n" + textwrap.dedent(DECODER).replace(
         "decoder(Variable(batch, volatile=True))", "decoder(batch)"))
@@ -256,7 +233,7 @@ def test_region_removed_is_caught_at_the_migrated_line(tmp_path, monkeypatch):
 
 @needs_torch
 def test_the_right_migration_verifies_clean(tmp_path, monkeypatch):
-    repo = _repo(tmp_path, {"translate.py": DECODER})
+    repo = committed_repo(tmp_path, {"translate.py": DECODER})
     invoke_fix = invoke("fix", str(repo / "translate.py"))
     assert invoke_fix.exit_code == 0, invoke_fix.output
     assert "torch.no_grad()" in (repo / "translate.py").read_text()
@@ -305,7 +282,7 @@ TRAIN_UNDER_A_REGION = """\
 
 @needs_torch
 def test_region_over_a_training_call_is_caught(tmp_path, monkeypatch):
-    repo = _repo(tmp_path, {"train.py": TRAIN})
+    repo = committed_repo(tmp_path, {"train.py": TRAIN})
     _migrate(repo, "train.py", TRAIN_UNDER_A_REGION)
     backward = _line_of(repo, "train.py", "loss.backward()")
     forward = _line_of(repo, "train.py", "loss = ((model(x)")
@@ -339,7 +316,7 @@ SCALARS = """\
 
 @needs_torch
 def test_missing_item_is_caught_at_the_indexing_line(tmp_path, monkeypatch):
-    repo = _repo(tmp_path, {"evaluate.py": SCALARS})
+    repo = committed_repo(tmp_path, {"evaluate.py": SCALARS})
     # Migrated, except `loss.data[0]` (0.3's one-element loss) was not made `loss.item()`.
     _migrate(repo, "evaluate.py", textwrap.dedent(SCALARS)
              .replace("from torch.autograd import Variable\n", "")
@@ -394,7 +371,7 @@ def test_output_differing_only_in_timing_is_not_reported(tmp_path, monkeypatch):
 
 @needs_torch
 def test_time_out_stops_both_runs(tmp_path, monkeypatch):
-    repo = _repo(tmp_path, {"forever.py": """\
+    repo = committed_repo(tmp_path, {"forever.py": """\
         import torch.nn as nn
         model = nn.Linear(2, 2)
         while True:
@@ -410,7 +387,7 @@ def test_time_out_stops_both_runs(tmp_path, monkeypatch):
 
 @needs_torch
 def test_missing_torch_is_said_plainly(tmp_path, monkeypatch):
-    repo = _repo(tmp_path, {"eval.py": "import torch\n"})
+    repo = committed_repo(tmp_path, {"eval.py": "import torch\n"})
     fake = tmp_path / "fake"
     (fake / "torch").mkdir(parents=True)
     (fake / "torch" / "__init__.py").write_text("raise ImportError('No module named torch')\n")
@@ -447,9 +424,7 @@ def test_legacy_examples_verify_clean_after_fix(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLES, repo)
     (repo / "run_all.py").write_text(RUN_ALL)
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "original")
+    commit_all(repo)
     monkeypatch.chdir(repo)
     assert invoke("fix", ".").exit_code in (0, 1)
     left = {path for path in [*repo.glob("*.py"), *repo.glob("lm_package/*.py")]
@@ -522,7 +497,7 @@ def _processes_running(marker: str) -> List[int]:
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 def test_sigterm_to_verify_stops_the_run_it_started(tmp_path):
     marker = f"forever_{os.getpid()}_{time.monotonic_ns()}.py"
-    repo = _repo(tmp_path, {marker: "while True:\n    pass\n"})
+    repo = committed_repo(tmp_path, {marker: "while True:\n    pass\n"})
     verify_process = subprocess.Popen([PY, "-m", "volfix", "verify", marker], cwd=repo,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120

@@ -16,8 +16,7 @@ import textwrap
 from pathlib import Path
 from typing import Dict, Optional
 
-import pytest
-from conftest import invoke
+from conftest import committed_repo, invoke, needs_torch
 
 from volfix.verify.compare import LineMap
 from volfix.verify.scalars import apply_fixes, find_reads
@@ -101,28 +100,6 @@ def test_a_read_also_made_on_a_value_with_dimensions_is_reported_not_rewritten(t
 
 # ------------------------------------------------------------------ real programs
 
-needs_torch = pytest.mark.skipif(
-    subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode != 0,
-    reason="torch is not installed")
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo,
-                   check=True, capture_output=True)
-
-
-def _committed(tmp_path: Path, name: str, text: str, monkeypatch) -> Path:
-    """A git repository whose HEAD holds the program `name` (the original), as the cwd."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / name).write_text(textwrap.dedent(text))
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "original")
-    monkeypatch.chdir(repo)
-    return repo
-
-
 # The loss is chosen by name and the model's output rank is the data's: volfix cannot read
 # either. `out.data[0]` is a row (B): it must stay. `n.data[0]` of `topk`'s 1-dim order is an
 # element of a 1-dim tensor, 0-dim today: a notebook's sampling loop.
@@ -158,7 +135,8 @@ EVALUATE = """\
 
 @needs_torch
 def test_verify_finds_the_reads_fix_leaves_and_fix_rewrites_them(tmp_path, monkeypatch):
-    repo = _committed(tmp_path, "evaluate.py", EVALUATE, monkeypatch)
+    repo = committed_repo(tmp_path, {"evaluate.py": EVALUATE})
+    monkeypatch.chdir(repo)
     assert invoke("fix", "--unsafe-fixes", "evaluate.py").exit_code in (0, 1)
     fixed_by_volfix = (repo / "evaluate.py").read_text()
     assert "score.data[0]" in fixed_by_volfix and "n.data[0])" in fixed_by_volfix  # what VF401 cannot tell
@@ -222,7 +200,8 @@ HELPER = """\
 
 @needs_torch
 def test_a_helper_given_a_loss_and_a_batch_is_reported_not_rewritten(tmp_path, monkeypatch):
-    repo = _committed(tmp_path, "helper.py", HELPER, monkeypatch)
+    repo = committed_repo(tmp_path, {"helper.py": HELPER})
+    monkeypatch.chdir(repo)
     result = invoke("verify", "--fix", "--format", "json", "--", PY, "helper.py")
     assert result.exit_code == 1, result.output
     data = json.loads(result.output)
