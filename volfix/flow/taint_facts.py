@@ -4,7 +4,7 @@ of its own (`flow.taint.TaintAnalysis` inherits these)."""
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from typing import Callable, FrozenSet
 
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import function_params
@@ -22,6 +22,7 @@ FOREIGN_LIBRARIES = ("matplotlib.", "pylab.", "seaborn.", "PIL.", "cv2.", "image
 class ValueFacts:
     index: ModuleIndex
     plain: Callable[[ast.AST], bool]
+    wrappers: FrozenSet[str]  # the project's own `Variable` wrappers
 
     def may_need_grad(self, node: ast.AST) -> bool:
         """Could this untainted value require grad (so that computing with it records)? Only
@@ -81,7 +82,7 @@ class ValueFacts:
 
     def _variable_call(self, func: ast.AST) -> bool:
         return self.index.is_variable(func) or (
-            isinstance(func, ast.Name) and func.id in getattr(self, "wrappers", ()))
+            isinstance(func, ast.Name) and func.id in self.wrappers)
 
     def _pure_callee(self, func: ast.AST) -> bool:
         """Builtins, torch functions and NumPy's hold no parameters of their own (NumPy records

@@ -59,6 +59,7 @@ class LineMap:
     def __init__(self, original_root: str, work_root: str) -> None:
         self.original_root, self.work_root = original_root, work_root
         self._maps: Dict[str, Dict[int, int]] = {}
+        self._originals: Dict[str, Optional[List[str]]] = {}  # file -> the original's lines
 
     def line(self, file: Optional[str], line: Optional[int]) -> Optional[int]:
         if file is None or line is None or file.startswith("<"):
@@ -70,20 +71,21 @@ class LineMap:
 
     def original_line(self, file: str, line: int) -> Optional[str]:
         """Line `line` of the original's `file`, without its newline (None past its end)."""
-        try:
-            with open(os.path.join(self.original_root, file), encoding="utf-8", errors="replace") as handle:
-                for number, text in enumerate(handle, 1):
-                    if number == line:
-                        return text.rstrip("\r\n")
-        except OSError:
-            pass
-        return None
+        lines = self._original(file)
+        return lines[line - 1] if lines is not None and 1 <= line <= len(lines) else None
+
+    def _original(self, file: str) -> Optional[List[str]]:
+        if file not in self._originals:
+            self._originals[file] = _lines(os.path.join(self.original_root, file))
+        return self._originals[file]
 
     def _build(self, file: str) -> Dict[int, int]:
-        before = _lines(os.path.join(self.original_root, file))
+        original = self._original(file)
         after = _lines(os.path.join(self.work_root, file))
-        if before is None or after is None:
+        if original is None or after is None:
             return {}
+        before = [text.strip() for text in original]
+        after = [text.strip() for text in after]
         mapping: Dict[int, int] = {}
         matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -95,9 +97,10 @@ class LineMap:
 
 
 def _lines(path: str) -> Optional[List[str]]:
+    """The file's lines without their line endings (None when it cannot be read)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return [line.strip() for line in handle]
+            return [line.rstrip("\r\n") for line in handle]
     except OSError:
         return None
 
