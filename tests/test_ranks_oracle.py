@@ -77,6 +77,16 @@ def _steps(rng: random.Random, a: str, b: str, new: str) -> list:
         f"{new} = (({a} - {b}) ** 2).mean()\nfor _w in [{a}, {b}]:\n    {new} += _w.pow(2).sum() * SCALE",
         f"if FLAG:\n    {new} = {a}\nelse:\n    {new} = {b}.sum()",
         f"if FLAG:\n    {new} = 0\nelse:\n    {new} = {b}.sum()\n{new} += {a}",
+        # `gather` has its index's shape; `unsqueeze(d)` needs `d` dimensions before the new one;
+        # `squeeze(d)` of a dimension a keepdim reduction (or `unsqueeze(d)`) left at size 1
+        f"{new} = torch.gather({a}, 0, torch.zeros_like({a}).long())", f"{new} = {a}.gather(0, torch.tensor(0))",
+        f"{new} = torch.gather({a}, {d}, torch.LongTensor([0]))",
+        f"{new} = {a}.unsqueeze(1)", f"{new} = {a}.unsqueeze(2)", f"{new} = torch.unsqueeze({a}, -2)",
+        f"{new} = {a}.sum(1, keepdim=True).squeeze(1)", f"{new} = torch.sum({a}, {d}, keepdim=True).squeeze({d})",
+        f"{new} = {a}.max(1, keepdim=True)[0].squeeze(1)", f"{new} = {a}.unsqueeze({d}).squeeze({d})",
+        f"{new} = {a}.squeeze(1)", f"{new} = {a}.abs().add(0.1).multinomial(1)",
+        f"{new}_l = []\nfor _i in range(2):\n    {new}_l.append({a}.unsqueeze(1))\n{new} = torch.cat({new}_l, 1)",
+        f"{new}_l = [{b}]\n{new}_l.append({a})\n{new} = torch.cat({new}_l)",
         # a loop that binds a name from itself: each pass reads what the last one bound
         f"{new} = {a}\nfor _i in range(2):\n    {new} = {new}.unsqueeze(0)",
         f"{new} = {a}\nfor _i in range(2):\n    {new} = {new}.sum(0)",

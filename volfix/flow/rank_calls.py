@@ -17,7 +17,7 @@ from .shapes import DATA_CONSTRUCTORS, DIM_REDUCTIONS, ELEMENTWISE, REDUCTIONS, 
 _KEEPING = SHAPE_KEEPING | frozenset({
     "clamp", "clamp_", "masked_fill", "masked_fill_", "softmax", "log_softmax", "transpose", "t", "flip",
     "roll", "exp_", "log_", "sigmoid_", "tanh_", "relu_", "zero_", "fill_", "normal_", "uniform_", "abs_",
-    "neg_", "sqrt_"})
+    "neg_", "sqrt_", "multinomial"})
 _FUNCTIONAL_KEEPING = frozenset({
     "softmax", "log_softmax", "relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "sigmoid", "tanh",
     "softplus", "dropout", "hardtanh", "normalize", "logsigmoid", "softsign"})
@@ -82,23 +82,77 @@ class CallRanks:
         if name in ("cat", "stack"):
             rank = self._common(args[0], at, depth)
             return shift(rank, 1) if name == "stack" else rank
+        if name == "gather":
+            index = args[2] if len(args) > 2 else _keyword(call, "index")
+            return None if index is None else self._gather(args[0], index, at, depth)
         if name in REDUCTIONS or name in ("squeeze", "unsqueeze"):
             return self._method(name, args[0], _without_first(call), at, depth)
         return None
 
     def _common(self, sequence: ast.AST, at: ast.AST, depth: int) -> Rank:
-        """The rank every tensor `torch.cat` joins has (they must agree: the first known decides)."""
+        """The rank every tensor `torch.cat` joins has (they must agree: each known one narrows
+        it): of a list display, a comprehension, or a name bound to such lists and grown by
+        `.append` (`logits = []`, `logits.append(x.unsqueeze(1))`, `torch.cat(logits, 1)`)."""
         if isinstance(sequence, (ast.ListComp, ast.GeneratorExp)):
             rank = self.rank(sequence.elt, sequence.elt, depth + 1)
             return rank if isinstance(rank, tuple) else None
-        if not isinstance(sequence, (ast.List, ast.Tuple)):
+        if isinstance(sequence, ast.Name):
+            elements = self._grown(sequence, at)
+        elif isinstance(sequence, (ast.List, ast.Tuple)):
+            elements = sequence.elts
+        else:
+            return None
+        if elements is None:
             return None
         out: Rank = None
-        for e in sequence.elts:
+        for e in elements:
             rank = None if isinstance(e, ast.Starred) else self.rank(e, e, depth + 1)
             if isinstance(rank, tuple):
                 out = rank if out is None else (max(out[0], rank[0]), min(out[1], rank[1]))
         return out if out is None or out[0] <= out[1] else None
+
+    def _unit_dim(self, value: ast.AST, dim: Optional[int]) -> bool:
+        """Dimension `dim` of `value` certainly has size 1: `x.sum(dim, keepdim=True)`,
+        `torch.sum(x, dim, keepdim=True)`, `x.max(dim, keepdim=True)[0]`, `x.unsqueeze(dim)`."""
+        pair = isinstance(value, ast.Subscript) and int_value(value.slice) in (0, 1)
+        if pair:
+            value = value.value  # type: ignore[attr-defined]
+        if dim is None or not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+            return False
+        method, call = value.func.attr, value
+        qual = self.index.qual(value.func)
+        if qual is not None:
+            if qual != "torch." + method:
+                return False
+            call = _without_first(value)  # `torch.sum(x, 1, keepdim=True)`
+        if method == "unsqueeze":
+            return not pair and _dim(call) == dim
+        kind = _PAIRS_DROPPING if pair else DIM_REDUCTIONS
+        return method in kind and _keepdim(call) is True and _dim(call) == dim
+
+    def _grown(self, name: ast.Name, at: ast.AST) -> Optional[list]:
+        """The elements of the list `name` holds where `at` reads it: those of the displays it
+        is bound to and those `.append`ed to it; None when a binding is no list display or the
+        list changes some other way."""
+        values = self.names.bindings(name.id, at)
+        added = self.names.appended(name.id, at)
+        if not values or added is None or not all(isinstance(v, (ast.List, ast.Tuple)) for v in values):
+            return None
+        return [e for v in values for e in v.elts] + added
+
+    def _gather(self, source: ast.AST, index: ast.AST, at: ast.AST, depth: int) -> Rank:
+        """`torch.gather(x, d, idx)` has the shape of `idx`, which has as many dimensions as `x`
+        (a 0-dim and a 1-dim value go together)."""
+        out = self.rank(index, at, depth + 1)
+        source_rank = self.rank(source, at, depth + 1)
+        if not isinstance(source_rank, tuple):
+            return out if isinstance(out, tuple) else None
+        low, high = source_rank
+        allowed = (0, max(high, 1)) if low <= 1 else source_rank
+        if not isinstance(out, tuple):
+            return allowed
+        out = (max(out[0], allowed[0]), min(out[1], allowed[1]))
+        return out if out[0] <= out[1] else None
 
     def _sizes(self, args: list, at: ast.AST, depth: int) -> Rank:
         """`torch.zeros(2, 3)`, `torch.zeros((2, 3))`, `np.zeros((1, size))`, `torch.Tensor(n)`:
@@ -131,12 +185,17 @@ class CallRanks:
             return base
         if method in ("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_") and len(args) == 1:
             return broadcast(base, self.rank(args[0], at, depth + 1)) if not method.endswith("_") else base
+        if method == "gather" and isinstance(base, tuple):
+            index = args[1] if len(args) > 1 else _keyword(call, "index")
+            return None if index is None else self._gather(receiver, index, at, depth)
         if method == "unsqueeze":
-            return shift(base, 1)
+            return shift(_inserting(base, _dim(call)), 1)
         if method == "squeeze":
             if not isinstance(base, tuple):
                 return None
-            return (0, base[1]) if not args and not call.keywords else (max(base[0] - 1, 0), base[1])
+            if not args and not call.keywords:
+                return (0, base[1])
+            return shift(base, -1) if self._unit_dim(receiver, _dim(call)) else (max(base[0] - 1, 0), base[1])
         if method in REDUCTIONS:
             if whole_reduction(call, method):
                 return exactly(0)
@@ -156,6 +215,25 @@ def _keepdim(call: ast.Call) -> Optional[bool]:
         if k.arg == "keepdim":
             return k.value.value if isinstance(k.value, ast.Constant) and type(k.value.value) is bool else None
     return False
+
+
+def _keyword(call: ast.Call, name: str) -> Optional[ast.AST]:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _dim(call: ast.Call) -> Optional[int]:
+    """The literal dimension a method call takes first (`x.squeeze(1)`, `x.sum(dim=1)`)."""
+    dim = call.args[0] if call.args else _keyword(call, "dim")
+    return None if dim is None else int_value(dim)
+
+
+def _inserting(rank: Rank, dim: Optional[int]) -> Rank:
+    """The rank `x` has when `x.unsqueeze(dim)` runs: a new dimension at `dim` needs `dim`
+    dimensions before it (`-dim - 1` when counted from the end)."""
+    if dim is None or not isinstance(rank, tuple):
+        return rank
+    need = dim if dim >= 0 else -dim - 1
+    return (max(rank[0], need), rank[1]) if need <= rank[1] else None
 
 
 def _without_first(call: ast.Call) -> ast.Call:

@@ -175,6 +175,8 @@ class Ranks(CallRanks, ProgramRanks):
         base = self.rank(value, at, depth + 1)
         if not isinstance(base, tuple) and base != CYCLE:
             return None
+        if base == (0, 0) and int_value(expr.slice) == 0:
+            return NUMBER  # `loss.data[0]`: what 0.3 gave, and `.item()` (VF401's fix) gives
         parts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
         change = 0
         for part in parts:
