@@ -68,15 +68,15 @@ def test_a_huge_content_length_is_dropped_not_a_memory_error(client):
 def test_a_message_past_the_limit_is_read_and_dropped_in_chunks(monkeypatch):
     import io
 
-    from volfix.lsp import server
+    from volfix.lsp import transport
 
-    monkeypatch.setattr(server, "MAX_MESSAGE_BYTES", 512)
+    monkeypatch.setattr(transport, "MAX_MESSAGE_BYTES", 512)
     body = b'{"jsonrpc": "2.0", "method": "x/ignored", "params": {"pad": "' + b"a" * 3000 + b'"}}'
     following = b"Content-Length: 2\r\n\r\n{}"
-    stdin = server._BoundedStdin(io.BufferedReader(io.BytesIO(body + following)))
+    stdin = transport.BoundedStdin(io.BufferedReader(io.BytesIO(body + following)))
     assert stdin.read(len(body)) == b"null"  # dropped: pygls logs it and reads on
     assert stdin.readline() == b"Content-Length: 2\r\n"  # the next message is intact
     assert stdin.readline() == b"\r\n"
     assert stdin.read(2) == b"{}"
-    big = server._BoundedStdin(io.BufferedReader(io.BytesIO(b"x" * 10)))
+    big = transport.BoundedStdin(io.BufferedReader(io.BytesIO(b"x" * 10)))
     assert big.read(10 ** 12) == b""  # announced, never sent: the end of the input, no allocation
