@@ -370,6 +370,23 @@ def test_data_index_lists_the_reads_a_fix_leaves_and_checks_their_classes(tmp_pa
     assert (repo / "train.py").read_text().count(".data[0]") == 2  # the corpus itself is never changed
 
 
+def test_data_index_keys_do_not_move_when_an_earlier_read_of_the_value_is_rewritten(tmp_path):
+    """A read's occurrence counts the reads of the same value, `.item()` included: an engine that
+    rewrites `total.data[0]` on line 3 leaves the key of the one on line 5 as it was (it counted
+    among equal expressions before, and became occurrence 0)."""
+    from evaluation.data_index import key_of, left_reads
+
+    before = "import torch\ntotal = torch.zeros(1)\nprint(total.data[0])\nrows = torch.zeros(2, 2)\n" \
+             "print(total.data[0], rows.data[0], total.int().item())\nprint(rows.data[0])\n"
+    keys = []
+    for text in (before, before.replace("print(total.data[0])", "print(total.item())")):
+        (tmp_path / "a.py").write_text(text)
+        keys.append({key_of(s) for s in left_reads("me/toy", str(tmp_path), [])})
+    assert ("me/toy", "a.py", None, "total.data[0]", 1) in keys[0] & keys[1]
+    assert ("me/toy", "a.py", None, "rows.data[0]", 1) in keys[0] & keys[1]
+    assert keys[0] - keys[1] == {("me/toy", "a.py", None, "total.data[0]", 0)}
+
+
 @needs_torch
 def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
     """The loss is chosen by name at run time, so `fix --unsafe-fixes` leaves `score.data[0]`;

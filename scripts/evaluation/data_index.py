@@ -19,8 +19,9 @@ this command lists the ones it leaves, on a copy of every repository of REPOS
    hand them over), so `.data[0]` is read everywhere.
 
 Each read is keyed by (repository, path, cell, the expression as written, its occurrence
-among equal expressions of the file), so engine changes that move rows do not break the key,
-and compared with the classification in docs/data-index-sites.json (metadata only: a short
+among the file's reads of the same value: `X.data[0]`, `X[0]` and the `X.item()` VF401 makes of
+either), so engine changes that move rows, or rewrite a read of the same value before it, do
+not break the key, and compared with the classification in docs/data-index-sites.json (metadata only: a short
 expression and a one-line reason per read, no code):
 
 * **A**: certainly 0-dim under torch >= 0.4 (crashes when reached);
@@ -79,6 +80,30 @@ def reads_of(tree: ast.AST, loss_named: bool = True) -> List[ast.Subscript]:
     return sorted(out, key=lambda n: (n.lineno, n.col_offset))
 
 
+def subject_of(node: ast.AST) -> Optional[ast.AST]:
+    """The value a read reads: `X` of `X.data[0]` and `X[0]` (a Subscript), and of `X.item()` and
+    `X.int().item()` (what VF401 rewrites them to); None for another node."""
+    if isinstance(node, ast.Subscript):
+        value = node.value
+        return value.value if isinstance(value, ast.Attribute) and value.attr == "data" else value
+    if isinstance(node, ast.Call) and not node.args and not node.keywords and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "item":
+        value = node.func.value
+        if isinstance(value, ast.Call) and not value.args and not value.keywords \
+                and isinstance(value.func, ast.Attribute) and value.func.attr == "int":
+            value = value.func.value
+        return value
+    return None
+
+
+def occurrences(tree: ast.AST, loss_named: bool = True) -> List[ast.AST]:
+    """The reads (`reads_of`) and the `X.item()` calls of `tree`, in source order: each read's
+    occurrence is counted among these, by the value read, so that a rewrite of one read to
+    `.item()` leaves the others' keys alone."""
+    items = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and subject_of(n) is not None]
+    return sorted(reads_of(tree, loss_named) + items, key=lambda n: (n.lineno, n.col_offset))
+
+
 def expression(text: str, node: ast.AST) -> str:
     """The read as written, on one line, cut at EXPRESSION_MAX characters."""
     segment = ast.get_source_segment(text, node) or ""
@@ -105,13 +130,14 @@ def left_reads(repo: str, root: str, diagnostics: List[dict]) -> List[dict]:
         if tree is None:
             continue
         seen: Dict[Tuple[Optional[int], str], int] = collections.Counter()
-        for node in reads_of(tree, loss_named=torch_file):
+        for node in occurrences(tree, loss_named=torch_file):
             cell, row = unit.where(node.lineno)
-            expr = expression(unit.text, node)
-            n = seen[(cell, expr)]
-            seen[(cell, expr)] += 1
-            if (cell, row) in flagged.get(rel, ()):
+            value = " ".join((ast.get_source_segment(unit.text, subject_of(node)) or "").split())
+            n = seen[(cell, value)]
+            seen[(cell, value)] += 1
+            if not isinstance(node, ast.Subscript) or (cell, row) in flagged.get(rel, ()):
                 continue
+            expr = expression(unit.text, node)
             site = dict(repo=repo, path=rel, row=row, expression=expr, occurrence=n)
             if cell is not None:
                 site["cell"] = cell
