@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Set, Tuple
 
+from ..syntax import names as nm
 from .calls import bound_positional, parameter_defaults, passed_argument
 from .scalar_callees import INSTANCE_METHOD, ONE_DEFAULTS, ONE_MADE, own_def
 from .shapes import moved_itself, own_returns
@@ -111,14 +112,27 @@ class CallReturns:
                   if not self.reachable_one(fn, {q: w for q, w in env.items() if q != p}, 1, set())}
         return needed if needed and self.reachable_one(fn, needed, 1, set()) else env
 
-    def reachable_one(self, fn: ast.FunctionDef, env: Env, depth: int, seen: Set[str]) -> bool:
+    def constant_call_item(self, call: ast.Call, position: int, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """`loss, x = calc(x, average=True)`: the item at `position` of every tuple a def of this
+        module (or of the class holding `at`) returns, given the constants the call passes and
+        the defaults it keeps, is one element."""
+        fn = self.project_callee(call.func, at)
+        env = None if fn is None else self._bind(fn, call, {})
+        return bool(env) and self.reachable_one(fn, env, depth, seen, position)
+
+    def reachable_one(self, fn: ast.FunctionDef, env: Env, depth: int, seen: Set[str],
+                      position: Optional[int] = None) -> bool:
         """Every return of `fn` that can run when its parameters hold `env` is one element
-        (a returned call of another def followed with what it passes on)."""
-        key = f"env {id(fn)} {sorted(env.items(), key=repr)!r}"
+        (a returned call of another def followed with what it passes on); with `position`,
+        every return is a tuple whose item there is."""
+        key = f"env {id(fn)} {position} {sorted(env.items(), key=repr)!r}"
         if key in seen or sum(k.startswith("env ") for k in seen) > MAX_NESTED:
             return False
         inner = seen | {key}
         returns = [r.value for r in own_returns(fn) if self._reachable(r, fn, env)]
+        if position is not None:
+            returns = [v.elts[position] if isinstance(v, ast.Tuple) and position < len(v.elts) and not any(
+                isinstance(e, ast.Starred) for e in v.elts) else None for v in returns]
         return bool(returns) and all(v is not None and self._one_under(v, fn, env, depth, inner) for v in returns)
 
     def _one_under(self, value: ast.AST, fn: ast.FunctionDef, env: Env, depth: int, seen: Set[str],
@@ -129,7 +143,7 @@ class CallReturns:
         if self.one_element(value, value, depth + 1, set(seen)):
             return True
         if isinstance(value, ast.Name) and hops < MAX_NESTED:
-            values = self.names.bindings(value.id, value)
+            values = self._rebound(value, fn, env, self.names.bindings(value.id, value))
             if not values or any(not isinstance(v, ast.AST) or self.names.augmented(v) for v in values):
                 return False  # a parameter, a loop's element, `ret += x`
             live = [v for v in values if self._reachable(v, fn, env)]
@@ -139,6 +153,46 @@ class CallReturns:
         callee = self.project_callee(value.func, value)
         passed = None if callee is None else self._bind(callee, value, env)
         return bool(passed) and self.reachable_one(callee, passed, depth + 1, seen)
+
+    def _rebound(self, read: ast.Name, fn: ast.FunctionDef, env: Env, values: list) -> list:
+        """The bindings of `values` (those reaching `read`, a parameter's last as None) that an
+        assignment certainly run before `read` when the parameters hold `env` does not replace:
+        `x` of `if average: x = torch.mean(x)` / `return x` is the mean alone when `average`
+        is true. Certainly run: in a statement of `fn`'s body before the one holding `read`,
+        inside nothing but `with` blocks and `if`s decided toward it (no loop, no `try`)."""
+        certain = [v for v in values if isinstance(v, ast.AST) and self._runs_before(v, read, fn, env)]
+        if not certain:
+            return values
+        last = max(certain, key=lambda v: (v.lineno, v.col_offset))
+        start = self.index.statement_of(last)
+        start = (start.lineno, start.col_offset)
+        parameter = values and values[-1] is None and read.id in nm.function_params(fn)
+        if any(v is None for v in (values[:-1] if parameter else values)):
+            return values  # another binding volfix cannot place (a `with ... as`, an import)
+        return [v for v in (values[:-1] if parameter else values)
+                if (self.index.statement_of(v).lineno, self.index.statement_of(v).col_offset) >= start]
+
+    def _runs_before(self, value: ast.AST, read: ast.AST, fn: ast.FunctionDef, env: Env) -> bool:
+        stmt = self.index.statement_of(value)
+        if not isinstance(stmt, ast.Assign) or stmt.value is not value:
+            return False
+        parents = self.index.parents
+        child, node = stmt, parents.get(stmt)
+        while node is not fn:
+            if isinstance(node, ast.If):
+                truth = self._decide(node.test, env)
+                if truth is None or any(c is child for c in node.body) != truth:
+                    return False
+            elif not isinstance(node, (ast.With, ast.AsyncWith)):
+                return False
+            child, node = node, parents.get(node)
+        holder = self.index.statement_of(read)
+        while parents.get(holder) is not fn:
+            holder = parents.get(holder)
+            if holder is None:
+                return False
+        body = fn.body
+        return child in body and holder in body and body.index(child) < body.index(holder)
 
     def _bind(self, fn: ast.FunctionDef, call: ast.Call, env: Env) -> Optional[Env]:
         """The constants `call` gives `fn`'s parameters (`calls.passed_argument`): literal

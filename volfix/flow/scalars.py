@@ -76,6 +76,10 @@ class ScalarValues(Callees, CallReturns):
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int \
                 and not empty_literal(expr.value) and self.elements(expr.value, at, depth + 1, seen):  # `f(x)[0]`
             return True
+        if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, (ast.Slice, ast.Tuple)) \
+                and not (isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int) \
+                and self.dict_values(expr.value, at, depth + 1, seen):
+            return True  # `self._losses[k]` of a dict holding losses
         if isinstance(expr, ast.Subscript):  # `p[targets[idx].data]` of a 1-dim `p`
             return self.ranks.exact(expr, at, depth + 1) == 0
         return False
@@ -282,6 +286,21 @@ class ScalarValues(Callees, CallReturns):
                 return False
         return tensor
 
+    def accumulated_parameter(self, expr: ast.AST, at: ast.AST) -> bool:
+        """`total_loss += loss.data` on a parameter `total_loss` (its callers pass the running
+        total in): every other binding reaching `at` adds a one-element value, or is a number.
+        One element when the caller passes a number or one element, as an accumulator starts."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self.index.function_of(at)
+        values = self.names.bindings(expr.id, at)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or expr.id not in nm.function_params(scope) \
+                or len(values) < 2 or values[-1] is not None:
+            return False
+        added = [v for v in values[:-1] if self.names.augmented(v)]
+        return bool(added) and all(isinstance(v, ast.AST) and (is_number(v) or v in added) for v in values[:-1]) \
+            and all(self.one_element(v, v, 1, set()) for v in added)
+
     def single(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """A 1-dim tensor of one element under every PyTorch: `torch.zeros(1)`,
         `torch.Tensor([0.])`, or `Variable()`, `.cuda()` of one, or a name bound only to such."""
@@ -360,6 +379,9 @@ class ScalarValues(Callees, CallReturns):
             return True
         shape = None if len(path) != 1 else f"{ITEM}{path[0]}" if leaf == self.one_element else \
             f"{ITEM_1D}{path[0]}" if leaf == self.one_dim else None
+        if isinstance(value, ast.Call) and len(path) == 1 and leaf == self.one_element \
+                and self.constant_call_item(value, path[0], at, depth, set(seen)):
+            return True  # `loss, x = calc(x, average=True)` of `if average: loss = loss.mean()`
         if isinstance(value, ast.Call) and self.every_return(  # a def here, or another file's (`shape`)
                 value.func, at, f"{path} {leaf.__name__} ", set(seen),
                 lambda v, inner: self.item(v, path, v, depth + 1, inner, leaf), shape=shape):
@@ -402,27 +424,51 @@ class ScalarValues(Callees, CallReturns):
     def dict_values(self, expr: ast.AST, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """Every value of the dict `expr` is one element: a name bound only to dict
         displays of such values (`losses = {}`), to which only `losses[key] = value`
-        stores such values (no `update`, `setdefault` or other writes)."""
-        if not isinstance(expr, ast.Name) or depth > MAX_DEPTH:
+        stores such values (no `update`, `setdefault` or other writes); or such an attribute
+        of `self`, bound and stored to in the methods of its class (`self._losses`)."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            cls = self.index.method_class(self.index.function_of(at))
+            return cls is not None and self._guarded(f"{{}} {id(cls)} self.{expr.attr}", seen, True,
+                                                     lambda: self._self_dict_values(expr.attr, at, depth, seen))
+        if not isinstance(expr, ast.Name):
             return False
         return self._guarded("{} " + self.names.key(expr.id, at), seen, True,
                              lambda: self._dict_values(expr.id, at, depth, seen))
 
     def _dict_values(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         values = self.names.bindings(name, at)
+        scope = self.index.function_of(at)
+        reads = [n for n in self.index.names.get(name, ())
+                 if self.index.function_of(n) is scope and isinstance(n.ctx, ast.Load)]
+        return self._dict_of_ones(values, reads, at, depth, seen)
+
+    def _self_dict_values(self, attr: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        family = self.names.class_family(self.index.method_class(self.index.function_of(at)))
+        nodes = self.index.attributes.get(attr, ())
+        if any(not (isinstance(n.value, ast.Name) and n.value.id == "self") and _written(n, self.index.parents)
+               for n in nodes):
+            return False  # `net._losses['x'] = ...` from outside the class
+        reads = [n for n in nodes if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
+                 and n.value.id == "self" and self.index.method_class(self.index.function_of(n)) in family]
+        return self._dict_of_ones(self.names.self_bindings(attr, at), reads, at, depth, seen)
+
+    def _dict_of_ones(self, values: list, reads: list, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """`values` (a dict's bindings) are dict displays of one-element values, and what the
+        `reads` of the dict store into it (`d[key] = value`) is one element."""
         if not values or not all(isinstance(v, ast.Dict) and None not in v.keys or self._zipped(v, at) is not None
                                  for v in values):
             return False
         stored = []
-        scope = self.index.function_of(at)
-        for node in self.index.names.get(name, ()):
-            if self.index.function_of(node) is not scope or not isinstance(node.ctx, ast.Load):
-                continue
+        for node in reads:
             parent = self.index.parents.get(node)
             if isinstance(parent, ast.Attribute) and parent.attr in ("update", "setdefault", "__setitem__"):
                 return False
             if isinstance(parent, ast.Subscript) and parent.value is node and not isinstance(parent.ctx, ast.Load):
                 holder = self.index.parents.get(parent)
+                if isinstance(parent.ctx, ast.Del):
+                    continue
                 if not (isinstance(holder, ast.Assign) and parent in holder.targets):
                     return False
                 stored.append(holder.value)
@@ -480,6 +526,15 @@ class ScalarValues(Callees, CallReturns):
     def _builtin(self, func: ast.AST, name: str, at: ast.AST) -> bool:
         return (isinstance(func, ast.Name) and func.id == name and not self.names.bindings(name, at)
                 and not self.index.module_names.bound(name))
+
+
+def _written(node: ast.Attribute, parents: dict) -> bool:
+    """`obj.attr = v`, `obj.attr[k] = v`, `obj.attr.update(...)`: the attribute, or the dict it
+    holds, changed."""
+    parent = parents.get(node)
+    return not isinstance(node.ctx, ast.Load) or isinstance(parent, ast.Subscript) and parent.value is node \
+        and not isinstance(parent.ctx, ast.Load) or isinstance(parent, ast.Attribute) \
+        and parent.attr in ("update", "setdefault", "__setitem__")
 
 
 def _parsed(call: ast.Call) -> bool:

@@ -13,6 +13,8 @@ from .base import Rule, on
 
 # Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
 LOSS_WORDS = frozenset({"loss", "losses", "cost"})
+# Methods that give the same values, moved or copied: `loss.cpu().data[0]` reads the loss.
+_MOVES = frozenset({"cpu", "cuda", "detach", "clone", "float", "double", "contiguous", "to"})
 # Words of a callee that suggest a loss function or module: `crit(...)`, `self.criterion(...)`, `loss_fn(...)`.
 LOSS_CALLEE_WORDS = frozenset({"loss", "crit", "criterion", "cost"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -33,7 +35,11 @@ class ScalarDataIndex(Rule):
     it (`dist_entropy` in `(value_loss + action_loss - dist_entropy * coef).backward()`). Also a value 0-dim by the
     ranks of what it indexes: `p[targets[idx].data]` with `p` a row of `softmax(out.view(-1,
     n))` and `targets` 1-dim, an element of a `topk` order's row, `torch.std(torch.cat(ts), 0)`
-    of shape-(1,) values, one label of a batch from a `DataLoader` of `torchvision.datasets.MNIST`
+    of shape-(1,) values, the largest of a 1-dim value (`choice_logit.max(0)[0]` with `choice_logit
+    = torch.sum(torch.cat(logits, 1), 1, keepdim=True).squeeze(1)`, `logits` grown by
+    `.append(torch.gather(row, 0, idx).unsqueeze(1))`: `gather` has its index's shape and as many
+    dimensions as its source, `unsqueeze(1)` needs one before the new one, `squeeze(1)` drops
+    the dimension a keepdim sum left), one label of a batch from a `DataLoader` of `torchvision.datasets.MNIST`
     (or another dataset of class numbers). In a program (a notebook, or a script with a
     `__main__` guard) a function's parameter holds what the calls there pass (`for ii in x`
     after `f(V(t.arange(-2., 4.)))`; `loss.forward(fx, y)` in `train(model, loss, ...)` when
@@ -49,7 +55,9 @@ class ScalarDataIndex(Rule):
     depends on a parameter is read with what the call passes or keeps: `pytorch_ssim.ssim(sr,
     hr)` keeps `size_average=True`, which `_ssim` tests before `return ssim_map.mean()`; so
     does an instance made keeping it (`SSIM(window_size=11)`, whose `forward` passes on
-    `self.size_average`). Another file's module is found where the project's layout puts it, or
+    `self.size_average`), and a value such an `if` rebinds before the `return` (`if average:
+    loss = torch.mean(loss)`, then `return loss, re, kl`, read as `loss, re, kl =
+    self.calculate_loss(x, average=True)`). Another file's module is found where the project's layout puts it, or
     in a directory the importing script adds to `sys.path` itself
     (`sys.path.append("../semi-supervised")`).
 
@@ -106,7 +114,9 @@ class ScalarDataIndex(Rule):
     one (a `None` it starts as is never read), the item of a returned
     tuple (`loss, n = compute(x)` with `return crit(out, y), len(y)`), an element of a list built only from them (`[torch.mean(l) for l in ls]`,
     `.append(loss)`), also unpacked from a function returning such a list, a value of a dict
-    filled only with them (`losses['l2'] = ...`, read through `.values()` or `.items()`), an
+    filled only with them (`losses['l2'] = ...`, read through `.values()`, `.items()` or a key;
+    also a dict attribute the class's methods fill so, `self._losses[k] = ...`, or copy into,
+    `self._summaries[k] = self._losses[k]`, and no code outside the class writes), an
     element of a 1-dim value (`for t in target.view(-1)`, or `targets` of `data, targets =
     get_batch(...)` where each return's second item is one), `enumerate` and `zip` of those,
     or a local name bound only to such values and numbers (also a number made from its own
@@ -142,7 +152,7 @@ class ScalarDataIndex(Rule):
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`; also an
     entry of a collection named like losses, `losses[loss_name]`, or under a key named like a
-    loss, `state['loss']`) or made
+    loss, `state['loss']`; also moved first, `loss.cpu().data[0]`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter,
     or `crit = Criterion(...)` of a module no file of the project holds: a library's loss, or
     `from engine import Criterion` in a tree without `engine.py`):
@@ -155,7 +165,10 @@ class ScalarDataIndex(Rule):
     `x[0]` on a one-element Variable (in 0.3 a one-element Variable that kept its graph;
     `.item()` is a number) or
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
-    tensor, a one-element Variable for a Variable). `x[0]` on a tensor read through `.data`
+    tensor, a one-element Variable for a Variable), and for a running total a function is
+    given and adds one-element values to (`total_loss += loss.data`, then `total_loss[0]`, with
+    `total_loss` a parameter: one element when the caller starts it at a number, which volfix
+    does not see). `x[0]` on a tensor read through `.data`
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
     batch) are not reported, nor a read the code indexes again (`loss.data[0][0]`): in 0.3
     that `[0]` gave a row, so the value had two dimensions or more and still has.
@@ -229,6 +242,8 @@ class ScalarDataIndex(Rule):
                 f"{'is a number or one element' if len(unknown) == 1 else 'are numbers or one element each'}; "
                 f"with a tensor of several elements there, `.data[0]` of `{shown}` meant the first and "
                 f"`.item()` raises")
+        if scalars.accumulated_parameter(subject, node):
+            return subject, Applicability.UNSAFE, _accumulator_note(shown)
         if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
             outside = scalars.outside_callee(subject.func, node) if isinstance(subject, ast.Call) else None
             why = f"`{outside}` comes from a module volfix finds in no file of the project" if outside \
@@ -244,9 +259,10 @@ class ScalarDataIndex(Rule):
         (today a 0-dim tensor, which `[0]` cannot index). Safe when it is a tensor (built
         from `.data`), whose `[0]` was the Python number in 0.3; unsafe for a Variable,
         whose `[0]` was a one-element Variable that kept its graph."""
-        if not scalars.one_element(subject, node):
-            return None
         shown = ctx.src.segment(subject)
+        if not scalars.one_element(subject, node):
+            return (subject, Applicability.UNSAFE, _accumulator_note(shown)) \
+                if scalars.accumulated_parameter(subject, node) else None
         if scalars.numpy_array(subject, node):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: in 0.3 `{shown}[0]` was a NumPy scalar (`numpy.float32` for a float tensor); "
@@ -339,9 +355,19 @@ def _indexed_again(node: ast.Subscript, ctx) -> bool:
     return isinstance(parent, ast.Subscript) and parent.value is node
 
 
+def _accumulator_note(shown: str) -> str:
+    return (f"unsafe fix: `{shown}` adds one-element values to what its caller passes in; volfix cannot "
+            f"tell that is a number or one element (as a running total starts), and with several "
+            f"elements `[0]` meant the first and `.item()` raises")
+
+
 def _loss_named(expr: ast.AST) -> bool:
     """`loss`, `d_loss`, `self.loss`; also an entry of a collection named like losses
-    (`losses[loss_name]`, `self.losses[k]`) or under a key named like one (`state['loss']`)."""
+    (`losses[loss_name]`, `self.losses[k]`) or under a key named like one (`state['loss']`),
+    and one of those moved or copied (`loss.cpu()`, `loss.detach()`)."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _MOVES \
+            and not any(isinstance(a, ast.Starred) for a in expr.args):
+        return _loss_named(expr.func.value)
     if isinstance(expr, ast.Subscript):
         key = expr.slice
         if isinstance(key, (ast.Slice, ast.Tuple)):
