@@ -36,16 +36,21 @@ _REVERSED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # a node type's child fields
 _STATEMENTS = frozenset(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.stmt))
 
 
-def _binds(node: ast.AST, name: str) -> bool:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
-        return node.name == name
-    if isinstance(node, ast.arg):
-        return node.arg == name
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return any((a.asname or a.name.partition(".")[0]) == name for a in node.names)
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return name in node.names
-    return False
+def _bound_names(tree: ast.AST) -> Set[str]:
+    """The names a def or class, a parameter, an import, `global`/`nonlocal` or `except ... as`
+    binds anywhere in `tree` (one walk; assignment targets are the index's stored `Name`s)."""
+    out: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
+            if node.name:
+                out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update(a.asname or a.name.partition(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+    return out
 
 
 def _child_fields(kind: type) -> Tuple[str, ...]:
@@ -78,6 +83,7 @@ class ModuleIndex:
         self._slots: Dict[int, Optional[Tuple[ast.AST, str, list, int]]] = {}
         self._assignments: Dict[int, Dict[str, List[ast.AST]]] = {}
         self._binds_anywhere: Dict[str, bool] = {}
+        self._bound_elsewhere: Optional[Set[str]] = None  # `_bound_names`, on first use
         self._loaded_names: Dict[int, Tuple[str, ...]] = {}
         self._jumps: Dict[int, bool] = {}
         self._block_mentions: Dict[int, "BlockMentions"] = {}
@@ -369,8 +375,10 @@ class ModuleIndex:
         parameter, a def or class, an import, `global`/`nonlocal`, `except ... as`."""
         found = self._binds_anywhere.get(name)
         if found is None:
-            found = any(not isinstance(n.ctx, ast.Load) for n in self.names.get(name, ())) or any(
-                _binds(node, name) for node in ast.walk(self.tree))
+            if self._bound_elsewhere is None:
+                self._bound_elsewhere = _bound_names(self.tree)
+            found = name in self._bound_elsewhere or any(not isinstance(n.ctx, ast.Load)
+                                                         for n in self.names.get(name, ()))
             self._binds_anywhere[name] = found
         return found
 
