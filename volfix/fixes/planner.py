@@ -296,6 +296,15 @@ class Planner:
             group.placement = early
             forced = (f"unsafe fix: 0.3 raised at `{what}` (line {stmt.lineno}) on this value; the region "
                       "keeps its graph out of training")
+        trained = self.follower.caller_trains(group, backward_only=True) if group.flag is None and forced is None \
+            else None
+        if trained is not None:
+            # the result was volatile in 0.3, so the caller's step raised there (fact 5); a
+            # region would make it raise today too, where unwrapped it trains
+            for s in sources:
+                self.unwrap_only(s, f"{trained}, where 0.3 raised; unwrapped, the step trains on it", W_UNSAFE,
+                                 applicability=UNSAFE)
+            return later
         placement = group.placement
         if placement is None or not placement.runs:
             note, weight, applicability = self.follower.no_region_note(group)
@@ -311,6 +320,11 @@ class Planner:
         if placement.problem:
             for s in sources:
                 self.outcome(s, None, f"no fix: {placement.problem}", [], weight=W_NONE)
+            return later
+        partial = self.partly_volatile(group)
+        if partial is not None and partial[1]:
+            for s in sources:
+                self.outcome(s, None, f"no fix: {partial[0]}", [], weight=W_NONE)
             return later
         if group.flag is not None:
             conflict = self.flag_conflict(group, all_groups)
@@ -390,12 +404,36 @@ class Planner:
         trains = self.follower.caller_trains(group)
         if trains is not None:
             return UNSAFE, trains, W_UNSAFE
+        partial = self.partly_volatile(group)
+        if partial is not None:
+            return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
         if group.flag is not None and isinstance(group.scope, FUNCTIONS):
             under = self.follower.called_under_no_grad(group.scope)
             if under is not None:
                 return UNSAFE, (f"unsafe fix: `{group.scope.name}()` is called under `no_grad` (line {under}), "
                                 "where a false flag would turn recording back on"), W_UNSAFE
         return SAFE, None, 0
+
+    def partly_volatile(self, group: Group) -> Optional[Tuple[str, bool]]:
+        """(the reason, whether the region also covers a training step) when the region covers
+        a statement that may record with a value one branch of an earlier `if` made plain again
+        (`if frozen: feat = Variable(feat.data)`): on that path 0.3 recorded a graph there, and
+        trained with it, which the region turns off."""
+        taint = group.taint
+        runs = group.placement.runs if group.placement else []
+        for key, branch in taint.partial_kills:
+            root = key.partition(".")[0]
+            for use in taint.uses:
+                if id(use) not in taint.recording or use.lineno <= branch.end_lineno \
+                        or root not in self.index.loaded_names(use):
+                    continue
+                if any(_covers(run, use) for run in runs):
+                    trained = [stmt for stmt, _ in taint.training if any(_covers(run, stmt) for run in runs)]
+                    step = f" and trained with it (line {trained[0].lineno})" if trained else ""
+                    return (f"`{key}` stops being volatile on one branch of the `if` of line {branch.lineno}; "
+                            f"on that path 0.3 recorded a graph at line {use.lineno}{step}, which a region "
+                            "would turn off", bool(trained))
+        return None
 
     def flag_conflict(self, group: Group, all_groups: List[Group]) -> Optional[int]:
         for other in all_groups:
@@ -481,6 +519,13 @@ def runs_touch(a: Run, b: Run) -> bool:
     if a.block is b.block:
         return a.first <= b.last + 1 and b.first <= a.last + 1
     return run_contains(a, b) or run_contains(b, a)
+
+
+def _covers(run: Run, stmt: ast.stmt) -> bool:
+    """`stmt` is one of the run's statements or lies inside one."""
+    start, end = run.block[run.first], run.block[run.last]
+    return (start.lineno, start.col_offset) <= (stmt.lineno, stmt.col_offset) and \
+        (stmt.end_lineno, stmt.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
 
 
 def run_contains(outer: Run, inner: Run) -> bool:

@@ -15,9 +15,14 @@ from ..syntax.index import FUNCTIONS
 from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
 from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note
+from .scalars import ScalarValues
 from .taint import TaintAnalysis
 from .taint_items import returned_items
-from .values import likely_grad
+from .values import key_of, likely_grad
+
+
+# Returned containers: the caller may take the item that is not volatile.
+_DISPLAYS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
 
 
 class Follower(HelperFollower):
@@ -201,15 +206,18 @@ class Follower(HelperFollower):
             return f"unsafe fix: volatility escapes through {escape.what} (line {escape.stmt.lineno}) and its consumers are not covered"
         return None
 
-    def caller_trains(self, group) -> Optional[str]:
+    def caller_trains(self, group, backward_only: bool = False) -> Optional[str]:
         """A value computed in the region and returned carries no graph (as in 0.3): unsafe
-        only when a caller in this file trains on it."""
+        only when a caller in this file trains on it (`backward_only`: only that, not a caller
+        whose result meets a value that may require grad)."""
         scope = group.scope
-        if not isinstance(scope, FUNCTIONS) or not any(
-                e.kind in ("return", "yield") and not e.raw for e in group.taint.escapes):
+        returned = [e for e in group.taint.escapes if e.kind in ("return", "yield") and not e.raw]
+        if not isinstance(scope, FUNCTIONS) or not returned:
             return None
+        if backward_only and any(isinstance(getattr(e.stmt, "value", None), _DISPLAYS) for e in returned):
+            return None  # `return {"a": a, "b": b}`: what the caller trains on may be another item
         sites, _ = call_sites(self.index, scope)
-        for site in sites:
+        for site in sites + self._instance_calls(scope):
             caller = self.index.function_of(site)
             if caller is scope or self._never_volatile(group, site):
                 continue
@@ -219,6 +227,8 @@ class Follower(HelperFollower):
                 stmt, what = taint.training[0]
                 return (f"unsafe fix: the call of `{scope.name}()` at line {site.lineno} trains on the "  # type: ignore[attr-defined]
                         f"result (`{what}` at line {stmt.lineno})")
+            if backward_only:
+                continue
             meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
                      and any(likely_grad(self.index, p, caller) for p in taint.partners.get(id(s), ()))]
             if meets:
@@ -227,6 +237,30 @@ class Follower(HelperFollower):
                 return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) meets a value that may "  # type: ignore[attr-defined]
                         f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
         return None
+
+    def _instance_calls(self, fn: ast.AST) -> List[ast.Call]:
+        """`net(h, deg)` after `net = Net()`: the calls of this file's instances of the class
+        whose `forward` (or `__call__`) `fn` is (`call_sites` leaves those methods to the
+        frameworks that call them by name)."""
+        cls = self.index.method_class(fn)
+        if cls is None or fn.name not in ("forward", "__call__"):  # type: ignore[attr-defined]
+            return []
+        made = [self.index.parents.get(n) for n in self.index.names.get(cls.name, ())]
+        made = [c for c in made if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == cls.name]
+        names = set()
+        for call in made:
+            holder = self.index.parents.get(call)
+            if isinstance(holder, ast.Assign) and holder.value is call:
+                names.update(key_of(t) for t in holder.targets if isinstance(t, (ast.Name, ast.Attribute)))
+        values = ScalarValues(self.index)
+        out = []
+        for name in names - {None}:
+            for call in self.index.calls.get(name.rpartition(".")[2], ()):
+                if key_of(call.func) == name:
+                    classes = values.instance_classes(call.func, call)
+                    if classes and cls in classes:
+                        out.append(call)
+        return out
 
     def _never_volatile(self, group, site: ast.Call) -> bool:
         """A call that passes a literal making the group's flag false (`run(x, train=True)` for

@@ -152,8 +152,7 @@ class HelperFollower:
         if flag is None:
             flag = self.constructor_flag(source)
             if flag is not None:
-                taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
-                                      wrappers=self.ctx.wrappers()).run()
+                taint = self.source_taint(source)
                 # Only a value the method hands out raw (created, then yielded or returned) is
                 # followed to the instances; one it computes with gets its region right there.
                 if not any(id(s) in taint.recording for s in taint.uses_outside()) and any(
@@ -161,8 +160,7 @@ class HelperFollower:
                     return True
             self.resolve_local_flag(source)
             return False
-        taint = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
-                              wrappers=self.ctx.wrappers()).run()
+        taint = self.source_taint(source)
         source.computing = any(id(s) in taint.recording for s in taint.uses_outside())
         if source.computing:
             report = CallerReport()
@@ -173,6 +171,15 @@ class HelperFollower:
                 self.resolve_local_flag(source)
                 return False
         return True
+
+    def source_taint(self, source):
+        """The taint of the source alone in its scope: from the call, or after the statement
+        that sets `x.volatile = True` (`if not train: x.volatile = True`)."""
+        if source.seed is not None:
+            return TaintAnalysis(source.scope, self.index, [], seeds={id(source.stmt): {source.seed: True}},
+                                 plain=self.ctx.is_plain, wrappers=self.ctx.wrappers()).run()
+        return TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
+                             wrappers=self.ctx.wrappers()).run()
 
     def resolve_local_flag(self, source) -> None:
         """`volatile=not_training` with `not_training = not training`: the region spells

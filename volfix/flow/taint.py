@@ -68,6 +68,9 @@ class TaintResult:
     meeting: Set[int] = field(default_factory=set)
     # id of a meeting statement -> the untainted values it meets there
     partners: Dict[int, List[ast.AST]] = field(default_factory=dict)
+    # (key, if): one branch of the `if` ends the key's taint (`feat = Variable(feat.data)`),
+    # the other keeps it: after the `if` the key is tainted on some paths only
+    partial_kills: List[Tuple[Key, ast.If]] = field(default_factory=list)
 
     def uses_outside(self) -> List[ast.stmt]:
         return [s for s in self.uses if id(s) not in self.covered]
@@ -123,6 +126,10 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
         self._hot: Set[int] = set()  # statements holding a source or a seed (with ancestors)
         for node_id, node in self._source_nodes(sources):
             self._mark_hot(node)
+        if self.seeds:  # a seed inside a loop or a branch: the statements holding it are visited too
+            for node in ast.walk(scope):
+                if id(node) in self.seeds:
+                    self._mark_hot(node)
         for stmt_id in self.seeds:
             self._hot.add(stmt_id)
         self._stmt: Optional[ast.stmt] = None
@@ -237,7 +244,11 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
             return self.loop(stmt, state)
         if isinstance(stmt, ast.If):
             self.expressions(stmt, [stmt.test], state)
-            return join(self.block(stmt.body, dict(state)), self.block(stmt.orelse, dict(state)))
+            body, orelse = self.block(stmt.body, dict(state)), self.block(stmt.orelse, dict(state))
+            for key in state:
+                if (key in body) != (key in orelse) and (key, stmt) not in self.result.partial_kills:
+                    self.result.partial_kills.append((key, stmt))
+            return join(body, orelse)
         # `block` owns the state it is given (branches and loops pass copies), so statements
         # update it in place: a copy each statement is quadratic in a long script.
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -368,11 +379,24 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
         seeded = self.seeds.get(id(stmt))
         if seeded:
             for key, raw in seeded.items():
-                self._note(key)
-                state[key] = raw
-                self.result.tainted_keys.add(key)
+                for marked in (key, self._iterated(stmt, key)):
+                    if marked is not None:
+                        self._note(marked)
+                        state[marked] = raw
+                        self.result.tainted_keys.add(marked)
                 self.result.defs.add(id(stmt))
         self.end(stmt)
+
+    def _iterated(self, stmt: ast.stmt, key: Key) -> Optional[Key]:
+        """`batch` of `for v in batch: v.volatile = True`: the list whose element the loop's
+        target is (the element is the list's own object, so the list now holds a volatile one)."""
+        node = self.index.parents.get(stmt)
+        while node is not None and node is not self.scope:
+            if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name) \
+                    and node.target.id == key:
+                return key_of(node.iter)
+            node = self.index.parents.get(node)
+        return None
 
     def _read_target(self, target: ast.AST, state: State) -> bool:
         key = key_of(target.value if isinstance(target, ast.Subscript) else target)

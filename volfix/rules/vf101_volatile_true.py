@@ -77,7 +77,13 @@ class VolatileInVariableCall(Rule):
     target networks' forwards on `next_states`, not the training forward on `states`. A value computed
     in the region and returned carries no graph, as in 0.3: the fix stays safe unless a caller
     in the run trains on it, or combines it with a value that may require grad (0.3 kept that
-    volatile too). A plain `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so
+    volatile too). When a caller trains on the one value returned (a module's `forward` whose
+    index tensor is volatile, `loss = criterion(net(h, idx), y); loss.backward()`: `net(...)`
+    runs `forward`), 0.3 raised at that `backward()` and a region would make it raise today:
+    the call is only unwrapped, unsafe, and the note names the call. A value one branch
+    re-wraps plain (`if frozen: feat = Variable(feat.data)`) and the region then covers with a
+    graph on that path makes the fix unsafe; when the region would also cover a training step
+    there, there is no fix. A plain `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so
     the value stops at it. When the value itself reaches `.backward()` or
     `torch.autograd.grad()`, 0.3 raised there: what it computes before it meets a value that
     may need grad (a DQN's or DDPG's target networks) goes under `no_grad`; otherwise the call

@@ -55,7 +55,12 @@ class VolatileFlagInVariableCall(Rule):
     bools: comparisons, `not`, `.training`, `isinstance(...)`, a parameter defaulting to `True`
     or `False`, a `store_true` option of the file's `argparse` parser, a name bound only to
     those. Training inside the region is
-    expected: the flag is the train/eval switch. Inside an enclosing `no_grad` region grad
+    expected: the flag is the train/eval switch, except after a branch that re-wraps the
+    value plain (`if do_train and not train_feat: features = Variable(features.data,
+    volatile=False)`: a frozen feature extractor whose classifier trains): on that path 0.3
+    trained with grad on, which the region would turn off. Then there is no fix, and the
+    note names the branch and the step (unsafe when the region covers no training step
+    there). Inside an enclosing `no_grad` region grad
     mode is already off and `set_grad_enabled(True)` would turn recording back on, so there
     the call is only unwrapped. A bare `torch.set_grad_enabled(x)` statement is never emitted:
     it would change the mode for the rest of the thread.

@@ -15,7 +15,9 @@ class VolatileAttributeRead(Rule):
     """
     ## What it does
     Finds reads of `x.volatile` in files that import torch or a package built on it, where `x`
-    is a tensor (not a class: `Tensor.volatile.__get__` in a table of descriptors is not a flag).
+    is a tensor (not a class: `Tensor.volatile.__get__` in a table of descriptors is not a flag;
+    not an object keeping a `volatile` of its own: `self.volatile` in a method of a class that
+    is no tensor, or `model.volatile` of an instance of such a class that sets it).
 
     The packages are torchtext, torchvision, torchaudio, allennlp, fastai, pyro, ignite,
     OpenNMT's `onmt` and the like (a test helper asserting `batch.text.volatile` may import

@@ -1,7 +1,9 @@
 """VF202: assigning `x.volatile = ...`."""
 import ast
+from typing import Optional
 
 from ..files import prefilter
+from ..findings import Flag
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
 from .base import Rule, on
@@ -12,7 +14,10 @@ class VolatileAttributeWrite(Rule):
     """
     ## What it does
     Finds assignments `x.volatile = ...` in files that import torch or a package built on it
-    (torchtext, allennlp, fastai, pyro, ...).
+    (torchtext, allennlp, fastai, pyro, ...). An object's own `volatile` attribute is no
+    tensor's flag and is not reported: `self.volatile = True` in a method of a class that is
+    no tensor (a model's `set_eval()`), and `model.volatile` of `model = Speller()` when that
+    class sets it so.
 
     ## Why is this bad?
     Since PyTorch 0.4 the assignment is a no-op (with a warning): `x.volatile = True` no longer
@@ -45,7 +50,12 @@ class VolatileAttributeWrite(Rule):
     ## Fix safety
     `x.volatile = False` is deleted (safe: it had no effect on 0.4+, and values computed under
     `no_grad` are already plain tensors). `x.volatile = True` is deleted and the statements
-    after it that compute with `x` go under `torch.no_grad()`, with the VF101 rules.
+    after it that compute with `x` go under `torch.no_grad()`, with the VF101 rules; also inside
+    a loop or a branch. Written only when a test holds (`if not train: x.volatile = True`,
+    also over a loop), the value is volatile as with `volatile=not train`: the region is
+    `torch.set_grad_enabled(train)`, with the VF103 rules. `for v in batch: v.volatile = True`
+    makes `batch`'s elements volatile, so `batch` is followed too (returned, it is its callers'
+    to cover: with a flag, that is no fix).
     """
 
     CODE = "VF202"
@@ -85,7 +95,25 @@ class VolatileAttributeWrite(Rule):
                        fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
         else:
             finding = ctx.report(self.CODE, stmt)
-            ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id)
+            ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id,
+                           flag=_branch_flag(stmt, ctx))
+
+
+def _branch_flag(stmt: ast.stmt, ctx) -> Optional[Flag]:
+    """`if not train: x.volatile = True` (also over a loop, `for v in batch: v.volatile = True`):
+    the value is volatile exactly when the test holds, as with `volatile=not train`: its flag.
+    None when the write runs unconditionally (or under a test that is a constant)."""
+    index = ctx.index
+    child, node = stmt, index.parents.get(stmt)
+    while isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and any(c is child for c in node.body):
+        child, node = node, index.parents.get(node)
+    if not isinstance(node, ast.If) or literal_truth(node.test) is not None \
+            or index.function_of(node) is not index.function_of(stmt):
+        return None
+    flag = ctx.flag_of(node.test)
+    if any(c is child for c in node.orelse):
+        flag = Flag(node.test, flag.text, negated=True)  # `else:` of the test: volatile when it fails
+    return flag
 
 
 def _volatile_binding(target: ast.AST, stmt: ast.stmt, ctx):
