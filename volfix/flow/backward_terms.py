@@ -10,7 +10,8 @@ too. So `dist_entropy`, bound by `values, log_probs, dist_entropy, _ = self.mode
 from a model volfix cannot read, is one element when the same block goes on, without a jump, to
 `(value_loss * c + action_loss - dist_entropy * coef).backward()` (or binds that sum to a name
 first and calls `loss.backward()`): the RL trainers' `update()` returns it, and `.data[0]` of
-it raises today.
+it raises today. `x += y` between the binding and the `backward()` keeps `x`'s shape (in place):
+`errG_total, logs = generator_loss(...)`, `errG_total += kl_loss`, `errG_total.backward()`.
 """
 import ast
 from typing import Optional
@@ -42,7 +43,9 @@ def backward_term(index, bound: ast.AST, name: str) -> bool:
             target = sums.get(_key(target), target)
             if name in _terms(target):
                 return True
-        if _jumps(later) or name in _bound_keys(later) or _calls_a_method_storing(index, later, name):
+        augments = isinstance(later, ast.AugAssign) and _key(later.target) == name  # `x += y` keeps x's shape
+        if _jumps(later) or (name in _bound_keys(later) and not augments) \
+                or _calls_a_method_storing(index, later, name):
             return False
         if isinstance(later, ast.Assign) and len(later.targets) == 1 and _key(later.targets[0]):
             sums[_key(later.targets[0])] = later.value

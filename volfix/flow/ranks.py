@@ -150,6 +150,10 @@ class Ranks(CallRanks, ProgramRanks):
         rank = self.rank(iterable, at, depth + 1)  # the rows of a tensor
         return shift(rank, -1) if isinstance(rank, tuple) and rank[0] >= 1 else None
 
+    def item_rank(self, value: ast.AST, path: Tuple[int, ...], depth: int = 0) -> Rank:
+        """The rank of the item at `path` of what `value` gives (`score, idx = row.max(0)`)."""
+        return self._item(value, path, value, depth)
+
     def _item(self, value: ast.AST, path: Tuple[int, ...], at: ast.AST, depth: int) -> Rank:
         """The item of `value` at `path` (`values, indices = s.topk(k)`)."""
         if not path:

@@ -10,6 +10,7 @@ where it is read: `flow.bindings`; the shapes read from syntax alone: `flow.shap
 callees a call may run: `flow.scalar_callees`.
 """
 import ast
+import re
 from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
@@ -274,7 +275,8 @@ class ScalarValues(Callees, CallReturns):
                 tensor = True
             elif isinstance(v, Unpacked):
                 if empty_literal(v.value) or not (self.item(v.value, v.path, at, depth + 1, seen)
-                                                  or backward_term(self.index, v.value, name)):
+                                                  or backward_term(self.index, v.value, name)
+                                                  or self.ranks.item_rank(v.value, v.path, depth + 1) == (0, 0)):
                     return False
                 tensor = True
             elif is_number(v) or own_item(v, name) or self.single(v, v, depth + 1, set(seen)) \
@@ -447,8 +449,7 @@ class ScalarValues(Callees, CallReturns):
     def _self_dict_values(self, attr: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         family = self.names.class_family(self.index.method_class(self.index.function_of(at)))
         nodes = self.index.attributes.get(attr, ())
-        if any(not (isinstance(n.value, ast.Name) and n.value.id == "self") and _written(n, self.index.parents)
-               for n in nodes):
+        if _written_outside(attr, self.index.src.text):
             return False  # `net._losses['x'] = ...` from outside the class
         reads = [n for n in nodes if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
                  and n.value.id == "self" and self.index.method_class(self.index.function_of(n)) in family]
@@ -528,13 +529,13 @@ class ScalarValues(Callees, CallReturns):
                 and not self.index.module_names.bound(name))
 
 
-def _written(node: ast.Attribute, parents: dict) -> bool:
-    """`obj.attr = v`, `obj.attr[k] = v`, `obj.attr.update(...)`: the attribute, or the dict it
-    holds, changed."""
-    parent = parents.get(node)
-    return not isinstance(node.ctx, ast.Load) or isinstance(parent, ast.Subscript) and parent.value is node \
-        and not isinstance(parent.ctx, ast.Load) or isinstance(parent, ast.Attribute) \
-        and parent.attr in ("update", "setdefault", "__setitem__")
+def _written_outside(attr: str, text: str) -> bool:
+    """`net._losses = ...`, `net._losses[k] = v`, `net._losses.update(...)` on anything but
+    `self`, anywhere in the file's text (read as text: a big file's statements that hold no
+    legacy code are stubs in the tree, `syntax.big_files`)."""
+    pattern = re.compile(r"(\w+)\s*\.\s*" + re.escape(attr) + r"\s*(?:\[[^\]\n]*\]\s*=(?!=)|=(?!=)|\.\s*"
+                         r"(?:update|setdefault|__setitem__)\s*\()")
+    return any(m.group(1) != "self" for m in pattern.finditer(text))
 
 
 def _parsed(call: ast.Call) -> bool:
