@@ -28,3 +28,18 @@ def test_baseline_says_how_many_findings_it_hid(project):
     result = invoke("check", "--baseline", "base.json", "--output-format", "concise", "legacy.py")
     assert result.exit_code == 1 and " VF301 " in result.stdout and " VF101 " not in result.stdout
     assert result.stderr.endswith("1 finding recorded in the baseline `base.json` not shown.\n")
+
+
+def test_fix_is_silent_about_the_users_syntax_warnings(tmp_path):
+    """Compiling a fixed text to check it is volfix's business; the user's `x is not "a"` is
+    theirs to hear about from Python, not as a `<volfix>:6: SyntaxWarning` on every fix."""
+    import subprocess
+    import sys
+
+    (tmp_path / "legacy.py").write_text(
+        'import torch\nfrom torch.autograd import Variable\n\n\ndef f(model, mode, x):\n'
+        '    if mode is not "argmax":\n        print(model(Variable(x, volatile=True)))\n')
+    proc = subprocess.run([sys.executable, "-W", "default", "-m", "volfix", "fix", "--diff", "--no-cache",
+                           "legacy.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert "-        print(model(Variable(x, volatile=True)))" in proc.stdout  # it did fix the file
+    assert "SyntaxWarning" not in proc.stderr, proc.stderr

@@ -12,6 +12,7 @@ import ast
 import bisect
 import dataclasses
 import functools
+import warnings
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from ..fixes.edits import TextEdit, apply_edits, diff_edits, piled_blank_lines, select_compatible
@@ -33,10 +34,12 @@ Review = ReviewCallback
 def compiles(text: str) -> bool:
     """Does the text compile (with `async=` keywords that stay masked, as the analysis sees it)?"""
     masked, _ = mask_async(text)
-    try:
-        compile(masked, "<volfix>", "exec", dont_inherit=True)
-    except PARSE_ERRORS:
-        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the user's `x is not "a"` is theirs to hear about, not volfix's
+        try:
+            compile(masked, "<volfix>", "exec", dont_inherit=True)
+        except PARSE_ERRORS:
+            return False
     return True
 
 
