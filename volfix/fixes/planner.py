@@ -421,12 +421,14 @@ class Planner:
         trained with it, which the region turns off."""
         taint = group.taint
         runs = group.placement.runs if group.placement else []
+        roots = {k.partition(".")[0] for k in taint.tainted_keys}
         for key, branch in taint.partial_kills:
             root = key.partition(".")[0]
             for use in taint.uses:
-                if id(use) not in taint.recording or use.lineno <= branch.end_lineno \
-                        or root not in self.index.loaded_names(use):
-                    continue
+                read = self.index.loaded_names(use)
+                if id(use) not in taint.recording or use.lineno <= branch.end_lineno or root not in read \
+                        or any(name != root and name in roots for name in read):
+                    continue  # another volatile value keeps the statement volatile on that path too
                 if any(_covers(run, use) for run in runs):
                     trained = [stmt for stmt, _ in taint.training if any(_covers(run, stmt) for run in runs)]
                     step = f" and trained with it (line {trained[0].lineno})" if trained else ""
