@@ -104,12 +104,18 @@ def _branch_flag(stmt: ast.stmt, ctx) -> Optional[Flag]:
     the value is volatile exactly when the test holds, as with `volatile=not train`: its flag.
     None when the write runs unconditionally (or under a test that is a constant)."""
     index = ctx.index
+    names = {stmt.targets[0].value.id}  # type: ignore[attr-defined]
     child, node = stmt, index.parents.get(stmt)
     while isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and any(c is child for c in node.body):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Name):
+            names.add(node.iter.id)  # `for v in batch: v.volatile = True`: `batch` holds it
         child, node = node, index.parents.get(node)
-    if not isinstance(node, ast.If) or literal_truth(node.test) is not None \
-            or index.function_of(node) is not index.function_of(stmt):
+    scope = index.function_of(stmt)
+    if not isinstance(node, ast.If) or literal_truth(node.test) is not None or index.function_of(node) is not scope:
         return None
+    if not any(isinstance(n.ctx, ast.Load) and n.lineno > node.end_lineno and index.function_of(n) is scope
+               for name in names for n in index.names.get(name, ())):
+        return None  # used inside the branch only, where the test holds: a plain `no_grad` region
     flag = ctx.flag_of(node.test)
     if any(c is child for c in node.orelse):
         flag = Flag(node.test, flag.text, negated=True)  # `else:` of the test: volatile when it fails
