@@ -415,22 +415,25 @@ class Planner:
         return SAFE, None, 0
 
     def partly_volatile(self, group: Group) -> Optional[Tuple[str, bool]]:
-        """(the reason, whether the region also covers a training step) when the region covers
-        a statement that may record with a value one branch of an earlier `if` made plain again
-        (`if frozen: feat = Variable(feat.data)`): on that path 0.3 recorded a graph there, and
-        trained with it, which the region turns off."""
+        """(the reason, whether a training step follows) when the region covers a statement that
+        may record with a value one branch of an earlier `if` made plain again (`if frozen: feat
+        = Variable(feat.data)`): on that path 0.3 recorded a graph there, and trained with what
+        it computed, which the region turns off."""
         taint = group.taint
         runs = group.placement.runs if group.placement else []
         roots = {k.partition(".")[0] for k in taint.tainted_keys}
+        killed: Dict[int, Set[str]] = {}  # if -> the roots one of its branches made plain
+        for key, branch in taint.partial_kills:
+            killed.setdefault(id(branch), set()).add(key.partition(".")[0])
         for key, branch in taint.partial_kills:
             root = key.partition(".")[0]
             for use in taint.uses:
                 read = self.index.loaded_names(use)
                 if id(use) not in taint.recording or use.lineno <= branch.end_lineno or root not in read \
-                        or any(name != root and name in roots for name in read):
+                        or any(name in roots and name not in killed[id(branch)] for name in read):
                     continue  # another volatile value keeps the statement volatile on that path too
                 if any(_covers(run, use) for run in runs):
-                    trained = [stmt for stmt, _ in taint.training if any(_covers(run, stmt) for run in runs)]
+                    trained = [stmt for stmt, _ in taint.training if stmt.lineno > branch.end_lineno]
                     step = f" and trained with it (line {trained[0].lineno})" if trained else ""
                     return (f"`{key}` stops being volatile on one branch of the `if` of line {branch.lineno}; "
                             f"on that path 0.3 recorded a graph at line {use.lineno}{step}, which a region "
