@@ -23,6 +23,7 @@ from .edits import TextEdit
 from ..flow.booleans import known_bool
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
+from ..flow.values import key_of
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Outcome, Source
@@ -421,17 +422,18 @@ class Planner:
         it computed, which the region turns off."""
         taint = group.taint
         runs = group.placement.runs if group.placement else []
-        roots = {k.partition(".")[0] for k in taint.tainted_keys}
-        killed: Dict[int, Set[str]] = {}  # if -> the roots one of its branches made plain
+        killed: Dict[int, Set[str]] = {}  # if -> the keys one of its branches made plain
         for key, branch in taint.partial_kills:
-            killed.setdefault(id(branch), set()).add(key.partition(".")[0])
+            killed.setdefault(id(branch), set()).add(key)
+        made = [s.node for s in group.sources]
         for key, branch in taint.partial_kills:
-            root = key.partition(".")[0]
             for use in taint.uses:
-                read = self.index.loaded_names(use)
-                if id(use) not in taint.recording or use.lineno <= branch.end_lineno or root not in read \
-                        or any(name in roots and name not in killed[id(branch)] for name in read):
-                    continue  # another volatile value keeps the statement volatile on that path too
+                if id(use) not in taint.recording or use.lineno <= branch.end_lineno:
+                    continue
+                read = {key_of(n) for n in ast.walk(use) if isinstance(n, (ast.Name, ast.Attribute))
+                        and isinstance(n.ctx, ast.Load)} & taint.tainted_keys
+                if key not in read or not read <= killed[id(branch)] or any(_covers_node(use, n) for n in made):
+                    continue  # another volatile value (or the source itself) keeps it volatile on that path
                 if any(_covers(run, use) for run in runs):
                     trained = [stmt for stmt, _ in taint.training if stmt.lineno > branch.end_lineno]
                     step = f" and trained with it (line {trained[0].lineno})" if trained else ""
@@ -524,6 +526,12 @@ def runs_touch(a: Run, b: Run) -> bool:
     if a.block is b.block:
         return a.first <= b.last + 1 and b.first <= a.last + 1
     return run_contains(a, b) or run_contains(b, a)
+
+
+def _covers_node(stmt: ast.stmt, node: ast.AST) -> bool:
+    """`node` lies inside the statement `stmt`."""
+    return (stmt.lineno, stmt.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (stmt.end_lineno, stmt.end_col_offset)  # type: ignore[attr-defined]
 
 
 def _covers(run: Run, stmt: ast.stmt) -> bool:
