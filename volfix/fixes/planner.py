@@ -422,11 +422,14 @@ class Planner:
         it computed, which the region turns off."""
         taint = group.taint
         runs = group.placement.runs if group.placement else []
+        # A version gate's old-torch branch never runs today (`if torch_ver == "0.3": ... else:
+        # with torch.no_grad(): ...`): its other branch is no path of the program's.
+        kills = [(key, branch) for key, branch in taint.partial_kills if not mentions_version(self.index, branch.test)]
         killed: Dict[int, Set[str]] = {}  # if -> the keys one of its branches made plain
-        for key, branch in taint.partial_kills:
+        for key, branch in kills:
             killed.setdefault(id(branch), set()).add(key)
         made = [s.node for s in group.sources]
-        for key, branch in taint.partial_kills:
+        for key, branch in kills:
             for use in taint.uses:
                 if id(use) not in taint.recording or use.lineno <= branch.end_lineno:
                     continue
