@@ -435,8 +435,9 @@ class Planner:
                     continue
                 read = {key_of(n) for n in ast.walk(use) if isinstance(n, (ast.Name, ast.Attribute))
                         and isinstance(n.ctx, ast.Load)} & taint.tainted_keys
-                if key not in read or not read <= killed[id(branch)] or any(_covers_node(use, n) for n in made):
-                    continue  # another volatile value (or the source itself) keeps it volatile on that path
+                if key not in read or not read <= killed[id(branch)] or any(_covers_node(use, n) for n in made) \
+                        or self._bound_between(key, branch.end_lineno, use.lineno, group.scope):
+                    continue  # another volatile value (or the source itself, or a new binding) keeps it volatile
                 if any(_covers(run, use) for run in runs):
                     trained = [stmt for stmt, _ in taint.training if stmt.lineno > branch.end_lineno]
                     step = f" and trained with it (line {trained[0].lineno})" if trained else ""
@@ -444,6 +445,14 @@ class Planner:
                             f"on that path 0.3 recorded a graph at line {use.lineno}{step}, which a region "
                             "would turn off", bool(trained))
         return None
+
+    def _bound_between(self, key: str, after: int, before: int, scope: ast.AST) -> bool:
+        """Some statement of `scope` on the lines between binds `key` (`fc_feats, ... = tmp`
+        after the `if`, from the group's own source): the use reads that value."""
+        name, _, attr = key.rpartition(".")
+        nodes = self.index.attributes.get(attr, ()) if name else self.index.names.get(key, ())
+        return any(not isinstance(n.ctx, ast.Load) and after < n.lineno < before and key_of(n) == key
+                   and self.index.function_of(n) is scope for n in nodes)
 
     def flag_conflict(self, group: Group, all_groups: List[Group]) -> Optional[int]:
         for other in all_groups:
