@@ -23,12 +23,12 @@ from .edits import TextEdit
 from ..flow.booleans import known_bool
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
-from ..flow.values import key_of
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Outcome, Source
 from .gates import absorb_gates, mentions_version
 from .outcomes import Finalizer
+from .partial import partly_volatile
 from .regions import Placement, RegionPlacer, Run
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
@@ -322,7 +322,7 @@ class Planner:
             for s in sources:
                 self.outcome(s, None, f"no fix: {placement.problem}", [], weight=W_NONE)
             return later
-        partial = self.partly_volatile(group)
+        partial = partly_volatile(self.index, group)
         if partial is not None and partial[1]:
             for s in sources:
                 self.outcome(s, None, f"no fix: {partial[0]}", [], weight=W_NONE)
@@ -405,7 +405,7 @@ class Planner:
         trains = self.follower.caller_trains(group)
         if trains is not None:
             return UNSAFE, trains, W_UNSAFE
-        partial = self.partly_volatile(group)
+        partial = partly_volatile(self.index, group)
         if partial is not None:
             return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
         if group.flag is not None and isinstance(group.scope, FUNCTIONS):
@@ -414,45 +414,6 @@ class Planner:
                 return UNSAFE, (f"unsafe fix: `{group.scope.name}()` is called under `no_grad` (line {under}), "
                                 "where a false flag would turn recording back on"), W_UNSAFE
         return SAFE, None, 0
-
-    def partly_volatile(self, group: Group) -> Optional[Tuple[str, bool]]:
-        """(the reason, whether a training step follows) when the region covers a statement that
-        may record with a value one branch of an earlier `if` made plain again (`if frozen: feat
-        = Variable(feat.data)`): on that path 0.3 recorded a graph there, and trained with what
-        it computed, which the region turns off."""
-        taint = group.taint
-        runs = group.placement.runs if group.placement else []
-        # A version gate's old-torch branch never runs today (`if torch_ver == "0.3": ... else:
-        # with torch.no_grad(): ...`): its other branch is no path of the program's.
-        kills = [(key, branch) for key, branch in taint.partial_kills if not mentions_version(self.index, branch.test)]
-        killed: Dict[int, Set[str]] = {}  # if -> the keys one of its branches made plain
-        for key, branch in kills:
-            killed.setdefault(id(branch), set()).add(key)
-        made = [s.node for s in group.sources]
-        for key, branch in kills:
-            for use in taint.uses:
-                if id(use) not in taint.recording or use.lineno <= branch.end_lineno:
-                    continue
-                read = {key_of(n) for n in ast.walk(use) if isinstance(n, (ast.Name, ast.Attribute))
-                        and isinstance(n.ctx, ast.Load)} & taint.tainted_keys
-                if key not in read or not read <= killed[id(branch)] or any(_covers_node(use, n) for n in made) \
-                        or self._bound_between(key, branch.end_lineno, use.lineno, group.scope):
-                    continue  # another volatile value (or the source itself, or a new binding) keeps it volatile
-                if any(_covers(run, use) for run in runs):
-                    trained = [stmt for stmt, _ in taint.training if stmt.lineno > branch.end_lineno]
-                    step = f" and trained with it (line {trained[0].lineno})" if trained else ""
-                    return (f"`{key}` stops being volatile on one branch of the `if` of line {branch.lineno}; "
-                            f"on that path 0.3 recorded a graph at line {use.lineno}{step}, which a region "
-                            "would turn off", bool(trained))
-        return None
-
-    def _bound_between(self, key: str, after: int, before: int, scope: ast.AST) -> bool:
-        """Some statement of `scope` on the lines between binds `key` (`fc_feats, ... = tmp`
-        after the `if`, from the group's own source): the use reads that value."""
-        name, _, attr = key.rpartition(".")
-        nodes = self.index.attributes.get(attr, ()) if name else self.index.names.get(key, ())
-        return any(not isinstance(n.ctx, ast.Load) and after < n.lineno < before and key_of(n) == key
-                   and self.index.function_of(n) is scope for n in nodes)
 
     def flag_conflict(self, group: Group, all_groups: List[Group]) -> Optional[int]:
         for other in all_groups:
@@ -538,19 +499,6 @@ def runs_touch(a: Run, b: Run) -> bool:
     if a.block is b.block:
         return a.first <= b.last + 1 and b.first <= a.last + 1
     return run_contains(a, b) or run_contains(b, a)
-
-
-def _covers_node(stmt: ast.stmt, node: ast.AST) -> bool:
-    """`node` lies inside the statement `stmt`."""
-    return (stmt.lineno, stmt.col_offset) <= (node.lineno, node.col_offset) and \
-        (node.end_lineno, node.end_col_offset) <= (stmt.end_lineno, stmt.end_col_offset)  # type: ignore[attr-defined]
-
-
-def _covers(run: Run, stmt: ast.stmt) -> bool:
-    """`stmt` is one of the run's statements or lies inside one."""
-    start, end = run.block[run.first], run.block[run.last]
-    return (start.lineno, start.col_offset) <= (stmt.lineno, stmt.col_offset) and \
-        (stmt.end_lineno, stmt.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
 
 
 def run_contains(outer: Run, inner: Run) -> bool:
