@@ -531,6 +531,10 @@ def negate(flag: Flag, segment, index=None) -> str:
     node = flag.node
     if flag.negated:
         return flag.text if known_bool(index, node) else f"bool({flag.text})"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and flag.text.startswith("not ") \
+            and segment(node) == segment(node.operand):  # `else:` of `if train:` (VF202): `not train`
+        inner = node.operand
+        return segment(inner) if known_bool(index, inner) else f"bool({segment(inner)})"
     if flag.text != segment(node):  # substituted at a call site: spelled as text
         return f"not ({flag.text})" if " " in flag.text.strip() else f"not {flag.text}"
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):

@@ -53,7 +53,8 @@ class VolatileAttributeWrite(Rule):
     after it that compute with `x` go under `torch.no_grad()`, with the VF101 rules; also inside
     a loop or a branch. Written only when a test holds (`if not train: x.volatile = True`,
     also over a loop), the value is volatile as with `volatile=not train`: the region is
-    `torch.set_grad_enabled(train)`, with the VF103 rules. `for v in batch: v.volatile = True`
+    `torch.set_grad_enabled(train)`, with the VF103 rules (in the `else:` of `if train:`, the
+    same). `for v in batch: v.volatile = True`
     makes `batch`'s elements volatile, so `batch` is followed too (returned, it is its callers'
     to cover: with a flag, that is no fix).
     """
@@ -117,8 +118,11 @@ def _branch_flag(stmt: ast.stmt, ctx) -> Optional[Flag]:
                for name in names for n in index.names.get(name, ())):
         return None  # used inside the branch only, where the test holds: a plain `no_grad` region
     flag = ctx.flag_of(node.test)
-    if any(c is child for c in node.orelse):
-        flag = Flag(node.test, flag.text, negated=True)  # `else:` of the test: volatile when it fails
+    if any(c is child for c in node.orelse):  # `else:` of the test: volatile when it fails
+        negation = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=node.test), node.test)
+        negation.end_lineno, negation.end_col_offset = node.test.end_lineno, node.test.end_col_offset
+        text = flag.text if isinstance(node.test, (ast.Name, ast.Attribute, ast.Call)) else f"({flag.text})"
+        flag = Flag(negation, f"not {text}")
     return flag
 
 
