@@ -337,7 +337,7 @@ class Planner:
         header, imports = self.header(group, all_groups)
         unit_rows = self.unit_rows(group)
         plans = self.placer.plans(placement, group.scope, header, unit_rows)
-        applicability, note, weight = self.safety(group)
+        applicability, note, weight = self.safety(group, partial)
         if forced is not None and applicability is SAFE:
             applicability, note, weight = UNSAFE, forced, W_UNSAFE
         if placement.decorator_reason and applicability is SAFE and note is None:
@@ -392,7 +392,7 @@ class Planner:
             return None
         return part.first_row, part.last_row
 
-    def safety(self, group: Group) -> Tuple[Applicability, Optional[str], int]:
+    def safety(self, group: Group, partial: Optional[Tuple[str, bool]]) -> Tuple[Applicability, Optional[str], int]:
         """The region's applicability and the one reason a reviewer should know."""
         placement = group.placement
         if placement.covers_used is not None:
@@ -405,8 +405,7 @@ class Planner:
         trains = self.follower.caller_trains(group)
         if trains is not None:
             return UNSAFE, trains, W_UNSAFE
-        partial = partly_volatile(self.index, group)
-        if partial is not None:
+        if partial is not None:  # `partly_volatile`, asked once by `decide`
             return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
         if group.flag is not None and isinstance(group.scope, FUNCTIONS):
             under = self.follower.called_under_no_grad(group.scope)
@@ -531,10 +530,6 @@ def negate(flag: Flag, segment, index=None) -> str:
     node = flag.node
     if flag.negated:
         return flag.text if known_bool(index, node) else f"bool({flag.text})"
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and flag.text.startswith("not ") \
-            and segment(node) == segment(node.operand):  # `else:` of `if train:` (VF202): `not train`
-        inner = node.operand
-        return segment(inner) if known_bool(index, inner) else f"bool({segment(inner)})"
     if flag.text != segment(node):  # substituted at a call site: spelled as text
         return f"not ({flag.text})" if " " in flag.text.strip() else f"not {flag.text}"
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):

@@ -116,9 +116,9 @@ class HelperFollower:
         if source.flag is None or not isinstance(scope, FUNCTIONS):
             return None
         node = self.local_value(source.flag.node, scope)
-        negated = False
+        negated = source.flag.negated  # `Flag.negated`: volatile when the expression is false
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            node, negated = self.local_value(node.operand, scope), True
+            node, negated = self.local_value(node.operand, scope), not negated
         if isinstance(node, ast.Name) and node.id in nm.function_params(scope) and not self.reassigned(node.id, scope):
             return HelperFlag(node.id, negated)
         return None

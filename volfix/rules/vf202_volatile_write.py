@@ -119,10 +119,7 @@ def _branch_flag(stmt: ast.stmt, ctx) -> Optional[Flag]:
         return None  # used inside the branch only, where the test holds: a plain `no_grad` region
     flag = ctx.flag_of(node.test)
     if any(c is child for c in node.orelse):  # `else:` of the test: volatile when it fails
-        negation = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=node.test), node.test)
-        negation.end_lineno, negation.end_col_offset = node.test.end_lineno, node.test.end_col_offset
-        text = flag.text if isinstance(node.test, (ast.Name, ast.Attribute, ast.Call)) else f"({flag.text})"
-        flag = Flag(negation, f"not {text}")
+        flag = Flag(node.test, flag.text, negated=True)
     return flag
 
 
