@@ -10,7 +10,6 @@ where it is read: `flow.bindings`; the shapes read from syntax alone: `flow.shap
 callees a call may run: `flow.scalar_callees`.
 """
 import ast
-import re
 from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
@@ -449,7 +448,7 @@ class ScalarValues(Callees, CallReturns):
     def _self_dict_values(self, attr: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         family = self.names.class_family(self.index.method_class(self.index.function_of(at)))
         nodes = self.index.attributes.get(attr, ())
-        if _written_outside(attr, self.index.src.text):
+        if self.index.written_on_others(attr):
             return False  # `net._losses['x'] = ...` from outside the class
         reads = [n for n in nodes if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
                  and n.value.id == "self" and self.index.method_class(self.index.function_of(n)) in family]
@@ -527,15 +526,6 @@ class ScalarValues(Callees, CallReturns):
     def _builtin(self, func: ast.AST, name: str, at: ast.AST) -> bool:
         return (isinstance(func, ast.Name) and func.id == name and not self.names.bindings(name, at)
                 and not self.index.module_names.bound(name))
-
-
-def _written_outside(attr: str, text: str) -> bool:
-    """`net._losses = ...`, `net._losses[k] = v`, `net._losses.update(...)` on anything but
-    `self`, anywhere in the file's text (read as text: a big file's statements that hold no
-    legacy code are stubs in the tree, `syntax.big_files`)."""
-    pattern = re.compile(r"(\w+)\s*\.\s*" + re.escape(attr) + r"\s*(?:\[[^\]\n]*\]\s*=(?!=)|=(?!=)|\.\s*"
-                         r"(?:update|setdefault|__setitem__)\s*\()")
-    return any(m.group(1) != "self" for m in pattern.finditer(text))
 
 
 def _parsed(call: ast.Call) -> bool:

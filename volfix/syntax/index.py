@@ -7,6 +7,7 @@ hands each rule its nodes in source order.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from . import names as nm
@@ -83,6 +84,7 @@ class ModuleIndex:
         self._slots: Dict[int, Optional[Tuple[ast.AST, str, list, int]]] = {}
         self._assignments: Dict[int, Dict[str, List[ast.AST]]] = {}
         self._binds_anywhere: Dict[str, bool] = {}
+        self._written_on_others: Dict[str, bool] = {}
         self._bound_elsewhere: Optional[Set[str]] = None  # `_bound_names`, on first use
         self._loaded_names: Dict[int, Tuple[str, ...]] = {}
         self._jumps: Dict[int, bool] = {}
@@ -380,6 +382,18 @@ class ModuleIndex:
             found = name in self._bound_elsewhere or any(not isinstance(n.ctx, ast.Load)
                                                          for n in self.names.get(name, ()))
             self._binds_anywhere[name] = found
+        return found
+
+    def written_on_others(self, attr: str) -> bool:
+        """`net._losses = ...`, `net._losses[k] = v`, `net._losses.update(...)` on anything but
+        `self`, anywhere in the file's text (read as text, once per attribute: a big file's
+        statements that hold no legacy code are stubs in the tree, `syntax.big_files`)."""
+        found = self._written_on_others.get(attr)
+        if found is None:
+            pattern = re.compile(r"(\w+)\s*\.\s*" + re.escape(attr) + r"\s*(?:\[[^\]\n]*\]\s*=(?!=)|=(?!=)|\.\s*"
+                                 r"(?:update|setdefault|__setitem__)\s*\()")
+            found = any(m.group(1) != "self" for m in pattern.finditer(self.src.text))
+            self._written_on_others[attr] = found
         return found
 
     def shadowed(self, name: str, scope: ast.AST) -> bool:
