@@ -57,11 +57,13 @@ def _own_flag(node: ast.Attribute, ctx) -> bool:
 def _instance_flag(obj: ast.Name, node: ast.Attribute, ctx) -> bool:
     """`obj` is only ever an instance of classes of this module that keep a `volatile` of their
     own (a method sets `self.volatile`)."""
-    classes = ScalarValues(ctx.index).instance_classes(obj, node)
-    if not classes or not all(isinstance(c, ast.ClassDef) for c in classes):
-        return False
     index = ctx.index
     owners = {id(index.method_class(index.function_of(a))) for a in index.attributes.get("volatile", ())
               if isinstance(a.ctx, ast.Store) and isinstance(a.value, ast.Name) and a.value.id == "self"
               and index.function_of(a) is not None}
+    if not owners:  # no class here keeps a flag of its own: the instances need not be looked for
+        return False
+    classes = ScalarValues(index).instance_classes(obj, node)
+    if not classes or not all(isinstance(c, ast.ClassDef) for c in classes):
+        return False
     return all(id(c) in owners for c in classes)
