@@ -19,6 +19,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from ..syntax import names as nm
+from .bindings import Element, Unpacked
 from .calls import bound_positional, parameter_defaults, passed_argument
 from .scalar_callees import INSTANCE_METHOD, ONE_DEFAULTS, ONE_MADE, own_def
 from .shapes import moved_itself, own_returns
@@ -167,10 +168,15 @@ class CallReturns:
         start = self.index.statement_of(last)
         start = (start.lineno, start.col_offset)
         parameter = values and values[-1] is None and read.id in nm.function_params(fn)
-        if any(v is None for v in (values[:-1] if parameter else values)):
-            return values  # another binding volfix cannot place (a `with ... as`, an import)
-        return [v for v in (values[:-1] if parameter else values)
-                if (self.index.statement_of(v).lineno, self.index.statement_of(v).col_offset) >= start]
+        placed = []
+        for v in (values[:-1] if parameter else values):
+            # an unpacking (`hi, _ = layer(hi)`) or a loop target sits where its value is
+            anchor = v.value if isinstance(v, Unpacked) else v.iterable if isinstance(v, Element) else v
+            if not isinstance(anchor, ast.AST):
+                return values  # another binding volfix cannot place (a `with ... as`, an import)
+            stmt = self.index.statement_of(anchor)
+            placed.append((v, (stmt.lineno, stmt.col_offset)))
+        return [v for v, at in placed if at >= start]
 
     def _runs_before(self, value: ast.AST, read: ast.AST, fn: ast.FunctionDef, env: Env) -> bool:
         stmt = self.index.statement_of(value)
