@@ -271,9 +271,39 @@ def _requires_grad_unwrap(vc: VariableCall, ctx) -> Unwrap:
         sep = "" if head.endswith("(") else (" " if head.endswith(",") else ", ")
         return Unwrap(expr.replace(call, f"{head}{sep}requires_grad=True{inner[len(head):]}"))
     fresh = isinstance(data, ast.Call) and ctx.is_plain(data)
+    if isinstance(data, ast.Name) and _read_again(data, call, ctx.index):
+        # `x = Variable(images, requires_grad=True)`, then `images.add_(...)`: 0.3 made a new leaf,
+        # and `images.requires_grad_()` would make `images` itself one (its in-place update raises)
+        return Unwrap(expr.replace(call, f"{data.id}.detach().requires_grad_()"))
     exact = fresh or ctx.legacy_semantics
     return Unwrap(expr.replace(call, f"{expr.attr_base(data)}.requires_grad_()"), exact=exact,
                   note=None if exact else NOTE_MUTATES)
+
+
+def _read_again(name: ast.Name, call: ast.Call, index) -> bool:
+    """The tensor `name` holds is read again in its scope after the statement holding `call`
+    (or anywhere in a loop holding it), other than as a new binding's value of that name."""
+    stmt = index.statement_of(call)
+    if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name.id for t in stmt.targets):
+        return False  # `x = Variable(x, requires_grad=True)`: the name is the new leaf from here on
+    scope = index.function_of(call)
+    loops = []
+    cur = index.parents.get(stmt)
+    while cur is not None and cur is not scope:
+        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
+            loops.append(cur)
+        cur = index.parents.get(cur)
+
+    def inside(node, outer):
+        return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+            (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
+
+    for other in index.names.get(name.id, ()):
+        if other is name or not isinstance(other.ctx, ast.Load) or index.function_of(other) is not scope:
+            continue
+        if other.lineno > stmt.end_lineno or any(inside(other, loop) for loop in loops):
+            return True
+    return False
 
 
 def _requires_grad_flag(vc: VariableCall, ctx) -> Unwrap:

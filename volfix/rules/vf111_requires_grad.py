@@ -41,7 +41,11 @@ class RequiresGradVariable(Rule):
     `Variable(h.data, requires_grad=True)` becomes `h.detach().requires_grad_()` (safe: the
     same new leaf). Another fresh tensor expression becomes `expr.requires_grad_()` (safe when
     evidently a plain tensor). For a name, `x.requires_grad_()` changes `x` itself, so other
-    references to it start recording: unsafe unless `legacy-semantics = true`.
+    references to it start recording: unsafe unless `legacy-semantics = true`. A name the code
+    reads again after the call, or in a loop holding it (`x = Variable(images,
+    requires_grad=True)`, then `images.add_(eps * x.grad.sign())`), becomes
+    `images.detach().requires_grad_()` (safe: the new leaf 0.3 made; `images.requires_grad_()`
+    would make its in-place update raise).
     A non-literal `requires_grad=flag` gets `x.detach().requires_grad_(flag)` (safe: exactly
     what `Variable` makes today, a new leaf sharing `x`'s storage, whatever the flag). When the
     flag is a parameter of a wrapper (`to_var(x, requires_grad=False)`) that no call in the
