@@ -35,24 +35,34 @@ def backward_term(index, bound: ast.AST, name: str) -> bool:
     slot = index.slot_of(stmt)
     if slot is None:
         return False
-    block, position = slot[2], slot[3]
     sums = {}  # `loss = a + b - c * w` before `loss.backward()`: the sum a name holds
-    for later in block[position + 1:position + 1 + MAX_AHEAD]:
-        target = _backward_of(later)
-        if target is not None:
-            target = sums.get(_key(target), target)
-            if name in _terms(target):
-                return True
-        augments = isinstance(later, ast.AugAssign) and _key(later.target) == name  # `x += y` keeps x's shape
-        if _jumps(later) or (name in _bound_keys(later) and not augments) \
-                or _calls_a_method_storing(index, later, name):
+    ahead = MAX_AHEAD
+    while True:
+        owner, block, position = slot[0], slot[2], slot[3]
+        for later in block[position + 1:position + 1 + ahead]:
+            ahead -= 1
+            target = _backward_of(later)
+            if target is not None:
+                target = sums.get(_key(target), target)
+                if name in _terms(target):
+                    return True
+            augments = isinstance(later, ast.AugAssign) and _key(later.target) == name  # `x += y` keeps x's shape
+            if _jumps(later) or (name in _bound_keys(later) and not augments) \
+                    or _calls_a_method_storing(index, later, name):
+                return False
+            if isinstance(later, ast.Assign) and len(later.targets) == 1 and _key(later.targets[0]):
+                sums[_key(later.targets[0])] = later.value
+            else:
+                for key in _bound_keys(later):
+                    sums.pop(key, None)
+        # A branch of an `if` runs on into the statements after it (`if use_gpu: nll = f(x.cuda())
+        # else: nll = f(x)`, then `nll.backward()`), when the `if` itself neither jumps nor
+        # binds the name again after the binding.
+        if not isinstance(owner, ast.If) or ahead <= 0:
             return False
-        if isinstance(later, ast.Assign) and len(later.targets) == 1 and _key(later.targets[0]):
-            sums[_key(later.targets[0])] = later.value
-        else:
-            for key in _bound_keys(later):
-                sums.pop(key, None)
-    return False
+        slot = index.slot_of(owner)
+        if slot is None:
+            return False
 
 
 def _key(node: ast.AST) -> Optional[str]:
