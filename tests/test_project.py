@@ -810,3 +810,49 @@ def test_grad_mode_functions_come_from_the_cache_and_follow_their_file(tmp_path,
     (tmp_path / "core.py").write_text(textwrap.dedent(SHIMS["fairseq"]).replace(" and condition", " and not condition"))
     warm = summary(run([str(tmp_path)], config=Config(), options=RunOptions(mode="check")))
     assert warm == [("main.py", "VF101", 10, "")]
+
+
+MAKE_VARIABLE = '''\
+import torch
+from torch.autograd import Variable
+
+
+def make_variable(tensor, volatile=False):
+    if torch.cuda.is_available():
+        tensor = tensor.cuda()
+    return Variable(tensor, volatile=volatile)
+'''
+
+EVAL_TGT = '''\
+import torch.nn as nn
+
+from utils import make_variable
+
+
+def eval_tgt(encoder, classifier, data_loader):
+    loss = 0
+    criterion = nn.CrossEntropyLoss()
+    for (images, labels) in data_loader:
+        images = make_variable(images, volatile=True)
+        labels = make_variable(labels)
+        preds = classifier(encoder(images))
+        loss += criterion(preds, labels).data[0]
+    return loss / len(data_loader)
+'''
+
+
+def test_a_call_that_only_makes_the_value_converges_and_keeps_the_signature_whole(tmp_path):
+    """pytorch-adda: `images = make_variable(images, volatile=True)` only makes the value, so
+    its region starts below the call. A plain run writes that region and then unwraps the
+    helper (the call's value is only read under it); before, the helper waited for a region
+    around the call line forever. `--unsafe-fixes` drops the parameter and the argument
+    together: the call no longer passes a keyword the helper lost (a TypeError before)."""
+    write(tmp_path, {"utils.py": MAKE_VARIABLE, "evaluate.py": EVAL_TGT})
+    fix(tmp_path, unsafe=False)
+    assert "Variable(" not in (tmp_path / "utils.py").read_text()
+    assert with_blocks((tmp_path / "evaluate.py").read_text()) == [("torch.no_grad()", 14)]
+    assert all(not r.changed for r in fix(tmp_path, unsafe=False).values())
+    fix(tmp_path, unsafe=True)
+    assert "volatile" not in (tmp_path / "utils.py").read_text()
+    assert "volatile" not in (tmp_path / "evaluate.py").read_text()
+    assert [d.code for r in check(tmp_path) for d in r.diagnostics] == []

@@ -155,6 +155,34 @@ def covered(index: ModuleIndex, node: ast.AST, any_grad_mode: bool = False) -> b
     return False
 
 
+def reads_covered(index: ModuleIndex, call: ast.AST, any_grad_mode: bool = False) -> bool:
+    """A call that only makes a value (`images = make_variable(images, volatile=True)`) whose
+    every later read in its function lies inside a grad-disabled region: the region the call
+    asked for is there, below the call (a region never needs to hold a call that only makes
+    data). At least one read; a name bound again before a read ends the value there."""
+    stmt = index.statement_of(call)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    scope = index.function_of(call)
+    if isinstance(scope, ast.Module):
+        return False  # a script's later reads may be anywhere
+    mine = [n for n in index.names.get(name, ()) if index.function_of(n) is scope]
+    reads = [n for n in mine if n.lineno > stmt.end_lineno]
+    if not reads or any(not isinstance(n.ctx, ast.Load) for n in reads):
+        return False
+    cur = index.parents.get(stmt)
+    while cur is not None and cur is not scope:  # a loop's next round reads the value above the call
+        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
+            rebinds = isinstance(cur, (ast.For, ast.AsyncFor)) and any(
+                isinstance(t, ast.Name) and t.id == name for t in ast.walk(cur.target))
+            if not rebinds and any(cur.lineno <= n.lineno < stmt.lineno for n in mine):
+                return False
+        cur = index.parents.get(cur)
+    return all(covered(index, n, any_grad_mode) for n in reads)
+
+
 # ---------------------------------------------------------------------- the project's own
 
 

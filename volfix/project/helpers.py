@@ -8,7 +8,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from ..flow.calls import FRAMEWORK_METHODS, bound_positional, flag_kind, parameter_defaults, passed_argument
-from ..flow.grad_mode import covered as grad_covered
+from ..flow.grad_mode import covered as grad_covered, reads_covered
 from ..syntax import names as nm
 from ..syntax.document import Document, parse_document
 from .facts import ExternalCall, HelperSignature
@@ -89,7 +89,8 @@ def describe_call(index, call: ast.Call, sig: HelperSignature, shown: str, in_ru
         key = (nm.METHOD_PREFIX if method else "") + scope.name
         if not (method and scope.name in FRAMEWORK_METHODS and scope.name != "__call__"):
             through = signature(scope, key, shown, arg.id, sig.negated, method, computes=True)
-    covered = grad_covered(index, call, any_grad_mode=kind == "expr")
+    covered = grad_covered(index, call, any_grad_mode=kind == "expr") or \
+        reads_covered(index, call, any_grad_mode=kind == "expr")
     return ExternalCall(shown, call.lineno, kind, covered, in_run, call.col_offset), through
 
 

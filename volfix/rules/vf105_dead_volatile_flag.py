@@ -203,7 +203,7 @@ class DeadVolatileFlag(Rule):
                                note=f"no fix: the flag is not a literal; drop it with the `volatile` parameter of "
                                     f"`{name}()`")
                     continue
-                if truth and not ctx.covered(call):
+                if truth and not ctx.covered(call) and not grad_mode.reads_covered(ctx.index, call):
                     # What `volatile=True` asked for is no graph where the result is computed
                     # with, not a region around this call; and the function may still read it.
                     ctx.report(self.CODE, keyword, message=message,
