@@ -144,13 +144,23 @@ class StatementKinds:
             value = stmt.value
             return value is not None and (self.free(value, scope) or only_names(value))
         if isinstance(stmt, ast.Expr):
-            return self.free(stmt.value, scope)
+            return self.free(stmt.value, scope) or self.list_growth(stmt.value, scope)
         if isinstance(stmt, ast.Assert):  # a truth test, kept nowhere: only its calls could record
             return all(not isinstance(n, ast.Call) or self.free(n, scope) for n in ast.walk(stmt))
         if isinstance(stmt, ast.If):
             return self.free(stmt.test, scope) and all(
                 self.harmless(s, scope) for s in stmt.body + stmt.orelse)
         return False
+
+    def list_growth(self, value: ast.AST, scope: ast.AST) -> bool:
+        """`accs.append(acc)` on a Python list the scope builds (every binding of `accs` a list
+        display or comprehension), of a value only moved: a list's methods record nothing."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in ("append", "extend", "insert") and isinstance(value.func.value, ast.Name)
+                and not value.keywords and all(only_names(a) for a in value.args)):
+            return False
+        made = self.only_assigned(scope)(value.func.value.id)
+        return bool(made) and all(isinstance(v, (ast.List, ast.ListComp)) for v in made)
 
     def bookkeeping(self, value: ast.AST) -> bool:
         """`time.time()`, `AverageMeter()`: set-up that no grad mode can change."""

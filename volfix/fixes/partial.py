@@ -18,18 +18,24 @@ from .gates import mentions_version
 def partly_volatile(index, group) -> Optional[Tuple[str, bool]]:
     """(the reason, whether a training step follows) when the region covers a statement that
     may record with a value one branch of an earlier `if` made plain again (`if frozen: feat
-    = Variable(feat.data)`): on that path 0.3 recorded a graph there, and trained with what
-    it computed, which the region turns off."""
+    = Variable(feat.data)`), or made volatile while the other path keeps a plain one (`if kw >
+    1: input = Variable(buf, volatile=True)`, `input` an argument): on that path 0.3 recorded
+    a graph there, and trained with what it computed, which the region turns off."""
     taint = group.taint
     runs = group.placement.runs if group.placement else []
     # A version gate's old-torch branch never runs today (`if torch_ver == "0.3": ... else:
     # with torch.no_grad(): ...`): its other branch is no path of the program's.
-    kills = [(key, branch) for key, branch in taint.partial_kills if not mentions_version(index, branch.test)]
-    killed: Dict[int, Set[str]] = {}  # if -> the keys one of its branches made plain
-    for key, branch in kills:
+    kills = [(key, branch, False) for key, branch in taint.partial_kills if not mentions_version(index, branch.test)]
+    # A flag written under the `if`'s own test is that test's region (`if train: ... else:
+    # x.volatile = True` runs under `set_grad_enabled(train)`): both paths are what it says.
+    flag = group.flag.node if group.flag is not None else None
+    kills += [(key, branch, True) for key, branch in taint.partial_gens
+              if not mentions_version(index, branch.test) and branch.test is not flag]
+    killed: Dict[int, Set[str]] = {}  # if -> the keys one of its branches made plain (or volatile)
+    for key, branch, _ in kills:
         killed.setdefault(id(branch), set()).add(key)
     made = [s.node for s in group.sources]
-    for key, branch in kills:
+    for key, branch, gen in kills:
         for use in taint.uses:
             if id(use) not in taint.recording or use.lineno <= branch.end_lineno:
                 continue
@@ -41,9 +47,11 @@ def partly_volatile(index, group) -> Optional[Tuple[str, bool]]:
             if any(_covers(run, use) for run in runs):
                 trained = [stmt for stmt, _ in taint.training if stmt.lineno > branch.end_lineno]
                 step = f" and trained with it (line {trained[0].lineno})" if trained else ""
-                return (f"`{key}` stops being volatile on one branch of the `if` of line {branch.lineno}; "
-                        f"on that path 0.3 recorded a graph at line {use.lineno}{step}, which a region "
-                        "would turn off", bool(trained))
+                how = ("is volatile on one branch only", "the other") if gen else \
+                    ("stops being volatile on one branch", "that")
+                return (f"`{key}` {how[0]} of the `if` of line {branch.lineno}; on {how[1]} path 0.3 "
+                        f"recorded a graph at line {use.lineno}{step}, which a region would turn off",
+                        bool(trained))
     return None
 
 

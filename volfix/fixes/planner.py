@@ -21,8 +21,11 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..flow import grad_mode
 from .edits import TextEdit
 from ..flow.booleans import known_bool
+from ..flow.calls import call_sites
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
+from ..flow.taint_expressions import REPORTING
+from ..flow.values import key_of
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Outcome, Source
@@ -77,6 +80,8 @@ class Planner:
         # Findings whose own source sits in the old-torch branch of a version gate: today's torch
         # runs the other branch, so what their followed callers need changes nothing that runs.
         self.gated: Set[int] = set()
+        self.round_sources: List[Source] = []  # the sources `plan_round` plans
+        self._callers: Dict[int, Group] = {}  # `entered_without_grad`: scope id -> its volatile sources' group
 
     # ------------------------------------------------------------------ driver
     def plan(self) -> None:
@@ -94,6 +99,7 @@ class Planner:
 
     def plan_round(self, sources: List[Source]) -> List[Source]:
         later: List[Source] = []
+        self.round_sources = sources
         by_scope: Dict[int, List[Source]] = {}
         for source in sources:
             if source.flag is not None and self.follower.is_helper_flag(source):
@@ -193,7 +199,7 @@ class Planner:
         entry: Dict[str, bool] = {}
         for s in group.sources:
             if s.seed is not None:
-                if s.stmt is s.node and isinstance(s.node, ast.stmt) and s.node is not s.scope:
+                if s.stmt is s.node and isinstance(s.node, ast.stmt) and s.node is not s.scope or s.call_site:
                     seeds.setdefault(id(s.stmt), {})[s.seed] = True
                 else:
                     entry[s.seed] = True
@@ -407,12 +413,40 @@ class Planner:
             return UNSAFE, trains, W_UNSAFE
         if partial is not None:  # `partly_volatile`, asked once by `decide`
             return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
+        handed = self.handed_on(group)
+        if handed is not None:
+            return UNSAFE, handed, W_UNSAFE
         if group.flag is not None and isinstance(group.scope, FUNCTIONS):
             under = self.follower.called_under_no_grad(group.scope)
             if under is not None:
                 return UNSAFE, (f"unsafe fix: `{group.scope.name}()` is called under `no_grad` (line {under}), "
                                 "where a false flag would turn recording back on"), W_UNSAFE
         return SAFE, None, 0
+
+    def handed_on(self, group: Group) -> Optional[str]:
+        """The value handed to a method of an object of a class volfix cannot see
+        (`q_bot.observe(-1, caption=c)`), and the object used again after that outside the
+        region (`q_bot.predict_image()`): if the object kept the value, 0.3 computed that
+        volatile too, and the region does not cover it."""
+        runs = group.placement.runs if group.placement else []
+        for stmt, key, what in group.taint.handed if group.taint else ():
+            name, _, attr = key.rpartition(".")
+            nodes = self.index.attributes.get(attr, ()) if name else self.index.names.get(key, ())
+            for node in nodes:
+                if not isinstance(node.ctx, ast.Load) or node.lineno <= stmt.end_lineno \
+                        or self.index.function_of(node) is not group.scope or (name and key_of(node) != key):
+                    continue
+                method = self.index.parents.get(node)
+                call = self.index.parents.get(method)
+                if not (isinstance(method, ast.Attribute) and method.value is node and isinstance(call, ast.Call)
+                        and call.func is method and method.attr not in REPORTING):
+                    continue  # only a later method call on the object computes with what it keeps
+                if any(_in_run(node, r) for r in runs):
+                    continue
+                return (f"unsafe fix: the value is handed to `{what}()` (line {stmt.lineno}), which may keep "
+                        f"it on `{key}`; what `{key}` computes later (line {node.lineno}) stays outside the region, "
+                        "where 0.3 kept it volatile too")
+        return None
 
     def flag_conflict(self, group: Group, all_groups: List[Group]) -> Optional[int]:
         for other in all_groups:
@@ -433,12 +467,37 @@ class Planner:
         nested = any(o.flag is None and o is not group and o.placement and o.placement.runs
                      and any(run_contains(r, mine) for r in o.placement.runs for mine in group.placement.runs)
                      for o in all_groups)
-        if nested:
+        if nested or self.entered_without_grad(group):
             no_grad, i1 = ctx.spell("torch.no_grad", node)
             null, i2 = ctx.spell("contextlib.nullcontext", node)
             return f"{no_grad}() if {flag.text} else {null}()", i1 | i2
         enabled, imports = ctx.spell("torch.set_grad_enabled", node)
         return f"{enabled}({negate(flag, self.segment, self.index)})", imports
+
+    def entered_without_grad(self, group: Group) -> bool:
+        """The function holding a flag's region is called inside the `no_grad` region of a
+        `volatile=True` source of this file, with that source's value as an argument (`out =
+        net(x)` where `x` was `Variable(img, volatile=True)`; `net(...)` runs `forward`). In 0.3
+        what the function computed from that value stayed volatile whatever its own flag said;
+        `set_grad_enabled(True)` there would record it again, so the flag's region keeps the
+        caller's mode: `no_grad() if flag else nullcontext()`."""
+        scope = group.scope
+        if not isinstance(scope, FUNCTIONS):
+            return False
+        for site in call_sites(self.index, scope)[0] + self.follower.instance_calls(scope):
+            caller = self.index.function_of(site)
+            volatile = [s for s in self.round_sources if s.flag is None and s.seed is None and s.scope is caller]
+            if not volatile:
+                continue
+            found = self._callers.get(id(caller))
+            if found is None:
+                found = self._callers[id(caller)] = self.analyse(Group(caller, volatile))
+            names = {k for k in found.taint.tainted_keys if "." not in k} if found.taint else set()
+            passed = [n for a in list(site.args) + [k.value for k in site.keywords] for n in ast.walk(a)]
+            if found.placement and any(isinstance(n, ast.Name) and n.id in names for n in passed) and \
+                    any(_in_run(site, r) for r in found.placement.runs):
+                return True
+        return False
 
     def segment(self, node: ast.AST) -> str:
         return self.src.segment(node)
@@ -511,6 +570,13 @@ def run_contains(outer: Run, inner: Run) -> bool:
     start, end = outer.block[outer.first], outer.block[outer.last]
     return (start.lineno, start.col_offset) <= (first.lineno, first.col_offset) and \
         (first.end_lineno, first.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _in_run(node: ast.AST, run: Run) -> bool:
+    """Does `node` lie in one of the run's statements?"""
+    start, end = run.block[run.first], run.block[run.last]
+    return (start.lineno, start.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:

@@ -217,7 +217,7 @@ class Follower(HelperFollower):
         if backward_only and any(isinstance(getattr(e.stmt, "value", None), _DISPLAYS) for e in returned):
             return None  # `return {"a": a, "b": b}`: what the caller trains on may be another item
         sites, _ = call_sites(self.index, scope)
-        for site in sites + self._instance_calls(scope):
+        for site in sites + self.instance_calls(scope):
             caller = self.index.function_of(site)
             if caller is scope or self._never_volatile(group, site):
                 continue
@@ -238,7 +238,7 @@ class Follower(HelperFollower):
                         f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
         return None
 
-    def _instance_calls(self, fn: ast.AST) -> List[ast.Call]:
+    def instance_calls(self, fn: ast.AST) -> List[ast.Call]:
         """`net(h, deg)` after `net = Net()`: the calls of this file's instances of the class
         whose `forward` (or `__call__`) `fn` is (`call_sites` leaves those methods to the
         frameworks that call them by name)."""

@@ -32,7 +32,7 @@ from .calls import argument_for, call_sites, flag_kind, mapper_calls
 from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
 from .taint_items import Items, reaches_only
-from .values import returns_autograd_free
+from .values import key_of, returns_autograd_free
 
 
 @dataclass
@@ -303,8 +303,26 @@ class HelperFollower:
         free = fn is not None and returns_autograd_free(fn)
         if items is not None and not reaches_only(self.index, site, fn):
             items = None  # another def of that name may answer this call: its items may differ
+        kept = self.kept_on_receiver(source, fn, site)
         return [Source(source.finding, site, self.index.statement_of(site), scope, new_flag, call_site=True,
-                       computing=source.computing or free, result_free=free, items=items)]
+                       computing=source.computing or free, result_free=free, items=items, seed=kept)]
+
+    def kept_on_receiver(self, source, fn: Optional[ast.AST], site: ast.Call) -> Optional[str]:
+        """`batch.to_dev(volatile=True)` of a method that stores the value on its object
+        (`self.data = {k: Variable(v, volatile=volatile) ...}`) and returns none of it: the
+        caller's object holds the value from that statement on (its key), not the call's result."""
+        if fn is None or self.index.method_class(fn) is None or not isinstance(site.func, ast.Attribute):
+            return None
+        receiver = key_of(site.func.value)
+        if receiver is None:
+            return None
+        escapes = self.source_taint(source).escapes
+        if any(e.kind in ("return", "yield") for e in escapes):
+            return None
+        stored = sorted({e.what.strip("`") for e in escapes if e.kind == "attribute" and e.what.startswith("`self.")})
+        if receiver == "self":  # `self._reset_hidden(training)`: the attribute it sets, not all of `self`
+            return stored[0] if len(stored) == 1 else None
+        return receiver if stored else None
 
     def external_callers(self, fn: ast.AST, flag: HelperFlag, report: CallerReport) -> None:
         links = self.ctx.links

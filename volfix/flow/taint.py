@@ -71,6 +71,12 @@ class TaintResult:
     # (key, if): one branch of the `if` ends the key's taint (`feat = Variable(feat.data)`),
     # the other keeps it: after the `if` the key is tainted on some paths only
     partial_kills: List[Tuple[Key, ast.If]] = field(default_factory=list)
+    # (key, if): one branch of the `if` makes the key volatile, the other path keeps the value
+    # it had (`if kw > 1: input = Variable(buf, volatile=True)`): tainted on some paths only
+    partial_gens: List[Tuple[Key, ast.If]] = field(default_factory=list)
+    # (statement, receiver, `q_bot.observe`): the value handed to a method of an object of a
+    # class volfix cannot see, called for its effect on the object (which may keep the value)
+    handed: List[Tuple[ast.stmt, Key, str]] = field(default_factory=list)
 
     def uses_outside(self) -> List[ast.stmt]:
         return [s for s in self.uses if id(s) not in self.covered]
@@ -133,6 +139,7 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
         for stmt_id in self.seeds:
             self._hot.add(stmt_id)
         self._stmt: Optional[ast.stmt] = None
+        self._values = None  # a `ScalarValues` of the module, once `_keeps_argument` needs one
         self._computes = False
         self._records = False
         self._meets = False
@@ -198,12 +205,18 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
         names = where.names
         queue: List[Tuple[int, str]] = []
 
+        module = self.scope is self.index.tree
+
         def watch(name: str, start: int) -> None:
             at = names.get(name)
             if at:
                 j = bisect_left(at, start)
                 if j < len(at):
                     heappush(queue, (at[j], name))
+            if module:  # the calls of the module's functions that read the name as a global
+                for reader in self.index.global_readers(name):
+                    if reader != name:
+                        watch(reader, start)
 
         seen = len(self._roots_in_order)
         for name in self._roots_in_order:
@@ -234,7 +247,15 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
         """Does the statement's own code read any tainted key's root name (`volfix.syntax.index`
         recorded, for every name, the statements that mention it)?"""
         prefixes = self._prefixes
-        return any(name in state or name in prefixes for name in self.index.names_mentioned(id(stmt)))
+        mentioned = self.index.names_mentioned(id(stmt))
+        if any(name in state or name in prefixes for name in mentioned):
+            return True
+        # `rank_all = eval()`, `eval` reading the module's volatile `ques_input`
+        if self.scope is not self.index.tree:
+            return False
+        defs = self.index.module_functions
+        return any(any(read in state for read in self.index.global_reads(defs[name]))
+                   for name in mentioned if name in defs)
 
     def statement(self, stmt: ast.stmt, state: State) -> State:
         sid = id(stmt)
@@ -248,6 +269,10 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
             for key in state:
                 if (key in body) != (key in orelse) and (key, stmt) not in self.result.partial_kills:
                     self.result.partial_kills.append((key, stmt))
+            for key in body.keys() ^ orelse.keys():
+                if key not in state and (key, stmt) not in self.result.partial_gens \
+                        and self._bound_elsewhere(key, stmt, key in body):
+                    self.result.partial_gens.append((key, stmt))
             return join(body, orelse)
         # `block` owns the state it is given (branches and loops pass copies), so statements
         # update it in place: a copy each statement is quadratic in a long script.
@@ -283,6 +308,48 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
             return state  # mentions nothing tainted: no effect
         self.simple(stmt, state)
         return state
+
+    def _bound_elsewhere(self, key: Key, branch: ast.If, in_body: bool) -> bool:
+        """The name the `if` makes volatile on one branch holds a value on the other path too:
+        a parameter, a binding before the `if`, or one in the other branch (`if kw > 1: input =
+        Variable(buf, volatile=True)`, `input` being the function's argument)."""
+        if "." in key:
+            return False
+        args = getattr(self.scope, "args", None)
+        if args is not None and key in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}:
+            return True
+        other = branch.orelse if in_body else branch.body
+        if other and isinstance(other[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            return False  # the other path never gets past the `if`
+        ends = [(s.lineno, s.end_lineno) for s in other]
+        for node in self.index.names.get(key, ()):
+            if isinstance(node.ctx, ast.Load) or self.index.function_of(node) is not self.scope:
+                continue
+            if any(a <= node.lineno <= b for a, b in ends) or self._earlier_on_path(node, branch):
+                return True
+        return False
+
+    def _earlier_on_path(self, node: ast.AST, branch: ast.If) -> bool:
+        """`node` binds in a statement that runs before `branch` on its path: in a block that
+        holds the `if` (or one of its enclosing statements), earlier in that block; not in the
+        other branch of an enclosing `if` (`if a: y = f() elif b: y = g()`)."""
+        parents = self.index.parents
+        holders = {}  # id of a block's owner -> (field list, position of the path's statement)
+        child, cur = branch, parents.get(branch)
+        while cur is not None and cur is not self.scope.body and child is not self.scope:
+            for name in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(cur, name, None)
+                if isinstance(block, list) and any(s is child for s in block):
+                    holders[id(block)] = next(i for i, s in enumerate(block) if s is child)
+            child, cur = cur, parents.get(cur)
+        stmt = self.index.statement_of(node)
+        owner = parents.get(stmt)
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(owner, name, None)
+            if isinstance(block, list) and id(block) in holders:
+                position = next((i for i, s in enumerate(block) if s is stmt), None)
+                return position is not None and position < holders[id(block)]
+        return False
 
     def loop(self, stmt: ast.AST, state: State) -> State:
         entry = dict(state)

@@ -8,10 +8,16 @@ from __future__ import annotations
 import ast
 from typing import Tuple
 
-from .values import KILL_ATTRS, KILL_FUNCS, MOVE_METHODS, MUTATORS, State, combine, describe, key_of, kills, saves, \
-    target_keys
+from .values import KILL_ATTRS, KILL_FUNCS, MOVE_METHODS, MUTATORS, State, combine, describe, key_of, kills, \
+    returns_autograd_free, saves, target_keys
 
 TEXT_METHODS = frozenset({"format", "format_map", "join"})
+# Methods called for what they show or store as numbers, never for a later computation.
+REPORTING = frozenset({"print", "log", "info", "debug", "warning", "warn", "error", "write", "set_description",
+                       "set_postfix", "add_scalar", "add_scalars", "add_histogram", "add_image", "add_images",
+                       "add_text", "add_figure", "add_graph", "add_pr_curve", "scalar_summary", "image_summary",
+                       "histo_summary", "plot", "line", "scatter", "image", "images", "text", "heatmap", "flush",
+                       "save", "savefig", "dump", "log_value", "log_scalar", "record", "display", "show"})
 
 
 class TaintExpressions:
@@ -165,6 +171,13 @@ class TaintExpressions:
                 if moved_in[0]:
                     self.bind_weak(func.value, state, self._stmt, moved_in[1]) if self._stmt is not None else None
                 return receiver if receiver[0] else (False, False)
+            if not receiver[0] and self._stmt is not None and any(t for t, _ in values):
+                if self._keeps_argument(node):
+                    # `bot.observe(caption=c)` storing `self.obs.append(caption)`: the object
+                    # holds the value, and what its methods compute from it later was volatile too
+                    self.bind_weak(func.value, state, self._stmt, False)
+                elif self._handed(node):
+                    self.result.handed.append((self._stmt, key_of(func.value), describe(func)))
             tainted_args = any(t for t, _ in values)
             if receiver[0] and method in MOVE_METHODS and not tainted_args:
                 return True, receiver[1]
@@ -186,6 +199,10 @@ class TaintExpressions:
             return False, False
         callee = self.eval(func, state)
         values = [self.eval(a, state) for a in args]
+        if not callee[0] and not any(t for t, _ in values) and self._reads_tainted_global(node, state):
+            # `rank_all = eval()` where `eval` reads the module's `ques_input = Variable(q,
+            # volatile=True)`: the call computes with the value as surely as one passing it
+            values = [(True, False)]
         if self._is_grad_call(func) and any(t for t, _ in values):
             self.training(node)
         elif any(t for t, _ in values) and self.trains(node):
@@ -198,8 +215,71 @@ class TaintExpressions:
             if not self._pure_callee(func) or meets:
                 self._records = True
             self._meets = self._meets or meets
+            if not callee[0] and self._returns_untainted(node):
+                return False, False  # the call records; what it returns carries no graph
             return True, False
         return False, False
+
+    def _returns_untainted(self, call: ast.Call) -> bool:
+        """A call of a function of this module whose every return is without autograd history
+        (`edge_accuracy(logits, rel)` returning `float(correct) / n` of `preds.data.eq(...)`):
+        its result carries no graph in either version, so the taint ends with it (the call itself
+        still computes with the value). Free of the taint alone is not enough: a region around
+        the call would also drop a graph the function builds from its other arguments."""
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return False
+        fn = self.index.module_def(func.id, call)
+        if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+            return False
+        found = self.index.free_returns.get(id(fn))
+        if found is None:
+            found = self.index.free_returns[id(fn)] = returns_autograd_free(fn)
+        return found
+
+    def _reads_tainted_global(self, call: ast.Call, state: State) -> bool:
+        """In the module's own walk, a call of a function of the module that reads a name the
+        state holds tainted as a global."""
+        func = call.func
+        if self.scope is not self.index.tree or not isinstance(func, ast.Name) or not state:
+            return False
+        fn = self.index.module_def(func.id, call)
+        return isinstance(fn, ast.FunctionDef) and any(name in state for name in self.index.global_reads(fn))
+
+    def _handed(self, call: ast.Call) -> bool:
+        """`q_bot.observe(-1, caption=c)` as a statement, on an object of a class volfix cannot
+        see (another file's): called for what it does to the object, which may keep the value.
+        Not reporting calls (`writer.add_scalar`, `logger.info`), in-place tensor methods, or
+        calls on a module."""
+        func = call.func
+        stmt = self._stmt
+        if not (isinstance(stmt, ast.Expr) and stmt.value is call) or func.attr in REPORTING \
+                or func.attr.endswith("_") or func.attr in self.index.defined_names:  # type: ignore[attr-defined]
+            return False
+        receiver = func.value  # type: ignore[attr-defined]
+        return key_of(receiver) is not None and self.index.qual(receiver) is None
+
+    def _keeps_argument(self, call: ast.Call) -> bool:
+        """`obj.method(...)` where a class of this module that `obj` may be an instance of (any
+        class with such a method when `obj` is a parameter, say) stores one of the method's
+        parameters on `self`. Not `self.method(...)`: tainting `self` would taint every read
+        of the object's attributes."""
+        func = call.func
+        receiver = func.value  # type: ignore[attr-defined]
+        if key_of(receiver) is None or func.attr not in self.index.defined_names:  # type: ignore[attr-defined]
+            return False
+        if isinstance(receiver, ast.Name) and receiver.id == "self":
+            return False  # `self.observe(x)`: the object is every `self.` read of the method
+        else:
+            if self._values is None:
+                from .scalars import ScalarValues  # the rank and binding analyses import this module's package
+                self._values = ScalarValues(self.index)
+            classes = self._values.instance_classes(receiver, call)
+            if classes is None:  # a parameter, say: any class of this module with such a method
+                classes = [self.index.method_class(f) for f in self.index.functions
+                           if f.name == func.attr]  # type: ignore[attr-defined]
+        return any(isinstance(c, ast.ClassDef) and self.index.keeps_parameter(c, func.attr)  # type: ignore[attr-defined]
+                   for c in classes or ())
 
     def _partner(self, node: ast.AST) -> None:
         if self._stmt is not None:

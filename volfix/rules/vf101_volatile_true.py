@@ -1,6 +1,7 @@
 """VF101: `Variable(x, volatile=True)`."""
 from ..files import prefilter
 from ..model import Applicability
+from ..flow import grad_mode
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
 from .variable_calls import unbound_note, unresolved_note, unwrap
@@ -69,7 +70,20 @@ class VolatileInVariableCall(Rule):
     read makes a fresh tensor (`reward = Variable(torch.FloatTensor(reward))` above `expected =
     reward + GAMMA * next_q.max(1)[0]`: one region over the target forward, not a second one
     over the arithmetic; with a parameter `gamma`, which may be a tensor that requires grad,
-    the arithmetic gets its region). A helper that
+    the arithmetic gets its region). A call of a function of the file whose every return is
+    without autograd history (`edge_accuracy(logits, rel)` returning `float(correct) / n` of
+    `preds.data.eq(...)`) computes with the value, but its result is plain data: the
+    accuracies it fills are not followed, and the report after the loop stays outside. A call
+    of a method that stores an argument on its object (`bot.observe(caption=c)` appending to
+    `self.obs`, on a class of the file) makes the object hold the value: what its methods
+    compute afterwards (`bot.predict()`) is in the region, as 0.3 kept it volatile; on an
+    object of a class volfix cannot see (another file's), called for its effect
+    (`q_bot.observe(-1, caption=c)`) and asked to compute again later (`q_bot.predict_image()`),
+    the fix is unsafe and says so. A module-level value read as a global by a function of the
+    file (`ques_input = Variable(q, volatile=True)`, then `rank_all = eval()`) makes the call
+    compute with it. A value made volatile on one branch of an `if` only, while the other
+    path keeps a plain one (`if kw > 1: input = Variable(buf, volatile=True)`), gets no safe
+    region after the `if`: on the other path 0.3 recorded a graph there. A helper that
     returns a tuple holding the value at some positions only (a replay memory's `return idxs,
     states, next_states` with `next_states` volatile) makes only those names volatile where a
     caller unpacks it (`idxs, states, next_states = mem.sample(n)`, or indexes a name bound
@@ -132,7 +146,7 @@ class VolatileInVariableCall(Rule):
         """`get_batch(val, i, evaluation=True)` where `get_batch` (another file) makes its
         value volatile when `evaluation` is true: the call is the source."""
         hc = ctx.helper_call(call)
-        if hc is None or hc.kind != "true" or ctx.covered(call):
+        if hc is None or hc.kind != "true" or ctx.covered(call) or grad_mode.reads_covered(ctx.index, call):
             return
         param = f"`{hc.sig.param}`" if hc.sig.param else "a volatile value"
         finding = ctx.report(self.CODE, call,

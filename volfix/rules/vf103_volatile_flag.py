@@ -4,6 +4,7 @@ import ast
 from ..files import prefilter
 from ..model import Applicability
 from ..findings import Flag
+from ..flow import grad_mode
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
 from .variable_calls import unbound_note, unresolved_note, unwrap
@@ -62,7 +63,11 @@ class VolatileFlagInVariableCall(Rule):
     note names the branch and the step (unsafe when the region covers no training step
     there). Inside an enclosing `no_grad` region grad
     mode is already off and `set_grad_enabled(True)` would turn recording back on, so there
-    the call is only unwrapped. A bare `torch.set_grad_enabled(x)` statement is never emitted:
+    the call is only unwrapped. For the same reason a function (a module's `forward` called as
+    `net(x)` too) that this file calls inside the `no_grad` region of a `volatile=True` value,
+    passing that value, gets `torch.no_grad() if flag else contextlib.nullcontext()`: in 0.3
+    what it computed from the caller's volatile value stayed volatile whatever its own flag
+    said, and the caller's mode is kept. A bare `torch.set_grad_enabled(x)` statement is never emitted:
     it would change the mode for the rest of the thread.
 
     A flag that is a parameter of its function, where the function only creates the value
@@ -77,6 +82,9 @@ class VolatileFlagInVariableCall(Rule):
     passing a true flag gets its region in this run; otherwise it is left as it is and the
     diagnostic names the calls. The signature is kept (VF104, off by default, drops it; a
     parameter named `volatile` left unread is VF105, on by default).
+    A method that stores the value on its object (`def to_dev(self, volatile=False):
+    self.data = {k: Variable(v, volatile=volatile) ...}`) hands it to its caller through the
+    object: the region at `batch.to_dev(volatile=True)` covers what reads `batch` afterwards.
     When the function computes with the value itself, the region goes inside the function,
     under `set_grad_enabled(not flag)`; that is unsafe when a caller in the run calls it
     under `no_grad` (recording would be turned back on when the flag is false).
@@ -126,7 +134,8 @@ class VolatileFlagInVariableCall(Rule):
         """A helper of another file called with a runtime flag: a grad-mode source here (or,
         when the flag is this function's own parameter, this function is a helper too)."""
         hc = ctx.helper_call(call)
-        if hc is None or hc.kind != "expr" or ctx.covered(call, any_grad_mode=True):
+        if hc is None or hc.kind != "expr" or ctx.covered(call, any_grad_mode=True) \
+                or grad_mode.reads_covered(ctx.index, call, any_grad_mode=True):
             return
         finding = ctx.report(self.CODE, call,
                              message=f"{hc.name} ({hc.where}) passes `{hc.sig.param}` to `volatile=`, ignored since "

@@ -54,6 +54,36 @@ def _bound_names(tree: ast.AST) -> Set[str]:
     return out
 
 
+def _keeps_parameter(cls: ast.ClassDef, method: str) -> bool:
+    defs = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == method]
+    if len(defs) != 1:
+        return False
+    fn = defs[0]
+    args = fn.args
+    params = {a.arg for a in args.posonlyargs + args.args[1:] + args.kwonlyargs}
+    params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+
+    def on_self(node: ast.AST) -> bool:
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id == "self"
+
+    def mentions(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node))
+
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) and on_self(t) for t in targets) \
+                    and mentions(node.value):
+                return True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and on_self(node.func.value) \
+                and node.func.attr in ("append", "extend", "insert", "update", "add", "setdefault") \
+                and any(mentions(a) for a in list(node.args) + [k.value for k in node.keywords]):
+            return True
+    return False
+
+
 def _child_fields(kind: type) -> Tuple[str, ...]:
     return tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
 
@@ -85,6 +115,12 @@ class ModuleIndex:
         self._assignments: Dict[int, Dict[str, List[ast.AST]]] = {}
         self._binds_anywhere: Dict[str, bool] = {}
         self._written_on_others: Dict[str, bool] = {}
+        self.free_returns: Dict[int, bool] = {}  # id of a def -> `flow.values.returns_autograd_free`
+        self._keeps: Dict[Tuple[int, str], bool] = {}  # `keeps_parameter`
+        self._defined_names: Optional[Set[str]] = None
+        self._global_reads: Dict[int, frozenset] = {}
+        self._global_readers: Optional[Dict[str, Tuple[str, ...]]] = None
+        self._module_functions: Optional[Dict[str, ast.AST]] = None
         self._bound_elsewhere: Optional[Set[str]] = None  # `_bound_names`, on first use
         self._loaded_names: Dict[int, Tuple[str, ...]] = {}
         self._jumps: Dict[int, bool] = {}
@@ -394,6 +430,67 @@ class ModuleIndex:
                                  r"(?:update|setdefault|__setitem__)\s*\()")
             found = any(m.group(1) != "self" for m in pattern.finditer(self.src.text))
             self._written_on_others[attr] = found
+        return found
+
+    def module_def(self, name: str, at: ast.AST) -> Optional[ast.AST]:
+        """The one module-level `def name` or `class name` a read of `name` at `at` reaches:
+        no local binding, no other module-level binding (an assignment, an import, a second def)."""
+        if self.shadowed(name, self.scope_of(at)):
+            return None
+        found = [s for s in self.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef)) and s.name == name]
+        if len(found) != 1 or self.assigned_values(self.tree).get(name):
+            return None
+        imported = any(bound == name for s in self.module_statements if isinstance(s, (ast.Import, ast.ImportFrom))
+                       for bound, _ in nm.import_bindings(s))
+        return None if imported else found[0]
+
+    def global_reads(self, fn: ast.AST) -> Set[str]:
+        """The module-level names `fn` (with what it nests) reads: loaded and never bound in
+        it, or declared `global` there."""
+        found = self._global_reads.get(id(fn))
+        if found is None:
+            loaded, stored, declared = set(), set(), set()
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Name):
+                    (loaded if isinstance(node.ctx, ast.Load) else stored).add(node.id)
+                elif isinstance(node, ast.Global):
+                    declared.update(node.names)
+            bound = (_bound_names(fn) | stored) - declared - {fn.name}  # type: ignore[attr-defined]
+            found = self._global_reads[id(fn)] = frozenset(loaded - bound)
+        return found
+
+    @property
+    def module_functions(self) -> Dict[str, ast.AST]:
+        """name -> the module-level `def` of that name (the last one)."""
+        if self._module_functions is None:
+            self._module_functions = {s.name: s for s in self.module_statements
+                                      if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return self._module_functions
+
+    def global_readers(self, name: str) -> Tuple[str, ...]:
+        """The module-level defs that read the module's `name` (`global_reads`), by name."""
+        if self._global_readers is None:
+            readers: Dict[str, List[str]] = {}
+            for fn in self.module_functions.values():
+                for read in self.global_reads(fn):
+                    readers.setdefault(read, []).append(fn.name)  # type: ignore[attr-defined]
+            self._global_readers = {k: tuple(v) for k, v in readers.items()}
+        return self._global_readers.get(name, ())
+
+    @property
+    def defined_names(self) -> Set[str]:
+        """The names of every `def` of the module, at any depth."""
+        if self._defined_names is None:
+            self._defined_names = {f.name for f in self.functions if not isinstance(f, ast.Lambda)}
+        return self._defined_names
+
+    def keeps_parameter(self, cls: ast.ClassDef, method: str) -> bool:
+        """The class's own `method` stores one of its parameters on `self`: `self.obs.append(
+        caption)`, `self.h = h`, `self.memory[i] = x` (remembered per class and method)."""
+        key = (id(cls), method)
+        found = self._keeps.get(key)
+        if found is None:
+            found = self._keeps[key] = _keeps_parameter(cls, method)
         return found
 
     def shadowed(self, name: str, scope: ast.AST) -> bool:
