@@ -159,6 +159,9 @@ _METHOD = re.compile(r"[ \t]+(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 _DEFINITION = re.compile(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
 
 
+_ASSIGNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[^=]")
+
+
 def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
     """Names of top-level defs and classes whose lines hold a trigger (from the text alone:
     the nearest `def`/`class` at column 0 above each trigger), of the methods holding one, and,
@@ -170,6 +173,8 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
     out: Set[str] = set()
     words: dict = {}
     read: Set[str] = set()  # the words of the lines holding a VF401 read
+    made: Set[str] = set()  # the names a module-level line holding a trigger assigns
+    methods: dict = {}  # class -> the names of its methods
     current: Optional[str] = None
     method: Optional[str] = None
     for line in lines:
@@ -182,20 +187,35 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
             inner = _METHOD.match(line)
             if inner:
                 method = inner.group(1)
+                if not method.startswith("__"):
+                    methods.setdefault(current, set()).add(method)
         if ".data[" in line or "[0]" in line:  # a VF401 read: what it calls matters
             read.update(_IDENTIFIER.findall(line))
         if current is None:
+            assigned = _ASSIGNED.match(line)
+            if assigned and any(t in line for t in triggers):  # `q = Variable(q, volatile=True)`
+                made.add(assigned.group(1))
             continue
         words.setdefault(current, set()).update(_IDENTIFIER.findall(line))
         if any(t in line for t in triggers):
             out.add(current)
             if method is not None:
                 out.add(method)
+    # A def reading such a module-level name as a global computes with it when called
+    # (`rank_all = eval()` after `ques_input = Variable(q, volatile=True)`), wherever it is.
+    out.update(name for name, used in words.items() if used & made)
     grown = True
     while grown:
         grown = False
         for name, used in words.items():
             if name not in out and used & out:
+                out.add(name)
+                grown = True
+        # A class whose method a definition that matters calls (`bot.observe(caption=c)`: does
+        # `Bot.observe` keep the value on the object?)
+        called = {w for n in out for w in words.get(n, ())}
+        for name, defined in methods.items():
+            if name not in out and defined & called:
                 out.add(name)
                 grown = True
     callees = set(out) | {n for n in read if n in words}
