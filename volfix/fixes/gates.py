@@ -19,12 +19,20 @@ def mentions_version(index, test: ast.AST, depth: int = 0) -> bool:
     for node in ast.walk(test):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _VERSION_WORDS:
             return True
-        if isinstance(node, ast.Attribute) and node.attr in _VERSION_WORDS:
+        if isinstance(node, ast.Attribute) and (node.attr in _VERSION_WORDS or _names_torch_version(node.attr)):
+            return True  # `cfg.PYTORCH_VERSION_LESS_THAN_040` (Detectron.pytorch's config) too
+        if isinstance(node, ast.Name) and _names_torch_version(node.id):
             return True
         if isinstance(node, ast.Name) and depth < 2:
             if any(mentions_version(index, v, depth + 1) for v in grad_mode.bound_values(index, node)):
                 return True
     return False
+
+
+def _names_torch_version(name: str) -> bool:
+    """A flag named for torch's version (`PYTORCH_VERSION_LESS_THAN_040`, `torch_version_ge_04`)."""
+    lowered = name.lower()
+    return "version" in lowered and "torch" in lowered
 
 
 # What a version test may call: conversions of the version string and its pieces, and the
