@@ -856,3 +856,51 @@ def test_a_call_that_only_makes_the_value_converges_and_keeps_the_signature_whol
     assert "volatile" not in (tmp_path / "utils.py").read_text()
     assert "volatile" not in (tmp_path / "evaluate.py").read_text()
     assert [d.code for r in check(tmp_path) for d in r.diagnostics] == []
+
+
+TO_VARIABLE = '''\
+import torch
+from torch.autograd import Variable
+
+
+def to_variable(batch, cuda=False, volatile=False):
+    if cuda:
+        batch = batch.cuda()
+    return Variable(batch, volatile=volatile)
+'''
+
+ENGINES = '''\
+from utils import to_variable
+
+
+def _prepare_batch(batch, cuda, volatile=False):
+    x, y = batch
+    x = to_variable(x, cuda=cuda, volatile=volatile)
+    y = to_variable(y, cuda=cuda, volatile=volatile)
+    return x, y
+
+
+def evaluate(model, batches):
+    total = 0
+    for batch in batches:
+        x, y = _prepare_batch(batch, False, volatile=True)
+        total += (model(x) - y).abs().sum().item()
+    return total
+'''
+
+
+def test_a_parameter_other_files_pass_is_kept(tmp_path):
+    """pytorch/ignite: `to_variable(x, cuda=cuda, volatile=volatile)` in `engines.py` hands its
+    own flag on to `utils.py`'s helper. Once the helper is unwrapped its `volatile` parameter
+    is dead, but dropping it made those calls raise a TypeError; the parameter stays while
+    another file passes it, and VF105 says which calls do."""
+    write(tmp_path, {"utils.py": TO_VARIABLE, "engines.py": ENGINES})
+    fix(tmp_path, unsafe=True)
+    fix(tmp_path, unsafe=True)
+    helper = (tmp_path / "utils.py").read_text()
+    assert "Variable(" not in helper and "volatile=False" in helper
+    assert "volatile=volatile" in (tmp_path / "engines.py").read_text()
+    notes = [d.note for r in check(tmp_path) if r.path.endswith("utils.py") for d in r.diagnostics]
+    # the calls' lines after the fix added `import torch` to engines.py
+    assert any("calls in other files pass it (" in (n or "") and "engines.py:7, " in n and "engines.py:8)" in n
+               for n in notes), notes

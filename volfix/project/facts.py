@@ -33,7 +33,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..flow.grad_mode import GradShim
 from ..syntax.names import LOCAL, ModuleNames
 
-FACTS_FORMAT = 4  # bump when an entry's layout changes
+FACTS_FORMAT = 5  # bump when an entry's layout changes
+VOLATILE_PARAM = "volatile-param:"  # `Links.external_calls` key: calls passing `volatile=` to a def
 
 
 @dataclass(frozen=True)

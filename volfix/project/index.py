@@ -61,7 +61,8 @@ from ..flow.grad_mode import GradShim
 from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
 from .calls import file_calls
 from .early import EarlyPlan, star_guess
-from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
+from .facts import (HOP, VOLATILE_PARAM, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key,
+                    shims_key)
 from .helpers import CALL_KEY, NameTable, document_of, file_helpers, file_star_modules, helper_names, short_name
 from .modules import (ModuleTable, module_candidates, module_names, notebook_code,  # noqa: F401 - re-exported
                       resolve_module)
@@ -79,6 +80,8 @@ MAX_ROUNDS = 4
 # on one line, or a `@contextmanager` in a file that spells a grad-mode name.
 SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
 _GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
+# `def to_variable(batch, cuda=False, volatile=False):` (one line): a function VF105 may strip
+_VOLATILE_DEF = re.compile(rb"^[ \t]*def[ \t]+(\w+)[ \t]*\([^)\n]*\bvolatile\b", re.M)
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -123,6 +126,7 @@ class ProjectIndex:
         self.shims: Dict[str, List[GradShim]] = {}  # path -> its grad-mode functions
         self._shim_table: NameTable = {}
         self._shim_reach = ""
+        self._passing: Optional[Dict[str, Dict[str, List[ExternalCall]]]] = None  # `volatile_param_calls`
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -176,7 +180,9 @@ class ProjectIndex:
                 break
         stars = self.star_links(py_files, modules, notebooks)
         returns = self.scalar_links(py_files, modules, stars, notebooks)
-        if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns:
+        passing = self.volatile_param_calls()
+        if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns \
+                and not passing:
             return {}
         links = self.links(stars, returns)
         for path, (expected, result) in self._early.items():
@@ -505,16 +511,55 @@ class ProjectIndex:
               returns: Optional[Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]] = None) -> Dict[str, Links]:
         returns = returns or {}
         out: Dict[str, Links] = {}
+        passing = self.volatile_param_calls()
         for path in self.run:
             helpers = tuple(sorted(self.imported.get(path, {}).items()))
+            calls_of = {**self.calls.get(path, {}), **passing.get(path, {})}
             external = tuple(sorted((name, tuple(sorted(calls, key=lambda c: (c.path, c.line))))
-                                    for name, calls in self.calls.get(path, {}).items()))
+                                    for name, calls in calls_of.items()))
             star_bindings, is_exported = self.star_part(path, stars)
             # A file with nothing to fix (not a candidate, calling no helper) needs none.
             shims = self.shims_entered(path) if path in self.data or helpers or external else ()
             scalars = returns.get(path, ())
             if helpers or external or star_bindings or is_exported or path in self.helpers or shims or scalars:
                 out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims, scalars)
+        return out
+
+    def volatile_param_calls(self) -> Dict[str, Dict[str, List[ExternalCall]]]:
+        """For each file of the run defining a function with a `volatile` parameter, the calls
+        of that name in the project's other files that pass `volatile=` (read from the text: a
+        call on one line): VF105 keeps the parameter while they do, as dropping it would make
+        them raise a TypeError (`to_variable(x, cuda=cuda, volatile=volatile)` in ignite's
+        engines, whose `to_variable` is in `_utils.py`)."""
+        if self._passing is not None:
+            return self._passing
+        self._passing = {}
+        defs: Dict[bytes, List[str]] = {}
+        for path in sorted(self.run):
+            raw = self.data.get(path)
+            if raw and b"volatile" in raw:
+                for match in _VOLATILE_DEF.finditer(raw):
+                    defs.setdefault(match.group(1), []).append(path)
+        if not defs:
+            return {}
+        names = b"|".join(re.escape(n) for n in sorted(defs))
+        call = re.compile(rb"\b(" + names + rb")[ \t]*\((?:[^()\n]|\([^()\n]*\))*?\bvolatile[ \t]*=")
+        out: Dict[str, Dict[str, List[ExternalCall]]] = {}
+        for other in self.files:
+            if not other.endswith(".py"):
+                continue
+            raw = self.bytes_of(other)
+            if not raw or b"volatile" not in raw:
+                continue
+            for match in call.finditer(raw):
+                name = match.group(1)
+                line = raw.count(b"\n", 0, match.start()) + 1
+                for path in defs[name]:
+                    if path != other:
+                        found = ExternalCall(self.shown(other), line, "unknown", False, other in self.run,
+                                             match.start() - raw.rfind(b"\n", 0, match.start()) - 1)
+                        out.setdefault(path, {}).setdefault(VOLATILE_PARAM + name.decode(), []).append(found)
+        self._passing = out
         return out
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
@@ -562,8 +607,13 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
         modules = ModuleTable(py_files, index.data.get)
         notebooks = [p for p in index.files if p.endswith(".ipynb") and p in index.run]
         index._layout = (py_files, modules, notebooks)
-        return {path: Links(project_wide=index.project_wide, scalar_returns=returns)
-                for path, returns in index.scalar_links(py_files, modules, notebooks=notebooks).items()}
+        out = {path: Links(project_wide=index.project_wide, scalar_returns=returns)
+               for path, returns in index.scalar_links(py_files, modules, notebooks=notebooks).items()}
+        for path, calls in index.volatile_param_calls().items():
+            external = tuple(sorted((name, tuple(found)) for name, found in calls.items()))
+            out[path] = Links(external_calls=external, project_wide=index.project_wide,
+                              scalar_returns=out[path].scalar_returns if path in out else ())
+        return out
     if cache is None:
         return index.build()
     return index.build_incrementally()

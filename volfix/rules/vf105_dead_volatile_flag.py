@@ -8,6 +8,7 @@ from ..flow.calls import FRAMEWORK_METHODS, bound_positional, call_sites
 from ..flow import grad_mode
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
+from ..project.facts import VOLATILE_PARAM
 from ..syntax import names as nm
 from .base import Rule
 from .vf104_flag_parameter import VolatileFlagParameter
@@ -71,11 +72,14 @@ class DeadVolatileFlag(Rule):
     not a method frameworks call by name such as `forward`): the fix removes the parameter,
     its argument from every call, and the function's own `volatile = True` assignments (a
     parameter only assigned is not read). A caller in another file that still passes it would
-    raise a `TypeError`. Otherwise no fix, and the diagnostic names the uses. A literal
+    raise a `TypeError`: while the project's other files hold a call of that name passing
+    `volatile=` (`to_variable(x, cuda=cuda, volatile=volatile)`), there is no fix, and the
+    diagnostic names those calls. Otherwise no fix, and the diagnostic names the uses. A literal
     `volatile=` passed to a function defined elsewhere is dropped with an unsafe fix (the
     function may use its flag for more than `Variable`), when the call is inside a
-    `torch.no_grad()` region or passes False; `volatile=True` outside a region (the intent
-    a region must restore) or a non-literal flag get no fix.
+    `torch.no_grad()` region (or only makes a value every later read of which is in one) or
+    passes False; `volatile=True` outside a region (the intent a region must restore) or a
+    non-literal flag get no fix.
     """
 
     CODE = "VF105"
@@ -172,6 +176,11 @@ class DeadVolatileFlag(Rule):
         for site in sites:
             if any(k.arg is None for k in site.keywords):
                 return sites, f"the call at line {site.lineno} passes `**kwargs` that may hold it"
+        passing = ctx.links.external_calls_of(VOLATILE_PARAM + fn.name) if ctx.links is not None else ()
+        if passing:
+            where = ", ".join(f"{c.path}:{c.line}" for c in passing[:3]) + (", ..." if len(passing) > 3 else "")
+            return sites, (f"calls in other files pass it ({where}), which would raise a TypeError without it: "
+                           "drop their arguments first")
         return sites, None
 
     def report_foreign_arguments(self, ctx, dead) -> None:
