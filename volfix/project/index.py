@@ -553,11 +553,14 @@ class ProjectIndex:
                 continue
             for match in call.finditer(raw):
                 name = match.group(1)
+                start = raw.rfind(b"\n", 0, match.start()) + 1
+                if raw[start:match.start()].split()[-1:] == [b"def"]:
+                    continue  # another file's own `def to_var(x, volatile=False):`
                 line = raw.count(b"\n", 0, match.start()) + 1
                 for path in defs[name]:
                     if path != other:
                         found = ExternalCall(self.shown(other), line, "unknown", False, other in self.run,
-                                             match.start() - raw.rfind(b"\n", 0, match.start()) - 1)
+                                             match.start() - start)
                         out.setdefault(path, {}).setdefault(VOLATILE_PARAM + name.decode(), []).append(found)
         self._passing = out
         return out

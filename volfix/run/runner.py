@@ -221,7 +221,7 @@ def _run_candidates(run: _Run, files: List[str], candidates: List[Tuple[str, Opt
     return results
 
 
-MAX_SETTLE_ROUNDS = 3
+MAX_SETTLE_ROUNDS = 5
 # check previews the fix run of a waiting helper (`_as_one_fix_run`) when it and its callers are
 # at most this many files: the preview fixes them all in memory, in this process (a helper
 # called from 300 files of a monorepo cost 20 s a run, warm or cold, for one finding's mark).
