@@ -12,8 +12,8 @@ import ast
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..flow.calls import parameter_defaults
-from ..flow.values import (FRESH_TENSORS, KILL_METHODS, MOVE_METHODS, PURE_CALLS, autograd_free, is_constant,
-                           returns_autograd_free)
+from ..flow.values import (FRESH_TENSORS, KILL_METHODS, MOVE_METHODS, PURE_CALLS, autograd_free, free_callee,
+                           is_constant, returns_autograd_free)
 from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
 from ..syntax.names import function_params, iter_statements
@@ -71,6 +71,15 @@ class StatementKinds:
     def free(self, value: ast.AST, scope: ast.AST) -> bool:
         """`autograd_free` with the scope's assignments and this module's functions."""
         return autograd_free(value, self.only_assigned(scope), callee_free=self.callee_free)
+
+    def value_free(self, value: ast.AST, scope: ast.AST) -> bool:
+        """The value carries no autograd history whatever grad mode computed it: `free`, and
+        calls of this module's functions whose every return is free though they compute
+        (`recover_nbest_label(tag_seq, ...)` returning lists of labels)."""
+        return autograd_free(value, self.only_assigned(scope), callee_free=self.returns_free)
+
+    def returns_free(self, call: ast.Call) -> bool:
+        return free_callee(self.index, call)
 
     def only_assigned(self, scope: ast.AST) -> Callable[[str], Optional[list]]:
         """name -> the values the scope assigns it, when plain `name = value` statements and

@@ -328,7 +328,7 @@ class RegionPlacer:
             return "<code volfix did not read>", stmt.lineno, stmt.end_lineno  # type: ignore[return-value]
         names = set()
         for target, value in _bindings(stmt, lambda name: not self.index.binds_anywhere(name)):
-            if value is not None and self.kinds.free(value, scope):
+            if value is not None and self.kinds.value_free(value, scope):
                 continue
             names.update(target_names(target))
         names -= self.rebound_later(stmt, names, inside)

@@ -9,7 +9,7 @@ import ast
 from typing import Tuple
 
 from .values import KILL_ATTRS, KILL_FUNCS, MOVE_METHODS, MUTATORS, State, combine, describe, key_of, kills, \
-    returns_autograd_free, saves, target_keys
+    free_callee, saves, target_keys
 
 TEXT_METHODS = frozenset({"format", "format_map", "join"})
 # Methods called for what they show or store as numbers, never for a later computation.
@@ -226,16 +226,7 @@ class TaintExpressions:
         its result carries no graph in either version, so the taint ends with it (the call itself
         still computes with the value). Free of the taint alone is not enough: a region around
         the call would also drop a graph the function builds from its other arguments."""
-        func = call.func
-        if not isinstance(func, ast.Name):
-            return False
-        fn = self.index.module_def(func.id, call)
-        if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
-            return False
-        found = self.index.free_returns.get(id(fn))
-        if found is None:
-            found = self.index.free_returns[id(fn)] = returns_autograd_free(fn)
-        return found
+        return free_callee(self.index, call)
 
     def _reads_tainted_global(self, call: ast.Call, state: State) -> bool:
         """In the module's own walk, a call of a function of the module that reads a name the

@@ -272,6 +272,21 @@ def is_constant(node: ast.AST) -> bool:
     return False
 
 
+def free_callee(index, call: ast.Call) -> bool:
+    """A call of a function of the module (not a decorated one) whose every return is
+    without autograd history (`returns_autograd_free`, remembered on the index)."""
+    func = call.func
+    if not isinstance(func, ast.Name):
+        return False
+    fn = index.module_def(func.id, call)
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+        return False
+    found = index.free_returns.get(id(fn))
+    if found is None:
+        found = index.free_returns[id(fn)] = returns_autograd_free(fn)
+    return found
+
+
 def returns_autograd_free(fn: ast.AST) -> bool:
     """Every value `fn` returns is without autograd history (Python numbers, `.item()`,
     `len()`, tuples of those), so a call's result ends the taint: `val, n = train(...,
