@@ -44,7 +44,7 @@ def partly_volatile(index, group) -> Optional[Tuple[str, bool]]:
             if key not in read or not read <= killed[id(branch)] or any(_covers_node(use, n) for n in made) \
                     or _bound_between(index, key, branch.end_lineno, use.lineno, group.scope):
                 continue  # another volatile value (or the source itself, or a new binding) keeps it volatile
-            if any(_covers(run, use) for run in runs):
+            if any(run.holds(use) for run in runs):
                 trained = [stmt for stmt, _ in taint.training if stmt.lineno > branch.end_lineno]
                 step = f" and trained with it (line {trained[0].lineno})" if trained else ""
                 how = ("is volatile on one branch only", "the other") if gen else \
@@ -68,10 +68,3 @@ def _covers_node(stmt: ast.stmt, node: ast.AST) -> bool:
     """`node` lies inside the statement `stmt`."""
     return (stmt.lineno, stmt.col_offset) <= (node.lineno, node.col_offset) and \
         (node.end_lineno, node.end_col_offset) <= (stmt.end_lineno, stmt.end_col_offset)  # type: ignore[attr-defined]
-
-
-def _covers(run, stmt: ast.stmt) -> bool:
-    """`stmt` is one of the run's statements or lies inside one."""
-    start, end = run.block[run.first], run.block[run.last]
-    return (start.lineno, start.col_offset) <= (stmt.lineno, stmt.col_offset) and \
-        (stmt.end_lineno, stmt.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]

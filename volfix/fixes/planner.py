@@ -24,12 +24,11 @@ from ..flow.booleans import known_bool
 from ..flow.calls import call_sites
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
-from ..flow.taint_expressions import REPORTING
-from ..flow.values import key_of
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Outcome, Source
 from .gates import absorb_gates, mentions_version
+from .handed import handed_on
 from .outcomes import Finalizer
 from .partial import partly_volatile
 from .regions import Placement, RegionPlacer, Run
@@ -413,7 +412,7 @@ class Planner:
             return UNSAFE, trains, W_UNSAFE
         if partial is not None:  # `partly_volatile`, asked once by `decide`
             return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
-        handed = self.handed_on(group)
+        handed = handed_on(self.index, group)
         if handed is not None:
             return UNSAFE, handed, W_UNSAFE
         if group.flag is not None and isinstance(group.scope, FUNCTIONS):
@@ -422,31 +421,6 @@ class Planner:
                 return UNSAFE, (f"unsafe fix: `{group.scope.name}()` is called under `no_grad` (line {under}), "
                                 "where a false flag would turn recording back on"), W_UNSAFE
         return SAFE, None, 0
-
-    def handed_on(self, group: Group) -> Optional[str]:
-        """The value handed to a method of an object of a class volfix cannot see
-        (`q_bot.observe(-1, caption=c)`), and the object used again after that outside the
-        region (`q_bot.predict_image()`): if the object kept the value, 0.3 computed that
-        volatile too, and the region does not cover it."""
-        runs = group.placement.runs if group.placement else []
-        for stmt, key, what in group.taint.handed if group.taint else ():
-            name, _, attr = key.rpartition(".")
-            nodes = self.index.attributes.get(attr, ()) if name else self.index.names.get(key, ())
-            for node in nodes:
-                if not isinstance(node.ctx, ast.Load) or node.lineno <= stmt.end_lineno \
-                        or self.index.function_of(node) is not group.scope or (name and key_of(node) != key):
-                    continue
-                method = self.index.parents.get(node)
-                call = self.index.parents.get(method)
-                if not (isinstance(method, ast.Attribute) and method.value is node and isinstance(call, ast.Call)
-                        and call.func is method and method.attr not in REPORTING):
-                    continue  # only a later method call on the object computes with what it keeps
-                if any(_in_run(node, r) for r in runs):
-                    continue
-                return (f"unsafe fix: the value is handed to `{what}()` (line {stmt.lineno}), which may keep "
-                        f"it on `{key}`; what `{key}` computes later (line {node.lineno}) stays outside the region, "
-                        "where 0.3 kept it volatile too")
-        return None
 
     def flag_conflict(self, group: Group, all_groups: List[Group]) -> Optional[int]:
         for other in all_groups:
@@ -495,7 +469,7 @@ class Planner:
             names = {k for k in found.taint.tainted_keys if "." not in k} if found.taint else set()
             passed = [n for a in list(site.args) + [k.value for k in site.keywords] for n in ast.walk(a)]
             if found.placement and any(isinstance(n, ast.Name) and n.id in names for n in passed) and \
-                    any(_in_run(site, r) for r in found.placement.runs):
+                    any(r.holds(site) for r in found.placement.runs):
                 return True
         return False
 
@@ -570,13 +544,6 @@ def run_contains(outer: Run, inner: Run) -> bool:
     start, end = outer.block[outer.first], outer.block[outer.last]
     return (start.lineno, start.col_offset) <= (first.lineno, first.col_offset) and \
         (first.end_lineno, first.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
-
-
-def _in_run(node: ast.AST, run: Run) -> bool:
-    """Does `node` lie in one of the run's statements?"""
-    start, end = run.block[run.first], run.block[run.last]
-    return (start.lineno, start.col_offset) <= (node.lineno, node.col_offset) and \
-        (node.end_lineno, node.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:

@@ -45,6 +45,13 @@ class Run:
     def statements(self) -> list:
         return self.block[self.first:self.last + 1]
 
+    def holds(self, node: ast.AST) -> bool:
+        """`node` is one of the run's statements or lies inside one (only blanks, comments and
+        `;` separate them, so the span from the first one's start to the last one's end)."""
+        start, end = self.block[self.first], self.block[self.last]
+        return (start.lineno, start.col_offset) <= (node.lineno, node.col_offset) and \
+            (node.end_lineno, node.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
+
 
 @dataclass
 class Placement:
