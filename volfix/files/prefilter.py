@@ -481,3 +481,6 @@ _GRAD_MODE_NAME = rb"(?:no_?grad|enable_grad|grad_mode|grad_enabled|inference_mo
 GRAD_FUNCTION_HINT = re.compile(rb"with\s+(?!torch\.|autograd\.)(?:[A-Za-z_][\w.]*)?" + _GRAD_MODE_NAME + rb"\w*\s*\("
                                 rb"|^[ \t]*from[ \t]+(?!torch\b)[\w.]+[ \t]+import[ \t][^\n]*" + _GRAD_MODE_NAME,
                                 re.M)
+# `def to_variable(batch, cuda=False, volatile=False):` (its head on one line): a function with a
+# `volatile` parameter, whose callers in other files VF105 must know before dropping it
+VOLATILE_PARAM_DEF = re.compile(rb"^[ \t]*def[ \t]+(\w+)[ \t]*\([^)\n]*\bvolatile\b", re.M)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Source
 from ..model import Applicability
@@ -107,6 +107,7 @@ class HelperFollower:
         self.src = ctx.src
         self._followed_attributes: Set[int] = set()
         self._helper_done: Set[int] = set()
+        self._source_taints: Dict[int, object] = {}  # `source_taint`, per source
 
     # ------------------------------------------------------------------ flags
     def resolve_flag(self, source) -> Optional[HelperFlag]:
@@ -174,12 +175,18 @@ class HelperFollower:
 
     def source_taint(self, source):
         """The taint of the source alone in its scope: from the call, or after the statement
-        that sets `x.volatile = True` (`if not train: x.volatile = True`)."""
-        if source.seed is not None:
-            return TaintAnalysis(source.scope, self.index, [], seeds={id(source.stmt): {source.seed: True}},
-                                 plain=self.ctx.is_plain, wrappers=self.ctx.wrappers()).run()
-        return TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
-                             wrappers=self.ctx.wrappers()).run()
+        that sets `x.volatile = True` (`if not train: x.volatile = True`). Once per source (a
+        helper's is asked again at each of its call sites, `kept_on_receiver`)."""
+        found = self._source_taints.get(id(source))
+        if found is None:
+            if source.seed is not None:
+                analysis = TaintAnalysis(source.scope, self.index, [], seeds={id(source.stmt): {source.seed: True}},
+                                         plain=self.ctx.is_plain, wrappers=self.ctx.wrappers())
+            else:
+                analysis = TaintAnalysis(source.scope, self.index, [source.node], plain=self.ctx.is_plain,
+                                         wrappers=self.ctx.wrappers())
+            found = self._source_taints[id(source)] = analysis.run()
+        return found
 
     def resolve_local_flag(self, source) -> None:
         """`volatile=not_training` with `not_training = not training`: the region spells

@@ -315,13 +315,7 @@ class Callees:
         where `at` reads it (a local, a parameter, an assignment, an import)."""
         if self.index.function_of(at) is not self.index.tree and self.names.bindings(name, at):
             return None
-        statements = self.index.module_statements
-        found = [s for s in statements if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == name]
-        if len(found) != 1 or self.index.assigned_values(self.index.tree).get(name):
-            return None
-        imported = any(bound == name for s in statements if isinstance(s, (ast.Import, ast.ImportFrom))
-                       for bound, _ in nm.import_bindings(s))
-        return None if imported else found[0]
+        return self.index.module_level_def(name)
 
 
 def _unmoved(value: ast.AST, index) -> ast.AST:

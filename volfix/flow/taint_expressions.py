@@ -9,7 +9,7 @@ import ast
 from typing import Tuple
 
 from .values import KILL_ATTRS, KILL_FUNCS, MOVE_METHODS, MUTATORS, State, combine, describe, key_of, kills, \
-    free_callee, saves, target_keys
+    free_callee, keeps_parameter, saves, target_keys
 
 TEXT_METHODS = frozenset({"format", "format_map", "join"})
 # Methods called for what they show or store as numbers, never for a later computation.
@@ -215,18 +215,15 @@ class TaintExpressions:
             if not self._pure_callee(func) or meets:
                 self._records = True
             self._meets = self._meets or meets
-            if not callee[0] and self._returns_untainted(node):
-                return False, False  # the call records; what it returns carries no graph
+            if not callee[0] and free_callee(self.index, node):
+                # `edge_accuracy(logits, rel)` returning `float(correct) / n`: every return of
+                # the file's function is without autograd history in either version, so the
+                # taint ends with the call (which still computes with the value). Free of the
+                # taint alone is not enough: a region around the call would also drop a graph the
+                # function builds from its other arguments.
+                return False, False
             return True, False
         return False, False
-
-    def _returns_untainted(self, call: ast.Call) -> bool:
-        """A call of a function of this module whose every return is without autograd history
-        (`edge_accuracy(logits, rel)` returning `float(correct) / n` of `preds.data.eq(...)`):
-        its result carries no graph in either version, so the taint ends with it (the call itself
-        still computes with the value). Free of the taint alone is not enough: a region around
-        the call would also drop a graph the function builds from its other arguments."""
-        return free_callee(self.index, call)
 
     def _reads_tainted_global(self, call: ast.Call, state: State) -> bool:
         """In the module's own walk, a call of a function of the module that reads a name the
@@ -261,15 +258,14 @@ class TaintExpressions:
             return False
         if isinstance(receiver, ast.Name) and receiver.id == "self":
             return False  # `self.observe(x)`: the object is every `self.` read of the method
-        else:
-            if self._values is None:
-                from .scalars import ScalarValues  # the rank and binding analyses import this module's package
-                self._values = ScalarValues(self.index)
-            classes = self._values.instance_classes(receiver, call)
-            if classes is None:  # a parameter, say: any class of this module with such a method
-                classes = [self.index.method_class(f) for f in self.index.functions
-                           if f.name == func.attr]  # type: ignore[attr-defined]
-        return any(isinstance(c, ast.ClassDef) and self.index.keeps_parameter(c, func.attr)  # type: ignore[attr-defined]
+        if self._values is None:
+            from .scalars import ScalarValues  # the rank and binding analyses import this module's package
+            self._values = ScalarValues(self.index)
+        classes = self._values.instance_classes(receiver, call)
+        if classes is None:  # a parameter, say: any class of this module with such a method
+            classes = [self.index.method_class(f) for f in self.index.functions
+                       if f.name == func.attr]  # type: ignore[attr-defined]
+        return any(isinstance(c, ast.ClassDef) and keeps_parameter(self.index, c, func.attr)  # type: ignore[attr-defined]
                    for c in classes or ())
 
     def _partner(self, node: ast.AST) -> None:

@@ -272,6 +272,46 @@ def is_constant(node: ast.AST) -> bool:
     return False
 
 
+def keeps_parameter(index, cls: ast.ClassDef, method: str) -> bool:
+    """The class's own `method` stores one of its parameters on `self`: `self.obs.append(
+    caption)`, `self.h = h`, `self.memory[i] = x` (remembered on the index per class and method)."""
+    key = (id(cls), method)
+    found = index.kept_parameters.get(key)
+    if found is None:
+        found = index.kept_parameters[key] = _keeps_parameter(cls, method)
+    return found
+
+
+def _keeps_parameter(cls: ast.ClassDef, method: str) -> bool:
+    defs = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == method]
+    if len(defs) != 1:
+        return False
+    fn = defs[0]
+    args = fn.args
+    params = {a.arg for a in args.posonlyargs + args.args[1:] + args.kwonlyargs}
+    params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+
+    def on_self(node: ast.AST) -> bool:
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id == "self"
+
+    def mentions(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node))
+
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) and on_self(t) for t in targets) \
+                    and mentions(node.value):
+                return True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and on_self(node.func.value) \
+                and node.func.attr in ("append", "extend", "insert", "update", "add", "setdefault") \
+                and any(mentions(a) for a in list(node.args) + [k.value for k in node.keywords]):
+            return True
+    return False
+
+
 def free_callee(index, call: ast.Call) -> bool:
     """A call of a function of the module (not a decorated one) whose every return is
     without autograd history (`returns_autograd_free`, remembered on the index)."""

@@ -61,9 +61,9 @@ from ..flow.grad_mode import GradShim
 from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
 from .calls import file_calls
 from .early import EarlyPlan, star_guess
-from .facts import (HOP, VOLATILE_PARAM, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key,
-                    shims_key)
+from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
 from .helpers import CALL_KEY, NameTable, document_of, file_helpers, file_star_modules, helper_names, short_name
+from .passing import volatile_param_calls
 from .modules import (ModuleTable, module_candidates, module_names, notebook_code,  # noqa: F401 - re-exported
                       resolve_module)
 from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module,
@@ -80,8 +80,6 @@ MAX_ROUNDS = 4
 # on one line, or a `@contextmanager` in a file that spells a grad-mode name.
 SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
 _GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
-# `def to_variable(batch, cuda=False, volatile=False):` (one line): a function VF105 may strip
-_VOLATILE_DEF = re.compile(rb"^[ \t]*def[ \t]+(\w+)[ \t]*\([^)\n]*\bvolatile\b", re.M)
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -526,44 +524,10 @@ class ProjectIndex:
         return out
 
     def volatile_param_calls(self) -> Dict[str, Dict[str, List[ExternalCall]]]:
-        """For each file of the run defining a function with a `volatile` parameter, the calls
-        of that name in the project's other files that pass `volatile=` (read from the text: a
-        call on one line): VF105 keeps the parameter while they do, as dropping it would make
-        them raise a TypeError (`to_variable(x, cuda=cuda, volatile=volatile)` in ignite's
-        engines, whose `to_variable` is in `_utils.py`)."""
-        if self._passing is not None:
-            return self._passing
-        self._passing = {}
-        defs: Dict[bytes, List[str]] = {}
-        for path in sorted(self.run):
-            raw = self.data.get(path)
-            if raw and b"volatile" in raw:
-                for match in _VOLATILE_DEF.finditer(raw):
-                    defs.setdefault(match.group(1), []).append(path)
-        if not defs:
-            return {}
-        names = b"|".join(re.escape(n) for n in sorted(defs))
-        call = re.compile(rb"\b(" + names + rb")[ \t]*\((?:[^()\n]|\([^()\n]*\))*?\bvolatile[ \t]*=")
-        out: Dict[str, Dict[str, List[ExternalCall]]] = {}
-        for other in self.files:
-            if not other.endswith(".py"):
-                continue
-            raw = self.bytes_of(other)
-            if not raw or b"volatile" not in raw:
-                continue
-            for match in call.finditer(raw):
-                name = match.group(1)
-                start = raw.rfind(b"\n", 0, match.start()) + 1
-                if raw[start:match.start()].split()[-1:] == [b"def"]:
-                    continue  # another file's own `def to_var(x, volatile=False):`
-                line = raw.count(b"\n", 0, match.start()) + 1
-                for path in defs[name]:
-                    if path != other:
-                        found = ExternalCall(self.shown(other), line, "unknown", False, other in self.run,
-                                             match.start() - start)
-                        out.setdefault(path, {}).setdefault(VOLATILE_PARAM + name.decode(), []).append(found)
-        self._passing = out
-        return out
+        """`project.passing.volatile_param_calls` of this project, once."""
+        if self._passing is None:
+            self._passing = volatile_param_calls(self.run, self.data, self.files, self.bytes_of, self.shown)
+        return self._passing
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
         """A file's `Links.star_bindings` and `Links.star_exported`."""

@@ -5,14 +5,13 @@ the index parses analysed on that parse (`Ahead`, `volfix.project.early`).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import forked, scan
 from .boundary import analyse
 from ..files.discovery import display_path
-from ..files.prefilter import GRAD_FUNCTION_HINT, TORCH_DATA_INDEX, helper_hint
+from ..files.prefilter import GRAD_FUNCTION_HINT, TORCH_DATA_INDEX, VOLATILE_PARAM_DEF, helper_hint
 from ..model import FileResult
 from ..settings.config import Config
 from ..settings.nearest import ConfigResolver
@@ -23,10 +22,6 @@ PARALLEL_MIN_ITEMS = 8
 # many a worker: a check's callers are analysed in these chunks, so a coarse last chunk would
 # keep one core busy while the other waits.
 CHUNKS_PER_WORKER = 12
-
-
-# `def to_variable(batch, volatile=False):`: its parameter's callers in other files matter to VF105
-_VOLATILE_PARAM_HINT = re.compile(rb"^[ \t]*def[ \t]+\w+[ \t]*\([^)\n]*\bvolatile\b", re.M)
 
 
 def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Optional[bytes]]],
@@ -48,7 +43,7 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     roots = discovery.ProjectRoots()
     hinted = {path for path, data in candidates
               if data is not None and (helper_hint(data) or b"import *" in data or GRAD_FUNCTION_HINT.search(data)
-                                       or _VOLATILE_PARAM_HINT.search(data))}
+                                       or VOLATILE_PARAM_DEF.search(data))}
     # VF401's reads, which only need what other files' functions and classes return: their
     # projects are linked for that alone (`light`) unless a file hints more.
     readers = {path for path, data in candidates if data is not None and path not in hinted and TORCH_DATA_INDEX(data)}

@@ -54,36 +54,6 @@ def _bound_names(tree: ast.AST) -> Set[str]:
     return out
 
 
-def _keeps_parameter(cls: ast.ClassDef, method: str) -> bool:
-    defs = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == method]
-    if len(defs) != 1:
-        return False
-    fn = defs[0]
-    args = fn.args
-    params = {a.arg for a in args.posonlyargs + args.args[1:] + args.kwonlyargs}
-    params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-
-    def on_self(node: ast.AST) -> bool:
-        while isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        return isinstance(node, ast.Name) and node.id == "self"
-
-    def mentions(node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node))
-
-    for node in ast.walk(fn):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, (ast.Attribute, ast.Subscript)) and on_self(t) for t in targets) \
-                    and mentions(node.value):
-                return True
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and on_self(node.func.value) \
-                and node.func.attr in ("append", "extend", "insert", "update", "add", "setdefault") \
-                and any(mentions(a) for a in list(node.args) + [k.value for k in node.keywords]):
-            return True
-    return False
-
-
 def _child_fields(kind: type) -> Tuple[str, ...]:
     return tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
 
@@ -116,11 +86,12 @@ class ModuleIndex:
         self._binds_anywhere: Dict[str, bool] = {}
         self._written_on_others: Dict[str, bool] = {}
         self.free_returns: Dict[int, bool] = {}  # id of a def -> `flow.values.returns_autograd_free`
-        self._keeps: Dict[Tuple[int, str], bool] = {}  # `keeps_parameter`
+        self.kept_parameters: Dict[Tuple[int, str], bool] = {}  # `flow.values.keeps_parameter`
         self._defined_names: Optional[Set[str]] = None
         self._global_reads: Dict[int, frozenset] = {}
         self._global_readers: Optional[Dict[str, Tuple[str, ...]]] = None
         self._module_functions: Optional[Dict[str, ast.AST]] = None
+        self._module_level_defs: Dict[str, Optional[ast.AST]] = {}  # `module_level_def`
         self._bound_elsewhere: Optional[Set[str]] = None  # `_bound_names`, on first use
         self._loaded_names: Dict[int, Tuple[str, ...]] = {}
         self._jumps: Dict[int, bool] = {}
@@ -435,14 +406,19 @@ class ModuleIndex:
     def module_def(self, name: str, at: ast.AST) -> Optional[ast.AST]:
         """The one module-level `def name` or `class name` a read of `name` at `at` reaches:
         no local binding, no other module-level binding (an assignment, an import, a second def)."""
-        if self.shadowed(name, self.scope_of(at)):
-            return None
-        found = [s for s in self.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef)) and s.name == name]
-        if len(found) != 1 or self.assigned_values(self.tree).get(name):
-            return None
-        imported = any(bound == name for s in self.module_statements if isinstance(s, (ast.Import, ast.ImportFrom))
-                       for bound, _ in nm.import_bindings(s))
-        return None if imported else found[0]
+        return None if self.shadowed(name, self.scope_of(at)) else self.module_level_def(name)
+
+    def module_level_def(self, name: str) -> Optional[ast.AST]:
+        """The module's one `def name` or `class name` when nothing else at module level binds
+        `name` (an assignment, an import, a second def); remembered per name."""
+        if name not in self._module_level_defs:
+            found = [s for s in self.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))
+                     and s.name == name]
+            imported = any(bound == name for s in self.module_statements if isinstance(s, (ast.Import, ast.ImportFrom))
+                           for bound, _ in nm.import_bindings(s))
+            single = len(found) == 1 and not self.assigned_values(self.tree).get(name) and not imported
+            self._module_level_defs[name] = found[0] if single else None
+        return self._module_level_defs[name]
 
     def global_reads(self, fn: ast.AST) -> Set[str]:
         """The module-level names `fn` (with what it nests) reads: loaded and never bound in
@@ -483,15 +459,6 @@ class ModuleIndex:
         if self._defined_names is None:
             self._defined_names = {f.name for f in self.functions if not isinstance(f, ast.Lambda)}
         return self._defined_names
-
-    def keeps_parameter(self, cls: ast.ClassDef, method: str) -> bool:
-        """The class's own `method` stores one of its parameters on `self`: `self.obs.append(
-        caption)`, `self.h = h`, `self.memory[i] = x` (remembered per class and method)."""
-        key = (id(cls), method)
-        found = self._keeps.get(key)
-        if found is None:
-            found = self._keeps[key] = _keeps_parameter(cls, method)
-        return found
 
     def shadowed(self, name: str, scope: ast.AST) -> bool:
         """Is `name` bound locally in `scope` or an enclosing function?"""
