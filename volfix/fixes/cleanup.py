@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, List, Optional, Set, Tuple
+from typing import Callable, List, Optional, Set, Tuple, Union
 
 from .edits import TextEdit, blank_lines_around, piled_blank_lines
 from .gates import reads_version_only
@@ -39,9 +39,10 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
     created: Callable[[ast.AST], bool] = lambda node: _fingerprint(node) not in before
     edits: List[TextEdit] = []
     taken: Set[int] = set()
+    deleted: Set[int] = set()  # statements this pass deletes: the last of a block leaves `pass`
     for node in index.parents:
         if isinstance(node, ast.Assign) and created(node) and id(node) not in taken:
-            found = _self_assignment(node, expr)
+            found = _self_assignment(node, expr, deleted)
             if found is not None:
                 edits.extend(found)
                 taken.add(id(node))
@@ -67,6 +68,18 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
                     taken.update(id(n) for n in ast.walk(node))
         if id(node) in taken:
             continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list") \
+                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.GeneratorExp) \
+                and created(node.args[0]) and not index.binds_anywhere(node.func.id):
+            iterable = _identity_iterable(node.args[0])  # `tuple(d for d in data)` -> `tuple(data)`
+            if iterable is not None:
+                edits.extend(expr.replace(node, f"{node.func.id}({expr.src.segment(iterable)})"))
+                taken.add(id(node.args[0]))
+        elif isinstance(node, ast.GeneratorExp) and id(node) not in taken and created(node) \
+                and _unpacked(node, index):
+            iterable = _identity_iterable(node)  # `a, b = (t for t in (a, b))` -> `a, b = (a, b)`
+            if isinstance(iterable, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in iterable.elts):
+                edits.extend(expr.replace(node, expr.src.segment(iterable)))
         if isinstance(node, ast.ListComp) and created(node):
             iterable = _identity_iterable(node)
             if iterable is not None:
@@ -95,7 +108,7 @@ def fingerprints(tree: ast.Module) -> Set[str]:
     """What `leftovers` compares a fixed tree with: the shapes of the original's statements."""
     out = set()
     for n in ast.walk(tree):
-        if isinstance(n, (ast.stmt, ast.ListComp, ast.IfExp)):
+        if isinstance(n, (ast.stmt, ast.ListComp, ast.GeneratorExp, ast.IfExp)):
             out.add(_fingerprint(n))
         if isinstance(n, ast.If):
             out.add(_if_key(n))
@@ -143,15 +156,19 @@ def _dotted(node: ast.AST) -> Optional[str]:
     return None
 
 
-def _self_assignment(stmt: ast.Assign, expr: Expressions) -> Optional[List[TextEdit]]:
-    """`x = x`, `self.grid = self.grid`, `a, b = a, b` (deleted); `a, b = a, f(b)` -> `b = f(b)`
-    (`self.z, self.y = self.z, self.y.cuda()` -> `self.y = self.y.cuda()`)."""
+def _self_assignment(stmt: ast.Assign, expr: Expressions, deleted: Set[int]) -> Optional[List[TextEdit]]:
+    """`x = x`, `self.grid = self.grid`, `a, b = a, b` (deleted, and added to `deleted`);
+    `a, b = a, f(b)` -> `b = f(b)` (`self.z, self.y = self.z, self.y.cuda()` -> `self.y =
+    self.y.cuda()`)."""
     if len(stmt.targets) != 1:
         return None
     target, value = stmt.targets[0], stmt.value
     left, right = _names(target), _names(value)
     if left is not None and left == right:
-        return expr.delete_statement(stmt)
+        found = expr.delete_statement(stmt, gone=deleted)
+        if found is not None:
+            deleted.add(id(stmt))
+        return found
     if not (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
             and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts)):
         return None
@@ -164,9 +181,17 @@ def _self_assignment(stmt: ast.Assign, expr: Expressions) -> Optional[List[TextE
     return [TextEdit(src.start(target), src.end(value), f"{lhs} = {rhs}")]
 
 
-def _identity_iterable(node: ast.ListComp) -> Optional[ast.AST]:
+def _unpacked(node: ast.GeneratorExp, index: ModuleIndex) -> bool:
+    """Is the generator the whole value of an assignment to several targets (`a, b = (...)`)?"""
+    parent = index.parents.get(node)
+    return isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
+        and isinstance(parent.targets[0], (ast.Tuple, ast.List))
+
+
+def _identity_iterable(node: Union[ast.ListComp, ast.GeneratorExp]) -> Optional[ast.AST]:
     """`[d for d in data]` -> data (the copy of a batch's list that `Variable` made); any other
-    iterable keeps being copied: `[e for e in ex[:5]]` -> `list(ex[:5])`."""
+    iterable keeps being copied: `[e for e in ex[:5]]` -> `list(ex[:5])`. Also the iterable
+    of a generator `(d for d in data)` its caller may drop (`tuple(...)`, an unpacking)."""
     if len(node.generators) != 1:
         return None
     gen = node.generators[0]

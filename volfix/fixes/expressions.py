@@ -7,7 +7,7 @@ context would change its meaning.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from ..flow.defuse import flag_test
 from ..syntax.names import function_params
@@ -104,11 +104,13 @@ class Expressions:
             edits.append(TextEdit(src.line_end(row), src.line_end(row), "  " + "  ".join(comments)))
         return edits
 
-    def delete_statement(self, stmt: ast.stmt, *, whole_if: bool = False) -> Optional[List[TextEdit]]:
+    def delete_statement(self, stmt: ast.stmt, *, whole_if: bool = False,
+                         gone: Optional[Set[int]] = None) -> Optional[List[TextEdit]]:
         """Delete a statement that has its lines to itself (None otherwise); a block it would
         leave empty gets `pass`, or with `whole_if`, an `if flag:` it would leave empty goes
-        too (a cleanup's choice: a planner's deletion must stay within the statement). Comments
-        inside or after it survive it, in order."""
+        too (a cleanup's choice: a planner's deletion must stay within the statement). `gone`:
+        the ids of siblings deleted by the same pass (the last of a block gets the `pass`).
+        Comments inside or after it survive it, in order."""
         src = self.src
         first, last = stmt.lineno, stmt.end_lineno
         before = src.line(first)[: src.char_col(first, stmt.col_offset)]
@@ -126,7 +128,7 @@ class Expressions:
             whole = self.delete_statement(parent, whole_if=True)  # `if flag:` around nothing but `pass` goes too
             if whole is not None:
                 return whole
-        if siblings is not None and len(siblings) == 1:
+        if siblings is not None and sum(s is stmt or id(s) not in (gone or ()) for s in siblings) == 1:
             return [TextEdit(src.start(stmt), src.line_end(last), _pass_with(comments, src, first))]
         if comments:  # one line each, where the statement stood (each stays a comment of its own)
             return [TextEdit(src.start(stmt), src.line_end(last),
