@@ -44,8 +44,18 @@ class VariableTypeComparison(Rule):
     ```
 
     ## Fix safety
-    `isinstance(x, Variable)` -> `isinstance(x, torch.Tensor)` is safe: it is what the check
-    computes today.
+    `isinstance(x, Variable)` -> `isinstance(x, torch.Tensor)` computes what the check computes
+    today, but not what it computed in 0.3, where plain tensors failed it. So it is safe where
+    no plain tensor can tell: the branch only detaches `x` (`if isinstance(x, Variable): x =
+    x.data`), the test is an `assert`, it is `and`-ed with a test plain tensors fail today too
+    (`isinstance(v, Variable) and v.requires_grad`), a negated test's branch only raises (no
+    plain tensor came there), or the tuple already names `torch.Tensor`. Elsewhere it is
+    unsafe, with a note: `if isinstance(obj, Variable): return obj` now returns plain
+    tensors too; `if not isinstance(x, Variable): x = Variable(x, requires_grad=rg)` now
+    skips them. A branch that only raises (`elif isinstance(val, Variable): raise
+    RuntimeError(...)` over an optimizer's state, which held plain tensors in 0.3) would stop
+    every tensor after the rewrite: its fix drops the branch instead (unsafe: a program that
+    ran on 0.3 never raised there, but one passing it a Variable did).
 
     `type(x) == Variable` told a 0.3 Variable from a plain tensor; no test can do that since
     0.4, when both became one type. The fix is safe only for the `repackage_hidden` idiom,
@@ -140,9 +150,26 @@ class VariableTypeComparison(Rule):
                                                             for m in members)) + ")")]
         else:
             edits = [TextEdit(src.start(hits[0]), src.end(hits[0]), tensor)]
-        ctx.report(self.CODE, call,
-                   message="`isinstance(x, Variable)` is a legacy check; use `isinstance(x, torch.Tensor)`",
-                   fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE, edits, imports))
+        message = "`isinstance(x, Variable)` is a legacy check; use `isinstance(x, torch.Tensor)`"
+        if already or call.func.id != "isinstance":
+            note = None  # `(Variable, torch.Tensor)` held for tensors in 0.3 too
+        else:
+            note = _isinstance_unsafe(call, ctx)
+        if note == _GUARD:
+            removal = _guard_removal(ctx.index.parents.get(call), ctx)
+            ctx.report(self.CODE, call, message="`isinstance(x, Variable)` holds for every tensor since PyTorch 0.4",
+                       note=(
+                "unsafe fix: no test tells a Variable from a tensor since 0.4, and this guard, which only "
+                "Variables reached in 0.3, now stops every tensor; the fix drops it (a program that ran on "
+                "0.3 never raised there)"),
+                       fix=None if removal is None else ctx.edit_fix(
+                           Applicability.UNSAFE, "Drop the guard against Variables", removal, []))
+            return
+        if note is not None:
+            scope = ctx.index.function_of(call) or ctx.index.tree
+            self.unsafe_tests.append((scope, call.lineno, src.segment(call)))
+        ctx.report(self.CODE, call, message=message, note=note,
+                   fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE, edits, imports))
 
 
 def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> Optional[str]:
@@ -158,6 +185,82 @@ def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> O
         return None  # `Variable(h.data) if type(h) == Variable else tuple(...)`
     return ("in 0.3 plain tensors took the other branch; `isinstance(x, torch.Tensor)` sends them "
             "into this one")
+
+
+_GUARD = "guard"  # `_isinstance_unsafe`: a branch that only raises (no fix)
+
+
+def _isinstance_unsafe(call: ast.Call, ctx) -> Optional[str]:
+    """Why `isinstance(x, torch.Tensor)` may not do what the 0.3 `isinstance(x, Variable)` did
+    (None: safe). In 0.3 plain tensors failed it. The same for a working program: an `assert`
+    (a tensor failed it in 0.3, so none came), a branch that only detaches `x` (`x = x.data`:
+    a plain tensor stays as it was), a test `and`-ed with one a plain tensor fails today too
+    (`isinstance(v, Variable) and v.requires_grad`), a negated test whose branch only raises
+    (`if not isinstance(x, Variable): raise ...`: no plain tensor came). `_GUARD`: a branch
+    that only raises on the test itself (every tensor would raise after the rewrite: the
+    optimizer-state check that stops at Variables)."""
+    parents = ctx.index.parents
+    subject = ast.dump(call.args[0])
+    node, parent = call, parents.get(call)
+    negated = isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+    if negated:
+        node, parent = parent, parents.get(parent)
+    while isinstance(parent, ast.BoolOp):
+        if not negated and isinstance(parent.op, ast.And) \
+                and any(_no_plain_tensor(v, subject) for v in parent.values if v is not node):
+            return None
+        node, parent = parent, parents.get(parent)
+    if not negated and (isinstance(parent, ast.Assert) or _asserted(parent)):
+        return None
+    if isinstance(parent, (ast.If, ast.IfExp)) and parent.test is node:
+        body = parent.body if isinstance(parent, ast.If) else [parent.body]
+        raises = all(isinstance(s, ast.Raise) for s in body)
+        if negated and raises:
+            return None
+        if not negated and _detaches(body, subject):
+            return None
+        if not negated and raises and node is call:
+            return _GUARD
+    if negated:
+        return ("every tensor takes this branch today; after the fix tensors skip it, as only Variables "
+                "did in 0.3")
+    return ("in 0.3 plain tensors failed `isinstance(x, Variable)`; `isinstance(x, torch.Tensor)` "
+            "holds for them")
+
+
+def _no_plain_tensor(test: ast.AST, subject: str) -> bool:
+    """A test a plain tensor fails today as it failed `isinstance(x, Variable)` in 0.3:
+    `x.requires_grad`, `x.grad is not None`, `x.grad_fn is not None`."""
+    if isinstance(test, ast.Attribute):
+        return test.attr == "requires_grad" and ast.dump(test.value) == subject
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        left = test.left
+        return isinstance(left, ast.Attribute) and left.attr in ("grad", "grad_fn") and ast.dump(left.value) == subject
+    return False
+
+
+def _guard_removal(branch, ctx) -> Optional[List[TextEdit]]:
+    """The lines of an `elif isinstance(x, Variable): raise ...` branch (the chain goes on
+    with what follows it), or of such an `if` with no `else` among other statements; None
+    when a comment stands in them or the `if` is alone in its block."""
+    if not isinstance(branch, ast.If):
+        return None
+    src, index = ctx.src, ctx.index
+    parent = index.parents.get(branch)
+    elif_ = isinstance(parent, ast.If) and parent.orelse == [branch] and src.line(branch.lineno).lstrip().startswith("elif")
+    if not elif_ and (branch.orelse or len(index.siblings(branch) or ()) < 2):
+        return None
+    start, end = src.line_starts[branch.lineno - 1], src.line_after(branch.body[-1].end_lineno)
+    if src.comments_between(start, end):
+        return None
+    return [TextEdit(start, end, "")]
+
+
+def _asserted(node) -> bool:
+    """`self.assertTrue(isinstance(v, Variable))`: a unittest assertion."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr in ("assertTrue", "assert_")
 
 
 def _detaches(body, subject: str) -> bool:
