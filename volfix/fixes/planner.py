@@ -402,6 +402,9 @@ class Planner:
         placement = group.placement
         if placement.covers_used is not None:
             name, bound, used = placement.covers_used
+            if used == bound:  # `regions.stored_away`
+                return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), a value "
+                                f"kept where code after the region may read it"), W_UNSAFE
             return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), "
                             f"which is used after it (line {used})"), W_UNSAFE
         escape = self.follower.open_escape(group)

@@ -19,6 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
+from ..flow.bindings import NameBindings
 from ..flow.defuse import Graph
 from ..flow.taint import TaintResult
 from ..flow.trains import TrainingCalls
@@ -78,6 +79,7 @@ class RegionPlacer:
         # `reached_by`: scope id -> its flow graph, and the step of each read there (by node id)
         self._graphs: Dict[int, Tuple[Optional[Graph], Dict[int, int]]] = {}
         self.kinds = StatementKinds(index)
+        self.names = NameBindings(index)  # `stored_away`
 
     # ------------------------------------------------------------------ structure
     def path(self, stmt: ast.stmt, scope: ast.AST) -> List[Tuple[ast.AST, str, int]]:
@@ -270,6 +272,8 @@ class RegionPlacer:
                     if id(stmt) in taint.defs or id(stmt) in wanted or id(stmt) in taint.recording:
                         continue
                     used = self.used_after(stmt, scope, inside_ids, run, spanned)
+                    if used is None and stmt is not top:
+                        used = self.stored_away(stmt, scope)
                     if used is None:
                         continue
                     if stmt is top and not _holds_any(top, wanted):
@@ -356,6 +360,44 @@ class RegionPlacer:
                 if (after or in_loop) and self.reached_by(stmt, scope, name, node):
                     return name, stmt.lineno, node.lineno
         return None
+
+    def stored_away(self, stmt: ast.stmt, scope: ast.AST) -> Optional[Tuple[str, int, int]]:
+        """(target, line, line) when a statement nested in a run's statement keeps on `self` a
+        value a module of `self` computes (`w = self.hyper(z)`, then `self.last_w = w`, in an
+        `if` that also evaluates): in 0.3 it kept its graph, which code after the region may
+        train (a top-level such statement is left out of the run instead)."""
+        if not (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                                     and t.value.id == "self" for t in stmt.targets)):
+            return None
+        values = [stmt.value]
+        if isinstance(stmt.value, ast.Name):
+            values = [v for v in self.names.bindings(stmt.value.id, stmt) if isinstance(v, ast.AST)]
+        if not any(self._module_computed(v, stmt) for v in values):
+            return None
+        stored = next(t for t in stmt.targets if isinstance(t, ast.Attribute))
+        return self.src.segment(stored), stmt.lineno, stmt.lineno
+
+    def _module_computed(self, value: ast.AST, at: ast.AST) -> bool:
+        """`value` calls a module of `self` (`self.hyper(z)`: `self.hyper` is bound only to
+        `torch.nn` modules or classes of this file built on `nn.Module`)."""
+        for node in ast.walk(value):
+            func = node.func if isinstance(node, ast.Call) else None
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+                continue
+            made = self.names.self_bindings(func.attr, at)
+            if made and all(isinstance(v, ast.Call) and self._makes_module(v) for v in made):
+                return True
+        return False
+
+    def _makes_module(self, call: ast.Call) -> bool:
+        qual = self.index.qual(call.func)
+        if qual is not None:
+            return qual.startswith("torch.nn.") and qual[len("torch.nn."):][:1].isupper()
+        if isinstance(call.func, ast.Name):
+            cls = self.index.module_level_def(call.func.id)
+            return isinstance(cls, ast.ClassDef) and any(
+                (self.index.qual(b) or "").startswith("torch.nn.") for b in cls.bases)
+        return False
 
     def reached_by(self, stmt: ast.stmt, scope: ast.AST, name: str, read: ast.Name) -> bool:
         """May the value `stmt` binds to `name` be the one `read` sees? Not when every path to
