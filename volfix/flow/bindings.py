@@ -262,10 +262,11 @@ class NameBindings:
             return self.self_bindings(expr.attr, at)
         return None
 
-    def self_bindings(self, attr: str, at: ast.AST) -> list:
+    def self_bindings(self, attr: str, at: ast.AST, unpacked: bool = False) -> list:
         """Values assigned to `self.<attr>` in the methods of the class holding `at` and of the
         classes of this module it inherits from or that inherit from it (`self` may be any of
-        them: `StyleLoss(ContentLoss)` keeps the `self.criterion` its base's `__init__` sets)."""
+        them: `StyleLoss(ContentLoss)` keeps the `self.criterion` its base's `__init__` sets).
+        With `unpacked`, `actions, self.entropy = f()` gives `Unpacked` (else None)."""
         index = self.index
         cls = index.method_class(index.function_of(at))
         if cls is None:
@@ -278,5 +279,9 @@ class NameBindings:
             if index.method_class(index.function_of(node)) not in family:
                 continue
             parent = index.parents.get(node)
-            out.append(parent.value if isinstance(parent, ast.Assign) and node in parent.targets else None)
+            if isinstance(parent, ast.Assign) and node in parent.targets:
+                out.append(parent.value)
+            else:
+                found = self._target(node) if unpacked else None
+                out.append(found if isinstance(found, Unpacked) else None)
         return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .rank_lattice import NUMBER, Rank, broadcast, exactly, shift
+from .rank_lattice import MAX_DEPTH, NUMBER, Rank, broadcast, exactly, shift
 from .shapes import DATA_CONSTRUCTORS, DIM_REDUCTIONS, ELEMENTWISE, REDUCTIONS, SHAPE_KEEPING, SIZED_CONSTRUCTORS, \
     int_value, is_number, whole_reduction
 
@@ -130,6 +130,32 @@ class CallRanks:
         kind = _PAIRS_DROPPING if pair else DIM_REDUCTIONS
         return method in kind and _keepdim(call) is True and _dim(call) == dim
 
+    def _has_unit_dim(self, value: ast.AST, at: ast.AST, depth: int) -> bool:
+        """Some dimension of `value` certainly has size 1: `x.view(1, -1)` (a literal 1),
+        `x.unsqueeze(d)`, a `gather` by such an index (it has the index's shape), `Variable`
+        of such a value, a name every binding of which is one."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(value, ast.Name):
+            values = self.names.bindings(value.id, at)
+            return bool(values) and all(isinstance(v, ast.AST) and self._has_unit_dim(v, v, depth + 1)
+                                        for v in values)
+        if not isinstance(value, ast.Call):
+            return False
+        if self.index.is_variable(value.func) and len(value.args) == 1:
+            return self._has_unit_dim(value.args[0], at, depth + 1)
+        qual = self.index.qual(value.func)
+        if qual == "torch.gather" and len(value.args) > 2:
+            return self._has_unit_dim(value.args[2], at, depth + 1)
+        if not isinstance(value.func, ast.Attribute) or qual is not None:
+            return False
+        method = value.func.attr
+        if method == "gather" and len(value.args) > 1:
+            return self._has_unit_dim(value.args[1], at, depth + 1)
+        if method in ("view", "reshape") and not value.keywords:
+            return any(int_value(a) == 1 for a in value.args)
+        return method == "unsqueeze"
+
     def _grown(self, name: ast.Name, at: ast.AST) -> Optional[list]:
         """The elements of the list `name` holds where `at` reads it: those of the displays it
         is bound to and those `.append`ed to it; None when a binding is no list display or the
@@ -193,8 +219,8 @@ class CallRanks:
         if method == "squeeze":
             if not isinstance(base, tuple):
                 return None
-            if not args and not call.keywords:
-                return (0, base[1])
+            if not args and not call.keywords:  # drops every dimension of size 1: at least one known
+                return (0, base[1] - 1) if base[1] > 0 and self._has_unit_dim(receiver, at, depth) else (0, base[1])
             return shift(base, -1) if self._unit_dim(receiver, _dim(call)) else (max(base[0] - 1, 0), base[1])
         if method in REDUCTIONS:
             if whole_reduction(call, method):

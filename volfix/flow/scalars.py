@@ -223,12 +223,18 @@ class ScalarValues(Callees, CallReturns):
         cls = self.index.method_class(self.index.function_of(at))
         if cls is None:
             return False
-        values = [v for v in self.names.self_bindings(attr, at) if not is_none(v)]
+        values = [v for v in self.names.self_bindings(attr, at, unpacked=True) if not is_none(v)]
         return self._guarded(f"one self.{attr} {id(cls)}", seen, True, lambda: (
-            bool(values) and all(isinstance(v, ast.AST) and (self.one_element(v, v, depth + 1, seen)
+            bool(values) and all(self._one_unpacked(v, depth, seen) if isinstance(v, Unpacked) else
+                                 isinstance(v, ast.AST) and (self.one_element(v, v, depth + 1, seen)
                                                              or backward_term(self.index, v, "self." + attr))
                                  for v in values)
             and not self._class_binds(attr, at)))
+
+    def _one_unpacked(self, v: Unpacked, depth: int, seen: Set[str]) -> bool:
+        """`actions, self.entropy = self.sample_trajectories()`: the item is one element."""
+        return not empty_literal(v.value) and (self.item(v.value, v.path, v.value, depth + 1, seen)
+                                               or self.ranks.item_rank(v.value, v.path, depth + 1) == (0, 0))
 
     def options(self, expr: ast.AST, at: ast.AST) -> bool:
         """`args` bound only to `parser.parse_args()` (or `vars()` of it): its options are

@@ -261,8 +261,17 @@ class ScalarDataIndex(Rule):
         whose `[0]` was a one-element Variable that kept its graph."""
         shown = ctx.src.segment(subject)
         if not scalars.one_element(subject, node):
-            return (subject, Applicability.UNSAFE, _accumulator_note(shown)) \
-                if scalars.accumulated_parameter(subject, node) else None
+            if scalars.accumulated_parameter(subject, node):
+                return subject, Applicability.UNSAFE, _accumulator_note(shown)
+            base = _numpy_of(subject)  # `calc_loss(...).data.cpu().numpy()[0]`
+            if base is not None and (_loss_named(base) or (_loss_callee(base)
+                                                           and not scalars.known_callee(base.func, node))):
+                return subject, Applicability.UNSAFE, (
+                    f"unsafe fix: volfix cannot tell that `{ctx.src.segment(base)}` has one element (it is not "
+                    f"bound to a known loss or reduction); if it has several, `[0]` meant the first and "
+                    f"`.item()` raises; if one, `.item()` is the NumPy scalar's value as a Python number, "
+                    f"which prints with more digits"), NUMPY_MESSAGE
+            return None
         if scalars.numpy_array(subject, node):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: in 0.3 `{shown}[0]` was a NumPy scalar (`numpy.float32` for a float tensor); "
@@ -277,6 +286,22 @@ class ScalarDataIndex(Rule):
             f"unsafe fix: volfix cannot tell whether `{shown}` was a tensor in 0.3 (`[0]` was its "
             f"Python number, as `.item()` is) or a Variable (`[0]` was a one-element Variable that "
             f"kept its graph)")
+
+
+def _numpy_of(expr: ast.AST) -> Optional[ast.AST]:
+    """`x` of `x.data.cpu().numpy()` (also `x.cpu().data.numpy()`, `x.data.numpy()`), else None."""
+    if not (isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr == "numpy"):
+        return None
+    expr = expr.func.value
+    while True:
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) \
+                and expr.func.attr == "cpu":
+            expr = expr.func.value
+        else:
+            return expr
 
 
 def _unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> list:
