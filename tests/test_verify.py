@@ -115,6 +115,19 @@ def test_extra_calls_after_a_run_stopped_early_are_a_note_not_findings(tmp_path)
     assert "3 calls the original made after that point were not compared" in comparison.notes[0]
 
 
+def test_both_runs_failing_the_same_way_agree_but_say_so(tmp_path):
+    """An original that fails under the 0.3 semantics too (a legacy `autograd.Function`):
+    the traces agree, and the note says what the agreement covers."""
+    crash = {"type": "RuntimeError", "message": "RuntimeError: Legacy autograd function", "file": "eval.py",
+             "line": 40, "func": "evaluate"}
+    comparison = _compare([_forward(20, False)], [_forward(20, False)], tmp_path, status_before=1,
+                          status_after=1, before={"exception": crash}, after={"exception": crash})
+    assert comparison.findings == []
+    assert comparison.notes == ["both runs failed the same way (RuntimeError: Legacy autograd function at "
+                                "eval.py:40): the original failed under the 0.3 semantics too, so only the "
+                                "calls made before the failure were compared"]
+
+
 def test_a_time_out_compares_the_calls_both_runs_made_and_not_the_exit(tmp_path):
     comparison = _compare([_forward(20, False)] * 5, [_forward(20, False)] * 9, tmp_path,
                           status_before=130, before={"timed_out": True})
@@ -157,6 +170,9 @@ def test_outside_git_without_against_is_a_usage_error(tmp_path, monkeypatch):
     result = invoke("verify", "eval.py")
     assert result.exit_code == 2
     assert "is not in a git repository" in result.output
+    missing = invoke("verify", "--against", "../no_such_copy", "--", "python", "eval.py")
+    assert missing.exit_code == 2
+    assert "--against ../no_such_copy: no such directory" in missing.output
 
 
 # ------------------------------------------------------------------ real programs

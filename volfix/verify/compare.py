@@ -262,6 +262,9 @@ def _compare_endings(before: Run, after: Run, lines: LineMap, collector: _Collec
     exception_before = _exception_key(before, lines)
     exception_after = _exception_key(after, lines)
     if before.status == after.status and exception_before == exception_after:
+        if before.status not in (0, None):  # agreeing on a failure is agreeing on less
+            notes.append(f"both runs failed the same way ({_ending(before)}): the original failed under "
+                         f"the 0.3 semantics too, so only the calls made before the failure were compared")
         return
     status = lambda run: "none (killed)" if run.status is None else str(run.status)  # noqa: E731
     message = f"exit status {status(before)} before the migration, {status(after)} after"

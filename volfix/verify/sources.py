@@ -111,6 +111,9 @@ def original_sources(against: Optional[str], cwd: str) -> Tuple[str, Original]:
         raise VerifyError(f"--against {against}: give a directory (a copy of the project) or a git revision")
     revision = against or "HEAD"
     if not in_git:
+        if against is not None:  # no directory, and no repository to hold a revision
+            raise VerifyError(f"--against {against}: no such directory ({cwd} is not in a git repository, "
+                              "so it is no revision either)")
         raise VerifyError(f"{cwd} is not in a git repository: commit the original first, or give "
                           "--against PATH, a copy of the original project")
     commit = _git(root, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
