@@ -23,7 +23,7 @@ from ..flow.bindings import NameBindings
 from ..flow.defuse import Graph
 from ..flow.taint import TaintResult
 from ..flow.trains import TrainingCalls
-from ..flow.values import header_nodes, walk_expr
+from ..flow.values import calls_a_module, header_nodes, walk_expr
 from ..syntax.big_files import is_opaque
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import iter_statements, target_names
@@ -372,32 +372,10 @@ class RegionPlacer:
         values = [stmt.value]
         if isinstance(stmt.value, ast.Name):
             values = [v for v in self.names.bindings(stmt.value.id, stmt) if isinstance(v, ast.AST)]
-        if not any(self._module_computed(v, stmt) for v in values):
+        if not any(calls_a_module(self.index, self.names, v, stmt) is not None for v in values):
             return None
         stored = next(t for t in stmt.targets if isinstance(t, ast.Attribute))
         return self.src.segment(stored), stmt.lineno, stmt.lineno
-
-    def _module_computed(self, value: ast.AST, at: ast.AST) -> bool:
-        """`value` calls a module of `self` (`self.hyper(z)`: `self.hyper` is bound only to
-        `torch.nn` modules or classes of this file built on `nn.Module`)."""
-        for node in ast.walk(value):
-            func = node.func if isinstance(node, ast.Call) else None
-            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-                continue
-            made = self.names.self_bindings(func.attr, at)
-            if made and all(isinstance(v, ast.Call) and self._makes_module(v) for v in made):
-                return True
-        return False
-
-    def _makes_module(self, call: ast.Call) -> bool:
-        qual = self.index.qual(call.func)
-        if qual is not None:
-            return qual.startswith("torch.nn.") and qual[len("torch.nn."):][:1].isupper()
-        if isinstance(call.func, ast.Name):
-            cls = self.index.module_level_def(call.func.id)
-            return isinstance(cls, ast.ClassDef) and any(
-                (self.index.qual(b) or "").startswith("torch.nn.") for b in cls.bases)
-        return False
 
     def reached_by(self, stmt: ast.stmt, scope: ast.AST, name: str, read: ast.Name) -> bool:
         """May the value `stmt` binds to `name` be the one `read` sees? Not when every path to

@@ -18,7 +18,8 @@ from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awai
 from .scalars import ScalarValues
 from .taint import TaintAnalysis
 from .taint_items import returned_items
-from .values import key_of, likely_grad
+from .bindings import NameBindings
+from .values import calls_a_module, key_of, likely_grad
 
 
 # Returned containers: the caller may take the item that is not volatile.
@@ -236,6 +237,14 @@ class Follower(HelperFollower):
                 # it is a plain tensor, and combined with one that requires grad it records.
                 return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) meets a value that may "  # type: ignore[attr-defined]
                         f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
+            names = NameBindings(self.index)
+            modules = [s for s in taint.uses_outside() if id(s) in taint.recording
+                       and calls_a_module(self.index, names, s, s) is not None]
+            if modules:
+                # `scores = classifier(h)`: the module's parameters require grad, so its output
+                # records a graph where 0.3 kept it volatile (fact 4).
+                return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) goes through a module "  # type: ignore[attr-defined]
+                        f"at line {modules[0].lineno}, which records a graph where 0.3 kept it volatile")
         return None
 
     def instance_calls(self, fn: ast.AST) -> List[ast.Call]:

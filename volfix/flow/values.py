@@ -436,3 +436,37 @@ def number_total(index, scope: ast.AST, stmt: ast.AugAssign) -> bool:
             continue
         return False  # a loop target, an unpacking, another `+=`: it may hold anything
     return not (isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in nm.function_params(scope))
+
+
+def makes_module(index, call: ast.AST) -> bool:
+    """`call` makes an `nn.Module`: `nn.Linear(...)` (a `torch.nn` class), or a class of this
+    module built on one (`class HyperNet(nn.Module)`)."""
+    if not isinstance(call, ast.Call):
+        return False
+    qual = index.qual(call.func)
+    if qual is not None:
+        return qual.startswith("torch.nn.") and qual[len("torch.nn."):][:1].isupper()
+    if isinstance(call.func, ast.Name):
+        cls = index.module_level_def(call.func.id)
+        return isinstance(cls, ast.ClassDef) and any(
+            (index.qual(b) or "").startswith("torch.nn.") for b in cls.bases)
+    return False
+
+
+def calls_a_module(index, names, node: ast.AST, at: ast.AST) -> Optional[ast.Call]:
+    """A call in `node` of a module of the program (`self.hyper(z)`, `classifier(h)`): a name
+    or `self` attribute bound only to values `makes_module` accepts."""
+    for sub in walk_expr(node) if isinstance(node, ast.stmt) else ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
+        func = sub.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            made = names.self_bindings(func.attr, at)
+        elif isinstance(func, ast.Name):
+            made = names.bindings(func.id, at)
+        else:
+            continue
+        if made and all(makes_module(index, v) for v in made):
+            return sub
+    return None
+
