@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple
 from ..files import prefilter
 from ..model import Applicability
 from ..fixes.edits import TextEdit
+from ..flow.bindings import NameBindings
 from .base import Rule, on
 
 
@@ -47,7 +48,8 @@ class VariableTypeComparison(Rule):
     `isinstance(x, Variable)` -> `isinstance(x, torch.Tensor)` computes what the check computes
     today, but not what it computed in 0.3, where plain tensors failed it. So it is safe where
     no plain tensor can tell: the branch only detaches `x` (`if isinstance(x, Variable): x =
-    x.data`), the test is an `assert`, it is `and`-ed with a test plain tensors fail today too
+    x.data`), the value is computed from a Variable (`model_out = model(input_var)`: a
+    Variable or a tuple in 0.3), the test is an `assert`, it is `and`-ed with a test plain tensors fail today too
     (`isinstance(v, Variable) and v.requires_grad`), a negated test's branch only raises (no
     plain tensor came there), or the tuple already names `torch.Tensor`. Elsewhere it is
     unsafe, with a note: `if isinstance(obj, Variable): return obj` now returns plain
@@ -201,6 +203,8 @@ def _isinstance_unsafe(call: ast.Call, ctx) -> Optional[str]:
     optimizer-state check that stops at Variables)."""
     parents = ctx.index.parents
     subject = ast.dump(call.args[0])
+    if _made_from_a_variable(call.args[0], call, ctx):
+        return None
     node, parent = call, parents.get(call)
     negated = isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
     if negated:
@@ -226,6 +230,28 @@ def _isinstance_unsafe(call: ast.Call, ctx) -> Optional[str]:
                 "did in 0.3")
     return ("in 0.3 plain tensors failed `isinstance(x, Variable)`; `isinstance(x, torch.Tensor)` "
             "holds for them")
+
+
+def _made_from_a_variable(subject: ast.AST, at: ast.AST, ctx) -> bool:
+    """`model_out = model(input_var)` with `input_var = Variable(input)`: a name bound only to
+    calls that are given a Variable (or make one). In 0.3 what is computed from a Variable is
+    a Variable (or a tuple of them): no plain tensor reaches the test."""
+    if not isinstance(subject, ast.Name):
+        return False
+    names = NameBindings(ctx.index)
+    index = ctx.index
+
+    def variable(node: ast.AST) -> bool:
+        if isinstance(node, ast.Call) and index.is_variable(node.func):
+            return True
+        if isinstance(node, ast.Name):
+            bound = names.bindings(node.id, node)
+            return bool(bound) and all(isinstance(v, ast.Call) and index.is_variable(v.func) for v in bound)
+        return False
+
+    values = names.bindings(subject.id, at)
+    return bool(values) and all(
+        isinstance(v, ast.Call) and (variable(v) or any(variable(a) for a in v.args)) for v in values)
 
 
 def _no_plain_tensor(test: ast.AST, subject: str) -> bool:
