@@ -1,4 +1,4 @@
-"""VF402 under real torch: `v.data.resize_(...)` leaves `v` as it was since 0.4 (SEMANTICS.md
+"""VF402 under real torch: `v.data.resize_(...)` leaves `v` as it was today (SEMANTICS.md
 fact 7: in 0.3 a Variable's `.data` was its own tensor, so resizing it resized the Variable);
 the fixed program resizes `v` again. The 0.3 runtime does not emulate `.data` identity
 (docs/LEGACY_RUNTIME.md), so the comparison is with the shapes 0.3 gave, written out."""

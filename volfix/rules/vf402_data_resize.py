@@ -21,11 +21,13 @@ class DataResize(Rule):
     scripts' `loadData(v, data)`: `v.data.resize_(data.size()).copy_(data)`.
 
     ## Why is this bad?
-    In PyTorch 0.3 `x.data` was the Variable's own tensor: resizing it resized `x`. Since
-    0.4 `x.data` is a new tensor sharing `x`'s storage: `resize_` changes that view's shape
-    only, and `x` keeps its old one. Nothing raises: a batch of another size is copied into
-    the old shape (part of it, or over stale rows), and the model silently reads the wrong
-    data.
+    In PyTorch 0.3 `x.data` was the Variable's own tensor: resizing it resized `x` (and so it
+    did through 1.0). PyTorch 1.1 made it an error (`set_sizes_contiguous is not allowed on a
+    Tensor created from .data or .detach()`, the message every crnn and faster-rcnn fork met),
+    and today's PyTorch (2.13, measured: `tests/semantic/test_data_resize.py`) lets it pass
+    silently: `x.data` is a new tensor sharing `x`'s storage, `resize_` changes that view's
+    shape only, and `x` keeps its old one. A batch of another size is copied into the old
+    shape (part of it, or over stale rows), and the model reads the wrong data.
 
     ## Example
     ```python
@@ -48,7 +50,7 @@ class DataResize(Rule):
     """
 
     CODE = "VF402"
-    MESSAGE = "`x.data.resize_()` no longer resizes `x` since PyTorch 0.4; use `x.resize_()`"
+    MESSAGE = "`x.data.resize_()` no longer resizes `x` (an error since PyTorch 1.1, silent today); use `x.resize_()`"
     FIX = Applicability.SAFE
     FIX_TITLE = "Resize the tensor itself"
     NEEDS = prefilter.DATA_RESIZE
@@ -71,8 +73,8 @@ class DataResize(Rule):
             f"`{shown}.{func.attr}(...)` raises (a tensor that requires grad cannot be resized)")
         edit = TextEdit(src.end(subject), src.end(func.value), "")  # drop `.data`
         ctx.report(self.CODE, func, note=note,
-                   message=f"`{shown}.data.{func.attr}()` no longer resizes `{shown}` since PyTorch 0.4; "
-                           f"use `{shown}.{func.attr}()`",
+                   message=f"`{shown}.data.{func.attr}()` no longer resizes `{shown}` (an error since PyTorch 1.1, "
+                           f"silent today); use `{shown}.{func.attr}()`",
                    fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE,
                                     self.FIX_TITLE, [edit]))
 
