@@ -1,6 +1,7 @@
 """VF112: `type(x) == Variable` and `isinstance(x, Variable)`."""
 import ast
 import dataclasses
+import re
 from typing import List, Optional, Tuple
 
 from ..files import prefilter
@@ -69,8 +70,10 @@ class VariableTypeComparison(Rule):
     unsafe, and the note says so.
 
     While such an unsafe test stays (plain `volfix fix`), the fixes that unwrap a
-    `Variable(...)` in the same function are unsafe too: unwrapped, the value they make is no
-    longer a Variable when it comes back to the test, and takes the other branch.
+    `Variable(...)` in the same function into the tested name (`x = Variable(x, ...)`) or a
+    `return` are unsafe too: unwrapped, the value they make is no longer a Variable when it
+    comes back to the test, and takes the other branch (a parameter made for another object,
+    `latent.param(Variable(torch.ones(1), requires_grad=True))`, stays safe).
     """
 
     CODE = "VF112"
@@ -84,7 +87,8 @@ class VariableTypeComparison(Rule):
     UNWRAPPING = frozenset({"VF101", "VF102", "VF103", "VF110", "VF111"})
 
     def __init__(self) -> None:
-        self.unsafe_tests: List[Tuple[ast.AST, int, str]] = []  # (the test's scope, its line, its text)
+        # (the test's scope, its line, its text, the name it tests or None)
+        self.unsafe_tests: List[Tuple[ast.AST, int, str, Optional[str]]] = []
 
     @on(ast.Compare)
     def compare(self, node, ctx):
@@ -105,7 +109,7 @@ class VariableTypeComparison(Rule):
                 note = _unsafe_because(node, subject_call.args[0], negate, ctx)
                 if note is not None:
                     scope = ctx.index.function_of(node) or ctx.index.tree
-                    self.unsafe_tests.append((scope, node.lineno, ctx.src.segment(node)))
+                    self.unsafe_tests.append((scope, node.lineno, ctx.src.segment(node), _name_of(subject_call.args[0])))
                 message = self.NEGATED_MESSAGE if negate else None
                 title = f"Use `{'not ' if negate else ''}isinstance(x, torch.Tensor)`"
                 ctx.report(self.CODE, node, note=note, message=message, fix=ctx.edit_fix(
@@ -115,15 +119,20 @@ class VariableTypeComparison(Rule):
 
     def after_planning(self, ctx) -> None:
         """A safe unwrap in the scope of a type test left for --unsafe-fixes becomes unsafe: the
-        test would see a tensor where 0.3 saw a Variable (the two fixes go together)."""
-        for scope, line, test in self.unsafe_tests:
+        test would see a tensor where 0.3 saw a Variable (the two fixes go together): an unwrap
+        on a line that binds the tested name (`x = Variable(x, ...)`) or returns (the value
+        may come back to the test), or any unwrap when the test's subject is no plain name."""
+        for scope, line, test, name in self.unsafe_tests:
             if isinstance(scope, ast.Module):
                 start, end = 0, len(ctx.src.text)
             else:
                 start, end = ctx.src.start(scope), ctx.src.end(scope)
+            reaches = re.compile(r"\s*(return\b|([\w.\[\]'\"]+\s*,\s*)*%s\s*(,[^=]*)?=[^=])" % re.escape(name)) \
+                if name is not None else None
             for finding in ctx.findings:
                 if finding.code in self.UNWRAPPING and finding.fix is not None \
-                        and finding.fix.applicability is Applicability.SAFE and start <= finding.start < end:
+                        and finding.fix.applicability is Applicability.SAFE and start <= finding.start < end \
+                        and (reaches is None or reaches.match(ctx.src.line(ctx.src.row_col(finding.start)[0]))):
                     finding.fix = dataclasses.replace(finding.fix, applicability=Applicability.UNSAFE)
                     finding.note = (f"unsafe fix: `{test}` (line {line}, an unsafe fix) tells Variables from "
                                     f"tensors; unwrapped, this value would take its other branch there")
@@ -169,7 +178,7 @@ class VariableTypeComparison(Rule):
             return
         if note is not None:
             scope = ctx.index.function_of(call) or ctx.index.tree
-            self.unsafe_tests.append((scope, call.lineno, src.segment(call)))
+            self.unsafe_tests.append((scope, call.lineno, src.segment(call), _name_of(call.args[0])))
         ctx.report(self.CODE, call, message=message, note=note,
                    fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE, edits, imports))
 
@@ -264,6 +273,10 @@ def _no_plain_tensor(test: ast.AST, subject: str) -> bool:
         left = test.left
         return isinstance(left, ast.Attribute) and left.attr in ("grad", "grad_fn") and ast.dump(left.value) == subject
     return False
+
+
+def _name_of(subject: ast.AST) -> Optional[str]:
+    return subject.id if isinstance(subject, ast.Name) else None
 
 
 def _guard_removal(branch, ctx) -> Optional[List[TextEdit]]:
