@@ -78,7 +78,8 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
         elif isinstance(node, ast.GeneratorExp) and id(node) not in taken and created(node) \
                 and _unpacked(node, index):
             iterable = _identity_iterable(node)  # `a, b = (t for t in (a, b))` -> `a, b = (a, b)`
-            if isinstance(iterable, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in iterable.elts):
+            if isinstance(iterable, (ast.Tuple, ast.List)) \
+                    and not any(isinstance(e, ast.Starred) for e in iterable.elts):
                 edits.extend(expr.replace(node, expr.src.segment(iterable)))
         if isinstance(node, ast.ListComp) and created(node):
             iterable = _identity_iterable(node)

@@ -93,7 +93,8 @@ class VolatileInVariableCall(Rule):
     in the run trains on it, combines it with a value that may require grad, or feeds it to a
     module (`scores = classifier(h)`: 0.3 kept that volatile too). A region over an `if` that
     also keeps on `self` a value a module of `self` computes (`self.last_w = w` after `w =
-    self.hyper(z)`) is unsafe: in 0.3 that value kept its graph. When a caller trains on the one value returned (a module's `forward` whose
+    self.hyper(z)`) is unsafe: in 0.3 that value kept its graph. When a caller trains on the
+    one value returned (a module's `forward` whose
     index tensor is volatile, `loss = criterion(net(h, idx), y); loss.backward()`: `net(...)`
     runs `forward`), 0.3 raised at that `backward()` and a region would make it raise today:
     the call is only unwrapped, unsafe, and the note names the call. A value one branch

@@ -109,7 +109,8 @@ class VariableTypeComparison(Rule):
                 note = _unsafe_because(node, subject_call.args[0], negate, ctx)
                 if note is not None:
                     scope = ctx.index.function_of(node) or ctx.index.tree
-                    self.unsafe_tests.append((scope, node.lineno, ctx.src.segment(node), _name_of(subject_call.args[0])))
+                    self.unsafe_tests.append((scope, node.lineno, ctx.src.segment(node),
+                                              _name_of(subject_call.args[0])))
                 message = self.NEGATED_MESSAGE if negate else None
                 title = f"Use `{'not ' if negate else ''}isinstance(x, torch.Tensor)`"
                 ctx.report(self.CODE, node, note=note, message=message, fix=ctx.edit_fix(
@@ -180,7 +181,8 @@ class VariableTypeComparison(Rule):
             scope = ctx.index.function_of(call) or ctx.index.tree
             self.unsafe_tests.append((scope, call.lineno, src.segment(call), _name_of(call.args[0])))
         ctx.report(self.CODE, call, message=message, note=note,
-                   fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE, edits, imports))
+                   fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE,
+                                    edits, imports))
 
 
 def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> Optional[str]:
@@ -287,7 +289,8 @@ def _guard_removal(branch, ctx) -> Optional[List[TextEdit]]:
         return None
     src, index = ctx.src, ctx.index
     parent = index.parents.get(branch)
-    elif_ = isinstance(parent, ast.If) and parent.orelse == [branch] and src.line(branch.lineno).lstrip().startswith("elif")
+    elif_ = isinstance(parent, ast.If) and parent.orelse == [branch] \
+        and src.line(branch.lineno).lstrip().startswith("elif")
     if not elif_ and (branch.orelse or len(index.siblings(branch) or ()) < 2):
         return None
     start, end = src.line_starts[branch.lineno - 1], src.line_after(branch.body[-1].end_lineno)
