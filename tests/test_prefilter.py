@@ -63,6 +63,9 @@ NEEDS_ANALYSIS = {
     "VF401-loss-named": "import torch\nloss = out.sum()\nw = loss.data\nprint(loss[0])\n",
     # a module of the project that never names torch: its tensors come from the others
     "VF401-no-torch": "def accuracy(outputs, targets):\n    return correct.float().sum().data[0]\n",
+    # `[0]` of a loss's NumPy array (torchMoji's `calc_loss(...).data.cpu().numpy()[0]`)
+    "VF401-numpy-index": "import numpy as np\nm = np.mean([f(x).data.cpu().numpy()[0] for x in xs])\n",
+    "VF402": "def load_data(v, data):\n    v.data.resize_(data.size()).copy_(data)\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }
@@ -106,6 +109,7 @@ def test_notebook_cells_pass_like_source(case):
     "import torch.autograd\nclass VariableTracker:\n    pass\n",
     "import torch\nvolatile_reads = 0  # volatile\n",
     "import torch\n    # x.cuda(async=True) was the old spelling\n",
+    "import numpy as np\n# v.data.resize_(n) was the 0.3 way\nv.resize_(n)\n",
     # `Variable` neither bound from torch.autograd nor used (torch's own candidates)
     "import torch.autograd\nNAMES = [\n    \"Variable\",\n]\n",
     "import torch.autograd\n'''Module doc.\nVariable trackers are built here.\n'''\n",
