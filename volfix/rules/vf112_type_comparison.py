@@ -1,7 +1,6 @@
 """VF112: `type(x) == Variable` and `isinstance(x, Variable)`."""
 import ast
 import dataclasses
-import re
 from typing import List, Optional, Tuple
 
 from ..files import prefilter
@@ -128,12 +127,11 @@ class VariableTypeComparison(Rule):
                 start, end = 0, len(ctx.src.text)
             else:
                 start, end = ctx.src.start(scope), ctx.src.end(scope)
-            reaches = re.compile(r"\s*(return\b|([\w.\[\]'\"]+\s*,\s*)*%s\s*(,[^=]*)?=[^=])" % re.escape(name)) \
-                if name is not None else None
+            reaching = None if name is None else _reaching_spans(scope, name, ctx.src)
             for finding in ctx.findings:
                 if finding.code in self.UNWRAPPING and finding.fix is not None \
                         and finding.fix.applicability is Applicability.SAFE and start <= finding.start < end \
-                        and (reaches is None or reaches.match(ctx.src.line(ctx.src.row_col(finding.start)[0]))):
+                        and (reaching is None or any(a <= finding.start < b for a, b in reaching)):
                     finding.fix = dataclasses.replace(finding.fix, applicability=Applicability.UNSAFE)
                     finding.note = (f"unsafe fix: `{test}` (line {line}, an unsafe fix) tells Variables from "
                                     f"tensors; unwrapped, this value would take its other branch there")
@@ -275,6 +273,19 @@ def _no_plain_tensor(test: ast.AST, subject: str) -> bool:
         left = test.left
         return isinstance(left, ast.Attribute) and left.attr in ("grad", "grad_fn") and ast.dump(left.value) == subject
     return False
+
+
+def _reaching_spans(scope: ast.AST, name: str, src) -> List[Tuple[int, int]]:
+    """The spans of the statements in `scope` whose value may come back to a test of `name`:
+    a `return`, or an assignment to `name` (`x = Variable(x, ...)`, `x, y = ...`)."""
+    out = []
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Return) or (isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == name
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                for t in ast.walk(target))):
+            out.append((src.start(node), src.end(node)))
+    return out
 
 
 def _name_of(subject: ast.AST) -> Optional[str]:
