@@ -218,6 +218,7 @@ class Follower(HelperFollower):
         if backward_only and any(isinstance(getattr(e.stmt, "value", None), _DISPLAYS) for e in returned):
             return None  # `return {"a": a, "b": b}`: what the caller trains on may be another item
         sites, _ = call_sites(self.index, scope)
+        names = NameBindings(self.index)  # `calls_a_module`, for every caller
         for site in sites + self.instance_calls(scope):
             caller = self.index.function_of(site)
             if caller is scope or self._never_volatile(group, site):
@@ -237,7 +238,6 @@ class Follower(HelperFollower):
                 # it is a plain tensor, and combined with one that requires grad it records.
                 return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) meets a value that may "  # type: ignore[attr-defined]
                         f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
-            names = NameBindings(self.index)
             modules = [s for s in taint.uses_outside() if id(s) in taint.recording
                        and calls_a_module(self.index, names, s, s) is not None]
             if modules:

@@ -459,13 +459,7 @@ def calls_a_module(index, names, node: ast.AST, at: ast.AST) -> Optional[ast.Cal
     for sub in walk_expr(node) if isinstance(node, ast.stmt) else ast.walk(node):
         if not isinstance(sub, ast.Call):
             continue
-        func = sub.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            made = names.self_bindings(func.attr, at)
-        elif isinstance(func, ast.Name):
-            made = names.bindings(func.id, at)
-        else:
-            continue
+        made = names.of(sub.func, at)
         if made and all(makes_module(index, v) for v in made):
             return sub
     return None

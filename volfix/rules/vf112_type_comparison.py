@@ -307,6 +307,8 @@ def _guard_removal(branch, ctx) -> Optional[List[TextEdit]]:
     start, end = src.line_starts[branch.lineno - 1], src.line_after(branch.body[-1].end_lineno)
     if src.comments_between(start, end):
         return None
+    if not elif_:  # a statement of its own: the deletion that keeps blank lines from piling up
+        return ctx.expr.delete_statement(branch)
     return [TextEdit(start, end, "")]
 
 

@@ -81,12 +81,7 @@ class DataResize(Rule):
 
 def _without_history(subject: ast.AST, at: ast.AST, names: NameBindings, index) -> bool:
     """Every value `subject` (a name, or `self.x`) is bound to is made without autograd history."""
-    if isinstance(subject, ast.Name):
-        values = names.bindings(subject.id, at)
-    elif isinstance(subject, ast.Attribute) and isinstance(subject.value, ast.Name) and subject.value.id == "self":
-        values = names.self_bindings(subject.attr, at)
-    else:
-        return False
+    values = names.of(subject, at)
     return bool(values) and all(isinstance(v, ast.AST) and _plain_value(v, index) for v in values)
 
 
