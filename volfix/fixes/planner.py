@@ -146,9 +146,9 @@ class Planner:
         `torch.no_grad()(lambda t: model(t))`. Its result carries no graph, as in 0.3; what a
         caller computes from it is not followed (unsafe). Not for a flag (decided when the
         lambda is called, not when it is made), a lambda that trains, or one already run
-        under a grad-mode region of its own."""
+        under a grad-mode region of its own, nor for a parameter's default (`unsafe_because`)."""
         fn = source.scope
-        if source.flag is not None or not source.own_edits or any(
+        if source.flag is not None or not source.own_edits or source.unsafe_because or any(
                 isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda)) and n is not fn
                 or isinstance(n, ast.Call) and self.placer.trainer.of_call(n) is not None
                 for n in ast.walk(fn)):

@@ -320,6 +320,23 @@ def unresolved_note(vc: VariableCall) -> Optional[str]:
     return f"`{vc.unresolved}` does not resolve to `torch.autograd.Variable` in this file"
 
 
+def default_note(call: ast.Call, index) -> Optional[str]:
+    """`def step(x, h=Variable(zeros, volatile=True))`: the value is made once, when the `def`
+    runs, and reaches the body only on the calls that leave `h` out; in 0.3 those computed
+    without a graph. No region can cover just them, so the unwrap alone is unsafe."""
+    child, node = call, index.parents.get(call)
+    while node is not None and not isinstance(node, (ast.stmt, ast.arguments)):
+        child, node = node, index.parents.get(node)
+    if not isinstance(node, ast.arguments):
+        return None
+    pairs = list(zip(node.args[len(node.args) - len(node.defaults):] if node.defaults else [], node.defaults))
+    pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+    names = [a.arg for a, d in pairs if d is child]
+    param = f"`{names[0]}`" if names else "a parameter"
+    return (f"the default of {param}: in 0.3 every call that leaves it out computed without a graph, "
+            f"and no region can cover only those calls")
+
+
 def unbound_note(vc: VariableCall) -> Optional[str]:
     if not vc.unbound:
         return None

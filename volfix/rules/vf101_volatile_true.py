@@ -4,7 +4,7 @@ from ..model import Applicability
 from ..flow import grad_mode
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import unbound_note, unresolved_note, unwrap
+from .variable_calls import default_note, unbound_note, unresolved_note, unwrap
 
 
 class VolatileInVariableCall(Rule):
@@ -114,7 +114,10 @@ class VolatileInVariableCall(Rule):
     half-migrated: unsafe, or safe with `legacy-semantics = true`). The fix is also unsafe when
     the region cannot avoid covering a value used after it. A source inside a lambda makes the
     whole lambda the region, `torch.no_grad()(lambda t: model(t))`, unsafe: what its callers
-    compute from its result is not followed (0.3 kept that volatile too).
+    compute from its result is not followed (0.3 kept that volatile too). A volatile `Variable`
+    as a parameter's default (`def step(x, h=Variable(z, volatile=True))`) reaches the body only
+    on the calls that leave it out, which 0.3 ran without a graph: no region can cover just
+    those, so the unwrap alone is unsafe and says so.
 
     ## References
     - [PyTorch 0.4.0 migration guide](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
@@ -142,7 +145,8 @@ class VolatileInVariableCall(Rule):
             return
         undo = unwrap(vc, ctx, legacy_call=True)
         ctx.add_source(finding, call, own_edits=undo.edits, deleted=undo.deleted,
-                       data=None if undo.keyword_only else vc.data, unsafe_because=unresolved, legacy_call=True)
+                       data=None if undo.keyword_only else vc.data,
+                       unsafe_because=unresolved or default_note(call, ctx.index), legacy_call=True)
 
     @on(HELPER_CALL)
     def helper_call(self, call, ctx):
