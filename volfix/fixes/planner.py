@@ -410,7 +410,7 @@ class Planner:
         escape = self.follower.open_escape(group)
         if escape is not None:
             return UNSAFE, escape, W_UNSAFE
-        trains = self.follower.caller_trains(group)
+        trains = self.follower.caller_trains(group) or self.follower.lazy_return(group)
         if trains is not None:
             return UNSAFE, trains, W_UNSAFE
         if partial is not None:  # `partly_volatile`, asked once by `decide`

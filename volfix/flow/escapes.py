@@ -6,6 +6,7 @@ leaves, a caller trains on it, every call is already under `no_grad`).
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import List, Optional, Tuple
 
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Source
@@ -210,42 +211,128 @@ class Follower(HelperFollower):
     def caller_trains(self, group, backward_only: bool = False) -> Optional[str]:
         """A value computed in the region and returned carries no graph (as in 0.3): unsafe
         only when a caller in this file trains on it (`backward_only`: only that, not a caller
-        whose result meets a value that may require grad)."""
+        whose result meets a value that may require grad). Not backward_only, the same holds
+        for a value the region keeps where other functions read it (`stored_readers`)."""
         scope = group.scope
         returned = [e for e in group.taint.escapes if e.kind in ("return", "yield") and not e.raw]
-        if not isinstance(scope, FUNCTIONS) or not returned:
+        if not isinstance(scope, FUNCTIONS):
             return None
-        if backward_only and any(isinstance(getattr(e.stmt, "value", None), _DISPLAYS) for e in returned):
-            return None  # `return {"a": a, "b": b}`: what the caller trains on may be another item
-        sites, _ = call_sites(self.index, scope)
         names = NameBindings(self.index)  # `calls_a_module`, for every caller
-        for site in sites + self.instance_calls(scope):
-            caller = self.index.function_of(site)
-            if caller is scope or self._never_volatile(group, site):
-                continue
-            taint = TaintAnalysis(caller, self.index, [site], raw_sources=False, wrappers=self.ctx.wrappers(),
-                                  grad_disabled=lambda st: self.ctx.covered(st)).run()
-            if taint.training:
-                stmt, what = taint.training[0]
-                return (f"unsafe fix: the call of `{scope.name}()` at line {site.lineno} trains on the "  # type: ignore[attr-defined]
-                        f"result (`{what}` at line {stmt.lineno})")
-            if backward_only:
-                continue
-            meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
-                     and any(likely_grad(self.index, p, caller) for p in taint.partners.get(id(s), ()))]
-            if meets:
-                # 0.3 kept everything computed from the result volatile (fact 4); after the fix
-                # it is a plain tensor, and combined with one that requires grad it records.
-                return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) meets a value that may "  # type: ignore[attr-defined]
-                        f"require grad at line {meets[0].lineno}, where 0.3 kept it volatile")
-            modules = [s for s in taint.uses_outside() if id(s) in taint.recording
-                       and calls_a_module(self.index, names, s, s) is not None]
-            if modules:
-                # `scores = classifier(h)`: the module's parameters require grad, so its output
-                # records a graph where 0.3 kept it volatile (fact 4).
-                return (f"unsafe fix: the result of `{scope.name}()` (line {site.lineno}) goes through a module "  # type: ignore[attr-defined]
-                        f"at line {modules[0].lineno}, which records a graph where 0.3 kept it volatile")
+        if returned and not (backward_only and any(isinstance(getattr(e.stmt, "value", None), _DISPLAYS)
+                                                   for e in returned)):
+            # (`return {"a": a, "b": b}`: what the caller trains on may be another item)
+            sites, _ = call_sites(self.index, scope)
+            for site in sites + self.instance_calls(scope):
+                caller = self.index.function_of(site)
+                if caller is scope or self._never_volatile(group, site):
+                    continue
+                taint = TaintAnalysis(caller, self.index, [site], raw_sources=False, wrappers=self.ctx.wrappers(),
+                                      grad_disabled=lambda st: self.ctx.covered(st)).run()
+                found = self._consumed(taint, caller, names, backward_only,
+                                       f"the result of `{scope.name}()` (line {site.lineno})",  # type: ignore[attr-defined]
+                                       f"the call of `{scope.name}()` at line {site.lineno} trains on the result")  # type: ignore[attr-defined]
+                if found is not None:
+                    return found
+        if backward_only:
+            return None
+        for key, stmt, reader in self.stored_readers(group):
+            taint = TaintAnalysis(reader, self.index, entry={key: False}, raw_sources=False,
+                                  wrappers=self.ctx.wrappers(), grad_disabled=lambda st: self.ctx.covered(st)).run()
+            found = self._consumed(taint, reader, names, False,
+                                   f"the value kept in `{key}` (line {stmt.lineno}), read by `{reader.name}()`,",
+                                   f"`{reader.name}()` trains on the value kept in `{key}` (line {stmt.lineno})")
+            if found is not None:
+                return found
         return None
+
+    def lazy_return(self, group) -> Optional[str]:
+        """`return map(model, inputs)`, `return (model(x) for x in xs)`: the helper hands back a
+        lazy value, so the forwards it holds run when the caller iterates it, after the region
+        (0.3 kept them volatile wherever they ran)."""
+        names = NameBindings(self.index)
+        for e in group.taint.escapes:
+            if e.kind != "return" or not isinstance(e.stmt, ast.Return) or e.stmt.value is None:
+                continue
+            for node in _returned_parts(e.stmt.value):
+                lazy = isinstance(node, ast.GeneratorExp) and any(
+                    isinstance(n, (ast.Call, ast.BinOp)) for n in ast.walk(node.elt)) or isinstance(node, ast.Call) \
+                    and node.args and not (isinstance(node.args[0], ast.Name) and hasattr(builtins, node.args[0].id)) \
+                    and any(isinstance(node.func, ast.Name) and node.func.id == f and not names.bindings(f, node)
+                            and not self.index.module_names.bound(f) for f in ("map", "filter"))
+                if lazy:
+                    what = "a generator" if isinstance(node, ast.GeneratorExp) else f"`{node.func.id}(...)`"  # type: ignore[attr-defined]
+                    return (f"unsafe fix: `{group.scope.name}()` returns {what} (line {e.stmt.lineno}), which "
+                            "computes when its caller iterates it, after the region")
+        return None
+
+    def _consumed(self, taint, fn: ast.AST, names: NameBindings, backward_only: bool, what: str,
+                  trains: str) -> Optional[str]:
+        """Why computing on in `fn` (where `taint` follows the region's output) tells the fix
+        from 0.3, which kept everything computed from that output volatile (fact 4)."""
+        if taint.training:
+            stmt, step = taint.training[0]
+            return f"unsafe fix: {trains} (`{step}` at line {stmt.lineno})"
+        if backward_only:
+            return None
+        meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
+                 and any(likely_grad(self.index, p, fn) for p in taint.partners.get(id(s), ()))]
+        if meets:
+            # a plain tensor now: combined with one that requires grad, it records
+            return (f"unsafe fix: {what} meets a value that may require grad at line {meets[0].lineno}, "
+                    "where 0.3 kept it volatile")
+        modules = [s for s in taint.uses_outside() if id(s) in taint.recording
+                   and calls_a_module(self.index, names, s, s) is not None]
+        if modules:
+            # `scores = classifier(h)`: the module's parameters require grad, so its output
+            # records a graph
+            return (f"unsafe fix: {what} goes through a module at line {modules[0].lineno}, which records "
+                    "a graph where 0.3 kept it volatile")
+        return None
+
+    def stored_readers(self, group) -> List[Tuple[str, ast.stmt, ast.AST]]:
+        """(key, storing statement, reading function) for each value computed in the region and
+        kept where other functions of the file read it: `self.feat = self.enc(x)` read by the
+        class's other methods (when no other statement of the class stores `self.feat`, so
+        that what they read is this value), or a module-level list it is appended to
+        (`feats.append(h)`) read by other module-level functions."""
+        scope, index = group.scope, self.index
+        out: List[Tuple[str, ast.stmt, ast.AST]] = []
+        cls = index.method_class(scope)
+        owner = scope.args.args[0].arg if cls is not None and scope.args.args else None  # type: ignore[attr-defined]
+        bound = index.global_reads(scope)
+        for escape in group.taint.escapes:
+            if escape.raw or escape.stmt is None:
+                continue
+            node = escape.node
+            if escape.kind == "attribute" and owner is not None and isinstance(node, ast.Attribute) \
+                    and isinstance(node.value, ast.Name) and node.value.id == owner:
+                reads, stored_elsewhere = [], False
+                for other in index.attributes.get(node.attr, []):
+                    method = index.function_of(other)
+                    if other is node or not isinstance(method, FUNCTIONS) or index.method_class(method) is not cls \
+                            or not method.args.args or not isinstance(other.value, ast.Name) \
+                            or other.value.id != method.args.args[0].arg:
+                        continue
+                    stmt = index.statement_of(other)
+                    if isinstance(other.ctx, ast.Store) or _stores_into(stmt, other):
+                        stored_elsewhere = stored_elsewhere or stmt is not escape.stmt
+                    elif method is not scope:
+                        reads.append(method)
+                if not stored_elsewhere:
+                    key = f"{owner}.{node.attr}"
+                    out.extend((key, escape.stmt, m) for m in dict.fromkeys(reads))
+        for key in group.taint.tainted_keys:
+            if "." in key or key not in bound or not isinstance(index.parents.get(scope), ast.Module):
+                continue
+            stmts = [s for s in ast.walk(scope) if isinstance(s, ast.stmt) and id(s) in group.taint.defs
+                     and any(isinstance(n, ast.Name) and n.id == key for n in ast.walk(s))]
+            if not stmts:
+                continue
+            for name in index.global_readers(key):
+                reader = index.module_functions.get(name)
+                if reader is not None and reader is not scope:
+                    out.append((key, stmts[0], reader))
+        return out
 
     def instance_calls(self, fn: ast.AST) -> List[ast.Call]:
         """`net(h, deg)` after `net = Net()`: the calls of this file's instances of the class
@@ -330,6 +417,25 @@ class Follower(HelperFollower):
 # Values a name may be given and filled with the volatile value later (`out = []`,
 # `out.append(...)`), or that volfix cannot see into (a call): not "plain" for plain_return.
 _FILLABLE = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Call)
+
+
+def _returned_parts(value: ast.AST) -> List[ast.AST]:
+    """The value a `return` hands back, and the items of a tuple or list it builds."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return [p for e in value.elts for p in _returned_parts(e)]
+    return [value]
+
+
+def _stores_into(stmt: ast.stmt, attribute: ast.Attribute) -> bool:
+    """`self.feats.append(h)`, `self.feats[i] = h`, `self.total += h`: the statement changes
+    what the attribute holds without assigning it."""
+    if isinstance(stmt, ast.AugAssign):
+        return stmt.target is attribute
+    if isinstance(stmt, ast.Assign):
+        return any(isinstance(t, ast.Subscript) and t.value is attribute for t in stmt.targets)
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.value is attribute \
+        and stmt.value.func.attr in ("append", "extend", "insert", "add", "update")
 
 
 def _value_for(target: ast.AST, value: ast.AST, wanted: ast.AST) -> Optional[ast.AST]:

@@ -91,7 +91,13 @@ class VolatileInVariableCall(Rule):
     target networks' forwards on `next_states`, not the training forward on `states`. A value computed
     in the region and returned carries no graph, as in 0.3: the fix stays safe unless a caller
     in the run trains on it, combines it with a value that may require grad, or feeds it to a
-    module (`scores = classifier(h)`: 0.3 kept that volatile too). A region over an `if` that
+    module (`scores = classifier(h)`: 0.3 kept that volatile too). So does a value the region
+    keeps where other functions of the file read it: `self.feat` read by the class's other
+    methods (when no other statement of the class stores it), a module-level list it is
+    appended to (`features.append(h)`, then `head(torch.cat(features))`). A helper that returns
+    a lazy value computing with the volatile one (`return map(model, inputs)`, a generator of
+    forwards) makes the fix unsafe: those forwards run when the caller iterates, after the
+    region. A region over an `if` that
     also keeps on `self` a value a module of `self` computes (`self.last_w = w` after `w =
     self.hyper(z)`) is unsafe: in 0.3 that value kept its graph. When a caller trains on the
     one value returned (a module's `forward` whose
