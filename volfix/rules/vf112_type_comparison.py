@@ -7,6 +7,7 @@ from ..files import prefilter
 from ..model import Applicability
 from ..fixes.edits import TextEdit
 from ..flow.bindings import NameBindings
+from ..syntax.index import FUNCTIONS
 from .base import Rule, on
 
 
@@ -57,7 +58,14 @@ class VariableTypeComparison(Rule):
     skips them. A branch that only raises (`elif isinstance(val, Variable): raise
     RuntimeError(...)` over an optimizer's state, which held plain tensors in 0.3) would stop
     every tensor after the rewrite: its fix drops the branch instead (unsafe: a program that
-    ran on 0.3 never raised there, but one passing it a Variable did).
+    ran on 0.3 never raised there, but one passing it a Variable did). A branch that calls
+    the enclosing function again on `x.data` (a vendored 0.3 `nn.init` helper:
+    `xavier_normal(tensor.data); return tensor`) would recurse forever, as `x.data` is a
+    tensor too: the test becomes `isinstance(x, torch.Tensor) and x.requires_grad`, which a
+    `.data` fails. Safe when the branch is only that call and `return x` (a tensor that needs
+    no grad takes the direct path, which does in place what the branch did to its data);
+    unsafe when the branch does more, and for `type(x) == Variable`, which a `Parameter`
+    failed in 0.3.
 
     `type(x) == Variable` told a 0.3 Variable from a plain tensor; no test can do that since
     0.4, when both became one type. The fix is safe only for the `repackage_hidden` idiom,
@@ -106,6 +114,10 @@ class VariableTypeComparison(Rule):
                 if negate and isinstance(parent, (ast.BoolOp, ast.UnaryOp, ast.Compare, ast.BinOp)):
                     text = f"({text})"
                 note = _unsafe_because(node, subject_call.args[0], negate, ctx)
+                recursion = None if negate else _data_recursion(node, subject_call.args[0], ctx)
+                if recursion is not None:  # a Parameter failed `type(x) == Variable` in 0.3: unsafe
+                    text, note = f"{text} and {subject}.requires_grad", recursion[1] or _RECURSION_NOTE.format(
+                        recursion[0]) + "; a `Parameter`, which failed `type(x) == Variable` in 0.3, now takes it"
                 if note is not None:
                     scope = ctx.index.function_of(node) or ctx.index.tree
                     self.unsafe_tests.append((scope, node.lineno, ctx.src.segment(node),
@@ -161,7 +173,11 @@ class VariableTypeComparison(Rule):
         else:
             edits = [TextEdit(src.start(hits[0]), src.end(hits[0]), tensor)]
         message = "`isinstance(x, Variable)` is a legacy check; use `isinstance(x, torch.Tensor)`"
-        if already or call.func.id != "isinstance":
+        recursion = None if already or call.func.id != "isinstance" else _data_recursion(call, call.args[0], ctx)
+        if recursion is not None:
+            note = recursion[1]
+            edits.append(TextEdit(src.end(call), src.end(call), f" and {src.segment(call.args[0])}.requires_grad"))
+        elif already or call.func.id != "isinstance":
             note = None  # `(Variable, torch.Tensor)` held for tensors in 0.3 too
         else:
             note = _isinstance_unsafe(call, ctx)
@@ -316,6 +332,39 @@ def _asserted(node) -> bool:
     """`self.assertTrue(isinstance(v, Variable))`: a unittest assertion."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
         and node.func.attr in ("assertTrue", "assert_")
+
+
+def _data_recursion(test: ast.AST, subject: ast.AST, ctx) -> Optional[Tuple[str, Optional[str]]]:
+    """(function name, note) when the branch a Variable took calls the enclosing function again
+    on `x.data` (a vendored 0.3 `nn.init` helper: `if isinstance(tensor, Variable):
+    xavier_normal(tensor.data); return tensor`). `isinstance(x, torch.Tensor)` alone holds for
+    `x.data` too, so the call would recurse forever; `and x.requires_grad` stops it after one
+    step, as 0.3's plain tensor did (a `.data` never requires grad). The note is None (safe)
+    when the branch is only that call and `return x`: a tensor that needs no grad then takes
+    the direct path, which does in place what the branch did to its data."""
+    parent = ctx.index.parents.get(test)
+    fn = ctx.index.function_of(test)
+    if not isinstance(parent, ast.If) or parent.test is not test or not isinstance(fn, FUNCTIONS):
+        return None
+    data = ast.dump(ast.Attribute(value=subject, attr="data", ctx=ast.Load()))
+    recursive = [n for stmt in parent.body for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                 and (isinstance(n.func, ast.Name) and n.func.id == fn.name
+                      or isinstance(n.func, ast.Attribute) and n.func.attr == fn.name
+                      and isinstance(n.func.value, ast.Name) and n.func.value.id in ("self", "cls"))
+                 and n.args and ast.dump(n.args[0]) == data]
+    if not recursive:
+        return None
+    only = len(parent.body) <= 2 and all(
+        isinstance(stmt, ast.Expr) and stmt.value in recursive
+        or isinstance(stmt, ast.Return) and (stmt.value in recursive
+                                             or stmt.value is not None and ast.dump(stmt.value) == ast.dump(subject))
+        for stmt in parent.body)
+    return fn.name, None if only else _RECURSION_NOTE.format(fn.name) + (
+        ", and a tensor that needs no grad now takes the other branch")
+
+
+_RECURSION_NOTE = ("unsafe fix: the branch calls `{}()` again on its `.data`, a tensor too: the test gets "
+                   "`and x.requires_grad` so that it stops there")
 
 
 def _detaches(body, subject: str) -> bool:
