@@ -8,6 +8,7 @@ from ..flow import grad_mode
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
 from .variable_calls import unbound_note, unresolved_note, unwrap
+from .volatile_attributes import is_tensor_attribute
 
 
 class VolatileFlagInVariableCall(Rule):
@@ -96,7 +97,10 @@ class VolatileFlagInVariableCall(Rule):
     Iterator(data, train=False)`) or has that method called, the loop or the call gets its
     region. Unsafe: instances made in other files are not followed, and an instance used any
     other way (passed on, stored) is named in the note. Without such a constructor the value
-    leaves with a flag nobody can follow, and the finding stays.
+    leaves with a flag nobody can follow, and the finding stays: a model's own mode toggled
+    by its callers (`volatile=self.volatile`, set by `set_volatile(True)` around inference)
+    is such a flag. A flag that copies a tensor's `volatile` (`Variable(data,
+    volatile=x.volatile)`) is dropped (unsafe): grad mode propagates by itself today.
     """
 
     CODE = "VF103"
@@ -120,7 +124,8 @@ class VolatileFlagInVariableCall(Rule):
             ctx.report(self.CODE, call, note=unresolved)
             return
         undo = unwrap(vc, ctx, legacy_call=True)
-        if isinstance(flag, ast.Attribute) and flag.attr == "volatile":
+        if isinstance(flag, ast.Attribute) and flag.attr == "volatile" and is_tensor_attribute(flag, ctx):
+            # (not `self.volatile` of a model that keeps a mode of its own: a flag like any other)
             ctx.report(self.CODE, call,
                        note="the flag copies another value's `volatile`: dropped, grad mode now propagates by itself",
                        fix=ctx.edit_fix(Applicability.UNSAFE, "Unwrap the `Variable`", undo.edits))
