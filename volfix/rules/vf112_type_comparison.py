@@ -62,10 +62,11 @@ class VariableTypeComparison(Rule):
     the enclosing function again on `x.data` (a vendored 0.3 `nn.init` helper:
     `xavier_normal(tensor.data); return tensor`) would recurse forever, as `x.data` is a
     tensor too: the test becomes `isinstance(x, torch.Tensor) and x.requires_grad`, which a
-    `.data` fails. Safe when the branch is only that call and `return x` (a tensor that needs
-    no grad takes the direct path, which does in place what the branch did to its data);
-    unsafe when the branch does more, and for `type(x) == Variable`, which a `Parameter`
-    failed in 0.3.
+    `.data` fails. Safe when the branch only returns that call (a tensor that needs no grad
+    runs today what the call ran on its data), or makes it and returns `x` where every other
+    `return` of the function hands back `x` (`return tensor.normal_(0, std)`); unsafe when the
+    branch does more, the function may return something else (falling off its end: None),
+    and for `type(x) == Variable`, which a `Parameter` failed in 0.3.
 
     `type(x) == Variable` told a 0.3 Variable from a plain tensor; no test can do that since
     0.4, when both became one type. The fix is safe only for the `repackage_hidden` idiom,
@@ -354,13 +355,26 @@ def _data_recursion(test: ast.AST, subject: ast.AST, ctx) -> Optional[Tuple[str,
                  and n.args and ast.dump(n.args[0]) == data]
     if not recursive:
         return None
-    only = len(parent.body) <= 2 and all(
-        isinstance(stmt, ast.Expr) and stmt.value in recursive
-        or isinstance(stmt, ast.Return) and (stmt.value in recursive
-                                             or stmt.value is not None and ast.dump(stmt.value) == ast.dump(subject))
-        for stmt in parent.body)
+    body, whole = parent.body, ast.dump(subject)
+    # `return f(x.data)`: the call is what a tensor that needs no grad runs today, on a tensor
+    # of the same storage. `f(x.data); return x`: also when every other `return` of the
+    # function hands back `x` itself (`return tensor.normal_(0, std)`, an in-place method)
+    only = len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value in recursive or (
+        len(body) == 2 and isinstance(body[0], ast.Expr) and body[0].value in recursive
+        and isinstance(body[1], ast.Return) and body[1].value is not None and ast.dump(body[1].value) == whole
+        and isinstance(fn.body[-1], ast.Return)  # it cannot fall off its end (a None)
+        and all(_returns_itself(r.value, whole) for r in ast.walk(fn)
+                if isinstance(r, ast.Return) and r not in body))
     return fn.name, None if only else _RECURSION_NOTE.format(fn.name) + (
         ", and a tensor that needs no grad now takes the other branch")
+
+
+def _returns_itself(value: Optional[ast.AST], subject: str) -> bool:
+    """`x`, or an in-place method of `x` (`x.normal_(0, std)`), which returns `x`."""
+    if value is not None and ast.dump(value) == subject:
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr.endswith("_") \
+        and not value.func.attr.startswith("_") and ast.dump(value.func.value) == subject
 
 
 _RECURSION_NOTE = ("unsafe fix: the branch calls `{}()` again on its `.data`, a tensor too: the test gets "
