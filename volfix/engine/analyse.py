@@ -7,6 +7,7 @@ Fix edits are rendered only when asked (`with_fixes`): a plain check never impor
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Tuple
@@ -19,7 +20,7 @@ from ..model import Applicability, Diagnostic, Fix, Location
 from ..rules.base import MODULE, VARIABLE_CALL, handles_node
 from ..rules.context import RuleContext
 from ..syntax import names as nm
-from ..syntax.document import Document, ParseError, parse_document
+from ..syntax.document import Document, ParseError, compile_error, parse_document
 
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 _SUPPRESSION = re.compile(r"(?i)volfix\s*:\s*ignore|noqa\s*:[^\n]*\bVF\d")
@@ -90,6 +91,18 @@ def analyse(text: str, options: Options, doc: Optional[Document] = None,
             group.plan = group.plan.merged(plan)
             if _RANK[plan.applicability] > _RANK[group.applicability]:
                 group.applicability = plan.applicability
+    # (a notebook's cells are checked one by one when fixed: its joined text is no module)
+    if groups and not any(part.number is not None for part in doc.parts):
+        error = compile_error(doc.text)
+        if error is not None:
+            # `fix` never hands back a text that does not compile, and this one did not to begin
+            # with: no fix is offered, and each finding says why
+            line = f", line {error.lineno}" if error.lineno else ""
+            why = f"no fix: the file does not compile ({error.msg}{line})"
+            fixed = {id(d) for g in groups.values() for d in g.diagnostics}
+            diagnostics = [dataclasses.replace(d, fix=None, note=f"{why}; {d.note}" if d.note else why)
+                           if id(d) in fixed else d for d in diagnostics]
+            groups = {}
     analysis = finish(doc.text, diagnostics, list(groups.values()), options, doc)
     analysis.ctx = ctx
     return analysis

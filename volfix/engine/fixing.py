@@ -12,14 +12,13 @@ import ast
 import bisect
 import dataclasses
 import functools
-import warnings
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from ..fixes.edits import TextEdit, apply_edits, diff_edits, piled_blank_lines, select_compatible
 from ..model import Applicability, Diagnostic
 from .review import FixReviewer, ReviewCallback
 from ..syntax import big_files
-from ..syntax.document import PARSE_ERRORS, Document, mask_async, parse_document
+from ..syntax.document import Document, compile_error, mask_async, parse_document
 from ..syntax.positions import line_breaks, physical_lines
 from .analyse import Analysis, FixGroup, Options, analyse
 
@@ -33,14 +32,7 @@ Review = ReviewCallback
 
 def compiles(text: str) -> bool:
     """Does the text compile (with `async=` keywords that stay masked, as the analysis sees it)?"""
-    masked, _ = mask_async(text)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the user's `x is not "a"` is theirs to hear about, not volfix's
-        try:
-            compile(masked, "<volfix>", "exec", dont_inherit=True)
-        except PARSE_ERRORS:
-            return False
-    return True
+    return compile_error(text) is None
 
 
 MAX_CLEANUP_ROUNDS = 3

@@ -10,6 +10,7 @@ no error. Every layer (rules, data flow, regions) sees one module; fixes never c
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -72,6 +73,22 @@ class Document:
             if part.first_row <= row <= part.last_row:
                 return part
         return None
+
+
+def compile_error(text: str) -> Optional[SyntaxError]:
+    """Why a text that parses does not compile (None when it does): what only the compiler
+    checks, such as `global e` after an assignment to `e` (Python 2 allowed it). Compiled with
+    `async=` keywords masked, as the analysis sees the text."""
+    masked, _ = mask_async(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the user's `x is not "a"` is theirs to hear about, not volfix's
+        try:
+            compile(masked, "<volfix>", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return exc
+        except PARSE_ERRORS as exc:
+            return SyntaxError(str(exc) or type(exc).__name__)
+    return None
 
 
 def mask_async(text: str) -> Tuple[str, List[AsyncKeyword]]:
