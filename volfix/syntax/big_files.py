@@ -295,7 +295,7 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
             return _stub(stmt, set(), row)
     if reads or triggered:
         relevant.update(_top_level_stores(stmt))
-        if triggered:  # `x.volatile = True` makes `x` matter from here on
+        if triggered:  # `x.volatile = True` makes `x` matter from here on (and `features` that a def fills)
             relevant.update(_attribute_roots(stmt))
         return _moved(stmt, row)
     if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and (  # type: ignore[attr-defined]
@@ -321,8 +321,23 @@ def _counted(value: ast.AST) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "len"
 
 
+# Methods that put a value into the container they are called on (`features.append(h)`).
+_FILLING = frozenset({"append", "extend", "insert", "add", "update"})
+
+
 def _attribute_roots(stmt: ast.stmt) -> Set[str]:
-    """Names whose attributes or items a statement assigns (`x.volatile = True` -> x)."""
+    """Names whose attributes or items a statement assigns (`x.volatile = True` -> x); for a
+    function, also the module-level containers it fills (`features.append(h)`: a reader of
+    `features` may compute with what the function's region made)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        out = set()
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FILLING \
+                    and isinstance(node.func.value, ast.Name):
+                out.add(node.func.value.id)
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                out.update(_attribute_roots(node))
+        return out - {"self", "cls"}
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
     elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
