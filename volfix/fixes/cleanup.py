@@ -61,6 +61,12 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
                 if found is not None:
                     edits.extend(found)
                     taken.update(id(n) for n in ast.walk(node))
+        if isinstance(node, ast.For) and created(node) and id(node) not in taken \
+                and _only_pass(node.body) and not node.orelse:
+            found = _empty_loop(node, index, expr)
+            if found is not None:
+                edits.extend(found)
+                taken.update(id(n) for n in ast.walk(node))
         if id(node) in taken:
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list") \
@@ -141,16 +147,23 @@ def _names(node: ast.AST) -> Optional[List[str]]:
 
 
 def _dotted(node: ast.AST) -> Optional[str]:
+    """`self.grid`; also an item by a name or a constant, `inputs[j]` (what `inputs[j] =
+    Variable(inputs[j])` leaves: 0.3 stored a Variable there, so `inputs` was a list or a
+    dict, whose item put back is no change)."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base is not None else None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Name, ast.Constant)):
+        base = _dotted(node.value)
+        return f"{base}[{ast.dump(node.slice)}]" if base is not None else None
     return None
 
 
 def _self_assignment(stmt: ast.Assign, expr: Expressions, deleted: Set[int]) -> Optional[List[TextEdit]]:
-    """`x = x`, `self.grid = self.grid`, `a, b = a, b` (deleted, and added to `deleted`);
+    """`x = x`, `self.grid = self.grid`, `inputs[j] = inputs[j]`, `a, b = a, b` (deleted, and
+    added to `deleted`);
     `a, b = a, f(b)` -> `b = f(b)` (`self.z, self.y = self.z, self.y.cuda()` -> `self.y =
     self.y.cuda()`)."""
     if len(stmt.targets) != 1:
@@ -311,6 +324,38 @@ def _empty_if(stmt: ast.If, index: ModuleIndex, expr: Expressions) -> Optional[L
     first, after = src.line_starts[stmt.lineno - 1], src.line_after(stmt.end_lineno)
     if src.text[first:start].strip() or src.text[end:after].strip() or src.comments_between(start, end):
         return None  # an `elif`, a statement sharing its line, or a comment: left to the author
+    return [TextEdit(first, after, "")]
+
+
+def _empty_loop(stmt: ast.For, index: ModuleIndex, expr: Expressions) -> Optional[List[TextEdit]]:
+    """`for j in range(len(inputs)): pass`, left where the fix emptied the loop (`inputs[j] =
+    Variable(inputs[j])`): it goes when iterating runs no code (`range` of names, numbers and
+    `len(...)` of names) and nothing after it reads the loop's name (the value it ends with;
+    nothing else at all, in a loop), with the conditions of `_empty_if`."""
+    call = stmt.iter
+    if not (isinstance(stmt.target, ast.Name) and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id in ("range", "xrange") and not call.keywords and not index.binds_anywhere(call.func.id)
+            and all(isinstance(a, (ast.Name, ast.Constant)) or isinstance(a, ast.Call) and isinstance(a.func, ast.Name)
+                    and a.func.id == "len" and len(a.args) == 1 and isinstance(a.args[0], (ast.Name, ast.Attribute))
+                    for a in call.args)):
+        return None
+    scope = index.function_of(stmt) or index.tree
+    name, looped = stmt.target.id, False
+    parent = index.parents.get(stmt)
+    while parent is not None and parent is not scope:
+        looped = looped or isinstance(parent, (ast.For, ast.AsyncFor, ast.While))
+        parent = index.parents.get(parent)
+    if any(isinstance(n, ast.Name) and n.id == name and n is not stmt.target and isinstance(n.ctx, ast.Load)
+           and (looped or n.lineno > stmt.end_lineno) for n in ast.walk(scope)):
+        return None  # the value the loop leaves in its name is read
+    block = index.siblings(stmt)
+    if block is None or len(block) < 2:
+        return None
+    src = expr.src
+    start, end = src.start(stmt), src.end(stmt)
+    first, after = src.line_starts[stmt.lineno - 1], src.line_after(stmt.end_lineno)
+    if src.text[first:start].strip() or src.text[end:after].strip() or src.comments_between(start, end):
+        return None
     return [TextEdit(first, after, "")]
 
 
