@@ -119,6 +119,9 @@ class Flag:
     node: ast.AST
     text: str
     negated: bool = False  # the expression is `not <text>`
+    # The test of the `if` whose branch made the value volatile (`rules.variable_calls.
+    # branch_flag`): both of its paths are what the flag says (`fixes.partial`).
+    branch: Optional[ast.AST] = None
 
 
 @dataclass

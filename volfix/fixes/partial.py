@@ -27,10 +27,12 @@ def partly_volatile(index, group) -> Optional[Tuple[str, bool]]:
     # with torch.no_grad(): ...`): its other branch is no path of the program's.
     kills = [(key, branch, False) for key, branch in taint.partial_kills if not mentions_version(index, branch.test)]
     # A flag written under the `if`'s own test is that test's region (`if train: ... else:
-    # x.volatile = True` runs under `set_grad_enabled(train)`): both paths are what it says.
-    flag = group.flag.node if group.flag is not None else None
+    # x.volatile = True` runs under `set_grad_enabled(train)`): both paths are what it says,
+    # also when the test is a local the flag was followed to (`training = phase == "train"`).
+    flags = {id(s.flag.node) for s in group.sources if s.flag is not None} | {
+        id(s.flag.branch) for s in group.sources if s.flag is not None and s.flag.branch is not None}
     kills += [(key, branch, True) for key, branch in taint.partial_gens
-              if not mentions_version(index, branch.test) and branch.test is not flag]
+              if not mentions_version(index, branch.test) and id(branch.test) not in flags]
     killed: Dict[int, Set[str]] = {}  # if -> the keys one of its branches made plain (or volatile)
     for key, branch, _ in kills:
         killed.setdefault(id(branch), set()).add(key)

@@ -513,7 +513,22 @@ class Planner:
                 note, weight = f"unsafe fix: {NOTE_MAY_REQUIRE_GRAD}", W_UNSAFE
         if source.unsafe_because:
             applicability, note, weight = UNSAFE, f"unsafe fix: {source.unsafe_because}", W_UNSAFE
-        self.outcome(source, applicability, note, source.own_edits, weight=weight)
+        self.outcome(source, applicability, note, self._last_keeps_pass(source), weight=weight)
+
+    def _last_keeps_pass(self, source: Source) -> list:
+        """The source's own edits; a `pass` for the last statement of a block whose every
+        statement some unwrap deletes (`else: images = Variable(images, volatile=True);
+        ytrues = Variable(ytrues, volatile=True)`), as `keep_blocks_alive` does for a region's
+        sources: each of these is fixed on its own."""
+        last = source.deleted
+        home = self.index.siblings(last) if last is not None else None
+        if home is None or home[-1] is not last:
+            return source.own_edits
+        deleted = {id(s.deleted) for s in self.ctx.sources if s.deleted is not None}
+        if not all(id(st) in deleted for st in home):
+            return source.own_edits
+        start = self.src.line_starts[last.lineno - 1]
+        return [e for e in source.own_edits if e.start < start] + self.ctx.expr.pass_instead(last)
 
     def outcome(self, source: Source, applicability: Optional[Applicability], note: Optional[str],
                 edits: list, *, weight: int = W_INFO, regions=(), imports=frozenset(),

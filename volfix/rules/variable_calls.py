@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
+from ..findings import Flag
 from ..fixes.edits import TextEdit
 from ..flow.calls import splat_entries
 from ..flow.grad_mode import literal_truth
@@ -335,6 +336,31 @@ def default_note(call: ast.Call, index) -> Optional[str]:
     param = f"`{names[0]}`" if names else "a parameter"
     return (f"the default of {param}: in 0.3 every call that leaves it out computed without a graph, "
             f"and no region can cover only those calls")
+
+
+def branch_flag(stmt: ast.stmt, names: Set[str], ctx) -> Optional[Flag]:
+    """`if not train: x.volatile = True` (also over a loop, `for v in batch: v.volatile = True`),
+    `if training: images = Variable(images)` / `else: images = Variable(images, volatile=True)`:
+    after the `if`, `names` hold a volatile value exactly when the test holds (or fails, for an
+    `else:`), as with `volatile=not train`: its flag. None when the statement runs
+    unconditionally (or under a test that is a constant), or nothing after the `if` reads
+    `names` (inside the branch the test holds: a plain `no_grad` region)."""
+    index = ctx.index
+    names = set(names)
+    child, node = stmt, index.parents.get(stmt)
+    while isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and any(c is child for c in node.body):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Name):
+            names.add(node.iter.id)  # `for v in batch: v.volatile = True`: `batch` holds it
+        child, node = node, index.parents.get(node)
+    scope = index.function_of(stmt)
+    if not isinstance(node, ast.If) or literal_truth(node.test) is not None or index.function_of(node) is not scope:
+        return None
+    if not any(isinstance(n.ctx, ast.Load) and n.lineno > node.end_lineno and index.function_of(n) is scope
+               for name in names for n in index.names.get(name, ())):
+        return None
+    text = ctx.flag_of(node.test).text
+    # `else:` of the test: volatile when it fails
+    return Flag(node.test, text, negated=any(c is child for c in node.orelse), branch=node.test)
 
 
 def unbound_note(vc: VariableCall) -> Optional[str]:

@@ -1,10 +1,12 @@
 """VF101: `Variable(x, volatile=True)`."""
+import ast
+
 from ..files import prefilter
 from ..model import Applicability
 from ..flow import grad_mode
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import default_note, unbound_note, unresolved_note, unwrap
+from .variable_calls import branch_flag, default_note, unbound_note, unresolved_note, unwrap
 
 
 class VolatileInVariableCall(Rule):
@@ -83,7 +85,12 @@ class VolatileInVariableCall(Rule):
     file (`ques_input = Variable(q, volatile=True)`, then `rank_all = eval()`) makes the call
     compute with it. A value made volatile on one branch of an `if` only, while the other
     path keeps a plain one (`if kw > 1: input = Variable(buf, volatile=True)`), gets no safe
-    region after the `if`: on the other path 0.3 recorded a graph there. A helper that
+    region after the `if`: on the other path 0.3 recorded a graph there. When the other branch
+    binds the same name to a plain `Variable(...)` (`if training: images = Variable(images)`
+    / `else: images = Variable(images, volatile=True)`, with no `elif` and no jump), the name
+    is volatile after the `if` exactly when the test fails: the test is the flag, as
+    `volatile=not training` would be (VF103), and the region is `set_grad_enabled(training)`
+    (or, for a parameter, the calls passing a false `training` get theirs). A helper that
     returns a tuple holding the value at some positions only (a replay memory's `return idxs,
     states, next_states` with `next_states` volatile) makes only those names volatile where a
     caller unpacks it (`idxs, states, next_states = mem.sample(n)`, or indexes a name bound
@@ -150,8 +157,10 @@ class VolatileInVariableCall(Rule):
         if unresolved and not (ctx.torch_file or ctx.index.module_names.star_modules):
             return
         undo = unwrap(vc, ctx, legacy_call=True)
+        stmt = ctx.index.statement_of(call)
+        flag = branch_flag(stmt, {stmt.targets[0].id}, ctx) if _plain_on_the_other_branch(stmt, vc, ctx) else None
         ctx.add_source(finding, call, own_edits=undo.edits, deleted=undo.deleted,
-                       data=None if undo.keyword_only else vc.data,
+                       data=None if undo.keyword_only else vc.data, flag=flag,
                        unsafe_because=unresolved or default_note(call, ctx.index), legacy_call=True)
 
     @on(HELPER_CALL)
@@ -169,3 +178,42 @@ class VolatileInVariableCall(Rule):
                                      f"PyTorch 0.4: use `torch.no_grad()` here")
         finding.call_site = True
         ctx.add_source(finding, call, call_site=True, computing=hc.sig.computes)
+
+
+def _plain_on_the_other_branch(stmt: ast.stmt, vc, ctx) -> bool:
+    """`if training: images = Variable(images)` / `else: images = Variable(images,
+    volatile=True)`: the statement binds a name in one branch of an `if` (no `elif` on either
+    side) whose other branch binds it to a plain `Variable(...)` or to the tensor this call
+    wraps, never to a volatile value, and does not jump away.
+    After the `if` the name is volatile exactly when the test fails (holds): the test is the
+    source's flag, as `volatile=not training` would be (`branch_flag`)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.value is vc.call and vc.data is not None):
+        return False
+    node = ctx.index.parents.get(stmt)
+    if not isinstance(node, ast.If) or not node.orelse or _is_elif(node, ctx) \
+            or len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        return False
+    other = node.orelse if any(s is stmt for s in node.body) else node.body
+    name = stmt.targets[0].id
+    binds = [n for s in other for n in ast.walk(s) if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    if any(isinstance(n, (ast.Return, ast.Raise, ast.Break, ast.Continue)) for s in other for n in ast.walk(s)) \
+            or any(_volatile_keyword(n.value) for n in binds):
+        return False  # it may leave, or bind the name volatile too
+    # a `Variable(...)` without the flag, or the very tensor this call wraps (`images =
+    # data['image']`, also what an earlier pass made of `Variable(data['image'])`); not any
+    # plain value, which an earlier pass may have made of a volatile one
+    data = ast.dump(vc.data)
+    return any(n in other and (isinstance(n.value, ast.Call) and ctx.index.is_variable(n.value.func)
+                               or ast.dump(n.value) == data) for n in binds)
+
+
+def _is_elif(node: ast.If, ctx) -> bool:
+    parent = ctx.index.parents.get(node)
+    return isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is node
+
+
+def _volatile_keyword(value: ast.AST) -> bool:
+    """The value passes `volatile=` somewhere (`Variable(x, volatile=True)`, a helper's flag)."""
+    return any(isinstance(n, ast.keyword) and n.arg == "volatile" for n in ast.walk(value))

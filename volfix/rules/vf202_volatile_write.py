@@ -1,12 +1,11 @@
 """VF202: assigning `x.volatile = ...`."""
 import ast
-from typing import Optional
 
 from ..files import prefilter
-from ..findings import Flag
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
 from .base import Rule, on
+from .variable_calls import branch_flag
 from .volatile_attributes import is_tensor_attribute
 
 
@@ -97,30 +96,7 @@ class VolatileAttributeWrite(Rule):
         else:
             finding = ctx.report(self.CODE, stmt)
             ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id,
-                           flag=_branch_flag(stmt, ctx))
-
-
-def _branch_flag(stmt: ast.stmt, ctx) -> Optional[Flag]:
-    """`if not train: x.volatile = True` (also over a loop, `for v in batch: v.volatile = True`):
-    the value is volatile exactly when the test holds, as with `volatile=not train`: its flag.
-    None when the write runs unconditionally (or under a test that is a constant)."""
-    index = ctx.index
-    names = {stmt.targets[0].value.id}  # type: ignore[attr-defined]
-    child, node = stmt, index.parents.get(stmt)
-    while isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and any(c is child for c in node.body):
-        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Name):
-            names.add(node.iter.id)  # `for v in batch: v.volatile = True`: `batch` holds it
-        child, node = node, index.parents.get(node)
-    scope = index.function_of(stmt)
-    if not isinstance(node, ast.If) or literal_truth(node.test) is not None or index.function_of(node) is not scope:
-        return None
-    if not any(isinstance(n.ctx, ast.Load) and n.lineno > node.end_lineno and index.function_of(n) is scope
-               for name in names for n in index.names.get(name, ())):
-        return None  # used inside the branch only, where the test holds: a plain `no_grad` region
-    flag = ctx.flag_of(node.test)
-    if any(c is child for c in node.orelse):  # `else:` of the test: volatile when it fails
-        flag = Flag(node.test, flag.text, negated=True)
-    return flag
+                           flag=branch_flag(stmt, {node.value.id}, ctx))
 
 
 def _volatile_binding(target: ast.AST, stmt: ast.stmt, ctx):
