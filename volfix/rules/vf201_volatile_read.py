@@ -1,8 +1,10 @@
 """VF201: reading `x.volatile`."""
 import ast
+from typing import Optional
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
+from ..flow.bindings import NameBindings
 from ..model import Applicability
 from .base import Rule, on
 from .volatile_attributes import is_tensor_attribute
@@ -62,7 +64,11 @@ class VolatileAttributeRead(Rule):
     `torch.is_grad_enabled()` for the negations), which restores the 0.3 intent inside a
     migrated region. `volatile=x.volatile` passed on to a constructor is dropped with it (VF103).
     Code that branches on the value behaves differently under the two rewrites, so a reviewer
-    should look. One guard is safe: `if not out.volatile:` whose body only calls
+    should look. A name whose every binding that reaches the read is a `Variable(...)` with a
+    literal flag, or none (`z = Variable(t)` ... `print(z.volatile)`), and whose `.volatile`
+    nothing sets, read what it was made with: the read becomes that literal (`False`,
+    `True`), a safe fix (`not z.requires_grad` would say True for a plain tensor that 0.3
+    called not volatile). One guard is safe: `if not out.volatile:` whose body only calls
     `out.register_hook(...)`. PyTorch 0.3's `register_hook` raised both on a volatile
     Variable and on one that did not require grad, so every run that passed the guard had
     `out.requires_grad`, which is what `register_hook` needs today.
@@ -94,6 +100,14 @@ class VolatileAttributeRead(Rule):
             target, volatile_means = parent, False
         else:
             target, volatile_means = node, True
+        made = _made_with_flag(obj, node, ctx)
+        if made is not None:
+            # `z = Variable(t)` ... `z.volatile`: 0.3 answered with the flag `z` was made with
+            imports, text = frozenset(), str(made == volatile_means)
+            ctx.report(self.CODE, node, note=f"`{obj.id}` is made with `volatile={made}`, which 0.3's read returned",
+                       fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE,
+                                        [TextEdit(ctx.src.start(target), ctx.src.end(target), text)], imports))
+            return
         if grad_mode:
             call, imports = ctx.spell("torch.is_grad_enabled", node)
             text = f"not {call}()" if volatile_means else f"{call}()"
@@ -154,6 +168,28 @@ class VolatileAttributeRead(Rule):
         return not any(isinstance(n.ctx, ast.Store) and ctx.index.function_of(n) is scope
                        and (n.lineno, n.col_offset) < (node.lineno, node.col_offset)
                        for n in ctx.index.names.get(obj.id, ()))
+
+
+def _made_with_flag(obj: ast.AST, read: ast.Attribute, ctx) -> Optional[bool]:
+    """The `volatile` flag every binding of the name `obj` that reaches the read gave it, when
+    each is a `Variable(...)` with a literal flag (or none: False) and nothing sets
+    `<name>.volatile` in the scope: what 0.3's read returned (a Variable kept the flag it was
+    made with). None otherwise (a parameter, a computed value, a runtime flag)."""
+    if not isinstance(obj, ast.Name):
+        return None
+    scope = ctx.index.function_of(read)
+    if any(isinstance(a.ctx, ast.Store) and isinstance(a.value, ast.Name) and a.value.id == obj.id
+           and ctx.index.function_of(a) is scope for a in ctx.index.attributes.get("volatile", ())):
+        return None
+    values = NameBindings(ctx.index).bindings(obj.id, read)
+    flags = set()
+    for value in values:
+        vc = ctx.variable_call(value) if isinstance(value, ast.Call) else None
+        if vc is None or vc.wrapper is not None or not vc.analysable \
+                or vc.volatile is not None and vc.volatile_truth is None:
+            return None
+        flags.add(bool(vc.volatile_truth))
+    return flags.pop() if len(flags) == 1 else None
 
 
 def _only_hooks_itself(test, obj, ctx) -> bool:
