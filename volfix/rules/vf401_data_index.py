@@ -217,7 +217,13 @@ class ScalarDataIndex(Rule):
             start = text.index("[", ctx.src.end(subject), ctx.src.end(node))
         else:  # `(a + b).data[0]`: from the `.` after `)`
             start = text.rindex(".", ctx.src.end(subject), ctx.src.end(attribute))
-        edit = TextEdit(start, ctx.src.end(node), replacement)
+        end = ctx.src.end(node)
+        parent = ctx.index.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.attr == "item" and replacement.endswith(".item()"):
+            # `loss.data[0].item()`, written for 0.4 (where `[0]` of a 0-dim tensor still gave
+            # a tensor): one `.item()`, not `.item().item()` on a float
+            end, replacement = ctx.src.end(parent), replacement[:-len("()")]
+        edit = TextEdit(start, end, replacement)
         ctx.report(self.CODE, node, note=note, message=message,
                    fix=ctx.edit_fix(applicability, title, [edit]))
 
