@@ -237,6 +237,8 @@ def _unwrap(vc: VariableCall, ctx, detach_data: bool, legacy_call: bool) -> Unwr
         return _requires_grad_unwrap(vc, ctx)
     call, data = vc.call, vc.data
     if detach_data and isinstance(data, ast.Attribute) and data.attr == "data":
+        if _detached(data.value):  # `Variable(logit.detach().data)`: detached already
+            return Unwrap(ctx.expr.replace(call, ctx.expr.text_in_place_of(call, data.value)))
         return Unwrap(ctx.expr.replace(call, f"{ctx.expr.attr_base(data.value)}.detach()"))
     edits, deleted = ctx.expr.unwrap(call, data)
     exact = ctx.legacy_argument_plain(data) if legacy_call else ctx.legacy_semantics or ctx.is_plain(data)
@@ -305,6 +307,13 @@ def _read_again(name: ast.Name, call: ast.Call, index) -> bool:
         if other.lineno > stmt.end_lineno or any(inside(other, loop) for loop in loops):
             return True
     return False
+
+
+def _detached(node: ast.AST) -> bool:
+    """`x.detach()`: a value without history already (mean-teacher's `Variable(ema_logit.
+    detach().data, requires_grad=False)` is `ema_logit.detach()`, not `.detach().detach()`)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+        and not node.args and not node.keywords
 
 
 def _requires_grad_flag(vc: VariableCall, ctx) -> Unwrap:
