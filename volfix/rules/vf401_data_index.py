@@ -1,14 +1,16 @@
 """VF401: `loss.data[0]` on values that are 0-dim tensors since PyTorch 0.4."""
 import ast
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
 from ..flow.bindings import NameBindings
+from ..flow.calls import bound_positional, call_sites, passed_argument
 from ..flow.scalars import ScalarValues
 from ..flow.shapes import is_zero
 from ..model import Applicability
+from ..syntax import names as nm
 from .base import Rule, on
 
 # Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
@@ -149,6 +151,8 @@ class ScalarDataIndex(Rule):
     `[0]` of the NumPy array of such a value (`loss.data.cpu().numpy()[0]`) raises too (a
     0-d array): the fix is unsafe, since 0.3 gave a NumPy scalar (`numpy.float32`) and
     `.item()` gives the same value as a Python number, which prints with more digits.
+    `loss.data[0].item()`, written for 0.4 (where `[0]` of a 0-dim tensor still gave a
+    tensor), becomes one `.item()`.
 
     The fix is unsafe for a value named like a loss (`loss`, `d_loss`, `self.loss`; also an
     entry of a collection named like losses, `losses[loss_name]`, or under a key named like a
@@ -168,7 +172,9 @@ class ScalarDataIndex(Rule):
     tensor, a one-element Variable for a Variable), and for a running total a function is
     given and adds one-element values to (`total_loss += loss.data`, then `total_loss[0]`, with
     `total_loss` a parameter: one element when the caller starts it at a number, which volfix
-    does not see). `x[0]` on a tensor read through `.data`
+    does not see), and for a parameter whose every call in the file passes a value named like a
+    loss (`def _get_data(self, d): return d.data[0]`, called as `self._get_data(g_loss)`: a
+    call from another file may pass something else). `x[0]` on a tensor read through `.data`
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
     batch) are not reported, nor a read the code indexes again (`loss.data[0][0]`): in 0.3
     that `[0]` gave a row, so the value had two dimensions or more and still has.
@@ -250,6 +256,11 @@ class ScalarDataIndex(Rule):
                 f"`.item()` raises")
         if scalars.accumulated_parameter(subject, node):
             return subject, Applicability.UNSAFE, _accumulator_note(shown)
+        passed = _losses_passed(subject, node, ctx)
+        if passed is not None:
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: every call of `{passed[0]}()` in this file passes a loss for `{shown}` "
+                f"({passed[1]}); a call from elsewhere with several elements would make `.item()` raise")
         if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
             outside = scalars.outside_callee(subject.func, node) if isinstance(subject, ast.Call) else None
             why = f"`{outside}` comes from a module volfix finds in no file of the project" if outside \
@@ -390,6 +401,30 @@ def _accumulator_note(shown: str) -> str:
     return (f"unsafe fix: `{shown}` adds one-element values to what its caller passes in; volfix cannot "
             f"tell that is a number or one element (as a running total starts), and with several "
             f"elements `[0]` meant the first and `.item()` raises")
+
+
+def _losses_passed(subject: ast.AST, at: ast.AST, ctx) -> Optional[Tuple[str, str]]:
+    """(function, the arguments) when `subject` is a parameter of the function reading it,
+    never rebound there, and every call of that function in this file passes a value named
+    like a loss for it (`def _get_data(self, d): return d.data[0]`, called as
+    `self._get_data(g_loss)`, `self._get_data(d_adv_loss)`)."""
+    fn = ctx.index.function_of(at)
+    if not isinstance(subject, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or subject.id not in nm.function_params(fn) \
+            or any(isinstance(n.ctx, ast.Store) and ctx.index.function_of(n) is fn
+                   for n in ctx.index.names.get(subject.id, ())):
+        return None
+    sites, other = call_sites(ctx.index, fn)
+    if not sites or other:
+        return None
+    positional = bound_positional(fn, method=ctx.index.method_class(fn) is not None)
+    args = []
+    for site in sites:
+        arg, known = passed_argument(site, positional, subject.id)
+        if arg is None or not known or not _loss_named(arg):
+            return None
+        args.append(ctx.src.segment(arg))
+    return fn.name, ", ".join(f"`{a}`" for a in list(dict.fromkeys(args))[:3])
 
 
 def _loss_named(expr: ast.AST) -> bool:
