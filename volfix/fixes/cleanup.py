@@ -316,6 +316,13 @@ def _empty_if(stmt: ast.If, index: ModuleIndex, expr: Expressions) -> Optional[L
     statement."""
     if not truth_safe(index, stmt.test):
         return None
+    return _delete_lines(stmt, index, expr)
+
+
+def _delete_lines(stmt: ast.stmt, index: ModuleIndex, expr: Expressions) -> Optional[List[TextEdit]]:
+    """The lines of an emptied compound statement, deleted: not when its block would be left
+    empty, when it is an `elif`, shares a line with another statement, or holds a comment
+    (left to the author)."""
     block = index.siblings(stmt)
     if block is None or len(block) < 2:
         return None
@@ -323,7 +330,7 @@ def _empty_if(stmt: ast.If, index: ModuleIndex, expr: Expressions) -> Optional[L
     start, end = src.start(stmt), src.end(stmt)
     first, after = src.line_starts[stmt.lineno - 1], src.line_after(stmt.end_lineno)
     if src.text[first:start].strip() or src.text[end:after].strip() or src.comments_between(start, end):
-        return None  # an `elif`, a statement sharing its line, or a comment: left to the author
+        return None
     return [TextEdit(first, after, "")]
 
 
@@ -348,15 +355,7 @@ def _empty_loop(stmt: ast.For, index: ModuleIndex, expr: Expressions) -> Optiona
     if any(isinstance(n, ast.Name) and n.id == name and n is not stmt.target and isinstance(n.ctx, ast.Load)
            and (looped or n.lineno > stmt.end_lineno) for n in ast.walk(scope)):
         return None  # the value the loop leaves in its name is read
-    block = index.siblings(stmt)
-    if block is None or len(block) < 2:
-        return None
-    src = expr.src
-    start, end = src.start(stmt), src.end(stmt)
-    first, after = src.line_starts[stmt.lineno - 1], src.line_after(stmt.end_lineno)
-    if src.text[first:start].strip() or src.text[end:after].strip() or src.comments_between(start, end):
-        return None
-    return [TextEdit(first, after, "")]
+    return _delete_lines(stmt, index, expr)
 
 
 def _else_row(src, after_row: int, before_row: int) -> Optional[int]:
