@@ -9,7 +9,9 @@ since a region must not cover any of them). Framework method names (`forward`, `
 are not followed.
 
 A call's literal arguments decide the callee's branches on them: `train(..., is_validate=True)`
-does not train when its `loss.backward()` sits under `if not is_validate:`.
+does not train when its `loss.backward()` sits under `if not is_validate:`; so do they in the
+callees that get such a parameter passed on by name (`run_one_epoch(loader, training=False)`
+calling `self.make_step(data, training)`, whose `backward()` runs `if training:`).
 """
 from __future__ import annotations
 
@@ -85,11 +87,12 @@ class TrainingCalls:
             return self._memo[key]
         self._memo[key] = None  # recursion: not (yet) known to train
         found = None
+        forwarded = _unbound(fn, known)
         for call in _calls(fn.body, known):  # type: ignore[attr-defined]
             what = self.direct(call)
             if what is None and depth < MAX_DEPTH:
                 for callee in self.callees(call):
-                    if self.function_trains(callee, self.known(call, callee), depth + 1) is not None:
+                    if self.function_trains(callee, self.known(call, callee, forwarded), depth + 1) is not None:
                         what = f"`{callee.name}()`"  # type: ignore[attr-defined]
                         break
             if what is not None:
@@ -98,12 +101,17 @@ class TrainingCalls:
         self._memo[key] = found
         return found
 
-    def known(self, call: ast.Call, fn: ast.AST) -> Known:
-        """The callee's parameters this call sets to a literal truth value (or its default)."""
+    def known(self, call: ast.Call, fn: ast.AST, forwarded: Optional[Dict[str, bool]] = None) -> Known:
+        """The callee's parameters this call sets to a literal truth value (or its default),
+        or to a parameter of the caller that its own call fixed (`forwarded`: `run_one_epoch(
+        loader, training=False)` calling `self.make_step(data, training)`)."""
         out = []
         args = fn.args  # type: ignore[attr-defined]
         for param in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
             value, ok = argument_for(self.index, call, fn, param, named_dicts=True)
+            if ok and forwarded and isinstance(value, ast.Name) and value.id in forwarded:
+                out.append((param, forwarded[value.id]))
+                continue
             truth = literal_truth(value) if ok and value is not None else None
             if truth is None and ok and isinstance(value, ast.Constant) and value.value is None:
                 truth = False
@@ -187,6 +195,12 @@ class TrainingCalls:
                 for fn in defs:
                     self._methods.setdefault(fn.name, []).append(fn)  # type: ignore[attr-defined]
         return self._methods
+
+
+def _unbound(fn: ast.AST, known: Known) -> Dict[str, bool]:
+    """The `known` parameters `fn` never assigns again: what it passes on by name."""
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return {name: truth for name, truth in known if name not in stored}
 
 
 def _calls(stmts, known: Known):

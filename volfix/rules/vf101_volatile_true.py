@@ -58,7 +58,9 @@ class VolatileInVariableCall(Rule):
     stays outside and the region is split around it, unless it cannot record a graph
     (constants, logging, arithmetic on Python numbers, moves). A call that trains
     (`backward()`, `torch.autograd.grad()`, an optimizer `step()`, or a function of the file
-    that does, followed through its callees with the call's literal flags) is never wrapped. A
+    that does, followed through its callees with the call's literal flags, also where a callee
+    passes its own on by name: `run_one_epoch(loader, training=False)` calling `make_step(data,
+    training)`) is never wrapped. A
     region that is a whole function body, apart from a docstring and statements that cannot
     touch autograd (constants, `model.eval()`, logging, `time.time()`, `AverageMeter()`,
     `return x`), becomes `@torch.no_grad()`: never on `async def`, always on generators whose
