@@ -155,6 +155,26 @@ class Expressions:
         return all(isinstance(v, (ast.Constant, ast.Compare)) or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
                    for v in values)
 
+    def keep_blocks_alive(self, sources, edits: list, deleted: Optional[Set[int]] = None) -> list:
+        """`edits` where a block whose every statement an unwrap deletes keeps a `pass`: the
+        edits of the source deleting its last statement (`Source.deleted`) give way to it.
+        `deleted`: the ids of the statements the unwraps delete (the sources' own by default;
+        all of the file's, for sources fixed each on its own: `else: images =
+        Variable(images, volatile=True); ytrues = Variable(ytrues, volatile=True)`)."""
+        if deleted is None:
+            deleted = {id(s.deleted) for s in sources if s.deleted is not None}
+        done: Set[int] = set()
+        for owner in sources:
+            last = owner.deleted
+            home = self.index.siblings(last) if last is not None else None
+            if home is None or home[-1] is not last or id(last) in done or not all(id(st) in deleted for st in home):
+                continue
+            done.add(id(last))
+            start = self.src.line_starts[last.lineno - 1]
+            mine = [e for e in owner.own_edits if e.start >= start]
+            edits = [e for e in edits if e not in mine] + self.pass_instead(last)
+        return edits
+
     def pass_instead(self, stmt: ast.stmt) -> List[TextEdit]:
         """Replace a statement by `pass` (its block would otherwise be empty)."""
         src = self.src

@@ -351,7 +351,7 @@ class Planner:
         # A grad-disabling `with` (or version gate) inside a `no_grad` region changes nothing; inside
         # `set_grad_enabled(flag)` it still disables grad when the flag turns recording on.
         absorbed = absorb_gates(self.ctx, placement) if group.flag is None else []
-        edits = self.keep_blocks_alive(sources, edits) + absorbed
+        edits = self.ctx.expr.keep_blocks_alive(sources, edits) + absorbed
         gid = group.gid = self.ctx.next_group()
         group.plans, group.header, group.unit_rows = list(plans), header, unit_rows
         for s in sources:
@@ -479,26 +479,6 @@ class Planner:
     def segment(self, node: ast.AST) -> str:
         return self.src.segment(node)
 
-    def keep_blocks_alive(self, sources: List[Source], edits: list) -> list:
-        """A block whose every statement the fix deletes keeps a `pass`."""
-        deleted = {id(s.deleted) for s in sources if s.deleted is not None}
-        seen: Set[int] = set()
-        for s in sources:
-            if s.deleted is None:
-                continue
-            home = self.index.siblings(s.deleted)
-            if home is None or id(home) in seen or not all(id(st) in deleted for st in home):
-                continue
-            seen.add(id(home))
-            last = home[-1]
-            owner = next((o for o in sources if o.deleted is last), None)
-            if owner is None:
-                continue
-            start = self.src.line_starts[last.lineno - 1]
-            mine = [e for e in owner.own_edits if e.start >= start]
-            edits = [e for e in edits if e not in mine] + self.ctx.expr.pass_instead(last)
-        return edits
-
     # ------------------------------------------------------------------ outcomes
     def unwrap_only(self, source: Source, note: Optional[str], weight: int, *, fixable: bool = True,
                     applicability: Optional[Applicability] = None) -> None:
@@ -513,22 +493,10 @@ class Planner:
                 note, weight = f"unsafe fix: {NOTE_MAY_REQUIRE_GRAD}", W_UNSAFE
         if source.unsafe_because:
             applicability, note, weight = UNSAFE, f"unsafe fix: {source.unsafe_because}", W_UNSAFE
-        self.outcome(source, applicability, note, self._last_keeps_pass(source), weight=weight)
-
-    def _last_keeps_pass(self, source: Source) -> list:
-        """The source's own edits; a `pass` for the last statement of a block whose every
-        statement some unwrap deletes (`else: images = Variable(images, volatile=True);
-        ytrues = Variable(ytrues, volatile=True)`), as `keep_blocks_alive` does for a region's
-        sources: each of these is fixed on its own."""
-        last = source.deleted
-        home = self.index.siblings(last) if last is not None else None
-        if home is None or home[-1] is not last:
-            return source.own_edits
+        # each is fixed on its own: a block all their unwraps empty keeps a `pass`
         deleted = {id(s.deleted) for s in self.ctx.sources if s.deleted is not None}
-        if not all(id(st) in deleted for st in home):
-            return source.own_edits
-        start = self.src.line_starts[last.lineno - 1]
-        return [e for e in source.own_edits if e.start < start] + self.ctx.expr.pass_instead(last)
+        self.outcome(source, applicability, note,
+                     self.ctx.expr.keep_blocks_alive([source], source.own_edits, deleted), weight=weight)
 
     def outcome(self, source: Source, applicability: Optional[Applicability], note: Optional[str],
                 edits: list, *, weight: int = W_INFO, regions=(), imports=frozenset(),
