@@ -85,14 +85,7 @@ class Follower(HelperFollower):
                 or not scope.args.args or node.value.id != scope.args.args[0].arg:  # type: ignore[attr-defined]
             return None
         reads, stores = [], []
-        for other in self.index.attributes.get(node.attr, []):
-            if other is node:
-                continue
-            method = self.index.function_of(other)
-            if (not isinstance(method, FUNCTIONS) or self.index.method_class(method) is not cls
-                    or not method.args.args or not isinstance(other.value, ast.Name)
-                    or other.value.id != method.args.args[0].arg):
-                continue
+        for other, method in self._own_attribute(cls, node):
             if isinstance(other.ctx, ast.Store):
                 if not self._stores_volatile(self.index.statement_of(other), other) \
                         and not self._overwritten(other, method, escape.stmt, node.attr) \
@@ -111,6 +104,16 @@ class Follower(HelperFollower):
             out.append(Source(group.sources[0].finding, other, self.index.statement_of(other), method, None,
                               call_site=True))
         return out
+
+    def _own_attribute(self, cls: ast.ClassDef, node: ast.Attribute):
+        """(each other `self.<attr>` of `node`'s attribute, its method) in the methods of `cls`
+        (`self` being a method's first parameter, whatever its name)."""
+        for other in self.index.attributes.get(node.attr, []):
+            method = self.index.function_of(other)
+            if other is not node and isinstance(method, FUNCTIONS) and self.index.method_class(method) is cls \
+                    and method.args.args and isinstance(other.value, ast.Name) \
+                    and other.value.id == method.args.args[0].arg:  # type: ignore[attr-defined]
+                yield other, method
 
     def _stores_volatile(self, stmt: ast.stmt, target: ast.AST) -> bool:
         """`self.z = Variable(..., volatile=True)` (or `self.z, self.y = Variable(..., volatile=True),
@@ -226,8 +229,7 @@ class Follower(HelperFollower):
                 caller = self.index.function_of(site)
                 if caller is scope or self._never_volatile(group, site):
                     continue
-                taint = TaintAnalysis(caller, self.index, [site], raw_sources=False, wrappers=self.ctx.wrappers(),
-                                      grad_disabled=lambda st: self.ctx.covered(st)).run()
+                taint = self._region_output(caller, sources=[site])
                 found = self._consumed(taint, caller, names, backward_only,
                                        f"the result of `{scope.name}()` (line {site.lineno})",  # type: ignore[attr-defined]
                                        f"the call of `{scope.name}()` at line {site.lineno} trains on the result")  # type: ignore[attr-defined]
@@ -236,14 +238,19 @@ class Follower(HelperFollower):
         if backward_only:
             return None
         for key, stmt, reader in self.stored_readers(group):
-            taint = TaintAnalysis(reader, self.index, entry={key: False}, raw_sources=False,
-                                  wrappers=self.ctx.wrappers(), grad_disabled=lambda st: self.ctx.covered(st)).run()
+            taint = self._region_output(reader, entry={key: False})
             found = self._consumed(taint, reader, names, False,
                                    f"the value kept in `{key}` (line {stmt.lineno}), read by `{reader.name}()`,",
                                    f"`{reader.name}()` trains on the value kept in `{key}` (line {stmt.lineno})")
             if found is not None:
                 return found
         return None
+
+    def _region_output(self, fn: ast.AST, **start):
+        """How `fn` computes on with a region's output (`sources` it returns from, or an
+        `entry` it reads), a value that carries no graph (`raw_sources=False`)."""
+        return TaintAnalysis(fn, self.index, raw_sources=False, wrappers=self.ctx.wrappers(),
+                             grad_disabled=lambda st: self.ctx.covered(st), **start).run()
 
     def lazy_return(self, group) -> Optional[str]:
         """`return map(model, inputs)`, `return (model(x) for x in xs)`: the helper hands back a
@@ -307,12 +314,7 @@ class Follower(HelperFollower):
             if escape.kind == "attribute" and owner is not None and isinstance(node, ast.Attribute) \
                     and isinstance(node.value, ast.Name) and node.value.id == owner:
                 reads, stored_elsewhere = [], False
-                for other in index.attributes.get(node.attr, []):
-                    method = index.function_of(other)
-                    if other is node or not isinstance(method, FUNCTIONS) or index.method_class(method) is not cls \
-                            or not method.args.args or not isinstance(other.value, ast.Name) \
-                            or other.value.id != method.args.args[0].arg:
-                        continue
+                for other, method in self._own_attribute(cls, node):
                     stmt = index.statement_of(other)
                     if isinstance(other.ctx, ast.Store) or _stores_into(stmt, other):
                         stored_elsewhere = stored_elsewhere or stmt is not escape.stmt
