@@ -410,10 +410,8 @@ def _losses_passed(subject: ast.AST, at: ast.AST, ctx) -> Optional[Tuple[str, st
     `self._get_data(g_loss)`, `self._get_data(d_adv_loss)`)."""
     fn = ctx.index.function_of(at)
     if not isinstance(subject, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            or subject.id not in nm.function_params(fn) \
-            or any(isinstance(n.ctx, ast.Store) and ctx.index.function_of(n) is fn
-                   for n in ctx.index.names.get(subject.id, ())):
-        return None
+            or subject.id not in nm.function_params(fn) or ctx.index.plain_assignments(subject.id, fn) != []:
+        return None  # not a parameter, or one the function binds again
     sites, other = call_sites(ctx.index, fn)
     if not sites or other:
         return None
