@@ -168,7 +168,7 @@ def test_a_notebook_proposal_names_its_cell_and_shows_the_cell_source(tmp_path):
     first, second = review.proposals
     # The fix changes cell 3 and its clean-up cell 1 (the import it made unused): both are
     # shown, each headed with its number, magics restored (not the masked text).
-    fixed_cell = "for x in loader:\n    with torch.no_grad():\n        out = model(x)\n    %time out.sum()"
+    fixed_cell = "for x in loader:\n    with torch.no_grad():\n        out = model(x)\n        %time out.sum()"
     assert (first.path, first.cell, [d.cell for d in first.diagnostics]) == ("nb.ipynb", None, [3])
     assert first.before == f"# cell 1\n{cells[0][1]}\n# cell 3\n{cells[2][1]}\n"
     assert first.after == f"# cell 1\nimport torch\n# cell 3\n{fixed_cell}\n"

@@ -8,6 +8,7 @@ skipped.
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -21,6 +22,11 @@ _HELP_END = re.compile(r"[A-Za-z_*][\w.*]*(?:\[[^\]]*\])?\s*\?{1,2}")
 _ASSIGN_MAGIC = re.compile(r"([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)[!%]")
 _PLACEHOLDER = re.compile(r"__volfix_magic_(\d+)(?:_(\d+))?__")
 _CELL_MAGIC = re.compile(r"%%([\w.-]*)")
+# `%time stmt` / `%timeit -n 10 stmt`: a line magic whose argument is one Python statement run
+# in the kernel. The statement stays visible (a `volatile=True` there is legacy code to fix);
+# the magic is kept in a trailing comment marker and comes back in front of it.
+_TIMED = re.compile(r"(%(?:time|timeit)(?:[ \t]+-[nrp][ \t]*\d+|[ \t]+-[tcqo])*[ \t]+)(\S.*)")
+_TIMED_MARKER = re.compile(r"[ \t]*# __volfix_timed_(\d+)__$")
 
 
 class MaskError(Exception):
@@ -45,6 +51,8 @@ class MaskedCell:
     indent: str = ""
     # With `indent`: the lines IPython left as they were (not starting with it), by content.
     unindented: Tuple[str, ...] = ()
+    # marker id -> the line magic in front of a statement left in the text (`%time `)
+    timed: Dict[int, str] = field(default_factory=dict)
 
 
 def _is_magic(body: str) -> bool:
@@ -109,6 +117,16 @@ def _mask_magics(text: str) -> MaskedCell:
                 if name not in PYTHON_BODY_CELL_MAGICS:
                     return MaskedCell(text=text, cell_magic=name, skip=True)
             first_logical = False if not body.startswith("#") else first_logical
+            timed = _timed_statement(body)
+            if timed is not None and not content.endswith("\\"):
+                magic, statement = timed
+                ident = len(out.timed)
+                out.timed[ident] = magic
+                ending = _ENDING.search(line)
+                result.append(content[:len(content) - len(body)] + statement + f"  # __volfix_timed_{ident}__"
+                              + (ending.group() if ending else ""))
+                i += 1
+                continue
             assign = _ASSIGN_MAGIC.match(body)
             if assign or _is_magic(body):
                 count = 1
@@ -132,6 +150,59 @@ def _mask_magics(text: str) -> MaskedCell:
     return out
 
 
+def _timed_statement(body: str) -> Optional[Tuple[str, str]]:
+    """(`%time `, `model(x)`) for a line magic timing one simple Python statement, else None."""
+    match = _TIMED.fullmatch(body.rstrip())
+    if match is None or "__volfix_" in body:
+        return None
+    statement = match.group(2)
+    return (match.group(1), statement) if _one_simple_statement(statement) else None
+
+
+def _one_simple_statement(text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return len(tree.body) == 1 and not isinstance(tree.body[0], _COMPOUND) and "\n" not in text.strip()
+
+
+_COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef,
+             ast.AsyncFor, ast.AsyncWith)
+
+
+def _restore_timed(lines: List[str], masked: MaskedCell) -> List[str]:
+    """The timed statements' magics back in front of them (`_TIMED`); each marker exactly once,
+    on a line still holding one whole statement."""
+    seen = set()
+    out = []
+    for line in lines:
+        content = _ENDING.sub("", line)
+        match = _TIMED_MARKER.search(content)
+        if match is None:
+            if "__volfix_timed_" in line:
+                raise MaskError("a timed statement's marker was moved")
+            out.append(line)
+            continue
+        ident = int(match.group(1))
+        statement = content[:match.start()]
+        body = statement.lstrip(" \t")
+        if ident in masked.timed and ident not in seen and (not body or body.startswith("#")):
+            # The fix deleted the statement (`%time x = Variable(x)` is `x = x`); its comments
+            # stay, the magic goes with it.
+            seen.add(ident)
+            if body:
+                out.append(statement + line[len(content):])
+            continue
+        if ident in seen or ident not in masked.timed or not _one_simple_statement(body):
+            raise MaskError(f"the statement timed by {masked.timed.get(ident, '%time').strip()} was split or duplicated")
+        seen.add(ident)
+        out.append(statement[:len(statement) - len(body)] + masked.timed[ident] + body + line[len(content):])
+    if seen != set(masked.timed):
+        raise MaskError("a timed statement was removed by a fix")
+    return out
+
+
 def unmask_magics(text: str, masked: MaskedCell) -> str:
     """Restore the IPython lines of `masked` in `text` (the masked text, possibly fixed).
 
@@ -141,6 +212,8 @@ def unmask_magics(text: str, masked: MaskedCell) -> str:
     """
     if masked.skip:
         return text
+    if masked.timed:
+        text = "".join(_restore_timed(split_lines(text), masked))
     return indent_cell(_unmask(text, masked) if masked.magics else text, masked.indent, masked.unindented)
 
 

@@ -137,8 +137,10 @@ class Cells:
             try:
                 restored = unmask_magics(text, masked)
             except MaskError as exc:
-                errors.append(f"cell {raw.index + 1}: {exc}; the cell was left untouched (this is a volfix bug)")
-                continue
+                # The other cells' fixes may rely on this one's (an import removed in the first
+                # cell while this one still calls `Variable`): none is written.
+                errors.append(f"cell {raw.index + 1}: {exc}; the notebook was left untouched (this is a volfix bug)")
+                return {}
             if restored != raw.source:
                 out[raw.index] = restored
         return out
@@ -185,6 +187,8 @@ def _process_notebook(data: bytes, *, path: str, config: Config, mode: str, unsa
                                         verify=cells.verify(cells.text), extra_used=cells.extra_uses(),
                                         review=cells.reviewed(review), path=path)
     new_sources = cells.new_sources(fixed, errors)
+    if errors:  # a cell could not be restored: nothing was written
+        fixed = cells.text
     new_bytes = splice_sources(nb, new_sources) if new_sources else data
     new_text = new_bytes.decode("utf-8")
     if new_sources and not changes_only_sources(source, new_text, new_sources):
