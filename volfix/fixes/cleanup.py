@@ -170,7 +170,9 @@ def _self_assignment(stmt: ast.Assign, expr: Expressions, deleted: Set[int]) -> 
         return None
     target, value = stmt.targets[0], stmt.value
     left, right = _names(target), _names(value)
-    if left is not None and left == right:
+    # `x = x,` binds a 1-tuple (hardnet's `data_a = Variable(data_a, volatile=True),`): no no-op.
+    unpacked = isinstance(target, (ast.Tuple, ast.List))
+    if left is not None and left == right and unpacked == isinstance(value, (ast.Tuple, ast.List)):
         found = expr.delete_statement(stmt, gone=deleted)
         if found is not None:
             deleted.add(id(stmt))
