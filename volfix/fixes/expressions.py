@@ -64,6 +64,12 @@ class Expressions:
                 # Nothing but a comment follows: keep the comments in reading order.
                 edits = [TextEdit(start, end, replacement + "  " + "  ".join(comments))]
             else:
+                if src.line(row).rstrip().endswith("\\"):
+                    # `).type(torch.FloatTensor) + \`: a comment cannot follow a line
+                    # continuation; it goes to the end of the statement (a simple one).
+                    stmt = self.index.statement_of(node)
+                    if stmt is not None and not hasattr(stmt, "body"):
+                        row = stmt.end_lineno
                 edits.append(TextEdit(src.line_end(row), src.line_end(row), "  " + "  ".join(comments)))
         return edits
 
