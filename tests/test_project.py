@@ -904,3 +904,124 @@ def test_a_parameter_other_files_pass_is_kept(tmp_path):
     # the calls' lines after the fix added `import torch` to engines.py
     assert any("calls in other files pass it (" in (n or "") and "engines.py:7, " in n and "engines.py:8)" in n
                for n in notes), notes
+
+
+# Issue 22: torchtext's `test/common/torchtext_test_case.py` asserts `batch.text.volatile is not
+# train` and imports nothing of torch; the tests that call it do.
+TORCHLESS_HELPER = '''\
+def verify_numericalized(example, train=True):
+    for row in example.t():
+        assert row.volatile is not train
+'''
+
+
+@pytest.mark.parametrize("layout", ["whole", "helper alone"])
+def test_a_volatile_read_in_a_file_without_torch_counts_in_a_torch_project(tmp_path, layout):
+    write(tmp_path, {
+        "setup.py": "",
+        "test/common/case.py": TORCHLESS_HELPER,
+        "test/data/test_field.py": "import torch\nfrom ..common.case import verify_numericalized\n",
+    })
+    target = tmp_path if layout == "whole" else tmp_path / "test" / "common" / "case.py"
+    results = run([str(target)], config=Config(), options=RunOptions(mode="check", use_cache=False))
+    assert [entry[:3] for entry in summary(results)] == [("case.py", "VF201", 3)]
+
+
+@pytest.mark.parametrize("other", ["import numpy as np\n", "from pycparser import c_ast\n"])
+def test_a_volatile_attribute_in_a_project_without_torch_is_not_a_tensor_flag(tmp_path, other):
+    write(tmp_path, {"setup.py": "", "pkg/case.py": TORCHLESS_HELPER, "pkg/other.py": other})
+    results = run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", use_cache=False))
+    assert summary(results) == []
+    assert {Path(r.path).name for r in results} >= {"case.py"}  # analysed, and nothing found
+
+
+def test_the_torch_fact_follows_the_project_in_a_warm_run(tmp_path, monkeypatch):
+    """The links key holds every file of the project: a file that stops importing torch
+    takes the finding away in the next cached run."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"setup.py": "", "case.py": TORCHLESS_HELPER, "model.py": "import torch\n"})
+    options = RunOptions(mode="check")
+    assert [entry[1] for entry in summary(run([str(tmp_path)], config=Config(), options=options))] == ["VF201"]
+    assert any((tmp_path / ".volfix_cache").rglob("*.json"))
+    # warm and unchanged: the same answer from the cache
+    assert [entry[1] for entry in summary(run([str(tmp_path)], config=Config(), options=options))] == ["VF201"]
+    (tmp_path / "model.py").write_text("import numpy\n", encoding="utf-8")
+    assert summary(run([str(tmp_path)], config=Config(), options=options)) == []
+
+
+# jihunchoi/unsupervised-treelstm's `utils/helper.py`: the flag is a required positional
+# parameter; `--unsafe-fixes` dropped the callers' `volatile=True` and kept the parameter.
+REQUIRED_HELPER = '''\
+from torch.autograd import Variable
+
+
+def wrap_with_variable(tensor, volatile, gpu):
+    if gpu > -1:
+        return Variable(tensor.cuda(gpu), volatile=volatile)
+    return Variable(tensor, volatile=volatile)
+'''
+REQUIRED_CALLER = '''\
+import torch
+from utils.helper import wrap_with_variable
+
+
+def evaluate(model, batches):
+    correct = 0
+    for x, y in batches:
+        x = wrap_with_variable(x, volatile=True, gpu=-1)
+        label = wrap_with_variable(y, volatile=True, gpu=-1)
+        correct += torch.eq(label, model(x).max(1)[1]).long().sum().data[0]
+    return correct
+'''
+
+
+def _signature_fits(helper: str, caller: str) -> bool:
+    """Every call of `wrap_with_variable` in `caller` binds to the def in `helper` (no TypeError)."""
+    import inspect
+
+    namespace: dict = {}
+    exec(compile("\n".join(line for line in helper.splitlines() if not line.startswith(("from", "import"))),
+                 "helper", "exec"), namespace)
+    signature = inspect.signature(namespace["wrap_with_variable"])
+    calls = [node for node in ast.walk(ast.parse(caller)) if isinstance(node, ast.Call)
+             and getattr(node.func, "id", None) == "wrap_with_variable"]
+    assert calls
+    for call in calls:
+        signature.bind(*range(len(call.args)), **{k.arg: None for k in call.keywords})  # raises TypeError
+    return True
+
+
+def test_a_required_volatile_parameter_keeps_its_arguments_through_two_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # paths in notes as the user's
+    write(tmp_path, {"setup.py": "", "utils/__init__.py": "", "utils/helper.py": REQUIRED_HELPER,
+                     "evaluate.py": REQUIRED_CALLER})
+    for _ in range(2):
+        fix(tmp_path)
+    helper = (tmp_path / "utils" / "helper.py").read_text()
+    caller = (tmp_path / "evaluate.py").read_text()
+    assert "Variable" not in helper and "with torch.no_grad():" in caller  # migrated
+    assert _signature_fits(helper, caller)
+    notes = {(entry[0], entry[2]): entry[3] for entry in summary(check(tmp_path))}
+    # `check` does not read clean: both ends of the flag are named
+    assert "takes `volatile` without a default" in notes[("evaluate.py", 9)]
+    assert "calls in other files pass it (evaluate.py:9, evaluate.py:10)" in notes[("helper.py", 1)]
+
+
+def test_a_notebook_passing_volatile_keeps_the_helper_parameter_and_its_fix_unsafe(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    helper = "from torch.autograd import Variable\n\n\ndef variable(x, volatile=False):\n" \
+             "    return Variable(x, volatile=volatile)\n"
+    caller = "import torch\nfrom utils import variable\n\n\ndef evaluate(model, x):\n" \
+             "    return model(variable(x, volatile=True))\n"
+    write(tmp_path, {"setup.py": "", "utils.py": helper, "evaluate.py": caller,
+                     "demo.ipynb": _notebook("import torch\nfrom utils import variable",
+                                             "img = variable(torch.ones(3), volatile=True)")})
+    safe = summary(check(tmp_path))
+    vf103 = next(e for e in safe if e[1] == "VF103")
+    assert vf103[3].startswith("unsafe fix: `variable()` is also used where volfix cannot follow it "
+                               "(demo.ipynb:cell 2:1)")
+    fix(tmp_path)
+    fixed = (tmp_path / "utils.py").read_text()
+    assert "def variable(x, volatile=False):" in fixed and "Variable" not in fixed
+    notes = [e[3] for e in summary(check(tmp_path)) if e[0] == "utils.py"]
+    assert any("calls in other files pass it (demo.ipynb:cell 2:1)" in n for n in notes)

@@ -21,9 +21,12 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
                                ...), and the word `volatile` in code, as an attribute
                                (`x.volatile`), a string (`"volatile"`) or a keyword
                                (`volatile=`)
-        `.volatile` reads and writes count only in files that import torch or such a
+        `.volatile` reads and writes count in files that import torch or such a
         package (torchtext, allennlp: `batch.text.volatile`), and not on a class's
-        descriptor (`Tensor.volatile.__get__`). `getattr(x, "volatile")` and
+        descriptor (`Tensor.volatile.__get__`). A file naming neither (torchtext's own test
+        helper asserting `batch.text.volatile is not train`) is a candidate when it spells
+        `x.volatile`: the link step tells whether another file of its project imports torch
+        (`Links.torch_project`); in a project without torch the read is nobody's flag. `getattr(x, "volatile")` and
         `{"volatile": True}` spell it as a string; a string counts after a comma or before
         `:` or `]` (`methods.remove("volatile")` does not).
     VF105                      `torch` (or such a package), and `volatile=` in code (a
@@ -387,11 +390,40 @@ TORCH_VOLATILE = Needs(
     "in code: an attribute (not `.volatile.__get__`), a getattr name or dict key, or a keyword",
     _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
                              _code_word(b"volatile", _attribute_key_or_keyword))))
+
+
+def _attribute(data: bytes, start: int, end: int) -> bool:
+    """`volatile` as an attribute (`x.volatile`), not a descriptor (`Tensor.volatile.__get__`)
+    and not a string or a keyword: what VF201 and VF202 read and write."""
+    return _after_dot(data, start) and not data.startswith(b".__", end)
+
+
+_VOLATILE_ATTRIBUTE = _code_word(b"volatile", _attribute)
+
+
+def torchless_volatile_attribute(data: bytes) -> bool:
+    """`x.volatile`, or a `def` with a `volatile` parameter, in a file that names neither torch
+    nor a package built on it (a project's test helper asserting `batch.text.volatile`; a
+    helper `def wrap(tensor, volatile, gpu)` whose `Variable` a fix removed with the import):
+    a tensor's flag only when another file of its project imports torch (`Links.torch_project`)."""
+    return b"volatile" in data and not names_torch(data) and (
+        _VOLATILE_ATTRIBUTE(data) or VOLATILE_PARAM_DEF.search(data) is not None)
+
+
+# VF201/VF202: a `.volatile` read or write. In a file without torch it counts only in a project
+# whose other files import it; the link step asks the project (`volfix.run.linking`).
+VOLATILE_ATTRIBUTE = Needs(
+    "`volatile` as a word in code, in the forms of `TORCH_VOLATILE`; in a file naming neither "
+    "torch nor a package built on it, as an attribute (`batch.text.volatile`) in a project "
+    "whose other files import torch",
+    _any(TORCH_VOLATILE, torchless_volatile_attribute))
 TORCH_VOLATILE_KEYWORD = Needs(
     "`torch` (or a package built on it), and `volatile=` in code: a keyword argument or a "
-    "parameter's default",
-    _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
-                             _code_word(b"volatile", _keyword))))
+    "parameter's default; or, in a file naming neither, a `def` with a `volatile` parameter (the "
+    "project decides, as for `VOLATILE_ATTRIBUTE`)",
+    _any(_family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
+                                  _code_word(b"volatile", _keyword))),
+         lambda data: b"volatile" in data and not names_torch(data) and VOLATILE_PARAM_DEF.search(data) is not None))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
 _ACCUMULATED_NAME = re.compile(rb'[ \t"]*([A-Za-z_]\w*)[ \t]*\+=')
 # One scan each (a literal prefix makes `re` skip fast): `.data` ending a line (the last: a
@@ -488,4 +520,5 @@ GRAD_FUNCTION_HINT = re.compile(rb"with\s+(?!torch\.|autograd\.)(?:[A-Za-z_][\w.
                                 re.M)
 # `def to_variable(batch, cuda=False, volatile=False):` (its head on one line): a function with a
 # `volatile` parameter, whose callers in other files VF105 must know before dropping it
-VOLATILE_PARAM_DEF = re.compile(rb"^[ \t]*def[ \t]+(\w+)[ \t]*\([^)\n]*\bvolatile\b", re.M)
+# (In a notebook's JSON a line starts after `"` or an escaped `\n`.)
+VOLATILE_PARAM_DEF = re.compile(rb'(?:^|"|\\n)[ \t]*def[ \t]+(\w+)[ \t]*\([^)\n]*\bvolatile\b', re.M)

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Set
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Source
 from ..model import Applicability
 from ..syntax import names as nm
+from ..project.facts import VOLATILE_PARAM
 from ..syntax.index import FUNCTIONS
 from .calls import argument_for, call_sites, flag_kind, mapper_calls
 from .instances import constructor_flag, instance_sites
@@ -338,6 +339,11 @@ class HelperFollower:
         key = self.export_key(fn)
         if key is None:
             return
+        # A notebook's call passing `volatile=` (`variable(img, volatile=True)` in a cell): the
+        # index links no notebook as a caller, so its region is nobody's.
+        for ext in links.external_calls_of(VOLATILE_PARAM + fn.name):  # type: ignore[attr-defined]
+            if ":cell " in ext.path:
+                report.unresolved.append(f"{ext.path}:{ext.line}")
         for ext in links.external_calls_of(key):
             kind = ext.flag
             if flag.negated:

@@ -52,13 +52,14 @@ warm run over an unchanged project links nothing.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..flow.grad_mode import GradShim
-from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
+from ..files.prefilter import TORCH_DATA_INDEX, helper_hint, torchless_volatile_attribute
 from .calls import file_calls
 from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
@@ -80,6 +81,9 @@ MAX_ROUNDS = 4
 # on one line, or a `@contextmanager` in a file that spells a grad-mode name.
 SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
 _GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
+# A module-level import of torch or of a package built on it (`rules.volatile_attributes.TORCH_PACKAGES`).
+_TORCH_IMPORT = re.compile(rb"^(?:import|from)[ \t]+(?:torch\w*|allennlp|fastai|pyro|ignite|onmt|inferno|skorch|"
+                           rb"pytorch_lightning)\b", re.M)
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -125,6 +129,7 @@ class ProjectIndex:
         self._shim_table: NameTable = {}
         self._shim_reach = ""
         self._passing: Optional[Dict[str, Dict[str, List[ExternalCall]]]] = None  # `volatile_param_calls`
+        self._torch: Optional[bool] = None  # `imports_torch`
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -180,7 +185,7 @@ class ProjectIndex:
         returns = self.scalar_links(py_files, modules, stars, notebooks)
         passing = self.volatile_param_calls()
         if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns \
-                and not passing:
+                and not passing and not any(map(self.torch_project, self.run)):
             return {}
         links = self.links(stars, returns)
         for path, (expected, result) in self._early.items():
@@ -519,8 +524,11 @@ class ProjectIndex:
             # A file with nothing to fix (not a candidate, calling no helper) needs none.
             shims = self.shims_entered(path) if path in self.data or helpers or external else ()
             scalars = returns.get(path, ())
-            if helpers or external or star_bindings or is_exported or path in self.helpers or shims or scalars:
-                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims, scalars)
+            torch_project = self.torch_project(path)
+            if helpers or external or star_bindings or is_exported or path in self.helpers or shims or scalars \
+                    or torch_project:
+                out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims, scalars,
+                                  torch_project)
         return out
 
     def volatile_param_calls(self) -> Dict[str, Dict[str, List[ExternalCall]]]:
@@ -528,6 +536,23 @@ class ProjectIndex:
         if self._passing is None:
             self._passing = volatile_param_calls(self.run, self.data, self.files, self.bytes_of, self.shown)
         return self._passing
+
+    def torch_project(self, path: str) -> bool:
+        """`Links.torch_project` of a file of the run: it reads `x.volatile` without naming
+        torch (`prefilter.torchless_volatile_attribute`), and its project imports torch."""
+        raw = self.data.get(path)
+        return raw is not None and torchless_volatile_attribute(raw) and self.imports_torch(path)
+
+    def imports_torch(self, near: str) -> bool:
+        """Whether a Python file of the project imports torch or a package built on it at
+        module level; the files nearest `near` first, read until one does."""
+        if self._torch is None:
+            here = os.path.dirname(near)
+            files = sorted((p for p in self.files if p.endswith(".py") and p != near),
+                           key=lambda p: (-len(os.path.commonpath([here, os.path.dirname(p)])), p))
+            self._torch = any(raw is not None and _TORCH_IMPORT.search(raw) is not None
+                              for raw in map(self.bytes_of, files))
+        return self._torch
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
         """A file's `Links.star_bindings` and `Links.star_exported`."""
@@ -580,6 +605,10 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
             external = tuple(sorted((name, tuple(found)) for name, found in calls.items()))
             out[path] = Links(external_calls=external, project_wide=index.project_wide,
                               scalar_returns=out[path].scalar_returns if path in out else ())
+        for path in index.run:
+            if index.torch_project(path):
+                out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
+                                                torch_project=True)
         return out
     if cache is None:
         return index.build()

@@ -6,10 +6,13 @@ raise a TypeError, as `to_variable(x, cuda=cuda, volatile=volatile)` in ignite's
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, Iterable, List, Optional
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..files.prefilter import VOLATILE_PARAM_DEF
-from .facts import VOLATILE_PARAM, ExternalCall
+from .facts import REQUIRED_VOLATILE, VOLATILE_PARAM, ExternalCall
+
+# `volatile` in a def's head, then (after an annotation) `=`: a parameter with a default.
+_DEFAULT = re.compile(rb"\bvolatile\b[ \t]*(?::[^,)=\n]*)?=")
 
 
 def volatile_param_calls(run: Iterable[str], data: Dict[str, Optional[bytes]], files: Iterable[str],
@@ -21,30 +24,58 @@ def volatile_param_calls(run: Iterable[str], data: Dict[str, Optional[bytes]], f
     under `VOLATILE_PARAM` + the name."""
     run = set(run)
     defs: Dict[bytes, List[str]] = {}
+    required: Dict[bytes, List[ExternalCall]] = {}  # name -> its defs whose `volatile` has no default
     for path in sorted(run):
         raw = data.get(path)
         if raw and b"volatile" in raw:
             for match in VOLATILE_PARAM_DEF.finditer(raw):
                 defs.setdefault(match.group(1), []).append(path)
+                head_end = raw.find(b"\n", match.start())
+                if _DEFAULT.search(raw, match.start(), len(raw) if head_end < 0 else head_end) is None:
+                    line = raw.count(b"\n", 0, match.start()) + 1
+                    required.setdefault(match.group(1), []).append(ExternalCall(shown(path), line, "required",
+                                                                                False, True))
     if not defs:
         return {}
     names = b"|".join(re.escape(n) for n in sorted(defs))
     call = re.compile(rb"\b(" + names + rb")[ \t]*\((?:[^()\n]|\([^()\n]*\))*?\bvolatile[ \t]*=")
     out: Dict[str, Dict[str, List[ExternalCall]]] = {}
     for other in files:
-        if not other.endswith(".py"):
+        if not other.endswith((".py", ".ipynb")):
             continue
         raw = bytes_of(other)
         if not raw or b"volatile" not in raw:
             continue
-        for match in call.finditer(raw):
-            name = match.group(1)
-            start = raw.rfind(b"\n", 0, match.start()) + 1
-            if raw[start:match.start()].split()[-1:] == [b"def"]:
-                continue  # another file's own `def to_var(x, volatile=False):`
-            line = raw.count(b"\n", 0, match.start()) + 1
-            for path in defs[name]:
-                if path != other:
-                    found = ExternalCall(shown(other), line, "unknown", False, other in run, match.start() - start)
-                    out.setdefault(path, {}).setdefault(VOLATILE_PARAM + name.decode(), []).append(found)
+        for where, text in _code_parts(other, raw, shown(other)):
+            for match in call.finditer(text):
+                name = match.group(1)
+                start = text.rfind(b"\n", 0, match.start()) + 1
+                if text[start:match.start()].split()[-1:] == [b"def"]:
+                    continue  # another file's own `def to_var(x, volatile=False):`
+                line = text.count(b"\n", 0, match.start()) + 1
+                for path in defs[name]:
+                    if path != other:
+                        found = ExternalCall(where, line, "unknown", False, other in run, match.start() - start)
+                        out.setdefault(path, {}).setdefault(VOLATILE_PARAM + name.decode(), []).append(found)
+                # The caller learns which defs of the name require the argument (`def wrap(tensor,
+                # volatile, gpu)`): dropping it there raises a TypeError (VF105).
+                needed = [d for d in required.get(name, ()) if d.path != shown(other)]
+                if other in run and needed:
+                    calls = out.setdefault(other, {}).setdefault(REQUIRED_VOLATILE + name.decode(), [])
+                    calls.extend(d for d in needed if d not in calls)
     return out
+
+
+def _code_parts(path: str, raw: bytes, shown: str) -> List[Tuple[str, bytes]]:
+    """(where, bytes) to scan: a `.py` file whole; a notebook's code cells, each as
+    `demo.ipynb:cell 3` (a call there keeps the helper's parameter as one in a module does)."""
+    if not path.endswith(".ipynb"):
+        return [(shown, raw)]
+    from ..notebook.jsonfile import NotebookError, parse_notebook
+
+    try:
+        cells = parse_notebook(raw).cells
+    except NotebookError:
+        return []
+    return [(f"{shown}:cell {cell.index + 1}", cell.source.encode("utf-8")) for cell in cells
+            if cell.cell_type == "code" and "volatile" in cell.source]

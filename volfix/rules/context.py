@@ -50,8 +50,10 @@ class RuleContext:
         self.sources: List[Source] = []
         self.flag_sources: List[Source] = []  # VF103 whose flag may come from a parameter
         self.torch_file = index.imports_torch()
-        # `.volatile` is a tensor's flag here: the file imports torch or a package built on it.
-        self.tensor_file = self.torch_file or index.imports_any(TORCH_PACKAGES)
+        # `.volatile` is a tensor's flag here: the file imports torch or a package built on it,
+        # or (a test helper asserting `batch.text.volatile`) another file of its project does.
+        self.tensor_file = self.torch_file or index.imports_any(TORCH_PACKAGES) \
+            or bool(links is not None and links.torch_project)
         self._calls: Dict[int, Optional[VariableCall]] = {}
         self._group = 0
         self._wrappers: Optional[Dict[str, int]] = None

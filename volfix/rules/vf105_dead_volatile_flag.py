@@ -8,7 +8,7 @@ from ..flow.calls import FRAMEWORK_METHODS, bound_positional, call_sites
 from ..flow import grad_mode
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
-from ..project.facts import VOLATILE_PARAM
+from ..project.facts import REQUIRED_VOLATILE, VOLATILE_PARAM
 from ..syntax import names as nm
 from .base import Rule
 from .vf104_flag_parameter import VolatileFlagParameter
@@ -219,6 +219,14 @@ class DeadVolatileFlag(Rule):
                                note=f"no fix: `volatile=True` asked for no graph where the result is computed with, "
                                     f"and this call is in no `torch.no_grad()` region: make sure that code runs under "
                                     f"one; once `{name}()` no longer reads its `volatile` parameter, drop both")
+                    continue
+                needed = ctx.links.external_calls_of(REQUIRED_VOLATILE + name) if ctx.links is not None else ()
+                if needed:
+                    where = ", ".join(f"{d.path}:{d.line}" for d in needed[:3])
+                    ctx.report(self.CODE, keyword, message=message,
+                               note=f"no fix: `{name}()` ({where}) takes `volatile` without a default, so the call "
+                                    f"would raise a TypeError without the argument: drop the parameter and its "
+                                    f"arguments together")
                     continue
                 edits = ctx.expr.drop_argument(call, keyword)
                 ctx.report(self.CODE, keyword, message=message,

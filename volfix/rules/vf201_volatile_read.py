@@ -23,8 +23,10 @@ class VolatileAttributeRead(Rule):
 
     The packages are torchtext, torchvision, torchaudio, allennlp, fastai, pyro, ignite,
     OpenNMT's `onmt` and the like (a test helper asserting `batch.text.volatile` may import
-    torchtext alone). In a file that imports none of them, `volatile` is not a tensor's flag
-    (C declarations, a parser's node attribute).
+    torchtext alone). A file that imports none of them counts when another Python file of its
+    project does (torchtext's own `test/common/torchtext_test_case.py` imports only `unittest`
+    and `json`; the tests calling it import torch). In a project without torch, `volatile` is
+    not a tensor's flag (C declarations, a parser's node attribute).
 
     ## Why is this bad?
     Since PyTorch 0.4 `x.volatile` is always False (and warns): branches on it silently
@@ -78,7 +80,7 @@ class VolatileAttributeRead(Rule):
     MESSAGE = "`.volatile` is always False since PyTorch 0.4; use `torch.is_grad_enabled()` or `.requires_grad`"
     FIX = Applicability.SAFE  # the `register_hook` guard; every other read is unsafe
     FIX_TITLE = "Replace the `.volatile` read"
-    NEEDS = prefilter.TORCH_VOLATILE
+    NEEDS = prefilter.VOLATILE_ATTRIBUTE
     NAMES = frozenset({"volatile"})
 
     @on(ast.Attribute, attr="volatile")

@@ -62,7 +62,7 @@ class VolatileAttributeWrite(Rule):
     MESSAGE = "assigning `.volatile` has no effect since PyTorch 0.4; use `torch.no_grad()`"
     FIX = Applicability.SAFE
     FIX_TITLE = "Delete the `.volatile` assignment"
-    NEEDS = prefilter.TORCH_VOLATILE
+    NEEDS = prefilter.VOLATILE_ATTRIBUTE
     NAMES = frozenset({"volatile"})
 
     @on(ast.Attribute, attr="volatile")

@@ -11,7 +11,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import forked, scan
 from .boundary import analyse
 from ..files.discovery import display_path
-from ..files.prefilter import GRAD_FUNCTION_HINT, TORCH_DATA_INDEX, VOLATILE_PARAM_DEF, helper_hint
+from ..files.prefilter import (GRAD_FUNCTION_HINT, TORCH_DATA_INDEX, VOLATILE_PARAM_DEF, helper_hint,
+                               torchless_volatile_attribute)
 from ..model import FileResult
 from ..settings.config import Config
 from ..settings.nearest import ConfigResolver
@@ -47,6 +48,10 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     # VF401's reads, which only need what other files' functions and classes return: their
     # projects are linked for that alone (`light`) unless a file hints more.
     readers = {path for path, data in candidates if data is not None and path not in hinted and TORCH_DATA_INDEX(data)}
+    # A `.volatile` read in a file without torch: the project says whether it is a tensor's
+    # flag (`Links.torch_project`), also a light link.
+    readers |= {path for path, data in candidates if data is not None and path not in hinted
+                and torchless_volatile_attribute(data)}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
