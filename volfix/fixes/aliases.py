@@ -10,13 +10,11 @@ from typing import List, Optional, Set, Tuple
 from .edits import TextEdit
 from .expressions import Expressions
 from ..flow.defuse import ENTRY, Graph, declared
-from ..flow.grad_mode import NO_GRAD_QUALS, SET_GRAD_QUALS
+from ..flow.grad_mode import GRAD_CONTEXT_QUALS
 from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
 
-# torch's own grad-mode context managers.
-_GRAD_CONTEXTS = NO_GRAD_QUALS | SET_GRAD_QUALS | {"torch.enable_grad", "torch.autograd.enable_grad"}
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -70,7 +68,7 @@ def _torch_grad_with(index: ModuleIndex, node: ast.With) -> bool:
         return isinstance(arg, (ast.Name, ast.Constant))
 
     return all(item.optional_vars is None and isinstance(item.context_expr, ast.Call)
-               and index.qual(item.context_expr.func) in _GRAD_CONTEXTS and not item.context_expr.keywords
+               and index.qual(item.context_expr.func) in GRAD_CONTEXT_QUALS and not item.context_expr.keywords
                and all(plain(a) for a in item.context_expr.args) for item in node.items)
 
 

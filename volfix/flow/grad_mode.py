@@ -31,6 +31,8 @@ from ..syntax.names import LOCAL, function_params
 NO_GRAD_QUALS = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                            "torch.inference_mode", "torch.autograd.inference_mode"})
 SET_GRAD_QUALS = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+# torch's own grad-mode context managers.
+GRAD_CONTEXT_QUALS = NO_GRAD_QUALS | SET_GRAD_QUALS | {"torch.enable_grad", "torch.autograd.enable_grad"}
 # Context managers that do nothing: the fallback branch of a version gate.
 NULL_CONTEXT_QUALS = frozenset({"contextlib.suppress", "contextlib.nullcontext", "contextlib.ExitStack"})
 _MAX_DEPTH = 4
