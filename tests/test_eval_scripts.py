@@ -389,7 +389,8 @@ def test_data_index_keys_do_not_move_when_an_earlier_read_of_the_value_is_rewrit
 
 @needs_torch
 def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
-    """The loss is chosen by name at run time, so `fix --unsafe-fixes` leaves `score.data[0]`;
+    """The loss is chosen by name at run time (and its callee is not named like one), so `fix
+    --unsafe-fixes` leaves `score.data[0]`;
     the run tells it is one element. The batch's first row stays (classified B)."""
     repo = tmp_path / "repos" / "me+toy"
     repo.mkdir(parents=True)
@@ -398,10 +399,10 @@ def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
         import torch.nn as nn
         from torch.autograd import Variable
 
-        model, criterion = nn.Linear(4, 3), getattr(nn, "CrossEntropyLoss")()
+        model, judge = nn.Linear(4, 3), getattr(nn, "CrossEntropyLoss")()
         x, y = torch.randn(2, 4), torch.LongTensor([0, 2])
         out = model(Variable(x, volatile=True))
-        score = criterion(out, Variable(y))
+        score = judge(out, Variable(y))
         print("%.4f %s" % (score.data[0], tuple(out.data[0].shape)))
         """).lstrip())
     runs = tmp_path / "runs.json"

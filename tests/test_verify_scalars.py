@@ -100,8 +100,8 @@ def test_a_read_also_made_on_a_value_with_dimensions_is_reported_not_rewritten(t
 
 # ------------------------------------------------------------------ real programs
 
-# The loss is chosen by name and the model's output rank is the data's: volfix cannot read
-# either. `out.data[0]` is a row (B): it must stay. `n.data[0]` of `topk`'s 1-dim order is an
+# The loss is chosen by name (by a callee not named like one) and the model's output rank is
+# the data's: volfix cannot read either. `out.data[0]` is a row (B): it must stay. `n.data[0]` of `topk`'s 1-dim order is an
 # element of a 1-dim tensor, 0-dim today: a notebook's sampling loop.
 EVALUATE = """\
     import torch
@@ -113,11 +113,11 @@ EVALUATE = """\
         return getattr(nn, name)()
 
 
-    def evaluate(model, crit, batches):
+    def evaluate(model, judge, batches):
         total, rows = 0.0, []
         for x, y in batches:
             out = model(Variable(x, volatile=True))
-            score = crit(out, Variable(y))
+            score = judge(out, Variable(y))
             total += score.data[0]
             rows.append(out.data[0])
             n = out[0].topk(2)[1]

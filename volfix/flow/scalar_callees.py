@@ -82,7 +82,17 @@ class Callees:
         if qual is not None:  # `F.mse_loss`, a project function: `call` knows it or it is no loss
             return not self._outside(qual)
         values = self.names.of(func, at)
-        return bool(values) and all(isinstance(v, ast.AST) and not self._opaque_call(v) for v in values)
+        return bool(values) and all(isinstance(v, ast.AST) and not self._opaque_call(v) and not self._parameter(v)
+                                    for v in values)
+
+    def _parameter(self, value: ast.AST) -> bool:
+        """`self.criterion = criterion` in `__init__(self, model, criterion)`: what the
+        constructor's callers pass, unknown here."""
+        if not isinstance(value, ast.Name):
+            return False
+        fn = self.index.function_of(value)
+        return fn is not None and value.id in nm.function_params(fn) \
+            and self.index.plain_assignments(value.id, fn) == []
 
     def _opaque_call(self, value: ast.AST) -> bool:
         """A call of a name that is neither imported nor a def or class of this module (a
@@ -313,9 +323,24 @@ class Callees:
     def _module_def(self, name: str, at: ast.AST):
         """The one module-level `def name` or `class name` when nothing else binds `name`
         where `at` reads it (a local, a parameter, an assignment, an import)."""
-        if self.index.function_of(at) is not self.index.tree and self.names.bindings(name, at):
+        scope = self.index.function_of(at)
+        if scope is not self.index.tree:
+            local = self._local_def(name, scope)
+            if local is not None:
+                return local
+        if scope is not self.index.tree and self.names.bindings(name, at):
             return None
         return self.index.module_level_def(name)
+
+    def _local_def(self, name: str, scope: ast.AST):
+        """`def compute_loss_accuracy(data, label): ...` nested in the function reading it (a
+        closure of `main()`), when that one `def` is all that binds the name there."""
+        defs = [n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and n.name == name and n is not scope and self.index.function_of(n) is scope]
+        if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef) \
+                or self.index.plain_assignments(name, scope) != []:
+            return None
+        return defs[0]
 
 
 def _unmoved(value: ast.AST, index) -> ast.AST:

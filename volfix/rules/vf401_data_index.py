@@ -31,7 +31,8 @@ class ScalarDataIndex(Rule):
     `criterion = nn.CrossEntropyLoss()`, `F.nll_loss(...)`, `x.sum()`, `x.mean()`, a name
     bound to one), and `x[0]` where `x` certainly is one (`total_loss[0]` after `total_loss +=
     len(data) * criterion(...).data`; `prec1[0]` after `prec1, prec5 = accuracy(...)`, whose
-    list holds sums over the one dimension of `correct[:k].view(-1)`); a value only named
+    list holds sums over the one dimension of `correct[:k].view(-1)`; also when `accuracy` is
+    a function nested in the one calling it, a closure of `main()`); a value only named
     like a loss (`loss`, `d_loss`, `self.loss`, `losses[name]`, `state['loss']`) gets an unsafe
     fix. A value the code calls `.backward()` on as a term of a sum is one element, whatever made
     it (`dist_entropy` in `(value_loss + action_loss - dist_entropy * coef).backward()`). Also a value 0-dim by the
@@ -158,8 +159,10 @@ class ScalarDataIndex(Rule):
     entry of a collection named like losses, `losses[loss_name]`, or under a key named like a
     loss, `state['loss']`; also moved first, `loss.cpu().data[0]`) or made
     by a callee named like one that volfix cannot see (`criterion` passed in as a parameter,
-    or `crit = Criterion(...)` of a module no file of the project holds: a library's loss, or
-    `from engine import Criterion` in a tree without `engine.py`):
+    also stored by a constructor, `self.criterion = criterion`, and bound to a name first,
+    `err = self.criterion(output, target)`; or `crit = Criterion(...)` of a module no file of
+    the project holds: a library's loss, or `from engine import Criterion` in a tree without
+    `engine.py`):
     if it held several elements, `.data[0]` meant its first one and `.item()` raises. So it
     is for arithmetic of one-element values (or values named like a loss) with a name or an
     attribute volfix cannot type (`(self.gamma * d_loss_real - d_loss_fake).data[0]` with
@@ -172,7 +175,10 @@ class ScalarDataIndex(Rule):
     tensor, a one-element Variable for a Variable), and for a running total a function is
     given and adds one-element values to (`total_loss += loss.data`, then `total_loss[0]`, with
     `total_loss` a parameter: one element when the caller starts it at a number, which volfix
-    does not see), and for a parameter whose every call in the file passes a value named like a
+    does not see), or one that adds up one-element values times a name volfix cannot type
+    (`total_loss += word_cnt * criterion(out, y).data`, the note names `word_cnt`), for the
+    parameter of a function named for a scalar (`unwrap_scalar_variable(var)`, called from other
+    files), and for a parameter whose every call in the file passes one element or a value named like a
     loss (`def _get_data(self, d): return d.data[0]`, called as `self._get_data(g_loss)`: a
     call from another file may pass something else). `x[0]` on a tensor read through `.data`
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
@@ -256,11 +262,22 @@ class ScalarDataIndex(Rule):
                 f"`.item()` raises")
         if scalars.accumulated_parameter(subject, node):
             return subject, Applicability.UNSAFE, _accumulator_note(shown)
-        passed = _losses_passed(subject, node, ctx)
+        passed = _losses_passed(subject, node, ctx, scalars)
         if passed is not None:
             return subject, Applicability.UNSAFE, (
-                f"unsafe fix: every call of `{passed[0]}()` in this file passes a loss for `{shown}` "
-                f"({passed[1]}); a call from elsewhere with several elements would make `.item()` raise")
+                f"unsafe fix: every call of `{passed[0]}()` in this file passes {passed[2]} for "
+                f"`{shown}` ({passed[1]}); a call from elsewhere with several elements would make `.item()` raise")
+        scalar_helper = _scalar_helper(subject, node, ctx)
+        if scalar_helper is not None:
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: `{scalar_helper}()` is named for a scalar and `{shown}` is its parameter; a call "
+                f"with several elements would make `.item()` raise")
+        made = _made_by_loss_callee(subject, ctx, scalars, node)
+        if made is not None:
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: volfix cannot tell that `{shown}` has one element (it is `{made}`, "
+                f"not bound to a known loss or reduction); if it has several, `.data[0]` meant the first "
+                f"and `.item()` raises")
         if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
             outside = scalars.outside_callee(subject.func, node) if isinstance(subject, ast.Call) else None
             why = f"`{outside}` comes from a module volfix finds in no file of the project" if outside \
@@ -280,6 +297,13 @@ class ScalarDataIndex(Rule):
         if not scalars.one_element(subject, node):
             if scalars.accumulated_parameter(subject, node):
                 return subject, Applicability.UNSAFE, _accumulator_note(shown)
+            unknown = _accumulated_unknowns(subject, node, scalars)
+            if unknown:
+                names = ", ".join(f"`{ctx.src.segment(u)}`" for u in dict.fromkeys(unknown))
+                return subject, Applicability.UNSAFE, (
+                    f"unsafe fix: `{shown}` adds up one-element values times {names}, which volfix cannot tell "
+                    f"{'is a number' if len(unknown) == 1 else 'are numbers'}; with a tensor of several "
+                    f"elements there, `[0]` meant the first and `.item()` raises")
             base = _numpy_of(subject)  # `calc_loss(...).data.cpu().numpy()[0]`
             if base is not None and (_loss_named(base) or (_loss_callee(base)
                                                            and not scalars.known_callee(base.func, node))):
@@ -351,6 +375,26 @@ def _unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> li
     return unknown if one else []
 
 
+def _accumulated_unknowns(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> list:
+    """`total_loss[0]` after `total_loss = 0` and `total_loss += word_cnt * criterion(out, y).data`
+    (PyTorch_GBW_LM: `word_cnt` comes out of a batch tuple): the names volfix cannot type in
+    the terms, when every other binding is a number or one element and each term is arithmetic
+    `_unknown_factors` accepts. [] otherwise."""
+    if not isinstance(subject, ast.Name):
+        return []
+    unknown: list = []
+    for value in scalars.names.bindings(subject.id, at) or []:
+        if not isinstance(value, ast.AST):
+            return []
+        if scalars.scalar(value, at, 0) or scalars.one_element(value, at):
+            continue
+        found = _unknown_factors(value, at, scalars)
+        if not found:
+            return []
+        unknown += found
+    return unknown
+
+
 def _comparison(subject: ast.AST, at: ast.AST, names: NameBindings) -> Optional[str]:
     """"certainly" for `(l == l)` or a name every value of which here is a comparison (`same =
     a.data == b.data`), "maybe" when only some are, else None. 0.3 had no bool tensors: a
@@ -403,26 +447,48 @@ def _accumulator_note(shown: str) -> str:
             f"elements `[0]` meant the first and `.item()` raises")
 
 
-def _losses_passed(subject: ast.AST, at: ast.AST, ctx) -> Optional[Tuple[str, str]]:
-    """(function, the arguments) when `subject` is a parameter of the function reading it,
-    never rebound there, and every call of that function in this file passes a value named
-    like a loss for it (`def _get_data(self, d): return d.data[0]`, called as
-    `self._get_data(g_loss)`, `self._get_data(d_adv_loss)`)."""
+def _own_parameter(subject: ast.AST, at: ast.AST, ctx):
+    """The function reading `subject` when it is a parameter of it never bound again there."""
     fn = ctx.index.function_of(at)
     if not isinstance(subject, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
             or subject.id not in nm.function_params(fn) or ctx.index.plain_assignments(subject.id, fn) != []:
+        return None
+    return fn
+
+
+def _scalar_helper(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:
+    """`def unwrap_scalar_variable(var): ... return var.data[0]` (jihunchoi's helper, called from
+    other files): a function named for a scalar reading its parameter's first element."""
+    fn = _own_parameter(subject, at, ctx)
+    if fn is None or not any(word.lower() == "scalar" for word in _WORD.findall(fn.name)):
+        return None
+    return fn.name
+
+
+def _losses_passed(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) -> Optional[Tuple[str, str, str]]:
+    """(function, the arguments, what they are) when `subject` is a parameter of the function reading it,
+    never rebound there, and every call of that function in this file passes a value named
+    like a loss, or certainly one element, for it (`def _get_data(self, d): return
+    d.data[0]`, called as `self._get_data(g_loss)`, `self._get_data(d_adv_loss)`; `unwrap(x.sum())`)."""
+    fn = _own_parameter(subject, at, ctx)
+    if fn is None:
         return None  # not a parameter, or one the function binds again
     sites, other = call_sites(ctx.index, fn)
     if not sites or other:
         return None
     positional = bound_positional(fn, method=ctx.index.method_class(fn) is not None)
-    args = []
+    args, losses = [], True
     for site in sites:
         arg, known = passed_argument(site, positional, subject.id)
-        if arg is None or not known or not _loss_named(arg):
+        if arg is None or not known:
             return None
+        named = _loss_named(arg)
+        if not named and not scalars.one_element(arg, site):
+            return None
+        losses = losses and named
         args.append(ctx.src.segment(arg))
-    return fn.name, ", ".join(f"`{a}`" for a in list(dict.fromkeys(args))[:3])
+    return (fn.name, ", ".join(f"`{a}`" for a in list(dict.fromkeys(args))[:3]),
+            "a loss" if losses else "a loss or one element")
 
 
 def _loss_named(expr: ast.AST) -> bool:
@@ -453,6 +519,19 @@ def _loss_callee(expr: ast.AST) -> bool:
     func = expr.func
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
     return name is not None and _loss_words(name, LOSS_CALLEE_WORDS)
+
+
+def _made_by_loss_callee(subject: ast.AST, ctx, scalars: ScalarValues, at: ast.AST) -> Optional[str]:
+    """`err` where every binding of it in its function is a call of a callee named like a loss
+    that volfix cannot see (`err = self.criterion(output, target)`, with `self.criterion` a
+    constructor's argument): that call's text, else None."""
+    if not isinstance(subject, ast.Name):
+        return None
+    fn = ctx.index.function_of(at)
+    values = ctx.index.plain_assignments(subject.id, fn) if fn is not None else None
+    if not values or not all(_loss_callee(v) and not scalars.known_callee(v.func, v) for v in values):
+        return None
+    return ctx.src.segment(values[0].func) + "(...)"
 
 
 def _full_index(expr: ast.AST) -> bool:
