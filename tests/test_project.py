@@ -1025,3 +1025,19 @@ def test_a_notebook_passing_volatile_keeps_the_helper_parameter_and_its_fix_unsa
     assert "def variable(x, volatile=False):" in fixed and "Variable" not in fixed
     notes = [e[3] for e in summary(check(tmp_path)) if e[0] == "utils.py"]
     assert any("calls in other files pass it (demo.ipynb:cell 2:1)" in n for n in notes)
+
+
+def test_a_notebook_calling_its_own_def_of_the_name_is_no_caller_of_the_helper(tmp_path, monkeypatch):
+    """fastai-dl2's `Example.ipynb` defines its own `variable(x, volatile=False)` and calls it:
+    the helper of `utils.py` keeps its safe unwrap."""
+    monkeypatch.chdir(tmp_path)
+    helper = "from torch.autograd import Variable\n\n\ndef variable(x, volatile=False):\n" \
+             "    return Variable(x, volatile=volatile)\n"
+    caller = "import torch\nfrom utils import variable\n\n\ndef evaluate(model, x):\n" \
+             "    return model(variable(x, volatile=True))\n"
+    own = "from torch.autograd import Variable\n\ndef variable(x, volatile=False):\n" \
+          "    return Variable(x, volatile=volatile)"
+    write(tmp_path, {"setup.py": "", "utils.py": helper, "evaluate.py": caller,
+                     "demo.ipynb": _notebook("import torch", own, "img = variable(torch.ones(3), volatile=True)")})
+    vf103 = [e for e in summary(check(tmp_path)) if e[0] == "utils.py" and e[1] == "VF103"]
+    assert len(vf103) == 1 and "demo.ipynb" not in vf103[0][3] and not vf103[0][3].startswith("unsafe")

@@ -195,7 +195,8 @@ def _restore_timed(lines: List[str], masked: MaskedCell) -> List[str]:
                 out.append(statement + line[len(content):])
             continue
         if ident in seen or ident not in masked.timed or not _one_simple_statement(body):
-            raise MaskError(f"the statement timed by {masked.timed.get(ident, '%time').strip()} was split or duplicated")
+            magic = masked.timed.get(ident, "%time").strip()
+            raise MaskError(f"the statement timed by {magic} was split or duplicated")
         seen.add(ident)
         out.append(statement[:len(statement) - len(body)] + masked.timed[ident] + body + line[len(content):])
     if seen != set(masked.timed):

@@ -11,6 +11,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 from ..files.prefilter import VOLATILE_PARAM_DEF
 from .facts import REQUIRED_VOLATILE, VOLATILE_PARAM, ExternalCall
 
+_ANY_DEF = re.compile(rb"^[ \t]*def[ \t]+(\w+)", re.M)
 # `volatile` in a def's head, then (after an annotation) `=`: a parameter with a default.
 _DEFAULT = re.compile(rb"\bvolatile\b[ \t]*(?::[^,)=\n]*)?=")
 
@@ -46,12 +47,14 @@ def volatile_param_calls(run: Iterable[str], data: Dict[str, Optional[bytes]], f
         raw = bytes_of(other)
         if not raw or b"volatile" not in raw:
             continue
-        for where, text in _code_parts(other, raw, shown(other)):
+        parts = _code_parts(other, raw, shown(other))
+        own = {m.group(1) for _, text in parts for m in _ANY_DEF.finditer(text)}
+        for where, text in parts:
             for match in call.finditer(text):
                 name = match.group(1)
+                if name in own:
+                    continue  # the file's (the notebook's) own `def variable(x, volatile=False)` is called
                 start = text.rfind(b"\n", 0, match.start()) + 1
-                if text[start:match.start()].split()[-1:] == [b"def"]:
-                    continue  # another file's own `def to_var(x, volatile=False):`
                 line = text.count(b"\n", 0, match.start()) + 1
                 for path in defs[name]:
                     if path != other:
@@ -78,4 +81,4 @@ def _code_parts(path: str, raw: bytes, shown: str) -> List[Tuple[str, bytes]]:
     except NotebookError:
         return []
     return [(f"{shown}:cell {cell.index + 1}", cell.source.encode("utf-8")) for cell in cells
-            if cell.cell_type == "code" and "volatile" in cell.source]
+            if cell.cell_type == "code"]
