@@ -40,15 +40,20 @@ class Follower(HelperFollower):
         for escape in taint.escapes:
             if not escape.raw or escape.stmt is None:
                 continue
-            if escape.kind == "return" and no_grad and isinstance(group.scope, FUNCTIONS) \
+            # A generator's yield goes to its callers as a return does: `for i, x in batches(n):`
+            # iterates it, so the region around that loop runs its body (PytorchWaveNetVocoder's
+            # `decode_generator`).
+            if escape.kind in ("return", "yield") and no_grad and isinstance(group.scope, FUNCTIONS) \
                     and not framework_method(group.scope, self.index) \
                     and not any(id(s) in taint.recording for s in taint.uses_outside()):
-                partly = self.plain_return(group) if call_sites(self.index, group.scope)[0] else None
+                partly = self.plain_return(group) if escape.kind == "return" and call_sites(self.index, group.scope)[0] \
+                    else None
                 if partly is not None:
                     escape.partly = partly  # type: ignore[attr-defined]
                     continue  # the callers' region would also cover the calls that get plain data
                 report = CallerReport()
-                items = returned_items(group.scope, taint, [s.node for s in group.sources])
+                items = returned_items(group.scope, taint, [s.node for s in group.sources]) \
+                    if escape.kind == "return" else None
                 for s in group.sources:
                     if id(group.scope) in self._helper_done:
                         break
@@ -393,18 +398,19 @@ class Follower(HelperFollower):
             e = followed[0]
             report = e.followed if isinstance(e.followed, CallerReport) else None  # type: ignore[attr-defined]
             if report is not None:
+                verb = "yielded" if e.kind == "yield" else "returned"
                 if report.outside:
-                    return (f"no fix: the value is returned to calls outside this run ({', '.join(report.outside[:3])})",
+                    return (f"no fix: the value is {verb} to calls outside this run ({', '.join(report.outside[:3])})",
                             W_NONE, None)
                 if report.unresolved:
-                    return (f"unsafe fix: the value is returned where volfix cannot follow it "
+                    return (f"unsafe fix: the value is {verb} where volfix cannot follow it "
                             f"({', '.join(dict.fromkeys(report.unresolved))})", W_UNSAFE, Applicability.UNSAFE)
                 if report.elsewhere:
                     return awaiting_note("callers", report.elsewhere), W_UNSAFE, Applicability.UNSAFE
                 if not report.true_calls:
-                    return ("no fix: the value is returned and nothing calls the function here: its callers decide",
+                    return (f"no fix: the value is {verb} and nothing calls the function here: its callers decide",
                             W_NONE, None)
-                return "no region here: the callers computing with the returned value get it", W_INFO, None
+                return f"no region here: the callers computing with the {verb} value get it", W_INFO, None
             return f"no region here: the reads of {e.what} get it", W_INFO, None
         escape = self.open_escape(group)
         if escape is not None:
