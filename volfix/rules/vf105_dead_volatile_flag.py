@@ -207,6 +207,8 @@ class DeadVolatileFlag(Rule):
                 message = (f"`volatile=` passed to `{name}()`, defined elsewhere: PyTorch 0.4 removed the flag, "
                            f"so it does nothing unless that function still reads it")
                 truth = literal_truth(keyword.value)
+                if truth is None and _holds_data(keyword.value, index):
+                    continue  # `volatile=volatile` with `volatile = {}` filled with features: no flag
                 if truth is None:
                     ctx.report(self.CODE, keyword, message=message,
                                note=f"no fix: the flag is not a literal; drop it with the `volatile` parameter of "
@@ -233,6 +235,26 @@ class DeadVolatileFlag(Rule):
                            note=f"unsafe fix: if `{name}()` still uses its `volatile` parameter for more than "
                                 f"`Variable(volatile=)`, dropping the argument changes what it does",
                            fix=ctx.edit_fix(Applicability.UNSAFE, "Drop the `volatile=` argument", edits))
+
+
+_CONTAINERS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def _holds_data(value: ast.AST, index) -> bool:
+    """A name its function binds to a container (`volatile = {}`, `dict(...)`) or fills by key
+    (`volatile["goal_sample_prob"] = p`): lil-lab/ciff's replay items pass features so."""
+    if not isinstance(value, ast.Name):
+        return False
+    scope = index.function_of(value)
+    for node in index.names.get(value.id, ()):
+        if index.function_of(node) is not scope:
+            continue
+        parent = index.parents.get(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Store):
+            return True
+    values = index.plain_assignments(value.id, scope) or []
+    return any(isinstance(v, _CONTAINERS) or isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+               and v.func.id in ("dict", "list", "set", "OrderedDict", "defaultdict") for v in values)
 
 
 def _bound_receiver(index, func: ast.Attribute) -> bool:

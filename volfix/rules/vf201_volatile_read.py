@@ -88,6 +88,8 @@ class VolatileAttributeRead(Rule):
         if not isinstance(node.ctx, ast.Load) or not ctx.tensor_file or not is_tensor_attribute(node, ctx):
             return
         parent = ctx.index.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return  # `episodes.volatile()`: a method of the project's (0.3's flag was a bool property)
         if isinstance(parent, ast.keyword) and parent.arg == "volatile":
             call = ctx.index.parents.get(parent)
             if isinstance(call, ast.Call) and ctx.variable_call(call) is not None:
