@@ -346,7 +346,11 @@ class Follower(HelperFollower):
         whose `forward` (or `__call__`) `fn` is (`call_sites` leaves those methods to the
         frameworks that call them by name)."""
         cls = self.index.method_class(fn)
-        if cls is None or fn.name not in ("forward", "__call__"):  # type: ignore[attr-defined]
+        method = getattr(fn, "name", None)
+        # `emb.run(x)`: a method named like a framework's (`call_sites` does not list them by
+        # name) called on this file's instance of its class (superpoint_graph's CloudEmbedder.run)
+        by_attribute = method in FRAMEWORK_METHODS and method not in ("forward", "__call__")
+        if cls is None or not (method in ("forward", "__call__") or by_attribute):
             return []
         made = [self.index.parents.get(n) for n in self.index.names.get(cls.name, ())]
         made = [c for c in made if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == cls.name]
@@ -358,6 +362,10 @@ class Follower(HelperFollower):
         values = ScalarValues(self.index)
         out = []
         for name in names - {None}:
+            if by_attribute:
+                out += [call for call in self.index.calls.get(method, ()) if isinstance(call.func, ast.Attribute)
+                        and call.func.attr == method and key_of(call.func.value) == name]
+                continue
             for call in self.index.calls.get(name.rpartition(".")[2], ()):
                 if key_of(call.func) == name:
                     classes = values.instance_classes(call.func, call)

@@ -455,12 +455,19 @@ def makes_module(index, call: ast.AST) -> bool:
 
 def calls_a_module(index, names, node: ast.AST, at: ast.AST) -> Optional[ast.Call]:
     """A call in `node` of a module of the program (`self.hyper(z)`, `classifier(h)`): a name
-    or `self` attribute bound only to values `makes_module` accepts."""
+    or `self` attribute bound only to values `makes_module` accepts, or an attribute of one
+    (`model.ecc(h)`)."""
     for sub in walk_expr(node) if isinstance(node, ast.stmt) else ast.walk(node):
         if not isinstance(sub, ast.Call):
             continue
         made = names.of(sub.func, at)
         if made and all(makes_module(index, v) for v in made):
             return sub
+        if isinstance(sub.func, ast.Attribute):
+            # `model.ecc(h)` with `model = Net()`, a module of the program: a submodule or a
+            # method of it computes with its parameters
+            owner = names.of(sub.func.value, at)
+            if owner and all(makes_module(index, v) for v in owner):
+                return sub
     return None
 
