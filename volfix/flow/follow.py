@@ -381,6 +381,10 @@ class HelperFollower:
                                           "fix those files in the same run", [], weight=W_NONE)
             return
         if not report.any_call():
+            if any(part.number is not None for part in self.ctx.doc.parts):
+                # A notebook is imported by no one: its own calls are all there are.
+                planner.unwrap_only(source, f"no call in the notebook passes {flagged}", W_INFO)
+                return
             if self.ctx.links is None or not self.ctx.links.project_wide:
                 where = "in this run" if self.ctx.links is not None else "in this file"
                 planner.outcome(source, None, f"no fix: {param} is a parameter of {name} and no call {where} "
