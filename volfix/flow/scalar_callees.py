@@ -10,6 +10,7 @@ from typing import Callable, Optional, Set
 
 from ..syntax import names as nm
 from .bindings import Element, Unpacked
+from .calls import bound_positional, call_sites, passed_argument
 from .shapes import MODULE_MOVES, branches, is_none, moved_itself, own_returns, reduced
 
 # What a call returns, as the project index hands it from file to file (`returns_facts`): every
@@ -224,6 +225,12 @@ class Callees:
                     return None
                 out.extend(c for found in classes for c in found)
                 continue
+            if isinstance(value, ast.Name):  # `self.translator = translator` in `__init__`
+                found = self._constructed_with(value, depth)
+                if found is None:
+                    return None
+                out.extend(found)
+                continue
             if not isinstance(value, ast.Call):
                 return None
             qual = self.index.qual(value.func)
@@ -238,6 +245,30 @@ class Callees:
             else:
                 return None
         return out or None
+
+    def _constructed_with(self, param: ast.Name, depth: int) -> Optional[list]:
+        """The classes of what every construction of a module-level class passes for a
+        parameter of its `__init__` (never bound again there), in a program, where no other
+        file constructs it: `Validator(Translator())` for `self.translator = translator`
+        (artetxem/undreamt's validator scoring through `self.translator.score(...)`)."""
+        fn = self.index.function_of(param)
+        cls = self.index.method_class(fn) if fn is not None else None
+        if cls is None or getattr(fn, "name", None) != "__init__" or not self.ranks.in_program() \
+                or not isinstance(self.index.parents.get(cls), ast.Module) \
+                or param.id not in nm.function_params(fn) or self.index.plain_assignments(param.id, fn) != []:
+            return None
+        sites, other = call_sites(self.index, fn)
+        if not sites or other:
+            return None
+        positional = bound_positional(fn, method=True)
+        out: list = []
+        for call in sites:
+            arg, known = passed_argument(call, positional, param.id)
+            found = self.instance_classes(arg, call, depth + 1) if arg is not None and known else None
+            if found is None:
+                return None
+            out.extend(found)
+        return out
 
     def list_members(self, name: ast.Name, depth: int = 0) -> Optional[list]:
         """What the list `name` reads holds: the items of the list or tuple literals it is bound
