@@ -37,31 +37,38 @@ class Follower(HelperFollower):
         out: list = []
         taint = group.taint
         no_grad = group.flag is None
+        records = any(id(s) in taint.recording for s in taint.uses_outside())
+        returned_to: Optional[CallerReport] = None
         for escape in taint.escapes:
-            if not escape.raw or escape.stmt is None:
+            # A value computed without recording (`v = v / 2`, no region placed) and handed back
+            # is as volatile as the value itself was in 0.3: its callers are followed too.
+            computed = escape.kind in ("return", "yield") and not records
+            if not (escape.raw or computed) or escape.stmt is None:
                 continue
             # A generator's yield goes to its callers as a return does: `for i, x in batches(n):`
             # iterates it, so the region around that loop runs its body (PytorchWaveNetVocoder's
             # `decode_generator`).
             if escape.kind in ("return", "yield") and no_grad and isinstance(group.scope, FUNCTIONS) \
-                    and not framework_method(group.scope, self.index) \
-                    and not any(id(s) in taint.recording for s in taint.uses_outside()):
+                    and not framework_method(group.scope, self.index) and not records:
                 partly = self.plain_return(group) if escape.kind == "return" and call_sites(self.index, group.scope)[0] \
                     else None
                 if partly is not None:
                     escape.partly = partly  # type: ignore[attr-defined]
                     continue  # the callers' region would also cover the calls that get plain data
-                report = CallerReport()
-                items = returned_items(group.scope, taint, [s.node for s in group.sources]) \
-                    if escape.kind == "return" else None
-                for s in group.sources:
-                    if id(group.scope) in self._helper_done:
+                # One report per group: its other `return`s hand the value to the same calls.
+                report = returned_to
+                if report is None:
+                    report = returned_to = CallerReport()
+                    items = returned_items(group.scope, taint, [s.node for s in group.sources]) \
+                        if escape.kind == "return" else None
+                    for s in group.sources:
+                        if id(group.scope) in self._helper_done:
+                            break
+                        out.extend(self.follow_callers(s, group.scope, HelperFlag(None), report, visited=set(),
+                                                       items=items))
                         break
-                    out.extend(self.follow_callers(s, group.scope, HelperFlag(None), report, visited=set(),
-                                                   items=items))
-                    break
-                self._helper_done.add(id(group.scope))
-                self.ctx.helpers.append(HelperRecord(group.sources[0], group.scope, HelperFlag(None), report))
+                    self._helper_done.add(id(group.scope))
+                    self.ctx.helpers.append(HelperRecord(group.sources[0], group.scope, HelperFlag(None), report))
                 escape.followed = report  # type: ignore[attr-defined]
             elif escape.kind == "attribute" and no_grad:
                 found = self.follow_attribute(group, escape)
@@ -401,7 +408,7 @@ class Follower(HelperFollower):
     def no_region_note(self, group) -> Tuple[Optional[str], int, object]:
         """Why the sources are only unwrapped, when no region is placed."""
         taint = group.taint
-        followed = [e for e in taint.escapes if e.raw and getattr(e, "followed", None)]
+        followed = [e for e in taint.escapes if getattr(e, "followed", None)]
         if followed:
             e = followed[0]
             report = e.followed if isinstance(e.followed, CallerReport) else None  # type: ignore[attr-defined]

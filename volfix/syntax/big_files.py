@@ -177,6 +177,7 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
     read: Set[str] = set()  # the words of the lines holding a VF401 read
     made: Set[str] = set()  # the names a module-level line holding a trigger assigns
     methods: dict = {}  # class -> the names of its methods
+    instances: dict = {}  # module-level name -> the words of what it is bound to
     current: Optional[str] = None
     method: Optional[str] = None
     for line in lines:
@@ -197,6 +198,8 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
             assigned = _ASSIGNED.match(line)
             if assigned and any(t in line for t in triggers):  # `q = Variable(q, volatile=True)`
                 made.add(assigned.group(1))
+            if assigned:  # `net = Net()`: a def reading `net` computes with a `Net`
+                instances.setdefault(assigned.group(1), set()).update(_IDENTIFIER.findall(line[assigned.end():]))
             continue
         words.setdefault(current, set()).update(_IDENTIFIER.findall(line))
         if any(t in line for t in triggers):
@@ -219,6 +222,12 @@ def _triggered_definitions(lines: List[str], triggers) -> Set[str]:
         for name, defined in methods.items():
             if name not in out and defined & called:
                 out.add(name)
+                grown = True
+        # The class of a module-level instance such a definition reads (`net.ecc(h)` after
+        # `net = Net()`: is `Net` a module?)
+        for name in called & set(instances):
+            for cls in instances[name] & set(words) - out:
+                out.add(cls)
                 grown = True
     callees = set(out) | {n for n in read if n in words}
     while callees:
