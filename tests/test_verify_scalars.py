@@ -101,8 +101,9 @@ def test_a_read_also_made_on_a_value_with_dimensions_is_reported_not_rewritten(t
 # ------------------------------------------------------------------ real programs
 
 # The loss is chosen by name (by a callee not named like one) and the model's output rank is
-# the data's: volfix cannot read either. `out.data[0]` is a row (B): it must stay. `n.data[0]` of `topk`'s 1-dim order is an
-# element of a 1-dim tensor, 0-dim today: a notebook's sampling loop.
+# the data's: volfix cannot read either. `out.data[0]` is a row (B): it must stay. `n.data[0]`
+# of `topk`'s 1-dim order is an element of a 1-dim tensor, 0-dim today: a notebook's sampling
+# loop.
 EVALUATE = """\
     import torch
     import torch.nn as nn

@@ -50,8 +50,8 @@ class Follower(HelperFollower):
             # `decode_generator`).
             if escape.kind in ("return", "yield") and no_grad and isinstance(group.scope, FUNCTIONS) \
                     and not framework_method(group.scope, self.index) and not records:
-                partly = self.plain_return(group) if escape.kind == "return" and call_sites(self.index, group.scope)[0] \
-                    else None
+                called = escape.kind == "return" and call_sites(self.index, group.scope)[0]
+                partly = self.plain_return(group) if called else None
                 if partly is not None:
                     escape.partly = partly  # type: ignore[attr-defined]
                     continue  # the callers' region would also cover the calls that get plain data
