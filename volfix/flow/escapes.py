@@ -38,11 +38,14 @@ class Follower(HelperFollower):
         taint = group.taint
         no_grad = group.flag is None
         records = any(id(s) in taint.recording for s in taint.uses_outside())
+        handed = ("return", "yield")
+        raw_out = any(e.raw and e.kind in handed for e in taint.escapes)
         returned_to: Optional[CallerReport] = None
         for escape in taint.escapes:
             # A value computed without recording (`v = v / 2`, no region placed) and handed back
-            # is as volatile as the value itself was in 0.3: its callers are followed too.
-            computed = escape.kind in ("return", "yield") and not records
+            # is as volatile as the value itself was in 0.3: its callers are followed too (when
+            # the function hands back no raw value, whose following decides the callers' regions).
+            computed = escape.kind in handed and not records and not raw_out
             if not (escape.raw or computed) or escape.stmt is None:
                 continue
             # A generator's yield goes to its callers as a return does: `for i, x in batches(n):`
