@@ -79,7 +79,12 @@ class DeadVolatileFlag(Rule):
     function may use its flag for more than `Variable`), when the call is inside a
     `torch.no_grad()` region (or only makes a value every later read of which is in one) or
     passes False; `volatile=True` outside a region (the intent a region must restore) or a
-    non-literal flag get no fix.
+    non-literal flag get no fix, and so does an argument of a project function that takes
+    `volatile` without a default (`def wrap_with_variable(tensor, volatile, gpu)`: without the
+    argument the call raises a TypeError; the note names the def). A name bound to a container
+    or filled by key (`volatile = {}`, `volatile["goal_sample_prob"] = p`) passed as
+    `volatile=volatile` is data, not a flag, and is not reported. Calls in the project's
+    notebooks count as calls in other files.
     """
 
     CODE = "VF105"

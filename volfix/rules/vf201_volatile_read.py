@@ -26,7 +26,8 @@ class VolatileAttributeRead(Rule):
     torchtext alone). A file that imports none of them counts when another Python file of its
     project does (torchtext's own `test/common/torchtext_test_case.py` imports only `unittest`
     and `json`; the tests calling it import torch). In a project without torch, `volatile` is
-    not a tensor's flag (C declarations, a parser's node attribute).
+    not a tensor's flag (C declarations, a parser's node attribute). A called `x.volatile()` is
+    a method of the project's (0.3's flag was a property, never called) and is not reported.
 
     ## Why is this bad?
     Since PyTorch 0.4 `x.volatile` is always False (and warns): branches on it silently
