@@ -406,8 +406,12 @@ def torchless_volatile_attribute(data: bytes) -> bool:
     nor a package built on it (a project's test helper asserting `batch.text.volatile`; a
     helper `def wrap(tensor, volatile, gpu)` whose `Variable` a fix removed with the import):
     a tensor's flag only when another file of its project imports torch (`Links.torch_project`)."""
-    return b"volatile" in data and not names_torch(data) and (
-        _VOLATILE_ATTRIBUTE(data) or VOLATILE_PARAM_DEF.search(data) is not None)
+    return _torchless_volatile_def(data) or (b"volatile" in data and not names_torch(data)
+                                             and _VOLATILE_ATTRIBUTE(data))
+
+
+def _torchless_volatile_def(data: bytes) -> bool:
+    return b"volatile" in data and not names_torch(data) and VOLATILE_PARAM_DEF.search(data) is not None
 
 
 # VF201/VF202: a `.volatile` read or write. In a file without torch it counts only in a project
@@ -421,9 +425,7 @@ TORCH_VOLATILE_KEYWORD = Needs(
     "`torch` (or a package built on it), and `volatile=` in code: a keyword argument or a "
     "parameter's default; or, in a file naming neither, a `def` with a `volatile` parameter (the "
     "project decides, as for `VOLATILE_ATTRIBUTE`)",
-    _any(_family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
-                                  _code_word(b"volatile", _keyword))),
-         lambda data: b"volatile" in data and not names_torch(data) and VOLATILE_PARAM_DEF.search(data) is not None))
+    _any(_family((b"volatile",), (names_torch, _code_word(b"volatile", _keyword))), _torchless_volatile_def))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
 _ACCUMULATED_NAME = re.compile(rb'[ \t"]*([A-Za-z_]\w*)[ \t]*\+=')
 # One scan each (a literal prefix makes `re` skip fast): `.data` ending a line (the last: a

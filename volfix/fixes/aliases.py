@@ -10,7 +10,7 @@ from typing import List, Optional, Set, Tuple
 from .edits import TextEdit
 from .expressions import Expressions
 from ..flow.defuse import ENTRY, Graph, declared
-from ..flow.grad_mode import GRAD_CONTEXT_QUALS
+from ..flow.grad_mode import inert_grad_with
 from ..syntax.document import CELL_SEPARATOR
 from ..syntax import names as nm
 from ..syntax.index import ModuleIndex
@@ -48,7 +48,7 @@ def aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
             continue  # a notebook cell would be left empty
         region = index.parents.get(stmt)
         if not (isinstance(region, ast.With) and region.body == [stmt] and (created(region) and all(
-                "grad" in ast.unparse(item.context_expr) for item in region.items) or _torch_grad_with(index, region))):
+                "grad" in ast.unparse(item.context_expr) for item in region.items) or inert_grad_with(index, region))):
             region = None  # a region holding nothing but the alias goes with it (no `with ...: pass`)
         deletion = expr.delete_statement(region or stmt, whole_if=True)
         if deletion is None:
@@ -58,18 +58,6 @@ def aliases(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
             edits.extend(TextEdit(index.src.start(m), index.src.end(m), original) for m in mentions)
         touched.update(name for pair in pairs for name in pair)  # aliases of other names do not interact
     return edits
-
-
-def _torch_grad_with(index: ModuleIndex, node: ast.With) -> bool:
-    """An author's `with torch.no_grad():` or `with torch.set_grad_enabled(flag):` (torch's own,
-    no `as`, arguments that compute nothing): with an empty body, it does nothing."""
-    def plain(arg: ast.AST) -> bool:
-        arg = arg.operand if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.Not) else arg
-        return isinstance(arg, (ast.Name, ast.Constant))
-
-    return all(item.optional_vars is None and isinstance(item.context_expr, ast.Call)
-               and index.qual(item.context_expr.func) in GRAD_CONTEXT_QUALS and not item.context_expr.keywords
-               and all(plain(a) for a in item.context_expr.args) for item in node.items)
 
 
 def _alias_pairs(stmt: ast.Assign) -> Optional[List[Tuple[str, str]]]:

@@ -10,7 +10,7 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from ..flow.defuse import flag_test
-from ..flow.grad_mode import GRAD_CONTEXT_QUALS
+from ..flow.grad_mode import inert_grad_with
 from ..syntax.names import function_params
 from ..syntax.index import ModuleIndex
 from .edits import TextEdit, blank_lines_around
@@ -136,7 +136,7 @@ class Expressions:
             if whole is not None:
                 return whole
         if siblings is not None and len(siblings) == 1 and isinstance(parent, ast.With) and parent.body is siblings \
-                and all(self._grad_mode_item(item) for item in parent.items) \
+                and inert_grad_with(self.index, parent) \
                 and len(self.index.siblings(parent) or ()) > 1 and not comments \
                 and not src.comments_between(src.start(parent), src.line_end(parent.end_lineno)):
             # `with torch.no_grad(): inputs = Variable(inputs)` (cellnet's inference script): a
@@ -155,14 +155,6 @@ class Expressions:
         if above and below and first - above > 1:
             return [TextEdit(src.line_starts[first - 1 - min(above, below)], src.line_after(last), "")]
         return [TextEdit(src.line_starts[first - 1], src.line_after(last), "")]
-
-    def _grad_mode_item(self, item: ast.withitem) -> bool:
-        """`torch.no_grad()`, `torch.set_grad_enabled(flag)` (a name or a constant), with no `as`:
-        entering it runs no code of the program's."""
-        call = item.context_expr
-        return item.optional_vars is None and isinstance(call, ast.Call) and not call.keywords \
-            and self.index.qual(call.func) in GRAD_CONTEXT_QUALS \
-            and all(isinstance(a, (ast.Name, ast.Constant, ast.UnaryOp)) for a in call.args)
 
     def _plain_flag(self, test: ast.expr) -> bool:
         """`if flag:` / `if not flag:` on a value whose truth test cannot raise or compute: a

@@ -51,7 +51,7 @@ class Follower(HelperFollower):
             # A generator's yield goes to its callers as a return does: `for i, x in batches(n):`
             # iterates it, so the region around that loop runs its body (PytorchWaveNetVocoder's
             # `decode_generator`).
-            if escape.kind in ("return", "yield") and no_grad and isinstance(group.scope, FUNCTIONS) \
+            if escape.kind in handed and no_grad and isinstance(group.scope, FUNCTIONS) \
                     and not framework_method(group.scope, self.index) and not records:
                 called = escape.kind == "return" and call_sites(self.index, group.scope)[0]
                 partly = self.plain_return(group) if called else None

@@ -381,7 +381,7 @@ class HelperFollower:
                                           "fix those files in the same run", [], weight=W_NONE)
             return
         if not report.any_call():
-            if any(part.number is not None for part in self.ctx.doc.parts):
+            if self.index.notebook:
                 # A notebook is imported by no one: its own calls are all there are.
                 planner.unwrap_only(source, f"no call in the notebook passes {flagged}", W_INFO)
                 return

@@ -33,6 +33,20 @@ NO_GRAD_QUALS = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.aut
 SET_GRAD_QUALS = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
 # torch's own grad-mode context managers.
 GRAD_CONTEXT_QUALS = NO_GRAD_QUALS | SET_GRAD_QUALS | {"torch.enable_grad", "torch.autograd.enable_grad"}
+
+
+def inert_grad_with(index, node: ast.With) -> bool:
+    """`with torch.no_grad():` or `with torch.set_grad_enabled(flag):` (torch's own, no `as`,
+    arguments that compute nothing): with an empty body, it does nothing."""
+    def plain(arg: ast.AST) -> bool:
+        arg = arg.operand if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.Not) else arg
+        return isinstance(arg, (ast.Name, ast.Constant))
+
+    return all(item.optional_vars is None and isinstance(item.context_expr, ast.Call)
+               and index.qual(item.context_expr.func) in GRAD_CONTEXT_QUALS and not item.context_expr.keywords
+               and all(plain(a) for a in item.context_expr.args) for item in node.items)
+
+
 # Context managers that do nothing: the fallback branch of a version gate.
 NULL_CONTEXT_QUALS = frozenset({"contextlib.suppress", "contextlib.nullcontext", "contextlib.ExitStack"})
 _MAX_DEPTH = 4

@@ -47,7 +47,8 @@ def volatile_param_calls(run: Iterable[str], data: Dict[str, Optional[bytes]], f
         raw = bytes_of(other)
         if not raw or b"volatile" not in raw:
             continue
-        parts = _code_parts(other, raw, shown(other))
+        other_shown = shown(other)
+        parts = _code_parts(other, raw, other_shown)
         own = {m.group(1) for _, text in parts for m in _ANY_DEF.finditer(text)}
         for where, text in parts:
             for match in call.finditer(text):
@@ -62,7 +63,7 @@ def volatile_param_calls(run: Iterable[str], data: Dict[str, Optional[bytes]], f
                         out.setdefault(path, {}).setdefault(VOLATILE_PARAM + name.decode(), []).append(found)
                 # The caller learns which defs of the name require the argument (`def wrap(tensor,
                 # volatile, gpu)`): dropping it there raises a TypeError (VF105).
-                needed = [d for d in required.get(name, ()) if d.path != shown(other)]
+                needed = [d for d in required.get(name, ()) if d.path != other_shown]
                 if other in run and needed:
                     calls = out.setdefault(other, {}).setdefault(REQUIRED_VOLATILE + name.decode(), [])
                     calls.extend(d for d in needed if d not in calls)
