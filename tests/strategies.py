@@ -43,7 +43,7 @@ class Line:
     depth: int
     text: str
     tag: str = KEEP
-    continuation: bool = False  # inside brackets: its indentation says nothing about the unit
+    continuation: bool = False  # inside brackets: its indentation says little about the unit
 
 
 @dataclass(frozen=True)
@@ -221,7 +221,9 @@ def legacy_programs(draw, allow_async: bool = True) -> Program:
     source += rendered[-1][0]
     if draw(st.integers(0, 4)):
         source += ends[-1]
-    visible = any(line.depth and not line.continuation and line.tag != EXACT
+    # A block shows the unit; with none, an indented continuation line still shows its
+    # character (a file indented only with tabs gets a tab for a new block).
+    visible = any(line.depth and line.tag != EXACT and (not line.continuation or unit == "\t")
                   for line in header + body)
     return Program(source=source, newline=newline, unit=unit, lines=tuple(rendered),
                    unit_visible=visible)

@@ -291,6 +291,18 @@ def test_generated_programs_are_valid_legacy_code(program):
       ('x, y = y, x ', 'keep')),
      unit_visible=False),
 ).via('discovered failure')
+@example(  # no block, a tab on continuation lines: a new `with` indented with spaces gave `    \tx)`
+    program=Program(source='from torch.autograd import Variable\n\nx = Variable(x,  # note\n\tvolatile=True)\nx = model(x,  # note\n\tx)',
+     newline='\n',
+     unit='\t',
+     lines=(('from torch.autograd import Variable', 'free'),
+      ('', 'keep'),
+      ('x = Variable(x,  # note', 'free'),
+      ('\tvolatile=True)', 'free'),
+      ('x = model(x,  # note', 'keep'),
+      ('\tx)', 'keep')),
+     unit_visible=True),
+).via('discovered failure')
 @example(  # the alias cleanup renamed `x, x = x, x` into `y, y = y, y`, then deleted it
     program=Program(source='from torch.autograd import Variable\n\nx = Variable(y, volatile=True)\nx, x = x, x ',
      newline='\n',

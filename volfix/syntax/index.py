@@ -535,8 +535,20 @@ class ModuleIndex:
             if step:
                 steps[step] = steps.get(step, 0) + 1
         if not steps:
-            return "    "
+            return self._continuation_step(rows)
         return max(sorted(steps), key=lambda s: steps[s])
+
+    def _continuation_step(self, rows: Optional[Tuple[int, int]]) -> str:
+        """With no indented block to show the unit: a tab if every indented line (continuation
+        lines, then) starts with one, so a new block does not put spaces in front of the
+        author's tabs; four spaces otherwise."""
+        src = self.src
+        first, last = rows if rows is not None else (1, len(src.line_starts))
+        interior = self.interior_rows()
+        indented = [src.indentation(row) for row in range(first, last + 1)
+                    if row not in interior and src.line(row).strip()]
+        indented = [ind for ind in indented if ind]
+        return "\t" if indented and all(ind.startswith("\t") for ind in indented) else "    "
 
 
 class BlockMentions:
