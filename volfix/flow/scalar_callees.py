@@ -89,11 +89,7 @@ class Callees:
     def _parameter(self, value: ast.AST) -> bool:
         """`self.criterion = criterion` in `__init__(self, model, criterion)`: what the
         constructor's callers pass, unknown here."""
-        if not isinstance(value, ast.Name):
-            return False
-        fn = self.index.function_of(value)
-        return fn is not None and value.id in nm.function_params(fn) \
-            and self.index.plain_assignments(value.id, fn) == []
+        return self.index.own_parameter(value) is not None
 
     def _opaque_call(self, value: ast.AST) -> bool:
         """A call of a name that is neither imported nor a def or class of this module (a
@@ -251,11 +247,10 @@ class Callees:
         parameter of its `__init__` (never bound again there), in a program, where no other
         file constructs it: `Validator(Translator())` for `self.translator = translator`
         (artetxem/undreamt's validator scoring through `self.translator.score(...)`)."""
-        fn = self.index.function_of(param)
+        fn = self.index.own_parameter(param)
         cls = self.index.method_class(fn) if fn is not None else None
         if cls is None or getattr(fn, "name", None) != "__init__" or not self.ranks.in_program() \
-                or not isinstance(self.index.parents.get(cls), ast.Module) \
-                or param.id not in nm.function_params(fn) or self.index.plain_assignments(param.id, fn) != []:
+                or not isinstance(self.index.parents.get(cls), ast.Module):
             return None
         sites, other = call_sites(self.index, fn)
         if not sites or other:

@@ -56,10 +56,10 @@ import dataclasses
 import hashlib
 import os
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from ..flow.grad_mode import GradShim
-from ..files.prefilter import TORCH_DATA_INDEX, helper_hint, torchless_volatile_attribute
+from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
 from .calls import file_calls
 from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
@@ -70,6 +70,7 @@ from .modules import (ModuleTable, module_candidates, module_names, notebook_cod
 from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module,
                       notebook_returns_asked, resolve_returns, unshared_functions)
 from .shims import file_shims, shim_names, shims_called
+from .torchness import torch_project_files
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
 from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
@@ -81,9 +82,6 @@ MAX_ROUNDS = 4
 # on one line, or a `@contextmanager` in a file that spells a grad-mode name.
 SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
 _GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
-# A module-level import of torch or of a package built on it (`rules.volatile_attributes.TORCH_PACKAGES`).
-_TORCH_IMPORT = re.compile(rb"^(?:import|from)[ \t]+(?:torch\w*|allennlp|fastai|pyro|ignite|onmt|inferno|skorch|"
-                           rb"pytorch_lightning)\b", re.M)
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -129,7 +127,7 @@ class ProjectIndex:
         self._shim_table: NameTable = {}
         self._shim_reach = ""
         self._passing: Optional[Dict[str, Dict[str, List[ExternalCall]]]] = None  # `volatile_param_calls`
-        self._torch: Optional[bool] = None  # `imports_torch`
+        self._torch_project: Optional[FrozenSet[str]] = None  # `torch_project`
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -538,21 +536,10 @@ class ProjectIndex:
         return self._passing
 
     def torch_project(self, path: str) -> bool:
-        """`Links.torch_project` of a file of the run: it reads `x.volatile` without naming
-        torch (`prefilter.torchless_volatile_attribute`), and its project imports torch."""
-        raw = self.data.get(path)
-        return raw is not None and torchless_volatile_attribute(raw) and self.imports_torch(path)
-
-    def imports_torch(self, near: str) -> bool:
-        """Whether a Python file of the project imports torch or a package built on it at
-        module level; the files nearest `near` first, read until one does."""
-        if self._torch is None:
-            here = os.path.dirname(near)
-            files = sorted((p for p in self.files if p.endswith(".py") and p != near),
-                           key=lambda p: (-len(os.path.commonpath([here, os.path.dirname(p)])), p))
-            self._torch = any(raw is not None and _TORCH_IMPORT.search(raw) is not None
-                              for raw in map(self.bytes_of, files))
-        return self._torch
+        """`Links.torch_project` of a file of the run (`project.torchness`), computed once."""
+        if self._torch_project is None:
+            self._torch_project = torch_project_files(self.run, self.data.get, self.files, self.bytes_of)
+        return path in self._torch_project
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
         """A file's `Links.star_bindings` and `Links.star_exported`."""

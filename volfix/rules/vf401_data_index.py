@@ -10,7 +10,6 @@ from ..flow.calls import bound_positional, call_sites, passed_argument
 from ..flow.scalars import ScalarValues
 from ..flow.shapes import is_zero
 from ..model import Applicability
-from ..syntax import names as nm
 from .base import Rule, on
 
 # Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
@@ -449,11 +448,8 @@ def _accumulator_note(shown: str) -> str:
 
 def _own_parameter(subject: ast.AST, at: ast.AST, ctx):
     """The function reading `subject` when it is a parameter of it never bound again there."""
-    fn = ctx.index.function_of(at)
-    if not isinstance(subject, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            or subject.id not in nm.function_params(fn) or ctx.index.plain_assignments(subject.id, fn) != []:
-        return None
-    return fn
+    fn = ctx.index.own_parameter(subject, at)
+    return fn if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _scalar_helper(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:

@@ -256,6 +256,18 @@ class ModuleIndex:
             values.append(parent.value)
         return values
 
+    def own_parameter(self, name: ast.AST, at: Optional[ast.AST] = None) -> Optional[ast.AST]:
+        """The function (or lambda) enclosing `at` (else `name`) when `name` reads a parameter
+        of it that nothing there binds again: what its calls pass (`self.criterion = criterion`
+        in `__init__(self, model, criterion)`)."""
+        if not isinstance(name, ast.Name):
+            return None
+        fn = self.function_of(name if at is None else at)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) \
+                or name.id not in nm.function_params(fn) or self.plain_assignments(name.id, fn) != []:
+            return None
+        return fn
+
     def comprehension_binds(self, node: ast.AST, name: str) -> bool:
         """Is `node` inside a comprehension (of its statement) whose own targets include `name`
         (`[hyp for hyp, score in ranked]` binds its own `hyp`)?"""
