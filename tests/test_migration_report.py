@@ -319,3 +319,18 @@ def test_file_line_map_maps_notebook_rows_within_their_cell():
     assert lines.forward(2, cell=1) == 2  # an unchanged cell
     assert lines.forward(2, cell=2) == 3 and lines.backward(3, cell=2) == 2
     assert FileLineMap(before, None, notebook=True).forward(7, cell=2) == 7  # nothing to map
+
+
+def test_lines_of_another_cell_stay_as_the_title_names_them():
+    # The title's lines of the finding's own cell move with the fix; "line 12 of cell 2" is
+    # another cell's and is left whole (a leading "1" of it was once moved as a line of its own).
+    from volfix.reporters.migration import _spans_moved
+
+    before = notebook_json([("code", ["a = 1\n", "b = V(a)\n"]), ("code", ["c = 2\n"] * 12)])
+    after = notebook_json([("code", ["import t\n", "a = 1\n", "b = a\n"]), ("code", ["c = 2\n"] * 12)])
+    lines = FileLineMap(before, after, notebook=True)
+    title = "Unwrap and run line 1 of this cell and line 12 of cell 2 under `with torch.no_grad():`"
+    assert _spans_moved(title, lines, 1) == \
+        "Unwrap and run line 2 of this cell and line 12 of cell 2 under `with torch.no_grad():`"
+    assert _spans_moved("Unwrap and run lines 10-12 of cell 2 under `with g():`", lines, 1) == \
+        "Unwrap and run lines 10-12 of cell 2 under `with g():`"

@@ -66,3 +66,16 @@ def test_in_a_notebook_lines_count_in_the_cell_and_another_cell_is_named():
     (finding,) = result.diagnostics
     assert (finding.cell, finding.location.row) == (1, 3)
     assert "lines 1-2 of cell 2" in finding.fix.message
+
+
+def test_a_region_over_two_cells_names_the_lines_of_each():
+    cells = ["import torch\nfrom torch.autograd import Variable\n"
+             "x = Variable(batch, volatile=True)\ny = model(x)\nprint(y)",
+             "z = model(y)\nprint(z.sum())"]
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": None}
+                    for s in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result, _ = process_notebook(json.dumps(nb).encode(), path="nb.ipynb", config=DEFAULT_CONFIG)
+    (finding,) = result.diagnostics
+    assert finding.cell == 1
+    assert finding.fix.message == \
+        "Unwrap and run lines 3-4 of this cell and lines 1-2 of cell 2 under `with torch.no_grad():`"

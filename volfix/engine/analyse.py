@@ -255,7 +255,7 @@ def fix_title(plan: FixPlan, rule, finding: Finding, doc: Document) -> str:
         return rule.FIX_TITLE or "Apply the fix"
     home = doc.part_of_row(doc.src.row_col(finding.start)[0])
     decorated = [r for r in plan.regions if r.form == "decorator"]
-    blocks: Dict[str, List[str]] = {}
+    blocks: Dict[str, List[Tuple[Optional[int], str]]] = {}
     for region in plan.regions:
         if region.form != "decorator":
             blocks.setdefault(region.header, []).append(_lines(doc, region, home))
@@ -277,22 +277,36 @@ def _function_name(text: str, start: int) -> str:
     return match.group(1) if match else "the function"
 
 
-def _lines(doc: Document, region, home) -> str:
-    """`8`, `8-10`, or `2-3 of cell 5` for a region in another cell than the finding."""
+def _lines(doc: Document, region, home) -> Tuple[Optional[int], str]:
+    """(None, `8`) or (None, `8-10`); (5, `2-3`) for a region in cell 5, another cell than
+    the finding's."""
     src = doc.src
     first = src.row_col(region.start)[0]
     last = src.row_col(max(region.start, region.end - 1))[0]
     part = doc.part_of_row(first)
-    where = ""
+    cell = None
     if part is not None and part.number is not None:
         first, last = first - part.first_row + 1, last - part.first_row + 1
         if home is None or part.number != home.number:
-            where = f" of cell {part.number}"
-    return (f"{first}" if first == last else f"{first}-{last}") + where
+            cell = part.number
+    return cell, f"{first}" if first == last else f"{first}-{last}"
 
 
-def _spans(spans: List[str]) -> str:
-    """["8-10"] -> "lines 8-10"; ["30", "32-33", "40"] -> "lines 30, 32-33 and 40"."""
+def _spans(spans: List[Tuple[Optional[int], str]]) -> str:
+    """[(None, "8-10")] -> "lines 8-10"; "30", "32-33", "40" -> "lines 30, 32-33 and 40";
+    [(5, "2-3")] -> "lines 2-3 of cell 5"; spans in the finding's cell and in cell 3 ->
+    "line 1 of this cell and line 1 of cell 3" (not "lines 1 and 1 of cell 3")."""
+    cells: Dict[Optional[int], List[str]] = {}
+    for cell, span in spans:
+        cells.setdefault(cell, []).append(span)
+    groups = []
+    for cell, listed in cells.items():
+        where = "" if len(cells) == 1 and cell is None else " of this cell" if cell is None else f" of cell {cell}"
+        groups.append(f"{_span_list(listed)}{where}")
+    return groups[0] if len(groups) == 1 else ", ".join(groups[:-1]) + " and " + groups[-1]
+
+
+def _span_list(spans: List[str]) -> str:
     word = "line" if len(spans) == 1 and "-" not in spans[0] else "lines"
     listed = spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + " and " + spans[-1]
     return f"{word} {listed}"

@@ -154,7 +154,8 @@ def _applied_row(rel: str, href: str, d: Diagnostic, row: int, ctx: ReportContex
                 change, note)
 
 
-_SPANS = re.compile(r"\b(lines? )(\d+(?:-\d+)?(?:(?:, | and )\d+(?:-\d+)?)*)(?! of cell)")
+# The lines of the finding's own cell (or file); not "line 12 of cell 3", nor a part of it.
+_SPANS = re.compile(r"\b(lines? )(\d+(?:-\d+)?(?:(?:, | and )\d+(?:-\d+)?)*)(?![\d-]| of cell)")
 _HEADER = re.compile(r"(?:with .*|@.*|async with .*):?$")
 
 
