@@ -20,7 +20,7 @@ EVALUATION = SCRIPTS / "evaluation"
 
 from evaluation.common import (UnitText, call_at, covered_through_callers, function_of, innermost_stmt_at,  # noqa: E402
                          notebook_as_python, parents_of, parse, probe_row)
-from evaluation.sites import flag_helpers, sites_of  # noqa: E402
+from evaluation.sites import flag_helpers, sites_of, torch_tree  # noqa: E402
 from conftest import needs_torch  # noqa: E402
 
 
@@ -45,6 +45,18 @@ def test_resolved_variable_calls_and_attributes():
     """
     assert codes(src) == [("VF101", 4, "keyword"), ("VF102", 6, "positional"), ("VF103", 5, "keyword"),
                           ("VF201", 7, "Load"), ("VF202", 8, "Store")]
+
+
+def test_a_volatile_read_in_a_file_without_torch_counts_in_a_torch_tree():
+    # torchtext's test helper asserting `batch.text.volatile`: a tensor's flag when another
+    # file of the tree imports torch (volfix reports it so: `Links.torch_project`).
+    helper = unit("""
+    def check(batch):
+        assert not batch.text.volatile
+    """)
+    assert sites_of(helper).sites == []
+    assert [(s.code, s.row) for s in sites_of(helper, torch_project=True).sites] == [("VF201", 3)]
+    assert torch_tree([unit("import torchtext\n"), helper]) and not torch_tree([helper])
 
 
 def test_names_that_do_not_resolve_are_sites():

@@ -78,7 +78,7 @@ from .common import (UnitText, Volfix, call_at, copy_tree, covered_through_calle
                          function_of, innermost_stmt_at, iter_sources, line_map, parents_of, parse, probe_row,
                          read_unit, region_header)
 from .corpus import DEFAULT_MANIFEST, human_dir_name, load_manifest  # noqa: E402
-from .sites import CTOR_CODES, Site, flag_helpers, sites_of  # noqa: E402
+from .sites import CTOR_CODES, Site, flag_helpers, sites_of, torch_tree  # noqa: E402
 from .leftovers import scan_units  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -94,7 +94,8 @@ def family(code: str) -> str:
 class Version:
     """One version of one file (`pre` mapped into it), parsed once."""
 
-    def __init__(self, pre: UnitText, unit: Optional[UnitText], changed: bool, helpers: dict, defined: set):
+    def __init__(self, pre: UnitText, unit: Optional[UnitText], changed: bool, helpers: dict, defined: set,
+                 torch_project: bool = False):
         self.helpers, self.defined = helpers, defined
         self.pre = pre
         self.unit = unit
@@ -105,7 +106,7 @@ class Version:
         self.back = line_map(unit.text, pre.text) if unit is not None and changed else {}
         # the helpers of this version's whole tree: a helper call stays legacy while its callee
         # (in whatever file) still turns the flag into `volatile=`
-        self.sites = sites_of(unit, helpers) if unit is not None else None
+        self.sites = sites_of(unit, helpers, torch_project) if unit is not None else None
         self.leftovers = scan_units(pre, unit) if unit is not None and changed else []
 
     def row(self, pre_row: int) -> int:
@@ -266,11 +267,12 @@ def compare_migration(repo: str, mig: dict, base: str, volfix: Volfix, work: str
              for who, root in roots.items()}
     helpers = {who: flag_helpers(units[who]) for who in roots}
     defined = {who: _defined_functions(units[who]) for who in roots}
+    torch_project = {who: torch_tree(units[who]) for who in roots}
     for rel in iter_sources(pre_dir):
         pre = read_unit(os.path.join(pre_dir, rel))
         if pre is None:
             continue
-        sites = sites_of(pre, helpers["pre"])
+        sites = sites_of(pre, helpers["pre"], torch_project["pre"])
         todo = sites.sites + sites.helpers
         if not todo:
             continue
@@ -279,7 +281,8 @@ def compare_migration(repo: str, mig: dict, base: str, volfix: Volfix, work: str
         versions = {}
         for who, root in (("human", post_dir), ("unsafe", copies["unsafe"]), ("safe", copies["safe"])):
             unit = read_unit(os.path.join(root, rel))
-            versions[who] = Version(pre, unit, unit is not None and unit.text != pre.text, helpers[who], defined[who])
+            versions[who] = Version(pre, unit, unit is not None and unit.text != pre.text, helpers[who], defined[who],
+                                    torch_project[who])
         for site in sorted(todo, key=lambda s: (s.row, s.col)):
             stmt = innermost_stmt_at(pre_tree, site.row) if pre_tree is not None else None
             fn = function_of(stmt, pre_par) if stmt is not None else None

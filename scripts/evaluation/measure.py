@@ -69,7 +69,7 @@ from .common import (UnitText, Volfix, call_at, copy_tree, covered_through_calle
                          iter_sources, line_map, mask_async, parents_of, parse, probe_row,
                          read_unit, region_header, tree_digest)
 from .corpus import DEFAULT_MANIFEST, dir_name, human_dir_name, load_manifest  # noqa: E402
-from .sites import CTOR_CODES, VOLATILE_CODES, FileSites, flag_helpers, sites_of  # noqa: E402
+from .sites import CTOR_CODES, VOLATILE_CODES, FileSites, flag_helpers, sites_of, torch_tree  # noqa: E402
 from .leftovers import scan_units  # noqa: E402
 
 
@@ -173,7 +173,7 @@ def _where(unit: UnitText, row: int) -> dict:
 
 
 def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[str, Dict[str, List[dict]]],
-                  changed: Dict[str, set], helpers: dict) -> dict:
+                  changed: Dict[str, set], helpers: dict, torch_project: bool = False) -> dict:
     before = read_unit(os.path.join(spec.path, rel))
     rec = {"path": rel, "notebook": rel.endswith(".ipynb"), "sites": [], "helpers": [], "false_positives": [],
            "splat_reports": 0, "leftovers": {}, "broken": {}, "parse_error": None, "lookalikes": 0}
@@ -183,13 +183,13 @@ def evaluate_file(spec: TreeSpec, rel: str, copies: Dict[str, str], diags: Dict[
     untouched = all(rel not in changed[v] for v in copies) and not diags["before"].get(rel)
     if untouched and not _relevant(helpers).search(before.text):
         return rec  # nothing legacy can be in it, and volfix neither reported nor changed anything
-    sites = sites_of(before, helpers)
+    sites = sites_of(before, helpers, torch_project)
     rec["parse_error"] = sites.parse_error
     rec["lookalikes"] = len(sites.lookalikes)
     found = [d for d in diags["before"].get(rel, []) if d["code"] in VOLATILE_CODES]
     pool = [(d, _virtual_row(before, d)) for d in found]
     after_units = {v: (read_unit(os.path.join(copies[v], rel)) if rel in changed[v] else before) for v in copies}
-    after_sites = {v: (sites_of(u) if u is not None and rel in changed[v] else sites) for v, u in after_units.items()}
+    after_sites = {v: (sites_of(u, torch_project=torch_project) if u is not None and rel in changed[v] else sites) for v, u in after_units.items()}
     remaining = {v: (_remaining_rows(before, after_units[v], after_sites[v]) if rel in changed[v]
                      else collections.Counter((family(s.code), s.row) for s in sites.sites)) for v in copies}
     maps = {v: (line_map(before.text, after_units[v].text) if after_units[v] is not None and rel in changed[v] else {})
@@ -304,7 +304,9 @@ def evaluate_tree(spec: TreeSpec, volfix: Volfix, work: str) -> dict:
         result["crashes"].append(f"check: exit {before.returncode}: {before.stderr.strip()[-400:]}")
     units = [u for u in (read_unit(os.path.join(spec.path, rel)) for rel in iter_sources(spec.path)) if u is not None]
     helpers = flag_helpers(units)
-    result["files"] = [evaluate_file(spec, rel, copies, diags, changed, helpers) for rel in iter_sources(spec.path)]
+    torch_project = torch_tree(units)
+    result["files"] = [evaluate_file(spec, rel, copies, diags, changed, helpers, torch_project)
+                       for rel in iter_sources(spec.path)]
     result["changed"] = {v: sorted(changed[v]) for v in changed}
     result["seconds"] = round(time.perf_counter() - t0, 1)
     return result

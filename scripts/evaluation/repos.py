@@ -11,7 +11,8 @@ joined into one virtual Python file with IPython magics commented out), the scri
 2. counts the ground truth with its own, independent scanner (`ast`, plus a tokenize pass
    for `async=`): calls of `torch.autograd.Variable` (resolved through the file's imports)
    with a `volatile` keyword or a 3rd positional argument, `.volatile` reads and writes in
-   files that import torch, `getattr/setattr/hasattr(x, "volatile")`, and `async=` keywords;
+   files that import torch (or in a tree some other file of which does: `measure` and
+   `human` pass that), `getattr/setattr/hasattr(x, "volatile")`, and `async=` keywords;
    look-alikes (any other callee named `Variable`, `volatile=` passed to other functions,
    `volatile` in dict literals) are counted separately so that a finding on them shows up
    as a false positive;
@@ -192,7 +193,10 @@ def _char_col(lines: List[str], row: int, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace")) + 1
 
 
-def scan_ground_truth(text: str) -> GroundTruth:
+def scan_ground_truth(text: str, torch_project: bool = False) -> GroundTruth:
+    """The sites of one file. `torch_project`: another file of its tree imports torch, so a
+    `.volatile` read here is a tensor's flag even if this file imports nothing of torch (a
+    test helper asserting `batch.text.volatile`)."""
     gt = GroundTruth()
     parse_text, async_sites = _async_sites(text)
     gt.sites.extend(async_sites)
@@ -258,7 +262,7 @@ def scan_ground_truth(text: str) -> GroundTruth:
                 if isinstance(a, ast.Call) and dotted(a.func) == "type" and imp.is_variable(b):
                     gt.sites.append(site("VF112", node, "type-compare"))
                     break
-        elif isinstance(node, ast.Attribute) and node.attr == "volatile" and imp.any_torch:
+        elif isinstance(node, ast.Attribute) and node.attr == "volatile" and (imp.any_torch or torch_project):
             code = "VF201" if isinstance(node.ctx, ast.Load) else "VF202"
             gt.sites.append(site(code, node, type(node.ctx).__name__))
         elif isinstance(node, ast.Dict):

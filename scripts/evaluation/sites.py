@@ -215,6 +215,16 @@ def _last_name(func: ast.AST) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
+# A module-level import of torch (or of a torch package) in a file of the tree.
+_IMPORTS_TORCH = re.compile(r"^[ \t]*(?:import|from)[ \t]+torch", re.M)
+
+
+def torch_tree(units: List[UnitText]) -> bool:
+    """Whether some file of a tree imports torch: its `.volatile` reads are tensors' flags,
+    also in a file that imports nothing of torch itself (`scan_ground_truth`)."""
+    return any(_IMPORTS_TORCH.search(unit.text) for unit in units)
+
+
 def sites_of_parse_ok(unit: UnitText) -> bool:
     try:
         ast.parse(mask_async(unit.text))
@@ -249,9 +259,10 @@ def _helper_call_sites(tree: ast.AST, helpers: Dict[str, FlagHelper], text: str,
     return out
 
 
-def sites_of(unit: UnitText, helpers: Optional[Dict[str, FlagHelper]] = None) -> FileSites:
+def sites_of(unit: UnitText, helpers: Optional[Dict[str, FlagHelper]] = None, torch_project: bool = False
+             ) -> FileSites:
     text = mask_async(unit.text)
-    gt = scan_ground_truth(unit.text)
+    gt = scan_ground_truth(unit.text, torch_project)
     out = FileSites(parse_error=gt.parse_error)
     if gt.parse_error:
         return out
