@@ -9,7 +9,7 @@ from typing import Callable, FrozenSet
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from ..syntax.names import function_params
 from .defuse import ENTRY, Graph
-from .values import PURE_CALLS, graph_free
+from .values import KILL_METHODS, MOVE_METHODS, MUTATORS, PURE_CALLS, graph_free
 
 # Libraries that hold no torch parameters: what they do with a tensor records nothing that
 # can be trained (they read its values). NumPy and math compute with what they are given (a
@@ -17,6 +17,69 @@ from .values import PURE_CALLS, graph_free
 NUMERIC_LIBRARIES = ("numpy.", "math.")
 FOREIGN_LIBRARIES = ("matplotlib.", "pylab.", "seaborn.", "PIL.", "cv2.", "imageio.", "scipy.", "sklearn.",
                      "pandas.")
+
+
+# Tensor methods that make, fill or copy data: no parameter of their own, and on a plain
+# tensor they record nothing (`examples[0].new(n, 3).zero_()`, `data[i].copy_(x)`).
+DATA_METHODS = MOVE_METHODS | KILL_METHODS | MUTATORS | frozenset({
+    "new", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "zero_", "fill_", "copy_",
+    "resize_", "resize_as_", "masked_fill_", "index_fill_", "index_copy_", "scatter_", "keys", "values", "items",
+    "get", "pop", "strip", "split", "join", "lower", "format"})
+
+
+def pure_qual(qual) -> bool:
+    """A torch function outside `torch.nn` (its functional part included), NumPy's, math's or
+    a data library's: no parameters of its own."""
+    return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
+        or (qual or "").startswith(("torch.nn.functional.",) + NUMERIC_LIBRARIES + FOREIGN_LIBRARIES)
+
+
+def data_builder(index: ModuleIndex, fn: ast.FunctionDef) -> bool:
+    """An undecorated plain function of the module that only builds data from its arguments:
+    it reads no name but its own (parameters, locals), builtins and torch's or NumPy's
+    functions, calls only those and data methods (`DATA_METHODS`), stores on no object and
+    nests no scope. Like `torch.cat`, it holds no parameters of its own: what it makes of
+    volatile values is still data (salesforce/matchbox's `MaskedBatch.fromlist` of a field's
+    batch, returned to torchtext)."""
+    found = index.data_builders.get(id(fn))
+    if found is None:
+        found = index.data_builders[id(fn)] = _builds_data(index, fn)
+    return found
+
+
+def _builds_data(index: ModuleIndex, fn: ast.FunctionDef) -> bool:
+    if fn.decorator_list or not isinstance(index.parents.get(fn), ast.Module):
+        return False
+    own = set(function_params(fn))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            own.add(node.id)
+    for node in ast.walk(fn):
+        if node is fn:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Yield,
+                             ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.comprehension)):
+            return False
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            return False  # `obj.attr = value`: the object keeps it
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in own:
+            qual = index.qual(node)
+            if not (qual is None and node.id in PURE_CALLS and index.module_def(node.id, node) is None
+                    or qual in ("torch", "numpy", "math") or pure_qual(qual)):
+                return False
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                if func.id in own:
+                    return False  # a parameter called: a module, maybe
+            elif isinstance(func, ast.Attribute):
+                if index.qual(func) is None and func.attr not in DATA_METHODS:
+                    return False
+                if index.qual(func) is not None and not pure_qual(index.qual(func)):
+                    return False
+            else:
+                return False
+    return True
 
 
 class ValueFacts:
@@ -87,12 +150,15 @@ class ValueFacts:
     def _pure_callee(self, func: ast.AST) -> bool:
         """Builtins, torch functions and NumPy's hold no parameters of their own (NumPy records
         nothing: it reads a tensor's values, `np.mean(rewards)`), nor do plotting, image and
-        data libraries (`plt.plot(epochs, mean_scores)`: a region around it alone is noise)."""
+        data libraries (`plt.plot(epochs, mean_scores)`: a region around it alone is noise),
+        nor a function of the module that only builds data from its arguments
+        (`data_builder`)."""
         if isinstance(func, ast.Name) and func.id in PURE_CALLS:
             return self.index.lookup_for(func)(func.id) is None
-        qual = self.index.qual(func)
-        return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
-            or (qual or "").startswith(("torch.nn.functional.",) + NUMERIC_LIBRARIES + FOREIGN_LIBRARIES)
+        if isinstance(func, ast.Name) and self.index.qual(func) is None:
+            fn = self.index.module_def(func.id, func)
+            return isinstance(fn, ast.FunctionDef) and data_builder(self.index, fn)
+        return pure_qual(self.index.qual(func))
 
     def _number_name(self, node: ast.AST) -> bool:
         """A name every binding of which is an assignment of a graph-free value (`n =

@@ -73,7 +73,10 @@ class VolatileFlagInVariableCall(Rule):
 
     A flag that is a parameter of its function, where the function only creates the value
     and returns it (`get_batch(source, i, evaluation=False)`, `to_var(x, volatile=False)`, a
-    method `as_tensor(self, ..., for_training)` defined by several classes), makes the
+    method `as_tensor(self, ..., for_training)` defined by several classes; also after
+    stacking it with `torch.cat` or with a function of the file that only builds data from
+    its arguments, like matchbox's `MaskedBatch.fromlist`: no region around such a call,
+    which records nothing), makes the
     function a helper: the flag goes away in the helper, and every call passing a true flag
     becomes a source in its caller, placed with the same rules there (a literal true flag
     gives a `no_grad` region, an expression a grad-mode region, a false one nothing). Calls

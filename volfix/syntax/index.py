@@ -86,6 +86,7 @@ class ModuleIndex:
         self._binds_anywhere: Dict[str, bool] = {}
         self._written_on_others: Dict[str, bool] = {}
         self.free_returns: Dict[int, bool] = {}  # id of a def -> `flow.values.returns_autograd_free`
+        self.data_builders: Dict[int, bool] = {}  # id of a def -> `flow.taint_facts.data_builder`
         self.kept_parameters: Dict[Tuple[int, str], bool] = {}  # `flow.values.keeps_parameter`
         self._defined_names: Optional[Set[str]] = None
         self._global_reads: Dict[int, frozenset] = {}
