@@ -109,6 +109,41 @@ def test_helper_without_a_true_caller_in_the_run_is_not_fixed(tmp_path):
     assert "no call in this run passes a true `evaluation`" in diag.note
 
 
+def test_a_helper_named_without_a_call_has_callers_volfix_cannot_see(tmp_path):
+    """lcswillems/pytorch-a2c-ppo: `self.preprocess_obss = preprocess_obss or
+    default_preprocess_obss` in another file, then `self.preprocess_obss(obs)`, which keeps
+    the default `volatile=True`. No call of the name passes a true flag, yet every call
+    through the attribute does: the unwrap is unsafe and names the reference (plain `fix`
+    once dropped the flag, and the rollout recorded graphs)."""
+    helper = textwrap.dedent("""\
+        import torch
+        from torch.autograd import Variable
+
+
+        def preprocess(obss, volatile=True):
+            return Variable(torch.FloatTensor(obss), volatile=volatile)
+        """)
+    write(tmp_path, {"pyproject.toml": "", "fmt.py": helper,
+                     "algo.py": textwrap.dedent("""\
+                         from fmt import preprocess
+
+
+                         class Algo(object):
+                             def __init__(self, model, preprocess_obss=None):
+                                 self.model = model
+                                 self.preprocess_obss = preprocess_obss or preprocess
+
+                             def collect(self, obs):
+                                 return self.model(self.preprocess_obss(obs)).data
+                         """)})
+    [diag] = [d for r in check(tmp_path) for d in r.diagnostics if d.code == "VF103"]
+    assert diag.fix is not None and diag.fix.applicability.value == "unsafe"
+    assert "`preprocess()` is also used where volfix cannot follow it (" in diag.note
+    assert diag.note.endswith(f"{tmp_path / 'algo.py'}:7)")
+    fix(tmp_path, unsafe=False)
+    assert (tmp_path / "fmt.py").read_text() == helper
+
+
 @pytest.mark.parametrize("paths", [["."], ["data.py"]], ids=["the-whole-project", "one-file-of-it"])
 def test_helper_without_a_true_caller_in_its_project_is_unwrapped(tmp_path, paths):
     """Under a project root every call of the helper is known, whether the run is the project

@@ -89,6 +89,31 @@ def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTabl
                                 out.append((key, helper_path, sig, replace(ext, flag=HOP), through))
             for helper_path, sig in targets:
                 out.append((qual, helper_path, sig) + describe_call(index, call, sig, shown, in_run))
+    out.extend(_references(index, path, shown, in_run, names, stars))
+    return out
+
+
+def _references(index, path: str, shown: str, in_run: bool, names: NameTable, stars: set):
+    """A helper of another file named without being called there (`self.preprocess_obss =
+    preprocess_obss or default_preprocess_obss`, `map(to_var, batch)`): it is called
+    somewhere volfix cannot see, with a flag it cannot know; an unknown call at the name."""
+    out = []
+    for name in names:
+        nodes = [n for n in index.names.get(name, ()) if isinstance(n.ctx, ast.Load)] + \
+            [n for n in index.attributes.get(name, ()) if isinstance(n.ctx, ast.Load)]
+        for node in nodes:
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                continue
+            qual = index.qual(node)
+            target = helper_of_qual(names, qual, path) if qual is not None else None
+            if target is None and isinstance(node, ast.Name) and not index.module_names.bound(node.id):
+                target = next(filter(None, (helper_called(names, module, node.id, path) for module in stars)), None)
+            if target is None or target[0] == path:
+                continue
+            helper_path, sig = target
+            call = ExternalCall(shown, node.lineno, "unknown", False, in_run, node.col_offset)
+            out.append((qual or name, helper_path, sig, call, None))
     return out
 
 
