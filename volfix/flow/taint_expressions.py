@@ -207,6 +207,11 @@ class TaintExpressions:
             self.training(node)
         elif any(t for t, _ in values) and self.trains(node):
             self.training(node)
+        if not callee[0] and values and all(t and raw for t, raw in values) and isinstance(func, ast.Name) \
+                and self.index.qual(func) is None and self._data_builder(func):
+            # `to_gpu(Variable(x, volatile=flag))` of a function that only moves data (`return
+            # var.cuda()`): the volatile value itself, moved, as `x.cuda()` is
+            return True, True
         if callee[0] or any(t for t, _ in values):
             self._computes = True
             if self._foreign(func):

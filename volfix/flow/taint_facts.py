@@ -156,9 +156,12 @@ class ValueFacts:
         if isinstance(func, ast.Name) and func.id in PURE_CALLS:
             return self.index.lookup_for(func)(func.id) is None
         if isinstance(func, ast.Name) and self.index.qual(func) is None:
-            fn = self.index.module_def(func.id, func)
-            return isinstance(fn, ast.FunctionDef) and data_builder(self.index, fn)
+            return self._data_builder(func)
         return pure_qual(self.index.qual(func))
+
+    def _data_builder(self, func: ast.Name) -> bool:
+        fn = self.index.module_def(func.id, func)
+        return isinstance(fn, ast.FunctionDef) and data_builder(self.index, fn)
 
     def _number_name(self, node: ast.AST) -> bool:
         """A name every binding of which is an assignment of a graph-free value (`n =
