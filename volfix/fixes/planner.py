@@ -273,6 +273,22 @@ class Planner:
             groups = [g for g in groups if g is not a and g is not b] + [merged]
             fresh = True
 
+    def trains_without_source(self, group: Group) -> Optional[Tuple[ast.stmt, str]]:
+        """A training step the taint reaches (`taint.training`) that is outside an `if` holding
+        one of the group's sources: on the paths where that `if` does not run its branch, 0.3
+        trained there. Not the `if` whose test is the flag (`if training: ... else: x =
+        Variable(x, volatile=True)`): its other path is the flag's other value."""
+        for stmt, what in group.taint.training:  # type: ignore[union-attr]
+            for source in group.sources:
+                branch = source.flag.branch if source.flag is not None else None
+                cur = self.index.parents.get(source.stmt)
+                while cur is not None and cur is not source.scope and not isinstance(cur, ast.Module):
+                    if isinstance(cur, (ast.If, ast.Try, ast.While)) and not _inside(self.index, stmt, cur) \
+                            and not (isinstance(cur, ast.If) and branch is not None and cur.test is branch):
+                        return stmt, what
+                    cur = self.index.parents.get(cur)
+        return None
+
     def touch(self, a: Group, b: Group) -> bool:
         if not (a.placement and b.placement and a.placement.runs and b.placement.runs):
             return False
@@ -302,6 +318,18 @@ class Planner:
             group.placement = early
             forced = (f"unsafe fix: 0.3 raised at `{what}` (line {stmt.lineno}) on this value; the region "
                       "keeps its graph out of training")
+        if group.flag is not None and taint.training:
+            skipped = self.trains_without_source(group)
+            if skipped is not None:
+                # under the flag's region the step raises whenever the flag is true; in 0.3 it
+                # raised only when the value it trains on came from the source, which runs only
+                # under an `if` the step is not in (seqmod's scheduled sampling, then `backward()`)
+                stmt, what = skipped
+                for s in sources:
+                    self.unwrap_only(s, f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) only when "
+                                        f"line {s.stmt.lineno} runs; a region under the flag would stop that step "
+                                        "from training also when it does not", W_UNSAFE, applicability=UNSAFE)
+                return later
         trained = self.follower.caller_trains(group, backward_only=True) if group.flag is None and forced is None \
             else None
         if trained is not None:
@@ -581,3 +609,12 @@ def _negated_operand(node: ast.AST, segment) -> Optional[str]:
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
         return f"{segment(node.left)} {_NEGATED[type(node.ops[0])]} {segment(node.comparators[0])}"
     return None
+
+
+def _inside(index, node: ast.AST, outer: ast.AST) -> bool:
+    cur = node
+    while cur is not None:
+        if cur is outer:
+            return True
+        cur = index.parents.get(cur)
+    return False
