@@ -443,6 +443,13 @@ class Planner:
             return UNSAFE, trains, W_UNSAFE
         if partial is not None:  # `partly_volatile`, asked once by `decide`
             return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
+        writes = [(stmt, key) for stmt, key in group.taint.buffer_writes  # type: ignore[union-attr]
+                  if any(run_contains_stmt(run, stmt) for run in placement.runs)] if placement.runs else []
+        if writes:
+            stmt, key = writes[0]
+            return UNSAFE, (f"unsafe fix: the region also stops what is written into `{key}` (line "
+                            f"{stmt.lineno}) from recording; 0.3 recorded it and dropped the graph at the "
+                            "write, so only the graphs of those calls differ"), W_UNSAFE
         handed = handed_on(self.index, group)
         if handed is not None:
             return UNSAFE, handed, W_UNSAFE
@@ -545,6 +552,13 @@ def runs_touch(a: Run, b: Run) -> bool:
     if a.block is b.block:
         return a.first <= b.last + 1 and b.first <= a.last + 1
     return run_contains(a, b) or run_contains(b, a)
+
+
+def run_contains_stmt(run: Run, stmt: ast.stmt) -> bool:
+    """Is `stmt` one of the run's statements or inside one of them?"""
+    start, end = run.block[run.first], run.block[run.last]
+    return (start.lineno, start.col_offset) <= (stmt.lineno, stmt.col_offset) and \
+        (stmt.end_lineno, stmt.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
 
 
 def run_contains(outer: Run, inner: Run) -> bool:

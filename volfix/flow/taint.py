@@ -61,6 +61,8 @@ class TaintResult:
     tainted_keys: Set[Key] = field(default_factory=set)
     escapes: List[Escape] = field(default_factory=list)
     training: List[Tuple[ast.stmt, str]] = field(default_factory=list)  # (stmt, `loss.backward()`)
+    # `output[:, k] = model(x)` into a volatile buffer: (stmt, the buffer's key)
+    buffer_writes: List[Tuple[ast.stmt, str]] = field(default_factory=list)
     covered: Set[int] = field(default_factory=set)  # ids of uses already under a grad-disabled region
     # ids of uses where the value meets an untainted one that may need grad (`loss =
     # criterion(output, target)` with a volatile target): from there on 0.3 made the trained
@@ -406,6 +408,15 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
                     for i, elt in enumerate(target.elts):
                         self.bind(elt, tainted and i in items[1], raw, state, stmt)
                 else:
+                    if not tainted and self._sliced_write(target, state):
+                        # `output[:, k] = model(x)` into a volatile buffer: 0.3 kept the buffer
+                        # volatile (the write recorded nothing); unwrapped, the buffer now
+                        # records the write, as `+=` would
+                        self._computes = True
+                        if self.may_need_grad(stmt.value):
+                            self._records = self._meets = True
+                            self._partner(stmt.value)
+                            self.result.buffer_writes.append((stmt, key_of(target.value)))  # type: ignore
                     self.bind(target, tainted, raw, state, stmt)
                     if items is not None and isinstance(target, ast.Name) and self._bound_once(target.id):
                         self._item_names[target.id] = items
@@ -464,6 +475,15 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
                 return key_of(node.iter)
             node = self.index.parents.get(node)
         return None
+
+    def _sliced_write(self, target: ast.AST, state: State) -> bool:
+        """`x[:, k] = ...` into a tainted `x`: a slice among several indices says a tensor (not a
+        list's item, a list's slice or a dict's key, where the value stored keeps its own graph)."""
+        if not isinstance(target, ast.Subscript) or not self._read_target(target, state):
+            return False
+        index = target.slice
+        return isinstance(index, ast.Tuple) and any(
+            isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value is Ellipsis for p in index.elts)
 
     def _read_target(self, target: ast.AST, state: State) -> bool:
         key = key_of(target.value if isinstance(target, ast.Subscript) else target)
