@@ -49,7 +49,8 @@ class VariableTypeComparison(Rule):
     `isinstance(x, Variable)` -> `isinstance(x, torch.Tensor)` computes what the check computes
     today, but not what it computed in 0.3, where plain tensors failed it. So it is safe where
     no plain tensor can tell: the branch only detaches `x` (`if isinstance(x, Variable): x =
-    x.data`), the value is computed from a Variable (`model_out = model(input_var)`: a
+    x.data`; not `v.data[0] if isinstance(v, Variable) else v`, which indexes a plain tensor
+    too), the value is computed from a Variable (`model_out = model(input_var)`: a
     Variable or a tuple in 0.3), the test is an `assert`, it is `and`-ed with a test plain tensors fail today too
     (`isinstance(v, Variable) and v.requires_grad`), a negated test's branch only raises (no
     plain tensor came there), or the tuple already names `torch.Tensor`. Elsewhere it is
@@ -382,12 +383,27 @@ _RECURSION_NOTE = ("unsafe fix: the branch calls `{}()` again on its `.data`, a 
 
 
 def _detaches(body, subject: str) -> bool:
-    """The statements detach the subject: `Variable(h.data)`, `h.detach()`, `h.data`."""
+    """The branch only detaches the subject: its value (an expression's, a `return`'s or an
+    assignment's) is `h.data`, `h.detach()` or a wrapper of one (`Variable(h.data)`), which
+    leaves a plain tensor as it was. Not `v.data[0]`: that indexes a plain tensor too
+    (seqmod's `[v.data[0] if isinstance(v, Variable) else v for v in variables]`)."""
+    values = []
     for stmt in body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Attribute) and node.attr == "data" and ast.dump(node.value) == subject:
-                return True
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach"
-                    and ast.dump(node.func.value) == subject):
-                return True
-    return False
+        if isinstance(stmt, ast.AST) and not isinstance(stmt, ast.stmt):
+            values.append(stmt)  # an `IfExp`'s body
+        elif isinstance(stmt, (ast.Return, ast.Expr, ast.Assign)) and stmt.value is not None:
+            values.append(stmt.value)
+        else:
+            return False
+    return bool(values) and all(_detached(v, subject) for v in values)
+
+
+def _detached(value: ast.AST, subject: str) -> bool:
+    if isinstance(value, ast.Attribute) and value.attr == "data" and ast.dump(value.value) == subject:
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "detach" and not value.args \
+            and ast.dump(value.func.value) == subject:
+        return True
+    return len(value.args) == 1 and _detached(value.args[0], subject)
