@@ -10,6 +10,7 @@ from ..flow.calls import bound_positional, call_sites, passed_argument
 from ..flow.scalars import ScalarValues
 from ..flow.shapes import is_zero
 from ..model import Applicability
+from ..syntax import names as nm
 from .base import Rule, on
 
 # Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
@@ -167,7 +168,8 @@ class ScalarDataIndex(Rule):
     attribute volfix cannot type (`(self.gamma * d_loss_real - d_loss_fake).data[0]` with
     `self.gamma = config.gamma`, set from another file): the note names them. It is
     unsafe for `t[i, j, k, l].data[0]` too (also `t[idx[0], idx[1] + k, ...]`: an index per
-    dimension is one element, but volfix does not know how many dimensions `t` has), and for
+    dimension is one element, but volfix does not know how many dimensions `t` has; also a
+    name bound only to such an index, `local_logprob = ys[q, c]` in a beam search), and for
     `x[0]` on a one-element Variable (in 0.3 a one-element Variable that kept its graph;
     `.item()` is a number) or
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
@@ -245,11 +247,14 @@ class ScalarDataIndex(Rule):
         shown = ctx.src.segment(subject)
         if scalars.one_element(subject, node):
             return subject, Applicability.SAFE, None
-        if _full_index(subject):
-            base = ctx.src.segment(subject.value)
-            count = len(subject.slice.elts)
+        indexed = subject if _full_index(subject) else _bound_to_full_index(subject, ctx)
+        if indexed is not None:
+            base = ctx.src.segment(indexed.value)
+            count = len(indexed.slice.elts)
+            bound = "" if indexed is subject else f" (`{shown} = {ctx.src.segment(indexed)}`, line {indexed.lineno})"
+            element = shown if indexed is subject else ctx.src.segment(indexed)
             return subject, Applicability.UNSAFE, (
-                f"unsafe fix: `{shown}` is one element when `{base}` has exactly {count} dimensions; "
+                f"unsafe fix: `{element}`{bound} is one element when `{base}` has exactly {count} dimensions; "
                 f"if it has more, `.data[0]` meant its first element and `.item()` raises")
         unknown = _unknown_factors(subject, node, scalars)
         if unknown:
@@ -528,6 +533,19 @@ def _made_by_loss_callee(subject: ast.AST, ctx, scalars: ScalarValues, at: ast.A
     if not values or not all(_loss_callee(v) and not scalars.known_callee(v.func, v) for v in values):
         return None
     return ctx.src.segment(values[0].func) + "(...)"
+
+
+def _bound_to_full_index(subject: ast.AST, ctx) -> Optional[ast.Subscript]:
+    """`local_logprob = ys[q, c]`, then `local_logprob.data[0]` (self-critical's beam search):
+    a local name every binding of which in its function is one full index, that index."""
+    if not isinstance(subject, ast.Name):
+        return None
+    scope = ctx.index.function_of(subject)
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+            subject.id in nm.function_params(scope):
+        return None
+    values = ctx.index.plain_assignments(subject.id, scope)
+    return values[0] if values and len(values) == 1 and _full_index(values[0]) else None  # type: ignore[return-value]
 
 
 def _full_index(expr: ast.AST) -> bool:
