@@ -962,6 +962,20 @@ def test_a_volatile_read_in_a_file_without_torch_counts_in_a_torch_project(tmp_p
     assert [entry[:3] for entry in summary(results)] == [("case.py", "VF201", 3)]
 
 
+def test_a_volatile_write_in_a_file_whose_comments_name_torch_counts_in_a_torch_project(tmp_path):
+    """w121211/pytorch-seq2seq's trainer: `src_seq.volatile = True` on a torchtext batch, no
+    import of torch in the file, but "torch" in its text; the file was neither a torch file
+    nor one the project was asked about, and `check` read clean."""
+    write(tmp_path, {
+        "setup.py": "",
+        "trainer.py": "# batches come from torchtext\n\n\ndef evaluate(model, src_seq):\n"
+                      "    src_seq.volatile = True\n    return model(src_seq)\n",
+        "model.py": "import torch\n",
+    })
+    results = run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", use_cache=False))
+    assert [entry[:3] for entry in summary(results)] == [("trainer.py", "VF202", 5)]
+
+
 @pytest.mark.parametrize("other", ["import numpy as np\n", "from pycparser import c_ast\n"])
 def test_a_volatile_attribute_in_a_project_without_torch_is_not_a_tensor_flag(tmp_path, other):
     write(tmp_path, {"setup.py": "", "pkg/case.py": TORCHLESS_HELPER, "pkg/other.py": other})

@@ -23,7 +23,7 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
                                (`volatile=`)
         `.volatile` reads and writes count in files that import torch or such a
         package (torchtext, allennlp: `batch.text.volatile`), and not on a class's
-        descriptor (`Tensor.volatile.__get__`). A file naming neither (torchtext's own test
+        descriptor (`Tensor.volatile.__get__`). A file importing neither (torchtext's own test
         helper asserting `batch.text.volatile is not train`) is a candidate when it spells
         `x.volatile`: the link step tells whether another file of its project imports torch
         (`Links.torch_project`); in a project without torch the read is nobody's flag. `getattr(x, "volatile")` and
@@ -401,12 +401,20 @@ def _attribute(data: bytes, start: int, end: int) -> bool:
 _VOLATILE_ATTRIBUTE = _code_word(b"volatile", _attribute)
 
 
+# An import of torch or of a package built on it, at any indentation (a module-level one inside
+# `try:` or `if`); a file without one has no tensors of its own to read `.volatile` of.
+_TORCH_IMPORT_LINE = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:torch\w*|allennlp|fastai|pyro|ignite|onmt|"
+                                rb"inferno|skorch|pytorch_lightning)\b", re.M)
+
+
 def torchless_volatile_attribute(data: bytes) -> bool:
-    """`x.volatile`, or a `def` with a `volatile` parameter, in a file that names neither torch
-    nor a package built on it (a project's test helper asserting `batch.text.volatile`; a
-    helper `def wrap(tensor, volatile, gpu)` whose `Variable` a fix removed with the import):
-    a tensor's flag only when another file of its project imports torch (`Links.torch_project`)."""
-    return _torchless_volatile_def(data) or (b"volatile" in data and not names_torch(data)
+    """`x.volatile` in a file that imports neither torch nor a package built on it (a
+    project's test helper asserting `batch.text.volatile`; a trainer setting
+    `src_seq.volatile = True` on a torchtext batch, whose comments may well say "torch"), or a
+    `def` with a `volatile` parameter in a file that names neither (a helper `def wrap(tensor,
+    volatile, gpu)` whose `Variable` a fix removed with the import): a tensor's flag only when
+    another file of its project imports torch (`Links.torch_project`)."""
+    return _torchless_volatile_def(data) or (b"volatile" in data and _TORCH_IMPORT_LINE.search(data) is None
                                              and _VOLATILE_ATTRIBUTE(data))
 
 

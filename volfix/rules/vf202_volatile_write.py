@@ -13,7 +13,9 @@ class VolatileAttributeWrite(Rule):
     """
     ## What it does
     Finds assignments `x.volatile = ...` in files that import torch or a package built on it
-    (torchtext, allennlp, fastai, pyro, ...). An object's own `volatile` attribute is no
+    (torchtext, allennlp, fastai, pyro, ...), and in a file importing none of them when
+    another Python file of its project does (a trainer setting `src_seq.volatile = True` on a
+    torchtext batch it only receives), as VF201 does for reads. An object's own `volatile` attribute is no
     tensor's flag and is not reported: `self.volatile = True` in a method of a class that is
     no tensor (a model's `set_eval()`), and `model.volatile` of `model = Speller()` when that
     class sets it so.
