@@ -2,6 +2,7 @@
 import ast
 
 from ..flow.scalars import ScalarValues
+from ..syntax import names as nm
 
 # Packages built on torch whose objects carry its tensors (torchtext's `Batch` fields, an
 # allennlp `Field`'s tensors): in a file that imports one, `x.volatile` is a tensor's flag as
@@ -44,9 +45,14 @@ _TENSOR_BASES = frozenset({"Variable", "Tensor", "Parameter", "FloatTensor", "Lo
 
 def _own_flag(node: ast.Attribute, ctx) -> bool:
     """`self.volatile` in a method of a class that is no tensor (an `nn.Module`, a data loader):
-    an attribute the class keeps for itself, not a tensor's flag."""
+    an attribute the class keeps for itself, not a tensor's flag. Also in a function nested in
+    such a method, whose `self` is the method's (`def wrap(b): return Variable(b,
+    volatile=self.volatile)` in a dataset's `__getitem__`)."""
     index = ctx.index
     fn = index.function_of(node)
+    while isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "self" not in nm.function_params(fn) \
+            and index.method_class(fn) is None:
+        fn = index.function_of(fn)
     cls = index.method_class(fn) if fn is not None else None
     if cls is None or not fn.args.args or fn.args.args[0].arg != "self":
         return False
