@@ -323,6 +323,25 @@ def test_cells_are_numbered_over_all_cells_and_see_earlier_imports():
     assert [(d.cell, d.location.row, d.location.column) for d in result.diagnostics] == [(4, 2, 13)]
 
 
+def test_a_note_counts_its_lines_in_the_cell_like_the_location():
+    # LianHaiMiao/pytorch-lesson-zh's FCN.ipynb: "covers `label` (line 422), which is used after
+    # it (line 429)" in a cell whose finding was at line 92 and whose help said "lines 91-102".
+    data = make_notebook(
+        ("code", "import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\n"
+                 "model = nn.Linear(3, 2)\ncriterion = nn.CrossEntropyLoss()\nuse_gpu = False"),
+        ("code", "x = 1\ny = 2\nz = 3"),
+        ("code", "def evaluate(loader):\n    for data in loader:\n        if use_gpu:\n"
+                 "            im = Variable(data[0], volatile=True).cuda()\n"
+                 "            label = Variable(data[1], volatile=True).cuda()\n        else:\n"
+                 "            im = Variable(data[0])\n            label = Variable(data[1])\n"
+                 "        out = model(im)\n        loss = criterion(out, label)\n"
+                 "        pred = out.max(dim=1)[1].data.numpy()\n        print(pred, label)")).encode()
+    result, _ = process_notebook(data, path="nb.ipynb", config=CONFIG, mode="check", unsafe_fixes=False)
+    first = next(d for d in result.diagnostics if d.code == "VF101")
+    assert (first.cell, first.location.row) == (3, 4)
+    assert "`label` (line 8), which is used after it (line 12)" in first.note
+
+
 def test_fix_adds_torch_to_the_import_cell_and_drops_unused_variable():
     data = make_notebook(("code", "%matplotlib inline\nimport numpy as np\nfrom torch.autograd import Variable"),
                          ("code", "from chainer import functions"),

@@ -259,4 +259,24 @@ def map_diagnostic(d: Diagnostic, doc: Optional[Document]) -> Diagnostic:
         fix = dataclasses.replace(fix, edits=tuple(Edit(e.content, move(e.location), move(e.end_location))
                                                    for e in fix.edits) if inside else ())
     return dataclasses.replace(d, cell=part.number, location=move(d.location), end_location=move(d.end_location),
-                               fix=fix)
+                               fix=fix, note=_note_in_cells(d.note, doc, part))
+
+
+_NOTE_LINE = re.compile(r"\b(lines? )(\d+)(?:-(\d+))?\b(?! of cell)")
+
+
+def _note_in_cells(note: Optional[str], doc: Document, home) -> Optional[str]:
+    """A note's "line 28" of the joined text as the cell's "line 5" (another cell's "line 1 of
+    cell 3"), as the finding's location and the fix's title count them."""
+    if not note:
+        return note
+
+    def cell_line(match) -> str:
+        first, last = int(match.group(2)), int(match.group(3) or match.group(2))
+        part = doc.part_of_row(first)
+        if part is None or part.number is None or doc.part_of_row(last) is not part:
+            return match.group(0)
+        span = f"{first - part.first_row + 1}" + (f"-{last - part.first_row + 1}" if match.group(3) else "")
+        return f"{match.group(1)}{span}" + ("" if part is home else f" of cell {part.number}")
+
+    return _NOTE_LINE.sub(cell_line, note)
