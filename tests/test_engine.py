@@ -168,7 +168,7 @@ def test_wrapper_defined_in_an_earlier_cell_is_followed():
     # The wrapper's own forwarded call is the notebook's API, not a site (issue 22: a VF110
     # there could never be fixed).
     assert [(d.code, d.cell, d.note) for d in checked.diagnostics] == [
-        ("VF101", 2, "through the wrapper `Variable` (line 2)")]
+        ("VF101", 2, "through the wrapper `Variable` (line 2 of cell 1)")]
     fixed, new = process_notebook(data, path="nb.ipynb", config=Config(), mode="fix")
     second = json.loads(new)["cells"][1]["source"]
     assert "volatile" not in second and "no_grad" in second and "Variable(x)" in second
@@ -308,3 +308,25 @@ def test_an_alias_read_by_a_summed_generator_goes_unless_the_module_rebinds_sum(
     fixed = fix_source(src, path="a.py", unsafe_fixes=True).fixed_source
     assert ("target_var" not in fixed) is renamed, fixed
     assert "sum(crit(o, target" in fixed
+
+
+def test_a_fix_applied_only_with_an_unsafe_one_is_unsafe_itself():
+    """Sachin19/seq2seq-con's `updateActive` returns `Variable(..., volatile=True)`: its unwrap
+    is fixed together with the caller's region, which is unsafe. `check` marked the helper's
+    finding `[*]` ("1 fixable with `volfix fix`") and `fix` applied nothing."""
+    from builders import diag, fix
+    from volfix.engine.analyse import FixGroup, _group_applicability
+    from volfix.findings import FixPlan
+
+    caller = diag("VF101", 70, fix=fix(Applicability.UNSAFE), note="unsafe fix: the region also covers `active`")
+    helper = diag("VF101", 108, fix=fix(Applicability.SAFE), note="no region here: the callers get it")
+    alone = diag("VF110", 49, fix=fix(Applicability.SAFE))
+    groups = {("group", 1): FixGroup(("group", 1), Applicability.UNSAFE, [caller, helper],
+                                     FixPlan(Applicability.UNSAFE, "")),
+              ("finding", 49): FixGroup(("finding", 49), Applicability.SAFE, [alone], FixPlan(Applicability.SAFE, ""))}
+    out = _group_applicability([alone, caller, helper], groups)
+    assert [d.fix.applicability for d in out] == [Applicability.SAFE, Applicability.UNSAFE, Applicability.UNSAFE]
+    assert out[2].note == ("unsafe fix: fixed together with the unsafe fix of line 70; "
+                           "no region here: the callers get it")
+    assert out[0] is alone and out[1] is caller
+    assert groups[("group", 1)].diagnostics == [caller, out[2]]

@@ -91,6 +91,7 @@ def analyse(text: str, options: Options, doc: Optional[Document] = None,
             group.plan = group.plan.merged(plan)
             if _RANK[plan.applicability] > _RANK[group.applicability]:
                 group.applicability = plan.applicability
+    diagnostics = _group_applicability(diagnostics, groups)
     # (a notebook's cells are checked one by one when fixed: its joined text is no module)
     if groups and not any(part.number is not None for part in doc.parts):
         error = compile_error(doc.text)
@@ -106,6 +107,25 @@ def analyse(text: str, options: Options, doc: Optional[Document] = None,
     analysis = finish(doc.text, diagnostics, list(groups.values()), options, doc)
     analysis.ctx = ctx
     return analysis
+
+
+def _group_applicability(diagnostics: List[Diagnostic], groups: Dict[object, "FixGroup"]) -> List[Diagnostic]:
+    """A finding fixed only together with an unsafe one (a helper's unwrap whose caller's region
+    is unsafe) is unsafe too: `check` marked it fixable and `fix` applied nothing. Its note
+    names the finding that decides."""
+    swapped: Dict[int, Diagnostic] = {}
+    for group in groups.values():
+        worse = [d for d in group.diagnostics if d.fix is not None and d.fix.applicability is group.applicability]
+        if not worse:
+            continue
+        for d in group.diagnostics:
+            if d.fix is None or _RANK[d.fix.applicability] >= _RANK[group.applicability]:
+                continue
+            why = f"unsafe fix: fixed together with the unsafe fix of line {worse[0].location.row}"
+            swapped[id(d)] = dataclasses.replace(d, fix=dataclasses.replace(d.fix, applicability=group.applicability),
+                                                 note=f"{why}; {d.note}" if d.note else why)
+        group.diagnostics = [swapped.get(id(d), d) for d in group.diagnostics]
+    return [swapped.get(id(d), d) for d in diagnostics] if swapped else diagnostics
 
 
 def spells_any(tree: ast.AST, names: FrozenSet[str], strings: FrozenSet[str]) -> bool:
