@@ -31,7 +31,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..syntax.index import ModuleIndex
 from .taint_expressions import TaintExpressions
-from .taint_facts import ValueFacts
+from .taint_facts import DATA_METHODS, ValueFacts
 from .taint_items import Items, TupleItems
 from .values import (LOOPS, MAX_LOOP_ROUNDS, Key, State, describe, header_nodes, is_try, join, key_of,
                      kill, number_total, volatile_false_target)
@@ -416,7 +416,8 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
                         if self.may_need_grad(stmt.value):
                             self._records = self._meets = True
                             self._partner(stmt.value)
-                            self.result.buffer_writes.append((stmt, key_of(target.value)))  # type: ignore
+                            if self._calls_a_module(stmt.value):
+                                self.result.buffer_writes.append((stmt, key_of(target.value)))  # type: ignore
                     self.bind(target, tainted, raw, state, stmt)
                     if items is not None and isinstance(target, ast.Name) and self._bound_once(target.id):
                         self._item_names[target.id] = items
@@ -475,6 +476,13 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
                 return key_of(node.iter)
             node = self.index.parents.get(node)
         return None
+
+    def _calls_a_module(self, value: ast.AST) -> bool:
+        """A call in `value` that may run a module (`model(x)`; not `torch.cat`, `x.cuda()`, a
+        loop's number): under a region its output has no graph, where 0.3 built one."""
+        return any(isinstance(node, ast.Call) and not self._pure_callee(node.func)
+                   and not (isinstance(node.func, ast.Attribute) and node.func.attr in DATA_METHODS)
+                   for node in ast.walk(value))
 
     def _sliced_write(self, target: ast.AST, state: State) -> bool:
         """`x[:, k] = ...` into a tainted `x`: a slice among several indices says a tensor (not a

@@ -50,7 +50,9 @@ class VariableTypeComparison(Rule):
     today, but not what it computed in 0.3, where plain tensors failed it. So it is safe where
     no plain tensor can tell: the branch only detaches `x` (`if isinstance(x, Variable): x =
     x.data`; not `v.data[0] if isinstance(v, Variable) else v`, which indexes a plain tensor
-    too), the value is computed from a Variable (`model_out = model(input_var)`: a
+    too), the next branch, which plain tensors took, does to them what this one does to
+    `x.data` (`elif torch.is_tensor(obj): return obj.cpu().numpy()` after `return
+    obj.data.cpu().numpy()`), the value is computed from a Variable (`model_out = model(input_var)`: a
     Variable or a tuple in 0.3), the test is an `assert`, it is `and`-ed with a test plain tensors fail today too
     (`isinstance(v, Variable) and v.requires_grad`), a negated test's branch only raises (no
     plain tensor came there), or the tuple already names `torch.Tensor`. Elsewhere it is
@@ -248,7 +250,7 @@ def _isinstance_unsafe(call: ast.Call, ctx) -> Optional[str]:
         raises = all(isinstance(s, ast.Raise) for s in body)
         if negated and raises:
             return None
-        if not negated and _detaches(body, subject):
+        if not negated and (_detaches(body, subject) or _tensor_branch_alike(parent, subject)):
             return None
         if not negated and raises and node is call:
             return _GUARD
@@ -380,6 +382,49 @@ def _returns_itself(value: Optional[ast.AST], subject: str) -> bool:
 
 _RECURSION_NOTE = ("unsafe fix: the branch calls `{}()` again on its `.data`, a tensor too: the test gets "
                    "`and x.requires_grad` so that it stops there")
+
+
+_TENSOR_TESTS = ("torch.is_tensor", "torch.Tensor", "torch._TensorBase", "torch.tensor._TensorBase")
+
+
+def _tensor_branch_alike(node: ast.AST, subject: str) -> bool:
+    """`if isinstance(obj, Variable): return obj.data.cpu().numpy()` followed by `elif
+    torch.is_tensor(obj): return obj.cpu().numpy()` (CSAIL's `as_numpy`): the next branch,
+    which plain tensors took in 0.3, does for them what the Variable branch does to `.data`,
+    so a plain tensor taking the first branch today gets the same."""
+    if not isinstance(node, ast.If) or len(node.orelse) != 1 or not isinstance(node.orelse[0], ast.If):
+        return False
+    other = node.orelse[0]
+    test = other.test
+    if not (isinstance(test, ast.Call) and test.args and ast.dump(test.args[0]) == subject
+            and (_dotted(test.func) == "torch.is_tensor" and len(test.args) == 1
+                 or _dotted(test.func) == "isinstance" and len(test.args) == 2
+                 and _dotted(test.args[1]) in _TENSOR_TESTS)):
+        return False
+    plain = [_without_data(stmt, subject) for stmt in node.body]
+    return [ast.dump(stmt) for stmt in plain] == [ast.dump(stmt) for stmt in other.body]
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _without_data(stmt: ast.AST, subject: str) -> ast.AST:
+    """`stmt` with every `<subject>.data` read as `<subject>`."""
+    import copy
+
+    class Strip(ast.NodeTransformer):
+        def visit_Attribute(self, node):
+            self.generic_visit(node)
+            if node.attr == "data" and ast.dump(node.value) == subject:
+                return node.value
+            return node
+
+    return Strip().visit(copy.deepcopy(stmt))
 
 
 def _detaches(body, subject: str) -> bool:
