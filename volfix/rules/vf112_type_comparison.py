@@ -52,7 +52,8 @@ class VariableTypeComparison(Rule):
     x.data`; not `v.data[0] if isinstance(v, Variable) else v`, which indexes a plain tensor
     too), the next branch, which plain tensors took, does to them what this one does to
     `x.data` (`elif torch.is_tensor(obj): return obj.cpu().numpy()` after `return
-    obj.data.cpu().numpy()`), the value is computed from a Variable (`model_out = model(input_var)`: a
+    obj.data.cpu().numpy()`), an earlier test sends every plain tensor elsewhere (an `elif`
+    after `torch.is_tensor(obj)`, an `if` after one testing for a tensor that returns), the value is computed from a Variable (`model_out = model(input_var)`: a
     Variable or a tuple in 0.3), the test is an `assert`, it is `and`-ed with a test plain tensors fail today too
     (`isinstance(v, Variable) and v.requires_grad`), a negated test's branch only raises (no
     plain tensor came there), or the tuple already names `torch.Tensor`. Elsewhere it is
@@ -210,7 +211,9 @@ def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> O
         return ("every tensor takes this branch today; after the fix tensors skip it, as only Variables "
                 "did in 0.3")
     parent = ctx.index.parents.get(node)
-    if isinstance(parent, ast.If) and parent.test is node and _detaches(parent.body, ast.dump(subject)):
+    if isinstance(parent, ast.If) and parent.test is node and (
+            _detaches(parent.body, ast.dump(subject)) or _tensors_never_come(parent, ast.dump(subject), ctx)
+            or _tensor_branch_alike(parent, ast.dump(subject))):
         return None
     if isinstance(parent, ast.IfExp) and parent.test is node and _detaches([parent.body], ast.dump(subject)):
         return None  # `Variable(h.data) if type(h) == Variable else tuple(...)`
@@ -250,7 +253,8 @@ def _isinstance_unsafe(call: ast.Call, ctx) -> Optional[str]:
         raises = all(isinstance(s, ast.Raise) for s in body)
         if negated and raises:
             return None
-        if not negated and (_detaches(body, subject) or _tensor_branch_alike(parent, subject)):
+        if not negated and (_detaches(body, subject) or _tensor_branch_alike(parent, subject)
+                            or _tensors_never_come(parent, subject, ctx)):
             return None
         if not negated and raises and node is call:
             return _GUARD
@@ -387,6 +391,49 @@ _RECURSION_NOTE = ("unsafe fix: the branch calls `{}()` again on its `.data`, a 
 _TENSOR_TESTS = ("torch.is_tensor", "torch.Tensor", "torch._TensorBase", "torch.tensor._TensorBase")
 
 
+def _tensors_never_come(node: ast.AST, subject: str, ctx) -> bool:
+    """An earlier test sends every plain tensor elsewhere, so neither the 0.3 test nor the new
+    one sees one: the `if` is an `elif` of a tensor test (pyro's `_eq`: `elif isinstance(x,
+    (np.ndarray, torch.Tensor)): ...` before `elif isinstance(x, Variable)`), or follows an
+    `if` testing for a tensor whose body ends in `return` or `raise` (simple-faster-rcnn's
+    `scalar()`)."""
+    if not isinstance(node, ast.If):
+        return False
+    index = ctx.index
+    owner = index.parents.get(node)
+    while isinstance(owner, ast.If) and owner.orelse == [node]:  # up the `elif` chain
+        if _tensor_test(owner.test, subject, ctx):
+            return True
+        node, owner = owner, index.parents.get(owner)
+    for block in _blocks_of(owner):
+        if any(s is node for s in block):
+            for stmt in block[:[i for i, s in enumerate(block) if s is node][0]]:
+                if isinstance(stmt, ast.If) and _tensor_test(stmt.test, subject, ctx) and stmt.body \
+                        and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                    return True
+    return False
+
+
+def _blocks_of(owner: ast.AST) -> List[list]:
+    return [getattr(owner, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(owner, f, None), list)]
+
+
+def _tensor_test(test: ast.AST, subject: str, ctx) -> bool:
+    """`torch.is_tensor(x)`, or `isinstance(x, T)` with T (or one of a tuple) torch's tensor class."""
+    if not (isinstance(test, ast.Call) and test.args and ast.dump(test.args[0]) == subject):
+        return False
+    qual = ctx.index.qual(test.func)
+    if qual == "torch.is_tensor" and len(test.args) == 1:
+        return True
+    if not (isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2):
+        return False
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    return any(ctx.index.qual(k) in _TENSOR_CLASSES for k in kinds)
+
+
+_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch._TensorBase", "torch.tensor._TensorBase"})
+
+
 def _tensor_branch_alike(node: ast.AST, subject: str) -> bool:
     """`if isinstance(obj, Variable): return obj.data.cpu().numpy()` followed by `elif
     torch.is_tensor(obj): return obj.cpu().numpy()` (CSAIL's `as_numpy`): the next branch,
@@ -444,6 +491,9 @@ def _detaches(body, subject: str) -> bool:
 
 
 def _detached(value: ast.AST, subject: str) -> bool:
+    if isinstance(value, ast.Tuple) and value.elts:  # `return x.data, y.data` after testing both
+        return all(_detached(e, subject) or isinstance(e, ast.Attribute) and e.attr == "data"
+                   and isinstance(e.value, ast.Name) for e in value.elts)
     if isinstance(value, ast.Attribute) and value.attr == "data" and ast.dump(value.value) == subject:
         return True
     if not isinstance(value, ast.Call):
