@@ -118,8 +118,9 @@ class VolatileInVariableCall(Rule):
     there, there is no fix. A volatile buffer filled by sliced writes (`output[:, k] =
     model(x)`) stays volatile in 0.3 whatever is written into it; unwrapped, each write
     records into it, so the writes go into the region, unsafe: the model calls there no
-    longer build the graph 0.3 built and dropped at the write. A plain `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so
-    the value stops at it. When the value itself reaches `.backward()` or
+    longer build the graph 0.3 built and dropped at the write (a number written is exact and
+    safe). A plain `Variable(y)` re-wraps data (0.3 only accepted a tensor there), so the
+    value stops at it. When the value itself reaches `.backward()` or
     `torch.autograd.grad()`, 0.3 raised there: what it computes before it meets a value that
     may need grad (a DQN's or DDPG's target networks) goes under `no_grad`; otherwise the call
     is only unwrapped and the program now trains. Both are unsafe fixes, and the note says so.

@@ -53,9 +53,10 @@ class VariableTypeComparison(Rule):
     too), the next branch, which plain tensors took, does to them what this one does to
     `x.data` (`elif torch.is_tensor(obj): return obj.cpu().numpy()` after `return
     obj.data.cpu().numpy()`), an earlier test sends every plain tensor elsewhere (an `elif`
-    after `torch.is_tensor(obj)`, an `if` after one testing for a tensor that returns), the value is computed from a Variable (`model_out = model(input_var)`: a
-    Variable or a tuple in 0.3), the test is an `assert`, it is `and`-ed with a test plain tensors fail today too
-    (`isinstance(v, Variable) and v.requires_grad`), a negated test's branch only raises (no
+    after `torch.is_tensor(obj)`, an `if` after one testing for a tensor that returns), the
+    value is computed from a Variable (`model_out = model(input_var)`: a Variable or a tuple
+    in 0.3), the test is an `assert`, it is `and`-ed with a test plain tensors fail today
+    too (`isinstance(v, Variable) and v.requires_grad`), a negated test's branch only raises (no
     plain tensor came there), or the tuple already names `torch.Tensor`. Elsewhere it is
     unsafe, with a note: `if isinstance(obj, Variable): return obj` now returns plain
     tensors too; `if not isinstance(x, Variable): x = Variable(x, requires_grad=rg)` now
