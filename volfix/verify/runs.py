@@ -44,14 +44,14 @@ def run_traced(command: Command, root: str, cwd: str, legacy: bool, timeout: Opt
         stderr_path = os.path.join(scratch, "stderr")
         argv = [command.python, *command.flags, "-m", "volfix.verify._trace", "--out", trace_path,
                 "--root", root, *(["--legacy"] if legacy else []), "--", *command.program]
-        with open(stderr_path, "wb") as stderr:
+        with open(stderr_path, "wb") as stderr, _SigtermGuard() as guard:
             try:
                 process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                            stdout=subprocess.DEVNULL, stderr=stderr,
                                            start_new_session=True)
             except OSError as error:
                 raise VerifyError(f"cannot run {command.python}: {error.strerror}") from None
-            timed_out = _wait(process, timeout)
+            timed_out = _wait(process, timeout, guard)
         run = _read_trace(trace_path)
         run.timed_out, run.returncode = timed_out, process.returncode
         with open(stderr_path, "rb") as handle:
@@ -70,23 +70,50 @@ class _Terminated(Exception):
     """SIGTERM while a run is going: the run (in a session of its own) is killed first."""
 
 
-def _raise_terminated(signum, frame):
-    raise _Terminated()
+class _SigtermGuard:
+    """SIGTERM handling from before the run starts until it ended: a SIGTERM that comes while
+    the run is being started (the run exists, `verify` has not begun waiting for it) is kept
+    and acted on once it is known, instead of killing `verify` with the run left behind (its
+    own session outlives it)."""
+
+    def __init__(self) -> None:
+        self.previous = None
+        self.armed = False
+        self.pending = False
+
+    def __enter__(self) -> "_SigtermGuard":
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.armed:
+            raise _Terminated()
+        self.pending = True
+
+    def arm(self) -> None:
+        """From here a SIGTERM raises; one that came before raises now."""
+        self.armed = True
+        if self.pending:
+            raise _Terminated()
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
 
 
-def _wait(process: subprocess.Popen, timeout: Optional[float]) -> bool:
+def _wait(process: subprocess.Popen, timeout: Optional[float], guard: _SigtermGuard) -> bool:
     """Wait for the run; at the time-out interrupt its process group (the tracer writes its
-    trace on KeyboardInterrupt), then kill it. True when it timed out."""
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    trace on KeyboardInterrupt), then kill it. True when it timed out. A SIGTERM to `verify`
+    kills the run first and exits 143."""
     try:
+        guard.arm()
         return _wait_for(process, timeout)
     except _Terminated:
+        if process.poll() is None:
+            _signal_group(process, signal.SIGKILL)
+            process.wait()
         raise SystemExit(128 + signal.SIGTERM) from None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _wait_for(process: subprocess.Popen, timeout: Optional[float]) -> bool:
