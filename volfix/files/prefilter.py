@@ -401,10 +401,12 @@ def _attribute(data: bytes, start: int, end: int) -> bool:
 _VOLATILE_ATTRIBUTE = _code_word(b"volatile", _attribute)
 
 
-# An import of torch or of a package built on it, at any indentation (a module-level one inside
-# `try:` or `if`); a file without one has no tensors of its own to read `.volatile` of.
-_TORCH_IMPORT_LINE = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:torch\w*|allennlp|fastai|pyro|ignite|onmt|"
-                                rb"inferno|skorch|pytorch_lightning)\b", re.M)
+# The modules an import of torch or of a package built on it names
+# (`rules.volatile_attributes.TORCH_PACKAGES`).
+TORCH_MODULES = rb"(?:torch\w*|allennlp|fastai|pyro|ignite|onmt|inferno|skorch|pytorch_lightning)\b"
+# Such an import at any indentation (a module-level one inside `try:` or `if`); a file without
+# one has no tensors of its own to read `.volatile` of.
+_TORCH_IMPORT_LINE = re.compile(rb"^[ \t]*(?:import|from)[ \t]+" + TORCH_MODULES, re.M)
 
 
 def torchless_volatile_attribute(data: bytes) -> bool:

@@ -278,15 +278,14 @@ class Planner:
         one of the group's sources: on the paths where that `if` does not run its branch, 0.3
         trained there. Not the `if` whose test is the flag (`if training: ... else: x =
         Variable(x, volatile=True)`): its other path is the flag's other value."""
+        kinds = (ast.If, ast.Try, ast.While)
         for stmt, what in group.taint.training:  # type: ignore[union-attr]
+            around_step = {id(node) for node in self.index.enclosing(stmt, kinds)}
             for source in group.sources:
                 branch = source.flag.branch if source.flag is not None else None
-                cur = self.index.parents.get(source.stmt)
-                while cur is not None and cur is not source.scope and not isinstance(cur, ast.Module):
-                    if isinstance(cur, (ast.If, ast.Try, ast.While)) and not _inside(self.index, stmt, cur) \
-                            and not (isinstance(cur, ast.If) and branch is not None and cur.test is branch):
-                        return stmt, what
-                    cur = self.index.parents.get(cur)
+                if any(id(node) not in around_step and not (isinstance(node, ast.If) and node.test is branch)
+                       for node in self.index.enclosing(source.stmt, kinds)):
+                    return stmt, what
         return None
 
     def touch(self, a: Group, b: Group) -> bool:
@@ -555,7 +554,9 @@ def runs_touch(a: Run, b: Run) -> bool:
 
 
 def run_contains_stmt(run: Run, stmt: ast.stmt) -> bool:
-    """Is `stmt` one of the run's statements or inside one of them?"""
+    """Is `stmt` one of the run's statements or inside one of them? The run's statements are
+    consecutive: a statement of another block lies in one of them exactly when it lies between
+    the first one's start and the last one's end (only blanks, comments and `;` separate them)."""
     start, end = run.block[run.first], run.block[run.last]
     return (start.lineno, start.col_offset) <= (stmt.lineno, stmt.col_offset) and \
         (stmt.end_lineno, stmt.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
@@ -565,13 +566,7 @@ def run_contains(outer: Run, inner: Run) -> bool:
     """Is `inner`'s block nested inside one of `outer`'s statements?"""
     if outer.block is inner.block:
         return outer.first <= inner.first and inner.last <= outer.last
-    # The outer run's statements are consecutive: a statement of another block lies in one of
-    # them exactly when it lies between the first one's start and the last one's end (only
-    # blanks, comments and `;` separate them).
-    first = inner.block[inner.first]
-    start, end = outer.block[outer.first], outer.block[outer.last]
-    return (start.lineno, start.col_offset) <= (first.lineno, first.col_offset) and \
-        (first.end_lineno, first.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
+    return run_contains_stmt(outer, inner.block[inner.first])
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:
@@ -623,12 +618,3 @@ def _negated_operand(node: ast.AST, segment) -> Optional[str]:
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
         return f"{segment(node.left)} {_NEGATED[type(node.ops[0])]} {segment(node.comparators[0])}"
     return None
-
-
-def _inside(index, node: ast.AST, outer: ast.AST) -> bool:
-    cur = node
-    while cur is not None:
-        if cur is outer:
-            return True
-        cur = index.parents.get(cur)
-    return False

@@ -73,9 +73,8 @@ def _builds_data(index: ModuleIndex, fn: ast.FunctionDef) -> bool:
                 if func.id in own:
                     return False  # a parameter called: a module, maybe
             elif isinstance(func, ast.Attribute):
-                if index.qual(func) is None and func.attr not in DATA_METHODS:
-                    return False
-                if index.qual(func) is not None and not pure_qual(index.qual(func)):
+                qual = index.qual(func)  # `torch.cat(...)`, else a method: `x.new(...)`
+                if not (pure_qual(qual) if qual is not None else func.attr in DATA_METHODS):
                     return False
             else:
                 return False

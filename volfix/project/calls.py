@@ -60,14 +60,7 @@ def calls_in(doc: Document, path: str, shown: str, in_run: bool, names: NameTabl
             if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and (
                     func.attr in names or nm.METHOD_PREFIX + func.attr in methods or CALL_KEY in family)):
                 continue  # `x.cuda()`: an attribute's qualified name ends in it, and no helper is named so
-            qual = index.qual(func)
-            target = helper_of_qual(names, qual, path) if qual is not None else None
-            if target is None and isinstance(func, ast.Name) and not index.module_names.bound(func.id):
-                for module in stars:  # `from helpers import *`
-                    target = helper_called(names, module, func.id, path)
-                    if target is not None:
-                        qual = f"{module}.{func.id}" if not module.endswith(".") else f"{module}{func.id}"
-                        break
+            qual, target = _helper_named(index, func, names, path, stars)
             if target is not None and target[0] == path:
                 target = None  # the file's own helper: its calls are its own analysis's business
             targets = [target] if target is not None else []
@@ -105,15 +98,26 @@ def _references(index, path: str, shown: str, in_run: bool, names: NameTable, st
             parent = index.parents.get(node)
             if isinstance(parent, ast.Call) and parent.func is node:
                 continue
-            qual = index.qual(node)
-            target = helper_of_qual(names, qual, path) if qual is not None else None
-            if target is None and isinstance(node, ast.Name) and not index.module_names.bound(node.id):
-                target = next(filter(None, (helper_called(names, module, node.id, path) for module in stars)), None)
+            qual, target = _helper_named(index, node, names, path, stars)
             if target is None or target[0] == path:
                 continue
             helper_path, sig = target
             call = ExternalCall(shown, node.lineno, "unknown", False, in_run, node.col_offset)
-            out.append((qual or name, helper_path, sig, call, None))
+            out.append((qual, helper_path, sig, call, None))
     return out
+
+
+def _helper_named(index, node: ast.AST, names: NameTable, path: str, stars: set):
+    """(qualified name, (helper path, signature)) of the helper of another file `node` (a name
+    or an attribute) names: through the file's imports, else a `from helpers import *`;
+    (the qualified name, None) when it names none."""
+    qual = index.qual(node)
+    target = helper_of_qual(names, qual, path) if qual is not None else None
+    if target is None and isinstance(node, ast.Name) and not index.module_names.bound(node.id):
+        for module in stars:  # `from helpers import *`
+            target = helper_called(names, module, node.id, path)
+            if target is not None:
+                return (f"{module}.{node.id}" if not module.endswith(".") else f"{module}{node.id}"), target
+    return qual, target
 
 

@@ -8,11 +8,10 @@ import os
 import re
 from typing import Callable, FrozenSet, Optional, Sequence
 
-from ..files.prefilter import torchless_volatile_attribute
+from ..files.prefilter import TORCH_MODULES, torchless_volatile_attribute
 
-# A module-level import of torch or of a package built on it (`rules.volatile_attributes.TORCH_PACKAGES`).
-TORCH_IMPORT = re.compile(rb"^(?:import|from)[ \t]+(?:torch\w*|allennlp|fastai|pyro|ignite|onmt|inferno|skorch|"
-                          rb"pytorch_lightning)\b", re.M)
+# A module-level import of torch or of a package built on it.
+TORCH_IMPORT = re.compile(rb"^(?:import|from)[ \t]+" + TORCH_MODULES, re.M)
 
 Reader = Callable[[str], Optional[bytes]]
 

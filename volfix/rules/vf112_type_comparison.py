@@ -1,5 +1,6 @@
 """VF112: `type(x) == Variable` and `isinstance(x, Variable)`."""
 import ast
+import copy
 import dataclasses
 from typing import List, Optional, Tuple
 
@@ -214,7 +215,7 @@ def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> O
     parent = ctx.index.parents.get(node)
     if isinstance(parent, ast.If) and parent.test is node and (
             _detaches(parent.body, ast.dump(subject)) or _tensors_never_come(parent, ast.dump(subject), ctx)
-            or _tensor_branch_alike(parent, ast.dump(subject))):
+            or _tensor_branch_alike(parent, ast.dump(subject), ctx)):
         return None
     if isinstance(parent, ast.IfExp) and parent.test is node and _detaches([parent.body], ast.dump(subject)):
         return None  # `Variable(h.data) if type(h) == Variable else tuple(...)`
@@ -254,7 +255,7 @@ def _isinstance_unsafe(call: ast.Call, ctx) -> Optional[str]:
         raises = all(isinstance(s, ast.Raise) for s in body)
         if negated and raises:
             return None
-        if not negated and (_detaches(body, subject) or _tensor_branch_alike(parent, subject)
+        if not negated and (_detaches(body, subject) or _tensor_branch_alike(parent, subject, ctx)
                             or _tensors_never_come(parent, subject, ctx)):
             return None
         if not negated and raises and node is call:
@@ -389,9 +390,6 @@ _RECURSION_NOTE = ("unsafe fix: the branch calls `{}()` again on its `.data`, a 
                    "`and x.requires_grad` so that it stops there")
 
 
-_TENSOR_TESTS = ("torch.is_tensor", "torch.Tensor", "torch._TensorBase", "torch.tensor._TensorBase")
-
-
 def _tensors_never_come(node: ast.AST, subject: str, ctx) -> bool:
     """An earlier test sends every plain tensor elsewhere, so neither the 0.3 test nor the new
     one sees one: the `if` is an `elif` of a tensor test (pyro's `_eq`: `elif isinstance(x,
@@ -435,7 +433,7 @@ def _tensor_test(test: ast.AST, subject: str, ctx) -> bool:
 _TENSOR_CLASSES = frozenset({"torch.Tensor", "torch._TensorBase", "torch.tensor._TensorBase"})
 
 
-def _tensor_branch_alike(node: ast.AST, subject: str) -> bool:
+def _tensor_branch_alike(node: ast.AST, subject: str, ctx) -> bool:
     """`if isinstance(obj, Variable): return obj.data.cpu().numpy()` followed by `elif
     torch.is_tensor(obj): return obj.cpu().numpy()` (CSAIL's `as_numpy`): the next branch,
     which plain tensors took in 0.3, does for them what the Variable branch does to `.data`,
@@ -443,28 +441,14 @@ def _tensor_branch_alike(node: ast.AST, subject: str) -> bool:
     if not isinstance(node, ast.If) or len(node.orelse) != 1 or not isinstance(node.orelse[0], ast.If):
         return False
     other = node.orelse[0]
-    test = other.test
-    if not (isinstance(test, ast.Call) and test.args and ast.dump(test.args[0]) == subject
-            and (_dotted(test.func) == "torch.is_tensor" and len(test.args) == 1
-                 or _dotted(test.func) == "isinstance" and len(test.args) == 2
-                 and _dotted(test.args[1]) in _TENSOR_TESTS)):
+    if not _tensor_test(other.test, subject, ctx):
         return False
     plain = [_without_data(stmt, subject) for stmt in node.body]
     return [ast.dump(stmt) for stmt in plain] == [ast.dump(stmt) for stmt in other.body]
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
-
-
 def _without_data(stmt: ast.AST, subject: str) -> ast.AST:
     """`stmt` with every `<subject>.data` read as `<subject>`."""
-    import copy
-
     class Strip(ast.NodeTransformer):
         def visit_Attribute(self, node):
             self.generic_visit(node)
