@@ -302,6 +302,34 @@ def test_the_numpy_array_of_a_one_element_result_has_one_dimension(legacy):
     assert torch.zeros(2, 3).numpy().shape == (2, 3)
 
 
+def test_a_one_element_gradient_for_a_one_element_root(legacy):
+    """0.3's one-element results had shape (1,), so the gradient given for one did too: the
+    WGAN idiom `one = torch.FloatTensor([1]); mone = one * -1; D_real.mean().backward(mone)`.
+    Today the root is 0-dim and torch refuses that gradient; here it is the root's number,
+    through `Tensor.backward`, `torch.autograd.backward` (also 0.3's `grad_variables=`) and
+    `torch.autograd.grad`. Other shapes stay torch's own."""
+    w = legacy(torch.tensor([1.0, 2.0, 4.0]), requires_grad=True)
+    one = torch.FloatTensor([1])
+    mone = one * -1
+    w.mean().backward(mone)
+    assert w.grad.tolist() == pytest.approx([-1 / 3] * 3)
+    torch.autograd.backward([w.sum()], [one * 3])
+    assert w.grad.tolist() == pytest.approx([3 - 1 / 3] * 3)
+    torch.autograd.backward(w.sum(), grad_variables=one)
+    assert w.grad.tolist() == pytest.approx([4 - 1 / 3] * 3)
+    (grad,) = torch.autograd.grad(w.pow(2).sum(), w, one)
+    assert grad.tolist() == [2.0, 4.0, 8.0]
+    p = nn.Parameter(torch.ones(2))  # not a Variable here: torch's backward, patched the same
+    p.sum().backward(one)
+    assert p.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        w.mean().backward(torch.ones(2))
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        (w * 2).backward(one)  # a root with dimensions takes a gradient of its own shape, as in 0.3
+    with pytest.raises(RuntimeError, match="is volatile"):
+        legacy(torch.ones(3), volatile=True).mean().backward(one)
+
+
 def test_indexing_of_tensors_with_dimensions_is_unchanged(legacy):
     rows = legacy(torch.arange(6.0).view(2, 3))
     assert torch.equal(rows.data[0], torch.tensor([0.0, 1.0, 2.0]))
@@ -335,12 +363,14 @@ def test_tensors_are_no_sequences_for_constructors_and_numpy(legacy):
 def test_exit_restores_torch():
     import torch.autograd.variable as variable_module
 
-    before = (torch.autograd.Variable, variable_module.Variable, dict(torch.Tensor.__dict__))
+    before = (torch.autograd.Variable, variable_module.Variable, dict(torch.Tensor.__dict__),
+              torch.autograd.backward, torch.autograd.grad)
     with legacy_semantics():
         with legacy_semantics():  # nested entries: only the outermost restores
             from torch.autograd import Variable as Legacy
         assert torch.autograd.Variable is Legacy
-    after = (torch.autograd.Variable, variable_module.Variable, dict(torch.Tensor.__dict__))
+    after = (torch.autograd.Variable, variable_module.Variable, dict(torch.Tensor.__dict__),
+             torch.autograd.backward, torch.autograd.grad)
     assert after == before
     from torch.autograd import Variable
 
@@ -352,6 +382,8 @@ def test_exit_restores_torch():
     with pytest.raises(IndexError):
         torch.tensor(1.0)[0]
     assert torch.Tensor([torch.tensor(2.0)]).tolist() == [2.0]
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        torch.ones(2, requires_grad=True).sum().backward(torch.FloatTensor([1]))
 
 
 def test_exit_restores_torch_after_an_exception():

@@ -30,6 +30,8 @@ _TorchVariable = torch.autograd.variable.Variable  # the 2.x shim, restored on e
 _TensorBase = torch._C.TensorBase
 _ORIGINAL_GETITEM = _TensorBase.__getitem__
 _ORIGINAL_NUMPY = _TensorBase.numpy
+_ORIGINAL_BACKWARD = torch.autograd.backward
+_ORIGINAL_GRAD = torch.autograd.grad
 _NOWRAP = get_default_nowrap_functions()
 
 
@@ -110,7 +112,7 @@ def _check_backward(func: Callable, args: tuple, kwargs: dict) -> None:
     """0.3's engine refused volatile roots (fact 5, `python_engine.cpp`)."""
     if func is torch.Tensor.backward:
         roots = _volatile_roots(args[0])
-    elif func is torch.autograd.backward:
+    elif func in (_ORIGINAL_BACKWARD, _legacy_backward):
         roots = _volatile_roots(args[0] if args else kwargs["tensors"])
     else:  # torch.autograd.grad
         roots = _volatile_roots(args[0] if args else kwargs["outputs"])
@@ -119,7 +121,8 @@ def _check_backward(func: Callable, args: tuple, kwargs: dict) -> None:
 
 
 def _is_backward(func: Callable) -> bool:
-    return func in (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+    # torch's own functions, or the patched ones (torch.autograd's code names them through its globals)
+    return func in (torch.Tensor.backward, _ORIGINAL_BACKWARD, _ORIGINAL_GRAD, _legacy_backward, _legacy_grad)
 
 
 class _VariableMeta(type(torch.Tensor)):
@@ -250,6 +253,9 @@ def _set_volatile(self, value) -> None:
 # records the reads of one-element values (`volfix.verify.scalars`), and the expressions that
 # index a value with dimensions too.
 scalar_read_hook: Optional[Callable[[Any, Any, bool], None]] = None
+# Called as `hook(root, frame)` at each `backward` (or `autograd.grad`) that gives a 0-dim
+# root a gradient of shape (1,), `frame` being the code that called it (VF403's crash today).
+scalar_gradient_hook: Optional[Callable[[Any, Any], None]] = None
 
 
 def _legacy_getitem(self, index):
@@ -276,6 +282,53 @@ def _legacy_numpy(self, *args, **kwargs):
     array shares the tensor's memory either way."""
     array = _ORIGINAL_NUMPY(self, *args, **kwargs)
     return array.reshape(1) if self.dim() == 0 else array
+
+
+def _one_element_gradients(roots, gradients):
+    """0.3's one-element results had shape (1,), so the gradient given for one did too
+    (`one = torch.FloatTensor([1])`, then `D_real.mean().backward(one)`, the WGAN idiom).
+    Today the root is 0-dim and torch refuses a (1,) gradient for it: here a gradient of
+    shape (1,) given for a 0-dim root is taken as that root's one number. Everything else
+    is torch's own."""
+    if gradients is None:
+        return gradients
+    single = isinstance(roots, torch.Tensor)
+    roots_seq = (roots,) if single else tuple(roots)
+    grads_seq = (gradients,) if isinstance(gradients, torch.Tensor) else tuple(gradients)
+    if len(roots_seq) != len(grads_seq):
+        return gradients
+    fixed = tuple(g.reshape(()) if isinstance(r, torch.Tensor) and isinstance(g, torch.Tensor)
+                  and r.dim() == 0 and tuple(g.shape) == (1,) else g
+                  for r, g in zip(roots_seq, grads_seq))
+    if scalar_gradient_hook is not None:
+        for r, g, f in zip(roots_seq, grads_seq, fixed):
+            if f is not g:
+                scalar_gradient_hook(r, _caller_frame())
+    if isinstance(gradients, torch.Tensor):
+        return fixed[0]
+    return type(gradients)(fixed) if isinstance(gradients, (list, tuple)) else fixed
+
+
+def _caller_frame():
+    """The frame of the code that called torch (the first outside torch and this module)."""
+    frame = sys._getframe(1)
+    torch_dir = torch.__file__.rpartition("/")[0]
+    while frame is not None and (frame.f_code.co_filename.startswith(torch_dir)
+                                 or frame.f_code.co_filename == __file__):
+        frame = frame.f_back
+    return frame
+
+
+def _legacy_backward(tensors, grad_tensors=None, *args, **kwargs):
+    """`torch.autograd.backward` (also what `Tensor.backward` calls) with 0.3's one-element gradients."""
+    if "grad_variables" in kwargs and grad_tensors is None:  # 0.3's name of the argument
+        grad_tensors = kwargs.pop("grad_variables")
+    return _ORIGINAL_BACKWARD(tensors, _one_element_gradients(tensors, grad_tensors), *args, **kwargs)
+
+
+def _legacy_grad(outputs, inputs, grad_outputs=None, *args, **kwargs):
+    """`torch.autograd.grad` with 0.3's one-element gradients."""
+    return _ORIGINAL_GRAD(outputs, inputs, _one_element_gradients(outputs, grad_outputs), *args, **kwargs)
 
 
 _MISSING = object()
@@ -309,6 +362,8 @@ def _install() -> _Patches:
     patches.set(torch.Tensor, "__getitem__", _legacy_getitem)
     _drop_sequence_item_slot(before)
     patches.set(torch.Tensor, "numpy", _legacy_numpy)
+    patches.set(torch.autograd, "backward", _legacy_backward)
+    patches.set(torch.autograd, "grad", _legacy_grad)
     return patches
 
 
