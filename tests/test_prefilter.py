@@ -70,6 +70,8 @@ NEEDS_ANALYSIS = {
     # `[0]` of a loss's NumPy array (torchMoji's `calc_loss(...).data.cpu().numpy()[0]`)
     "VF401-numpy-index": "import numpy as np\nm = np.mean([f(x).data.cpu().numpy()[0] for x in xs])\n",
     "VF402": "def load_data(v, data):\n    v.data.resize_(data.size()).copy_(data)\n",
+    # `one = torch.FloatTensor([1])`, then `d_real.backward(mone)` (the WGAN idiom)
+    "VF403": "import torch\none = torch.FloatTensor([1])\nx.mean().backward(one)\n",
     "VF010-noqa": "x = compute(t)  # noqa: VF101\n",
     "VF010-volfix": "x = compute(t)  # Volfix: ignore\n",
 }

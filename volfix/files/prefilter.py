@@ -482,6 +482,11 @@ TORCH_DATA_INDEX = Needs(
 DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
     _code_word(b"data", lambda data, start, end: data.startswith(b".resize_", end) and start > 0
                and data[start - 1] == 46),)))
+# VF403: `x.backward(g)` with a one-element gradient made by a constructor.
+_GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
+BACKWARD_GRADIENT = Needs(
+    "`.backward(` and a tensor constructor (`Tensor(`, `ones(`, `tensor(`)",
+    _family((b".backward(",), (lambda data: any(token in data for token in _GRADIENT_MAKERS),)))
 # VF001/VF002: no token of their own; reported for files another rule needs (module docstring).
 TOKENLESS = Needs("nothing of its own: reported for files another rule needs", lambda data: False)
 
