@@ -210,3 +210,64 @@ def test_a_helper_given_a_loss_and_a_batch_is_reported_not_rewritten(tmp_path, m
     [read] = [f for f in data["findings"] if f["kind"] == "scalar-read"]
     assert read["line"] == 7 and "also made this read on a value with dimensions" in read["message"]
     assert (repo / "helper.py").read_text() == textwrap.dedent(HELPER)
+
+
+# The critic is chosen by name at run time: volfix cannot tell that its output is one element,
+# so VF403 leaves `errD_real.backward(mone)`; the run tells (0.3's (1,) root, 0-dim today).
+WGAN = """\
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super(Critic, self).__init__()
+            self.main = nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.main(x).mean()
+
+
+    torch.manual_seed(0)
+    netD = globals()["Critic"]()
+    one = torch.FloatTensor([1])
+    mone = one * -1
+    real = Variable(torch.randn(8, 2))
+    errD_real = netD(real)
+    errD_real.backward(mone)
+    errD_fake = netD(real * 2)
+    errD_fake.backward(one)
+    print("%.4f" % netD.main.weight.grad.abs().sum())
+    """
+
+
+@needs_torch
+def test_verify_names_the_one_element_gradients_a_fix_leaves(tmp_path, monkeypatch):
+    repo = committed_repo(tmp_path, {"wgan.py": WGAN})
+    monkeypatch.chdir(repo)
+    assert invoke("fix", "--unsafe-fixes", "wgan.py").exit_code in (0, 1)
+    fixed_by_volfix = (repo / "wgan.py").read_text()
+    assert "one = torch.FloatTensor([1])" in fixed_by_volfix  # what VF403 cannot tell
+    lines = fixed_by_volfix.splitlines()
+    [real_line] = [i for i, t in enumerate(lines, 1) if "errD_real.backward(mone)" in t]
+
+    result = invoke("verify", "--format", "json", "--", PY, "wgan.py")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output)
+    found = [(f["line"], f["message"]) for f in data["findings"] if f["kind"] == "scalar-gradient"]
+    # The migrated run raises at the first call, so the second is never reached: both are named.
+    assert found == [(line, f"`{call}` at wgan.py:{line} gives a one-element value (shape (1,) in 0.3, no "
+                            "dimension today) a gradient of shape (1,): `Mismatch in shape` since PyTorch 0.4; "
+                            "make the gradient 0-dim where it is made (`torch.tensor(1.)` for "
+                            "`torch.FloatTensor([1])`, VF403)")
+                     for line, call in ((real_line, "errD_real.backward(mone)"),
+                                        (real_line + 2, "errD_fake.backward(one)"))]
+    assert data["before"]["exit_status"] == 0 and data["after"]["exception"]["type"] == "RuntimeError"
+
+    # Made 0-dim where it is made, the migrated run passes both calls and prints what 0.3 printed.
+    (repo / "wgan.py").write_text(fixed_by_volfix.replace("one = torch.FloatTensor([1])",
+                                                          "one = torch.tensor(1, dtype=torch.float)"))
+    result = invoke("verify", "--format", "json", "--", PY, "wgan.py")
+    assert result.exit_code == 0, result.output
+    assert [f for f in json.loads(result.output)["findings"] if f["kind"] == "scalar-gradient"] == []

@@ -10,7 +10,9 @@ The original sources (a git revision, by default HEAD, or a copy of the project)
 (the migrated code) runs under the installed torch. A `[0]` the original run made on a
 one-element value (`loss.data[0]`: a number in 0.3, an IndexError today) that the working
 tree still has is a finding too (`volfix.verify.scalars`); with `fix` it is rewritten to
-`.item()` and the migrated program runs again. Each run is a subprocess of the tracer
+`.item()` and the migrated program runs again. So is a `backward` the original gave a
+gradient of shape (1,) for a one-element root (0.3's shape; `Mismatch in shape` today,
+`volfix.verify.gradients`), unless the migrated run passed it. Each run is a subprocess of the tracer
 (`volfix.verify._trace`) with the same seeds and environment, in the same place relative to
 its project root. torch is imported only in those subprocesses.
 """
@@ -22,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from . import gradients
 from .compare import Comparison, Finding, LineMap, compare
 from .runs import Run, run_environment, run_traced
 from .scalars import ScalarRead, apply_fixes, find_reads, findings
@@ -74,7 +77,7 @@ def verify(words: List[str], against: Optional[str] = None, timeout: Optional[fl
             lines = LineMap(original.root, work_root)
             reads = find_reads(before.scalar_reads, lines)
         comparison = compare(before, after, lines)
-        comparison.findings[:0] = findings(reads)
+        comparison.findings[:0] = findings(reads) + gradients.findings(before, after, lines)
         comparison.notes.extend(problems)
     finally:
         original.cleanup()

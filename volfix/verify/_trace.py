@@ -10,6 +10,8 @@ JSON lines to `--out`:
     {"e": "step", "optimizer": "SGD", "file": ..., "line": ..., "func": ..., "error": null}
     {"e": "scalar_read", "file": "eval.py", "line": 52, "end_line": 52, "col": 16, "end_col": 28,
      "text": "loss.data[0]", "variable": false, "bool": false, "mixed": false}
+    {"e": "scalar_gradient", "file": "wgan.py", "line": 30, "func": "critic_step", "end_line": 30,
+     "col": 4, "end_col": 25, "text": "D_real.backward(mone)"}
     {"e": "exit", "status": 0, "exception": null}
 
 `forward` is a top-level `nn.Module` call (one not made inside another module's forward);
@@ -19,7 +21,9 @@ them, which are held anyway, are not counted; a tensor counts once a call). `sca
 (legacy runs only) is a `[0]` the program made on a one-element value, once per expression:
 0.3 gave it a number, today it raises; its position is the expression's (Python >= 3.11,
 else the line only). `mixed` says the expression also indexed a value with dimensions (then
-a second record says so, if that came later). With `--legacy` the program
+a second record says so, if that came later). `scalar_gradient` (legacy runs only, the fields
+of `scalar_read` but the last three) is a `backward` that gave a one-element root a gradient of
+shape (1,), once per call site: it matched 0.3's root, today it raises. With `--legacy` the program
 runs under `volfix.legacy.legacy_semantics()`: PyTorch 0.3's meaning of `volatile`.
 
 torch is imported here only: volfix itself never needs it. Without torch the trace is a
@@ -90,6 +94,12 @@ class _Sites:
                 rel = path[len(self.root):].replace(os.sep, "/")
         self._known[filename] = rel
         return rel
+
+    def user_frame(self, frame):
+        """The innermost frame of the user's code at or above `frame` (None: there is none)."""
+        while frame is not None and self.relative(frame.f_code.co_filename) is None:
+            frame = frame.f_back
+        return frame
 
     def site(self, frame) -> Dict[str, Any]:
         while frame is not None:
@@ -244,19 +254,46 @@ class _Tracer:
         record = {"e": "scalar_read", "file": rel, "line": frame.f_lineno, "end_line": None,
                   "col": None, "end_col": None, "text": None, "variable": variable,
                   "bool": tensor.dtype is self.torch.bool, "mixed": mixed}
-        positions = getattr(frame.f_code, "co_positions", None)  # Python >= 3.11
-        position = next(itertools.islice(positions(), frame.f_lasti // 2, None), None) \
-            if positions is not None else None
-        if position is not None and None not in position:
-            line, end_line, col, end_col = position
-            record.update(line=line, end_line=end_line, col=col, end_col=end_col,
-                          text=_segment(frame.f_code.co_filename, *position))
+        record.update(_position(frame))
         self.write(record)
+
+    def watch_scalar_gradients(self) -> None:
+        """Record, once per call site, each `backward` (or `autograd.grad`) that gives a 0-dim
+        root a gradient of shape (1,): 0.3's one-element roots had that shape, so it matched;
+        torch >= 0.4 refuses it (`Mismatch in shape`, VF403). volfix.legacy calls the hook
+        from its own `autograd.backward`."""
+        from volfix.legacy import _runtime
+
+        seen: set = set()
+
+        def hook(root, frame) -> None:
+            frame = self.sites.user_frame(frame)
+            if frame is None or (frame.f_code, frame.f_lasti) in seen:
+                return
+            seen.add((frame.f_code, frame.f_lasti))
+            record = {"e": "scalar_gradient", **self.sites.site(frame), "end_line": None, "col": None,
+                      "end_col": None, "text": None}
+            record.update(_position(frame))
+            self.write(record)
+
+        _runtime.scalar_gradient_hook = hook
 
     def unfinished_steps(self) -> None:
         """Steps whose pre hook ran and whose post hook never did: they raised."""
         for record in getattr(self.local, "steps", None) or []:
             self.write(record)
+
+
+def _position(frame) -> Dict[str, Any]:
+    """The position and text of the expression `frame` runs (Python >= 3.11; else nothing)."""
+    positions = getattr(frame.f_code, "co_positions", None)
+    position = next(itertools.islice(positions(), frame.f_lasti // 2, None), None) \
+        if positions is not None else None
+    if position is None or None in position:
+        return {}
+    line, end_line, col, end_col = position
+    return {"line": line, "end_line": end_line, "col": col, "end_col": end_col,
+            "text": _segment(frame.f_code.co_filename, *position)}
 
 
 class _SavedBytes:
@@ -451,6 +488,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         tracer.install()
         if options.legacy:
             tracer.watch_scalar_reads()
+            tracer.watch_scalar_gradients()
         try:
             _run_program(options.program, options.legacy)
         except SystemExit as stop:

@@ -30,7 +30,7 @@ class Finding:
 
     kind: str  # graph-added, graph-removed, mode-changed, backward-raises, backward-runs,
     #            step-raises, step-runs, forward-raises, forward-runs, calls-changed, exit-status,
-    #            scalar-read (`volfix.verify.scalars`)
+    #            scalar-read (`volfix.verify.scalars`), scalar-gradient (`volfix.verify.gradients`)
     file: Optional[str]
     line: Optional[int]
     message: str

@@ -30,6 +30,7 @@ class Run:
     returncode: Optional[int] = None
     stderr_tail: str = ""
     scalar_reads: List[Dict[str, Any]] = field(default_factory=list)  # legacy runs: `[0]` of one element
+    scalar_gradients: List[Dict[str, Any]] = field(default_factory=list)  # legacy: (1,) gradients of 0-dim roots
 
     @property
     def ended_abnormally(self) -> bool:
@@ -156,6 +157,8 @@ def _read_trace(path: str) -> Run:
                 run.events.append(record)
             elif kind == "scalar_read":
                 run.scalar_reads.append(record)
+            elif kind == "scalar_gradient":
+                run.scalar_gradients.append(record)
             elif kind == "exit":
                 run.status, run.exception = record["status"], record["exception"]
             elif kind == "error" and record.get("torch_missing"):
