@@ -302,6 +302,16 @@ def test_the_numpy_array_of_a_one_element_result_has_one_dimension(legacy):
     assert torch.zeros(2, 3).numpy().shape == (2, 3)
 
 
+def test_the_list_of_a_one_element_result_has_one_item(legacy):
+    """`loss.data.tolist()` was a list of one number in 0.3 (shape (1,)); `[0]` was the number.
+    Lists of tensors with dimensions are torch's own."""
+    loss = nn.Linear(3, 1)(legacy(torch.randn(4, 3))).pow(2).mean()
+    listed = loss.data.tolist()
+    assert listed == [loss.item()] and isinstance(listed[0], float)
+    assert loss.data.cpu().numpy().tolist() == [loss.item()]
+    assert torch.tensor([[1, 2]]).tolist() == [[1, 2]] and torch.arange(3).tolist() == [0, 1, 2]
+
+
 def test_a_one_element_gradient_for_a_one_element_root(legacy):
     """0.3's one-element results had shape (1,), so the gradient given for one did too: the
     WGAN idiom `one = torch.FloatTensor([1]); mone = one * -1; D_real.mean().backward(mone)`.
@@ -381,7 +391,7 @@ def test_exit_restores_torch():
     assert flag is False and caught == ["volatile was removed (Variable.volatile is always False)"]
     with pytest.raises(IndexError):
         torch.tensor(1.0)[0]
-    assert torch.Tensor([torch.tensor(2.0)]).tolist() == [2.0]
+    assert torch.Tensor([torch.tensor(2.0)]).tolist() == [2.0] and torch.tensor(2.0).tolist() == 2.0
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
         torch.ones(2, requires_grad=True).sum().backward(torch.FloatTensor([1]))
 

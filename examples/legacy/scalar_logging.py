@@ -1,7 +1,8 @@
 """A 0.3-era training script that logs its losses and accuracy with `.data[0]`.
 
 Every `loss.data[0]` returned a Python number in 0.3, where losses were one-element
-tensors. Since 0.4 losses and reductions are 0-dim and the same line raises IndexError.
+tensors. Since 0.4 losses and reductions are 0-dim and the same line raises IndexError; the
+history's `loss.data.tolist()[0]` (a list of one number in 0.3, a number today) TypeError.
 """
 import torch
 import torch.nn as nn
@@ -39,7 +40,7 @@ def train(model, optimizer, batches):
         loss.backward()
         optimizer.step()
         running_loss += loss.data[0]
-        history.append(loss.data[0])
+        history.append(loss.data.tolist()[0])
     return running_loss / len(batches), history
 
 

@@ -208,7 +208,7 @@ CASES = [
          grads=("fc1_grad", "fc2_grad"),
          graph_before="T{5}", graph_after="T{3}F{2}",
          repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor",
-                       more=((").data[0]", ").data.tolist()"),))),
+                       more=((").data[0]", ").data.tolist()"), ("tolist()[0]", "tolist()")))),
     # ---- issue 21: regions cover only what computes with the value (SPEC §2.3, §2.10).
     # A flag helper called with train=False and then train=True in the next statement: only
     # the first call and what computes with its result lose their graph.
@@ -319,6 +319,16 @@ CASES = [
          inference=("scores",),
          graph_before="T{4}", graph_after="F{4}",
          repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor")),
+    # WGAN's `one`/`mone` gradients (VF403): the critic's mean had shape (1,) in 0.3 and is
+    # 0-dim today, where `backward` refuses a gradient of shape (1,). The repair squeezes the
+    # gradient as the fix's `torch.tensor(1, dtype=torch.float)` does, and reads the numbers
+    # as 0.3 did; the noise the critic step draws is inference (a region), the sampling too.
+    Case("wgan_critic", frozenset({"VF101", "VF110", "VF401", "VF403"}),
+         inference=("samples",), grads=("G_weight", "D_weight"),
+         graph_before="T{12}", graph_after="(TFT){3}TTF",
+         repair=Repair("one = torch.FloatTensor([1])", "one = torch.FloatTensor([1]).squeeze()",
+                       RuntimeError, "Mismatch in shape",
+                       more=((".data[0]", ".data.tolist()"),))),
     # `Variable` is never imported (issue 22): each call raised NameError. The calls are
     # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
     Case("unbound_variable", frozenset({"VF101", "VF110"}),

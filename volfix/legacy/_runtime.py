@@ -30,6 +30,7 @@ _TorchVariable = torch.autograd.variable.Variable  # the 2.x shim, restored on e
 _TensorBase = torch._C.TensorBase
 _ORIGINAL_GETITEM = _TensorBase.__getitem__
 _ORIGINAL_NUMPY = _TensorBase.numpy
+_ORIGINAL_TOLIST = _TensorBase.tolist
 _ORIGINAL_BACKWARD = torch.autograd.backward
 _ORIGINAL_GRAD = torch.autograd.grad
 _NOWRAP = get_default_nowrap_functions()
@@ -331,6 +332,13 @@ def _legacy_grad(outputs, inputs, grad_outputs=None, *args, **kwargs):
     return _ORIGINAL_GRAD(outputs, inputs, _one_element_gradients(outputs, grad_outputs), *args, **kwargs)
 
 
+def _legacy_tolist(self):
+    """`loss.data.tolist()`: 0.3's one-element result had shape (1,), so its list did too (`[0]`
+    was the number); today's 0-dim tensor gives the number itself."""
+    value = _ORIGINAL_TOLIST(self)
+    return [value] if self.dim() == 0 else value
+
+
 _MISSING = object()
 
 
@@ -362,6 +370,7 @@ def _install() -> _Patches:
     patches.set(torch.Tensor, "__getitem__", _legacy_getitem)
     _drop_sequence_item_slot(before)
     patches.set(torch.Tensor, "numpy", _legacy_numpy)
+    patches.set(torch.Tensor, "tolist", _legacy_tolist)
     patches.set(torch.autograd, "backward", _legacy_backward)
     patches.set(torch.autograd, "grad", _legacy_grad)
     return patches

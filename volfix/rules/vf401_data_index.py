@@ -22,6 +22,7 @@ LOSS_CALLEE_WORDS = frozenset({"loss", "crit", "criterion", "cost"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 NUMPY_MESSAGE = "`[0]` on the NumPy array of a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
+TOLIST_MESSAGE = "`.tolist()` of a 0-dim tensor is a number since PyTorch 0.4, so `[0]` raises; use `.item()`"
 
 
 class ScalarDataIndex(Rule):
@@ -149,6 +150,11 @@ class ScalarDataIndex(Rule):
     combined by `&`, `|`, `^`, where two bools stay a bool) it is `.int().item()`, which keeps
     the int. A name only some of whose values are comparisons gets an unsafe `.item()`.
 
+    `[0]` of the list of such a value (`losses.append(loss.data.tolist()[0])`, also through
+    `.cpu()` and `.numpy()`) raises too: 0.3's list held one number, today's `.tolist()` is the
+    number. `.item()` is that number: safe when the value is certainly one element, unsafe as
+    for `.data[0]` otherwise (a chain without `.data` is left: no 0.3 Variable had a list).
+
     `[0]` of the NumPy array of such a value (`loss.data.cpu().numpy()[0]`) raises too (a
     0-d array): the fix is unsafe, since 0.3 gave a NumPy scalar (`numpy.float32`) and
     `.item()` gives the same value as a Python number, which prints with more digits.
@@ -207,11 +213,16 @@ class ScalarDataIndex(Rule):
             return
         attribute = node.value
         scalars = ScalarValues(ctx.index)  # one per read: its memos serve each question below
-        if isinstance(attribute, ast.Attribute) and attribute.attr == "data":
+        listed = _listed(attribute)
+        if listed is not None:  # `loss.data.tolist()[0]`: 0.3's list of one number, a number today
+            found = self._data_index(listed, node, ctx, scalars)
+            found = found and (found[0], found[1], found[2] and found[2].replace("`.data[0]`", "`[0]`"),
+                               TOLIST_MESSAGE)
+        elif isinstance(attribute, ast.Attribute) and attribute.attr == "data":
             found = self._data_index(attribute.value, node, ctx, scalars)
         else:
             found = self._plain_index(attribute, node, ctx, scalars)
-        if found is None:
+        if not found:
             return
         subject, applicability, note = found[:3]
         message = found[3] if len(found) > 3 else None if subject is not attribute else INDEX_MESSAGE
@@ -226,7 +237,9 @@ class ScalarDataIndex(Rule):
                     f"unsafe fix: `{shown}` may be a comparison: in 0.3 (a ByteTensor) its `[0]` was "
                     f"the int 1 or 0, `.item()` is True or False, which prints as a word")
         text = ctx.src.text
-        if subject is attribute:  # `total[0]`: from the `[` (after any `)` closing `total`)
+        if listed is not None:  # `loss.data.cpu().tolist()[0]`: from the first `.` after `loss`
+            start = text.index(".", ctx.src.end(subject), ctx.src.end(attribute))
+        elif subject is attribute:  # `total[0]`: from the `[` (after any `)` closing `total`)
             start = text.index("[", ctx.src.end(subject), ctx.src.end(node))
         else:  # `(a + b).data[0]`: from the `.` after `)`
             start = text.rindex(".", ctx.src.end(subject), ctx.src.end(attribute))
@@ -331,6 +344,24 @@ class ScalarDataIndex(Rule):
             f"unsafe fix: volfix cannot tell whether `{shown}` was a tensor in 0.3 (`[0]` was its "
             f"Python number, as `.item()` is) or a Variable (`[0]` was a one-element Variable that "
             f"kept its graph)")
+
+
+def _listed(expr: ast.AST) -> Optional[ast.AST]:
+    """`x` of `x.data.tolist()` (also `x.data.cpu().tolist()`, `x.data.cpu().numpy().tolist()`,
+    `x.cpu().data.tolist()`): the chain reads `.data`, so in 0.3 it was a tensor's list (a
+    Variable had none), whose `[0]` was the number `.item()` gives; else None."""
+    if not (isinstance(expr, ast.Call) and not expr.args and not expr.keywords
+            and isinstance(expr.func, ast.Attribute) and expr.func.attr == "tolist"):
+        return None
+    expr, data = expr.func.value, False
+    while True:
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            expr, data = expr.value, True
+        elif isinstance(expr, ast.Call) and not expr.args and not expr.keywords \
+                and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("cpu", "numpy"):
+            expr = expr.func.value
+        else:
+            return expr if data else None
 
 
 def _numpy_of(expr: ast.AST) -> Optional[ast.AST]:
