@@ -714,6 +714,32 @@ def test_a_star_importing_script_is_checked_and_fixed_and_runs(tmp_path):
     assert done.stdout.strip() == "False"
 
 
+def test_an_import_nothing_used_stays_when_only_another_rule_fixes_the_file(tmp_path):
+    """utils.py imports `Variable` for the script that star-imports it and uses it nowhere
+    itself. A run of VF403 alone never reads the script (nothing in it can hold a VF403
+    finding), so it cannot see the star import: the fix of utils.py must not drop an import
+    its own fixes did not leave unused, or the script raises NameError (found by a helper on
+    2026-11-27). The script runs after the fix and gives the gradient 0.3 gave."""
+    torch = pytest.importorskip("torch")  # noqa: F841
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {
+        "utils.py": "import torch\nfrom torch.autograd import Variable\n\n\ndef penalty_step(w):\n"
+                    "    one = torch.FloatTensor([1])\n    (w * 2).mean().backward(one)\n",
+        "train.py": "import torch\nfrom utils import *\n\nw = Variable(torch.ones(3), requires_grad=True)\n"
+                    "penalty_step(w)\nprint(w.grad.tolist())\n"})
+    results = run([str(tmp_path)], config=Config(select=("VF403",)),
+                  options=RunOptions(mode="fix", use_cache=False))
+    assert [Path(r.path).name for r in results if r.changed] == ["utils.py"]
+    fixed = (tmp_path / "utils.py").read_text()
+    assert "one = torch.tensor(1, dtype=torch.float)" in fixed and "from torch.autograd import Variable" in fixed
+    done = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[0.6666666865348816, 0.6666666865348816, 0.6666666865348816]"
+
+
 SHIMS = {
     "fastai": '''\
         import contextlib

@@ -144,6 +144,10 @@ from utils import to_var
 
 def predict(model, x):
     return model(to_var(x, volatile=True)).data
+
+
+def wrap(t):
+    return Variable(t)
 '''
 
 

@@ -181,7 +181,8 @@ def unused_variable_imports(text: str, tree: ast.Module, *, keep_star_exported: 
     edits = []
     for stmt in imports:
         if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module in _VARIABLE_MODULES:
-            drop = [a for a in stmt.names if a.name == "Variable" and (a.asname or a.name) not in used]
+            drop = [a for a in stmt.names if a.name == "Variable" and (a.asname or a.name) not in used
+                    and (was_used is None or (a.asname or a.name) in was_used)]
         elif isinstance(stmt, ast.Import):
             drop = [a for a in stmt.names if a.asname and a.name in _VARIABLE_MODULES and a.asname not in used
                     and (was_used is None or a.asname in was_used)]

@@ -107,7 +107,7 @@ class ScalarBackwardGradient(Rule):
         if not _zero_dim(scalars, root, call):
             return
         chain = _Chain(ctx.index, scalars)
-        if not chain.follow(gradient, call, 0):
+        if not chain.follow(gradient, call, 0) or not chain.leaves:
             return
         src = ctx.src
         shown_root, shown_gradient = src.segment(root), src.segment(gradient)
@@ -150,14 +150,16 @@ def _line(src, node: ast.AST) -> str:
 
 class _Chain:
     """How a gradient is made: the constructors of one-element 1-dim tensors it starts from
-    (`leaves`) and the names it passes through on the way (`one`, `mone`), read where a
-    `backward` is given it."""
+    (`leaves`), the names it passes through on the way (`one`, `mone`) and the values bound to
+    them that it follows (`values`, to tell a read of this `one` from another function's)."""
 
     def __init__(self, index, scalars: ScalarValues) -> None:
         self.index = index
         self.scalars = scalars
         self.leaves: List[ast.Call] = []
         self.names: Dict[str, None] = {}
+        self.values: Dict[int, None] = {}  # ids of the values bound to the names
+        self._keys: Dict[str, None] = {}
 
     def follow(self, expr: ast.AST, at: ast.AST, depth: int) -> bool:
         """Is `expr` certainly a one-element 1-dim tensor made by a constructor volfix can
@@ -165,13 +167,17 @@ class _Chain:
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, ast.Name):
-            if expr.id in self.names:
-                return True  # `one = one.cuda()`: decided by its other bindings
-            values = self.scalars.names.bindings(expr.id, at)
+            names = self.scalars.names
+            key = names.key(expr.id, at)  # `one = one.cuda()` reads the `one` bound before it
+            if key in self._keys:
+                return True  # a loop's `one = one.cuda()`: decided by the other bindings
+            values = [_element(v) for v in names.bindings(expr.id, at)]
             if not values:
                 return False
+            self._keys[key] = None
             self.names[expr.id] = None
-            return all(self._value(v, depth) for v in values)
+            self.values.update((id(v), None) for v in values)
+            return all(isinstance(v, ast.AST) and self.follow(v, v, depth + 1) for v in values)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
             return self.follow(expr.operand, at, depth + 1)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
@@ -195,25 +201,21 @@ class _Chain:
         self.leaves.append(expr)
         return True
 
-    def _value(self, value, depth: int) -> bool:
-        if isinstance(value, Unpacked) and isinstance(value.value, (ast.Tuple, ast.List)) and len(value.path) == 1 \
-                and not any(isinstance(e, ast.Starred) for e in value.value.elts) \
-                and value.path[0] < len(value.value.elts):  # `one, mone = one.cuda(), mone.cuda()`
-            value = value.value.elts[value.path[0]]
-        return isinstance(value, ast.AST) and self.follow(value, value, depth + 1)
-
     def _number(self, expr: ast.AST, at: ast.AST) -> bool:
         return is_number(expr) or self.scalars.scalar(expr, at, 0)
 
     def other_read(self, zero_dim) -> Optional[Tuple[str, ast.Name]]:
-        """The first read of a name of the chain, or of a name made from one (`mone = one *
-        -1`), that is neither a gradient given to the `backward` of a certainly 0-dim value
-        nor a step making such a name."""
-        index = self.index
-        names = list(self.names)
-        for name in names:  # grows: the names made from these are read the same way
+        """The first read of a value the gradient is made through, or of a name made from one
+        (`mone = one * -1`), that is neither a gradient given to the `backward` of a certainly
+        0-dim value nor a step making such a name. A read of a name bound to none of these
+        values (another function's `one`) does not count."""
+        index, names = self.index, self.scalars.names
+        values = dict(self.values)
+        pending = list(self.names)
+        for name in pending:  # grows: the names made from these are read the same way
             for node in index.names.get(name, ()):
-                if not isinstance(node.ctx, ast.Load):
+                if not isinstance(node.ctx, ast.Load) or not any(
+                        id(_element(v)) in values for v in names.bindings(name, node)):
                     continue
                 top = _derived_top(node, index)
                 parent = index.parents.get(top)
@@ -224,8 +226,18 @@ class _Chain:
                 made = _made_names(top, parent, index)
                 if made is None:
                     return name, node
-                names.extend(m for m in made if m not in names)
+                values[id(top)] = None
+                pending.extend(m for m in made if m not in pending)
         return None
+
+
+def _element(value):
+    """The value a name of `one, mone = one.cuda(), mone.cuda()` is bound to (else `value`)."""
+    if isinstance(value, Unpacked) and isinstance(value.value, (ast.Tuple, ast.List)) and len(value.path) == 1 \
+            and not any(isinstance(e, ast.Starred) for e in value.value.elts) \
+            and value.path[0] < len(value.value.elts):
+        return value.value.elts[value.path[0]]
+    return value
 
 
 def _made_names(top: ast.AST, parent: Optional[ast.AST], index) -> Optional[List[str]]:
