@@ -9,6 +9,7 @@ from ..flow.scalars import ScalarValues
 from ..flow.shapes import int_value, is_number
 from ..model import Applicability
 from .base import Rule, on
+from .vf401_data_index import _unknown_factors
 
 # Methods that move or copy a tensor and keep its shape: `one = one.cuda()`, `mone.to(device)`.
 _MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "detach", "clone", "contiguous", "neg",
@@ -81,6 +82,10 @@ class ScalarBackwardGradient(Rule):
     `backward` of a value whose shape volfix cannot tell), the fix is unsafe and the note names
     that read: a value with one dimension may need the old shape there.
 
+    A one-element value times a name volfix cannot type (`gradient_penalty = ((g.norm(2, dim=1)
+    - 1) ** 2).mean() * lmbda`, `lmbda` a parameter) gets an unsafe fix whose note names it: a
+    tensor of shape (1,) there would keep the value's shape (1,), and the gradient's with it.
+
     A `backward` of a value whose shape only the data tells (`errD_real = netD(x)`, a model
     volfix cannot read: WassersteinGAN's critic returned `output.mean(0).view(1)`, of shape
     `(1,)` still) is not reported.
@@ -104,14 +109,19 @@ class ScalarBackwardGradient(Rule):
             return
         scalars = ScalarValues(ctx.index)
         root = func.value
-        if not _zero_dim(scalars, root, call):
+        unknown = [] if _zero_dim(scalars, root, call) else _untyped_factors(scalars, root, call)
+        if unknown is None:
             return
         chain = _Chain(ctx.index, scalars)
         if not chain.follow(gradient, call, 0) or not chain.leaves:
             return
         src = ctx.src
         shown_root, shown_gradient = src.segment(root), src.segment(gradient)
-        message = (f"`{shown_gradient}` has shape (1,) and `{shown_root}` is 0-dim since PyTorch 0.4: "
+        when = ""
+        if unknown:
+            names = ", ".join(f"`{src.segment(u)}`" for u in dict.fromkeys(unknown))
+            when = f" when {names} {'is a number' if len(unknown) == 1 else 'are numbers'}"
+        message = (f"`{shown_gradient}` has shape (1,) and `{shown_root}` is 0-dim since PyTorch 0.4{when}: "
                    f"`{shown_root}.backward({shown_gradient})` raises `Mismatch in shape`; make the gradient 0-dim")
         edits = [e for leaf in chain.leaves for e in [_zero_dim_edit(leaf, ctx)] if e is not None]
         if len(edits) < len(chain.leaves):
@@ -120,7 +130,11 @@ class ScalarBackwardGradient(Rule):
             return
         other = chain.other_read(_zero_dim)
         note = None
-        if other is not None:
+        if unknown:
+            note = (f"unsafe fix: volfix cannot tell that {names} "
+                    f"{'is a number' if len(unknown) == 1 else 'are numbers'}; with a tensor of shape (1,) "
+                    f"there, `{shown_root}` has that shape too and the gradient's shape was right")
+        elif other is not None:
             name, read = other
             note = (f"unsafe fix: `{name}` is also read on line {read.lineno} "
                     f"(`{_line(src, ctx.index.statement_of(read))}`), where a value with one dimension may still be needed")
@@ -141,6 +155,24 @@ def _zero_dim(scalars: ScalarValues, root: ast.AST, at: ast.AST) -> bool:
     """`root` is certainly one element and no certain rank says it has a dimension (a 1-dim
     `torch.zeros(1)` counts as one element for VF401, whose `.item()` reads it either way)."""
     return scalars.one_element(root, at) and scalars.ranks.exact(root, at) in (None, 0)
+
+
+def _untyped_factors(scalars: ScalarValues, root: ast.AST, at: ast.AST) -> Optional[List[ast.AST]]:
+    """`gradient_penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean() * lmbda` with `lmbda` a
+    parameter: one element times names volfix cannot type (those names), also through a name
+    bound only to such values or to certainly 0-dim ones; None when the root is anything else."""
+    values = scalars.names.bindings(root.id, at) if isinstance(root, ast.Name) else [root]
+    unknown: List[ast.AST] = []
+    for value in values:
+        if not isinstance(value, ast.AST):
+            return None
+        if value is not root and _zero_dim(scalars, value, value):
+            continue
+        factors = _unknown_factors(value, value if value is not root else at, scalars)
+        if not factors:
+            return None
+        unknown.extend(factors)
+    return unknown or None
 
 
 def _line(src, node: ast.AST) -> str:
