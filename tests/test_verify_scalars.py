@@ -271,3 +271,57 @@ def test_verify_names_the_one_element_gradients_a_fix_leaves(tmp_path, monkeypat
     result = invoke("verify", "--format", "json", "--", PY, "wgan.py")
     assert result.exit_code == 0, result.output
     assert [f for f in json.loads(result.output)["findings"] if f["kind"] == "scalar-gradient"] == []
+
+
+# A loss chosen by name at run time, logged through its list (`loss.data.tolist()[0]`, the
+# DeepNLP notebooks' idiom), and a helper given a loss and a batch: volfix cannot tell either.
+LISTS = """\
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+
+    def first(x):
+        return x.data.tolist()[0]
+
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    measure = getattr(nn, "MSELoss")()
+    errors = []
+    for _ in range(2):
+        out = model(Variable(torch.randn(4, 3)))
+        err = measure(out, Variable(torch.zeros(4, 2)))
+        errors.append(err.data.tolist()[0])
+    print("%.4f %.4f" % tuple(errors), "%.4f" % first(err), len(first(out)))
+    """
+
+
+@needs_torch
+def test_verify_finds_the_list_reads_and_fix_rewrites_the_one_element_ones(tmp_path, monkeypatch):
+    repo = committed_repo(tmp_path, {"lists.py": LISTS})
+    monkeypatch.chdir(repo)
+    assert invoke("fix", "--unsafe-fixes", "lists.py").exit_code in (0, 1)
+    fixed_by_volfix = (repo / "lists.py").read_text()
+    assert "errors.append(err.data.tolist()[0])" in fixed_by_volfix  # what VF401 cannot tell
+    lines = fixed_by_volfix.splitlines()
+    [append_line] = [i for i, t in enumerate(lines, 1) if "errors.append" in t]
+    [helper_line] = [i for i, t in enumerate(lines, 1) if "return x.data.tolist()[0]" in t]
+
+    data = json.loads(invoke("verify", "--format", "json", "--", PY, "lists.py").output)
+    reads = [(f["line"], f["message"]) for f in data["findings"] if f["kind"] == "scalar-read"]
+    assert reads == [
+        (helper_line, f"`x.data.tolist()[0]` at lists.py:{helper_line} indexes the list of a one-element value (a "
+                      "list of one number in 0.3, the number today): TypeError since PyTorch 0.4; the run also "
+                      "made this read on a "
+                      "value with dimensions (its first row or element): `.item()` would raise there; read it with "
+                      "`.item()` only where the value is one element"),
+        (append_line, f"`err.data.tolist()[0]` at lists.py:{append_line} indexes the list of a one-element value "
+                      "(a list of one number in 0.3, the number today): TypeError since PyTorch 0.4; use "
+                      "`err.data.item()`")]
+
+    result = invoke("verify", "--fix", "--", PY, "lists.py")
+    assert result.output.splitlines()[0] == (
+        f"fixed: `err.data.tolist()[0]` -> `err.data.item()` at lists.py:{append_line}")
+    text = (repo / "lists.py").read_text()
+    assert "errors.append(err.data.item())" in text and "return x.data.tolist()[0]" in text

@@ -257,6 +257,9 @@ scalar_read_hook: Optional[Callable[[Any, Any, bool], None]] = None
 # Called as `hook(root, frame)` at each `backward` (or `autograd.grad`) that gives a 0-dim
 # root a gradient of shape (1,), `frame` being the code that called it (VF403's crash today).
 scalar_gradient_hook: Optional[Callable[[Any, Any], None]] = None
+# Called as `hook(tensor, frame, zero_dim)` at each `.tolist()`: of a 0-dim tensor 0.3 gave a
+# list of one number, today the number (`loss.data.tolist()[0]` raises TypeError since 0.4).
+scalar_list_hook: Optional[Callable[[Any, Any, bool], None]] = None
 
 
 def _legacy_getitem(self, index):
@@ -336,7 +339,10 @@ def _legacy_tolist(self):
     """`loss.data.tolist()`: 0.3's one-element result had shape (1,), so its list did too (`[0]`
     was the number); today's 0-dim tensor gives the number itself."""
     value = _ORIGINAL_TOLIST(self)
-    return [value] if self.dim() == 0 else value
+    zero_dim = self.dim() == 0
+    if scalar_list_hook is not None:
+        scalar_list_hook(self, sys._getframe(1), zero_dim)
+    return [value] if zero_dim else value
 
 
 _MISSING = object()

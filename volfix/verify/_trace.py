@@ -23,7 +23,9 @@ them, which are held anyway, are not counted; a tensor counts once a call). `sca
 else the line only). `mixed` says the expression also indexed a value with dimensions (then
 a second record says so, if that came later). `scalar_gradient` (legacy runs only, the fields
 of `scalar_read` but the last three) is a `backward` that gave a one-element root a gradient of
-shape (1,), once per call site: it matched 0.3's root, today it raises. With `--legacy` the program
+shape (1,), once per call site: it matched 0.3's root, today it raises. A `scalar_read` with
+`"list": true` is a `.tolist()` of a one-element value (its position is the call's): 0.3's list
+of one number, today the number. With `--legacy` the program
 runs under `volfix.legacy.legacy_semantics()`: PyTorch 0.3's meaning of `volatile`.
 
 torch is imported here only: volfix itself never needs it. Without torch the trace is a
@@ -224,11 +226,19 @@ class _Tracer:
     def watch_scalar_reads(self) -> None:
         """Record, once per expression, each `[0]` (or `[-1]`) that indexes a 0-dim tensor:
         a value 0.3 gave shape (1,), which volfix.legacy answers as 0.3 did and torch >= 0.4
-        refuses (IndexError). volfix.legacy calls the hook from its own `__getitem__`."""
+        refuses (IndexError). volfix.legacy calls the hook from its own `__getitem__`. So,
+        with `"list": true`, each `.tolist()` of a 0-dim tensor: 0.3's list of one number,
+        today the number, so the `[0]` after it raises TypeError."""
         from volfix.legacy import _runtime
 
-        zero: set = set()  # expressions that indexed a one-element value (recorded)
-        dims: set = set()  # expressions that indexed a value with dimensions
+        _runtime.scalar_read_hook = self._read_hook(listed=False)
+        _runtime.scalar_list_hook = self._read_hook(listed=True)
+
+    def _read_hook(self, listed: bool):
+        from volfix.legacy import _runtime
+
+        zero: set = set()  # expressions that indexed (listed) a one-element value (recorded)
+        dims: set = set()  # expressions that indexed (listed) a value with dimensions
         mixed: set = set()
 
         def hook(tensor, frame, zero_dim: bool) -> None:
@@ -236,16 +246,16 @@ class _Tracer:
             if zero_dim:
                 if key not in zero:
                     zero.add(key)
-                    self.scalar_read(frame, tensor, isinstance(tensor, _runtime.Variable), key in dims)
+                    self.scalar_read(frame, tensor, isinstance(tensor, _runtime.Variable), key in dims, listed)
             elif key not in dims:
                 dims.add(key)
                 if key in zero and key not in mixed:  # `.item()` would raise on the rows
                     mixed.add(key)
-                    self.scalar_read(frame, tensor, False, True)
+                    self.scalar_read(frame, tensor, False, True, listed)
 
-        _runtime.scalar_read_hook = hook
+        return hook
 
-    def scalar_read(self, frame, tensor, variable: bool, mixed: bool) -> None:
+    def scalar_read(self, frame, tensor, variable: bool, mixed: bool, listed: bool = False) -> None:
         """A record of the read at `frame`; `mixed`: the expression also indexed a value with
         dimensions (a helper given a loss and a batch), so its `[0]` is no `.item()`."""
         rel = self.sites.relative(frame.f_code.co_filename)
@@ -254,6 +264,8 @@ class _Tracer:
         record = {"e": "scalar_read", "file": rel, "line": frame.f_lineno, "end_line": None,
                   "col": None, "end_col": None, "text": None, "variable": variable,
                   "bool": tensor.dtype is self.torch.bool, "mixed": mixed}
+        if listed:
+            record["list"] = True
         record.update(_position(frame))
         self.write(record)
 

@@ -7,7 +7,9 @@ data does (a model's output, an environment's observation, a library's return va
 the project lacks), the run tells: the legacy run answers each such read with 0.3's number and
 the tracer records it once (`scalar_read`: its file and line, and on Python >= 3.11 the
 expression's columns and text). Each read the working tree still has is a finding;
-`volfix verify --fix` rewrites it to `.item()`, as VF401 does.
+`volfix verify --fix` rewrites it to `.item()`, as VF401 does. So is the `[0]` of a one-element
+value's `.tolist()` (`loss.data.tolist()[0]`: 0.3's list of one number, today's number): the
+run records the `.tolist()` call, and the `[0]` on it is the read.
 
 A read is found again at the line `LineMap` maps it to: at the column its line's change of
 indentation moves it to (a region's `with` re-indents it), or, on a line that changed, as the
@@ -41,12 +43,15 @@ class ScalarRead:
     fix: Optional[str]  # the read rewritten (`loss.item()`); None: not rewritten, see `why`
     why: str = ""
     edit: Optional[TextEdit] = None
+    listed: bool = False  # `[0]` of `.tolist()`
 
     @property
     def message(self) -> str:
         where = f"{self.file}:{self.line}"
-        head = (f"`{self.text}` at {where} indexes a one-element value (shape (1,) in 0.3, no "
-                f"dimension today): IndexError since PyTorch 0.4")
+        head = (f"`{self.text}` at {where} indexes the list of a one-element value (a list of one number "
+                f"in 0.3, the number today): TypeError since PyTorch 0.4") if self.listed else (
+            f"`{self.text}` at {where} indexes a one-element value (shape (1,) in 0.3, no "
+            f"dimension today): IndexError since PyTorch 0.4")
         return f"{head}; use `{self.fix}`" if self.fix else f"{head}; {self.why}"
 
 
@@ -129,8 +134,11 @@ def _locate(record: Dict, src: SourceText, tree: ast.AST, lines: LineMap):
     line = lines.line(record["file"], record["line"])
     if line is None or not 1 <= line < len(src.line_starts) + 1:
         return None
+    listed = bool(record.get("list"))  # the record is the `.tolist()` call that `[0]` indexes
     candidates = [node for node in ast.walk(tree) if isinstance(node, ast.Subscript)
-                  and isinstance(node.ctx, ast.Load) and node.lineno == line and _zero_index(node)]
+                  and isinstance(node.ctx, ast.Load) and node.lineno == line and _zero_index(node)
+                  and _listed(node) == listed]
+    shown = (lambda node: src.segment(node.value)) if listed else src.segment
     text, col = record.get("text"), record.get("col")
     if text is None or col is None:  # Python < 3.11: the line's only `[0]`
         return candidates[0] if len(candidates) == 1 else _AMBIGUOUS if candidates else None
@@ -141,15 +149,22 @@ def _locate(record: Dict, src: SourceText, tree: ast.AST, lines: LineMap):
         moved = col - _indent(before) + _indent(src.line(line))
         return next((node for node in candidates if node.col_offset == moved), None)
     if "\n" in text:  # a read over several lines, on a line that changed: its text, if unique
-        same = [node for node in candidates if _squeezed(src.segment(node)) == _squeezed(text)]
+        same = [node for node in candidates if _squeezed(shown(node)) == _squeezed(text)]
         return same[0] if len(same) == 1 else None
     # A changed line: the k-th read written so on the original's line is the k-th on this one,
     # when both have as many (a sibling rewritten to `.item()` since then makes them differ).
     starts = _starts(before.encode("utf-8"), text.encode("utf-8"))
-    same = sorted((node for node in candidates if src.segment(node) == text), key=lambda n: n.col_offset)
+    same = sorted((node for node in candidates if shown(node) == text), key=lambda n: n.col_offset)
     if col not in starts or len(same) != len(starts):
         return None
     return same[starts.index(col)]
+
+
+def _listed(node: ast.Subscript) -> bool:
+    """`x.tolist()[0]`."""
+    value = node.value
+    return isinstance(value, ast.Call) and not value.args and isinstance(value.func, ast.Attribute) \
+        and value.func.attr == "tolist"
 
 
 def _indent(line: str) -> int:
@@ -175,12 +190,17 @@ def _where(record: Dict) -> Tuple:
 def _read(record: Dict, node: ast.Subscript, src: SourceText, file: str, mixed: bool) -> ScalarRead:
     shown = src.segment(node)
     value = node.value
+    listed = bool(record.get("list"))
     if mixed:  # a helper's `x.data[0]` given a loss and a batch: `.item()` raises on the batch
         return ScalarRead(file, node.lineno, shown, None,
                           "the run also made this read on a value with dimensions (its first row or "
                           "element): `.item()` would raise there; read it with `.item()` only where "
-                          "the value is one element")
+                          "the value is one element", listed=listed)
     item = ".int().item()" if record.get("bool") else ".item()"  # 0.3's comparison gave 1 or 0
+    if listed:  # `loss.data.tolist()[0]`: from the `.` of `.tolist`
+        start = src.text.index(".", src.end(value.func.value), src.end(value.func))
+        fixed = src.text[src.start(node):start] + item
+        return ScalarRead(file, node.lineno, shown, fixed, edit=TextEdit(start, src.end(node), item), listed=True)
     if isinstance(value, ast.Attribute) and value.attr == "data":  # `loss.data[0]`
         subject = value.value
         start = src.text.rindex(".", src.end(subject), src.end(value))
