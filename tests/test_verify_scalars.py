@@ -135,6 +135,17 @@ EVALUATE = """\
 
 
 @needs_torch
+def _fixed_repo(tmp_path, monkeypatch, name: str, source: str):
+    """A committed repository holding `name`, fixed in place with `--unsafe-fixes`: (its root,
+    the fixed text, the 1-based line of the first line holding a text)."""
+    repo = committed_repo(tmp_path, {name: source})
+    monkeypatch.chdir(repo)
+    assert invoke("fix", "--unsafe-fixes", name).exit_code in (0, 1)
+    fixed = (repo / name).read_text()
+    lines = fixed.splitlines()
+    return repo, fixed, lambda needle: next(i for i, t in enumerate(lines, 1) if needle in t)
+
+
 def test_verify_finds_the_reads_fix_leaves_and_fix_rewrites_them(tmp_path, monkeypatch):
     repo = committed_repo(tmp_path, {"evaluate.py": EVALUATE})
     monkeypatch.chdir(repo)
@@ -244,13 +255,9 @@ WGAN = """\
 
 @needs_torch
 def test_verify_names_the_one_element_gradients_a_fix_leaves(tmp_path, monkeypatch):
-    repo = committed_repo(tmp_path, {"wgan.py": WGAN})
-    monkeypatch.chdir(repo)
-    assert invoke("fix", "--unsafe-fixes", "wgan.py").exit_code in (0, 1)
-    fixed_by_volfix = (repo / "wgan.py").read_text()
+    repo, fixed_by_volfix, line_of = _fixed_repo(tmp_path, monkeypatch, "wgan.py", WGAN)
     assert "one = torch.FloatTensor([1])" in fixed_by_volfix  # what VF403 cannot tell
-    lines = fixed_by_volfix.splitlines()
-    [real_line] = [i for i, t in enumerate(lines, 1) if "errD_real.backward(mone)" in t]
+    real_line = line_of("errD_real.backward(mone)")
 
     result = invoke("verify", "--format", "json", "--", PY, "wgan.py")
     assert result.exit_code == 1, result.output
@@ -299,14 +306,9 @@ LISTS = """\
 
 @needs_torch
 def test_verify_finds_the_list_reads_and_fix_rewrites_the_one_element_ones(tmp_path, monkeypatch):
-    repo = committed_repo(tmp_path, {"lists.py": LISTS})
-    monkeypatch.chdir(repo)
-    assert invoke("fix", "--unsafe-fixes", "lists.py").exit_code in (0, 1)
-    fixed_by_volfix = (repo / "lists.py").read_text()
+    repo, fixed_by_volfix, line_of = _fixed_repo(tmp_path, monkeypatch, "lists.py", LISTS)
     assert "errors.append(err.data.tolist()[0])" in fixed_by_volfix  # what VF401 cannot tell
-    lines = fixed_by_volfix.splitlines()
-    [append_line] = [i for i, t in enumerate(lines, 1) if "errors.append" in t]
-    [helper_line] = [i for i, t in enumerate(lines, 1) if "return x.data.tolist()[0]" in t]
+    append_line, helper_line = line_of("errors.append"), line_of("return x.data.tolist()[0]")
 
     data = json.loads(invoke("verify", "--format", "json", "--", PY, "lists.py").output)
     reads = [(f["line"], f["message"]) for f in data["findings"] if f["kind"] == "scalar-read"]

@@ -136,8 +136,9 @@ class ScalarBackwardGradient(Rule):
                     f"there, `{shown_root}` has that shape too and the gradient's shape was right")
         elif other is not None:
             name, read = other
-            note = (f"unsafe fix: `{name}` is also read on line {read.lineno} "
-                    f"(`{_line(src, ctx.index.statement_of(read))}`), where a value with one dimension may still be needed")
+            shown_read = _line(src, ctx.index.statement_of(read))
+            note = (f"unsafe fix: `{name}` is also read on line {read.lineno} (`{shown_read}`), where a value "
+                    f"with one dimension may still be needed")
         ctx.report(self.CODE, call, message=message, note=note,
                    fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE, edits))
 
