@@ -50,18 +50,19 @@ def layout_edits(original: str, text: str, was_aligned: Optional[set] = None) ->
 
 def aligned_rows(original: str) -> set:
     """The stripped text of the original's continuation rows that sat at their bracket's
-    visual indent: only such rows are aligned again (an author's hanging style stays)."""
+    visual indent: only such rows are aligned again (an author's hanging style stays). A text
+    that another row inside a visual bracket has at another column is left out: the row
+    cannot be told from that one (`acc))` aligned under one call and hanging under the next)."""
     lines = _logical_lines(original)
     if not lines:
         return set()
     src = SourceText(original)
-    out = set()
+    out, elsewhere = set(), set()
     for _first, _last, aligned in lines:
         for row, column in aligned:
             line = src.line(row)
-            if len(line) - len(line.lstrip(" \t")) == column:
-                out.add(_key(line))
-    return out
+            (out if len(line) - len(line.lstrip(" \t")) == column else elsewhere).add(_key(line))
+    return out - elsewhere
 
 
 _CLOSERS = re.compile(r"[)\]}]")
