@@ -69,6 +69,10 @@ NEEDS_ANALYSIS = {
     "VF401-no-torch": "def accuracy(outputs, targets):\n    return correct.float().sum().data[0]\n",
     # `[0]` of a loss's NumPy array (torchMoji's `calc_loss(...).data.cpu().numpy()[0]`)
     "VF401-numpy-index": "import numpy as np\nm = np.mean([f(x).data.cpu().numpy()[0] for x in xs])\n",
+    # a module whose only read is a moved `.data` (nmtpytorch's `loss.data.cpu()[0]`), or the
+    # index of a row's largest element (`score, idx = w[t].max(0)`, then `src[idx[0]]`)
+    "VF401-moved-data": "loss = model(batch)\nbatch_loss = loss.data.cpu()[0]\n",
+    "VF401-max-index": "import torch\nscore, idx = w[t].max(0)\ntoken = src[idx[0]]\n",
     "VF402": "def load_data(v, data):\n    v.data.resize_(data.size()).copy_(data)\n",
     # `one = torch.FloatTensor([1])`, then `d_real.backward(mone)` (the WGAN idiom)
     "VF403": "import torch\none = torch.FloatTensor([1])\nx.mean().backward(one)\n",

@@ -473,12 +473,16 @@ def _indexed_name(data: bytes, name: bytes) -> bool:
 
 TORCH_DATA_INDEX = Needs(
     "`.data[0]` in code; or `torch`, `.data` and `[0]` after a name ending in `loss`/`cost` or "
-    "added to on a line ending in `.data`; or `.data` and `.numpy()[0]` or `.tolist()[0]`",
+    "added to on a line ending in `.data`; or `.data` and `.numpy()[0]` or `.tolist()[0]`; or "
+    "`.data.cpu()[0]`; or `.max(0)` or `.min(0)` and `[0]`",
     _any(_family((b".data[0]",), (_code_word(b"data", lambda data, start, end: data.startswith(b"[0]", end)
                                                       and start > 0 and data[start - 1] == 46),)),
          _family((b"torch", b"[0]", b".data"), (_loss_or_accumulator_indexed,)),
          _family((b".numpy()[0]", b".data"), ()),
-         _family((b".tolist()[0]", b".data"), ())))
+         _family((b".tolist()[0]", b".data"), ()),
+         _family((b".data.cpu()[0]",), ()),
+         _family((b".max(0)", b"[0]"), ()),
+         _family((b".min(0)", b"[0]"), ())))
 # VF402: `x.data.resize_(...)` / `x.data.resize_as_(...)`.
 DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
     _code_word(b"data", lambda data, start, end: data.startswith(b".resize_", end) and start > 0

@@ -150,6 +150,9 @@ class ScalarDataIndex(Rule):
     combined by `&`, `|`, `^`, where two bools stay a bool) it is `.int().item()`, which keeps
     the int. A name only some of whose values are comparisons gets an unsafe `.item()`.
 
+    `[0]` of such a value read through `.data` and moved (`loss.data.cpu()[0]`) is read as
+    `loss.data[0]` is, and rewritten to `loss.item()`.
+
     `[0]` of the list of such a value (`losses.append(loss.data.tolist()[0])`, also through
     `.cpu()` and `.numpy()`) raises too: 0.3's list held one number, today's `.tolist()` is the
     number. `.item()` is that number: safe when the value is certainly one element, unsafe as
@@ -203,7 +206,7 @@ class ScalarDataIndex(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Use `.item()`"
     NEEDS = prefilter.TORCH_DATA_INDEX
-    NAMES = frozenset({"data"})
+    NAMES = frozenset({"data", "max", "min"})  # `score, idx = row.max(0)`, then `idx[0]`
 
     @on(ast.Subscript)
     def subscript(self, node, ctx):
@@ -214,10 +217,14 @@ class ScalarDataIndex(Rule):
         attribute = node.value
         scalars = ScalarValues(ctx.index)  # one per read: its memos serve each question below
         listed = _listed(attribute)
+        moved = _moved_data(attribute) if listed is None else None
         if listed is not None:  # `loss.data.tolist()[0]`: 0.3's list of one number, a number today
             found = self._data_index(listed, node, ctx, scalars)
             found = found and (found[0], found[1], found[2] and found[2].replace("`.data[0]`", "`[0]`"),
                                TOLIST_MESSAGE)
+        elif moved is not None:  # `loss.data.cpu()[0]`: `loss.data[0]`, moved first
+            found = self._data_index(moved, node, ctx, scalars)
+            found, listed = found and (found[0], found[1], found[2], INDEX_MESSAGE), moved
         elif isinstance(attribute, ast.Attribute) and attribute.attr == "data":
             found = self._data_index(attribute.value, node, ctx, scalars)
         else:
@@ -362,6 +369,18 @@ def _listed(expr: ast.AST) -> Optional[ast.AST]:
             expr = expr.func.value
         else:
             return expr if data else None
+
+
+def _moved_data(expr: ast.AST) -> Optional[ast.AST]:
+    """`x` of `x.data.cpu()` (also `x.data.cuda()`, `x.data.cpu().float()`): a tensor read
+    through `.data` and moved or copied, whose `[0]` is `x.data[0]`'s; else None."""
+    moved = False
+    while isinstance(expr, ast.Call) and not expr.args and not expr.keywords \
+            and isinstance(expr.func, ast.Attribute) and expr.func.attr in _MOVES:
+        expr, moved = expr.func.value, True
+    if moved and isinstance(expr, ast.Attribute) and expr.attr == "data":
+        return expr.value
+    return None
 
 
 def _numpy_of(expr: ast.AST) -> Optional[ast.AST]:
