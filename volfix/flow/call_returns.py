@@ -118,6 +118,9 @@ class CallReturns:
         module (or of the class holding `at`) returns, given the constants the call passes and
         the defaults it keeps, is one element."""
         fn = self.project_callee(call.func, at)
+        if fn is None and isinstance(call.func, ast.Attribute):  # `model.calculate_loss(x, average=True)`
+            found = self.other_callees(call.func, at)
+            fn = found[0] if len(found) == 1 and isinstance(found[0], ast.FunctionDef) else None
         env = None if fn is None else self._bind(fn, call, {})
         return bool(env) and self.reachable_one(fn, env, depth, seen, position)
 

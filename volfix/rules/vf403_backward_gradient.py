@@ -9,7 +9,7 @@ from ..flow.scalars import ScalarValues
 from ..flow.shapes import int_value, is_number
 from ..model import Applicability
 from .base import Rule, on
-from .vf401_data_index import _unknown_factors
+from .vf401_data_index import _loss_callee, _loss_named, _made_by_loss_callee, _unknown_factors
 
 # Methods that move or copy a tensor and keep its shape: `one = one.cuda()`, `mone.to(device)`.
 _MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "detach", "clone", "contiguous", "neg",
@@ -86,7 +86,11 @@ class ScalarBackwardGradient(Rule):
     - 1) ** 2).mean() * lmbda`, `lmbda` a parameter) gets an unsafe fix whose note names it: a
     tensor of shape (1,) there would keep the value's shape (1,), and the gradient's with it.
 
-    A `backward` of a value whose shape only the data tells (`errD_real = netD(x)`, a model
+    A value named like a loss, or made by a callee named like one that volfix cannot see
+    (`content_loss = criterion(out, y)` with `criterion` a parameter), gets an unsafe fix too,
+    as VF401 reads its `.data[0]`: a criterion that returns shape (1,) keeps its gradient's shape.
+
+    Any other `backward` of a value whose shape only the data tells (`errD_real = netD(x)`, a model
     volfix cannot read: WassersteinGAN's critic returned `output.mean(0).view(1)`, of shape
     `(1,)` still) is not reported.
     """
@@ -110,8 +114,12 @@ class ScalarBackwardGradient(Rule):
         scalars = ScalarValues(ctx.index)
         root = func.value
         unknown = [] if _zero_dim(scalars, root, call) else _untyped_factors(scalars, root, call)
+        named = None
         if unknown is None:
-            return
+            named = _named_like_a_loss(root, call, ctx, scalars)
+            if named is None:
+                return
+            unknown = []
         chain = _Chain(ctx.index, scalars)
         if not chain.follow(gradient, call, 0) or not chain.leaves:
             return
@@ -121,8 +129,11 @@ class ScalarBackwardGradient(Rule):
         if unknown:
             names = ", ".join(f"`{src.segment(u)}`" for u in dict.fromkeys(unknown))
             when = f" when {names} {'is a number' if len(unknown) == 1 else 'are numbers'}"
+        if named is not None:
+            when = " if it has one element"
+        shown_call = " ".join(src.segment(call).split())
         message = (f"`{shown_gradient}` has shape (1,) and `{shown_root}` is 0-dim since PyTorch 0.4{when}: "
-                   f"`{shown_root}.backward({shown_gradient})` raises `Mismatch in shape`; make the gradient 0-dim")
+                   f"`{shown_call}` raises `Mismatch in shape`; make the gradient 0-dim")
         edits = [e for leaf in chain.leaves for e in [_zero_dim_edit(leaf, ctx)] if e is not None]
         if len(edits) < len(chain.leaves):
             ctx.report(self.CODE, call, message=message, note=(
@@ -130,7 +141,10 @@ class ScalarBackwardGradient(Rule):
             return
         other = chain.other_read(_zero_dim)
         note = None
-        if unknown:
+        if named is not None:
+            note = (f"unsafe fix: volfix cannot tell that `{shown_root}` has one element ({named}); with "
+                    f"shape (1,), as a criterion may return, the gradient's shape was right")
+        elif unknown:
             note = (f"unsafe fix: volfix cannot tell that {names} "
                     f"{'is a number' if len(unknown) == 1 else 'are numbers'}; with a tensor of shape (1,) "
                     f"there, `{shown_root}` has that shape too and the gradient's shape was right")
@@ -174,6 +188,18 @@ def _untyped_factors(scalars: ScalarValues, root: ast.AST, at: ast.AST) -> Optio
             return None
         unknown.extend(factors)
     return unknown or None
+
+
+def _named_like_a_loss(root: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) -> Optional[str]:
+    """Why `root` is taken for a loss volfix cannot size, as VF401 takes `.data[0]` of it: named
+    like one (`content_loss`), or bound only to calls of a callee named like one that volfix
+    cannot see (`err = criterion(out, y)` with `criterion` a parameter); else None."""
+    made = _made_by_loss_callee(root, ctx, scalars, at)
+    if made is not None:
+        return f"it is `{made}`, not bound to a known loss or reduction"
+    if _loss_named(root) or (_loss_callee(root) and not scalars.known_callee(root.func, at)):
+        return "it is not bound to a known loss or reduction"
+    return None
 
 
 def _line(src, node: ast.AST) -> str:
