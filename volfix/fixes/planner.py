@@ -23,6 +23,7 @@ from .edits import TextEdit
 from ..flow.booleans import known_bool
 from ..flow.calls import call_sites
 from ..flow.escapes import Follower
+from ..flow.rewraps import hidden_rewraps
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
@@ -316,7 +317,7 @@ class Planner:
             # before the value meets the trained one, without a graph (a target network's pass)
             group.placement = early
             forced = (f"unsafe fix: 0.3 raised at `{what}` (line {stmt.lineno}) on this value; the region "
-                      "keeps its graph out of training")
+                      "keeps its graph out of training") + self._unless_rewrapped(early)
         if group.flag is not None and taint.training:
             skipped = self.trains_without_source(group)
             if skipped is not None:
@@ -417,6 +418,17 @@ class Planner:
         if placement.problem or not placement.runs or self.placer.training_near(placement.runs) is not None:
             return None
         return placement
+
+    def _unless_rewrapped(self, placement: Placement) -> str:
+        """The region's calls that may rebuild the value from `.data` (`flow.rewraps`): then 0.3
+        trained through them, and the region stops their layers from training."""
+        calls = hidden_rewraps(self.index, [s for run in placement.runs for s in run.statements])
+        if not calls:
+            return ""
+        call = calls[0]
+        return (f", unless `{self.ctx.src.segment(call.func)}()` (line {call.lineno}) rebuilt its result from "
+                f"`.data` (`Variable(x.data)`), which is how 0.3 would have run the step: then layers of it "
+                f"trained in 0.3 and no longer do")
 
     def unit_rows(self, group: Group):
         part = self.ctx.doc.part_of_row(group.sources[0].stmt.lineno)

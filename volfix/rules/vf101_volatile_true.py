@@ -123,7 +123,11 @@ class VolatileInVariableCall(Rule):
     value stops at it. When the value itself reaches `.backward()` or
     `torch.autograd.grad()`, 0.3 raised there: what it computes before it meets a value that
     may need grad (a DQN's or DDPG's target networks) goes under `no_grad`; otherwise the call
-    is only unwrapped and the program now trains. Both are unsafe fixes, and the note says so.
+    is only unwrapped and the program now trains. Both are unsafe fixes, and the note says so;
+    the region's note also names a call it covers that may rebuild its result from `.data` (a
+    module of the file whose `forward` reads `.data`, as the image-captioning encoder's
+    `Variable(features.data)`, or an object volfix cannot read): legacy code that ran went
+    through such a call, and the layers after the rebuild trained in 0.3.
     Nothing is wrapped inside an existing grad-disabled region, in any of its spellings
     (`torch.autograd.no_grad`, a `no_grad = torch.no_grad if hasattr(torch, "no_grad") else
     contextlib.suppress` alias, version gates, a project function returning `torch.no_grad()`

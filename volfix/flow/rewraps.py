@@ -1,0 +1,53 @@
+"""Calls that may rebuild a volatile value from its data, hidden from the taint walk.
+
+In 0.3 `Variable(x.data)` made a fresh Variable that was not volatile, whatever `x` was
+(SEMANTICS.md fact 10): a module whose `forward` does so (an image-captioning encoder:
+`features = Variable(self.resnet(images).data)`, then `self.linear(features)`) trains its
+later layers on a volatile input. The taint walk sees such a call as one that computes with
+the value and keeps it volatile; where that reading says 0.3 raised at a `backward()`, legacy
+code that ran is more likely to have gone through such a call. `hidden_rewraps` names the
+calls of the statements a region would cover that may do so: a module of this file whose
+`forward` reads `.data`, or an object whose code volfix cannot read (a parameter, another
+file's class)."""
+from __future__ import annotations
+
+import ast
+from typing import List
+
+_RUNS = ("forward", "__call__")
+
+
+def hidden_rewraps(index, stmts: List[ast.stmt]) -> List[ast.Call]:
+    """The calls of an object (`encoder(images)`, `self.encoder(images)`) in `stmts` whose
+    code may rebuild its result from `.data`, in order."""
+    from .scalars import ScalarValues  # the rank and binding analyses import this module's package
+
+    values = None
+    out: List[ast.Call] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call) or not node.args or not _object(node.func) \
+                    or index.qual(node.func) is not None or index.module_def(_name(node.func), node) is not None:
+                continue
+            values = values or ScalarValues(index)
+            classes = values.instance_classes(node.func, node)
+            if classes is None or any(not isinstance(c, ast.ClassDef) or _reads_data(c) for c in classes):
+                out.append(node)
+    return out
+
+
+def _object(func: ast.AST) -> bool:
+    """`encoder` or `self.encoder`: a name or an attribute of `self`, not a method of a value."""
+    return isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                                          and func.value.id == "self")
+
+
+def _name(func: ast.AST) -> str:
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _reads_data(cls: ast.ClassDef) -> bool:
+    """The class's `forward` (or `__call__`) reads `.data` of something."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "data"
+               for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in _RUNS
+               for n in ast.walk(s))
