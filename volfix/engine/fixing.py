@@ -281,7 +281,7 @@ class Original:
         return _analysed_text(self.text, self.parse)
 
     @functools.cached_property
-    def aligned_rows(self) -> set:
+    def aligned_rows(self) -> Tuple[set, set]:
         from ..fixes.layout import aligned_rows
 
         return aligned_rows(self.analysed)

@@ -22,47 +22,62 @@ _OPEN, _CLOSE = "([{", ")]}"
 _LONE_CR = re.compile(r"\r(?!\n)")
 
 
-def layout_edits(original: str, text: str, was_aligned: Optional[set] = None) -> List[TextEdit]:
+def layout_edits(original: str, text: str, was_aligned: Optional[Tuple[set, set]] = None) -> List[TextEdit]:
     """Edits re-aligning the continuation lines of changed logical lines with their
     opening bracket, and deleting blank lines that open a block the fixes created.
     `was_aligned`: `aligned_rows(original)`, when the caller keeps it."""
     lines = _logical_lines(text)
     if lines is None:
         return []
-    if was_aligned is None:
-        was_aligned = aligned_rows(original)
+    aligned_keys, elsewhere = was_aligned if was_aligned is not None else aligned_rows(original)
     src = SourceText(text)
     edits: List[TextEdit] = []
     for first, last, aligned in lines:
         segment = text[src.line_starts[first - 1]:src.line_after(last)]
         if segment in original:
             continue  # the author's line, as written
+        moved = []
+        votes = set()
         for row, column in aligned:
             line = src.line(row)
             indent = len(line) - len(line.lstrip(" \t"))
-            if "\t" in line[:indent] or indent == column or not _was_aligned(line, was_aligned):
-                continue  # aligned already, or the author did not align it either
+            if "\t" in line[:indent] or indent == column:
+                continue  # aligned already
+            was = _was_aligned(line, aligned_keys)
+            hung = _was_aligned(line, elsewhere)
+            if was and not hung:
+                votes.add(True)
+            elif hung and not was:
+                votes.add(False)
+            if was:
+                moved.append((row, indent, column, hung))
+        # A row whose text the original had both aligned and hanging follows the rows of its
+        # logical line that tell (`config.BACKBONE_SHAPES,` of an unwrapped call, beside its
+        # unique last row; `acc))` under an edited `print(...)` keeps its column)
+        for row, indent, column, ambiguous in moved:
+            if ambiguous and votes != {True}:
+                continue
             start = src.line_starts[row - 1]
             edits.append(TextEdit(start, start + indent, " " * column))
     edits.extend(_blank_block_openers(original, text, src))
     return edits
 
 
-def aligned_rows(original: str) -> set:
+def aligned_rows(original: str) -> Tuple[set, set]:
     """The stripped text of the original's continuation rows that sat at their bracket's
-    visual indent: only such rows are aligned again (an author's hanging style stays). A text
-    that another row inside a visual bracket has at another column is left out: the row
-    cannot be told from that one (`acc))` aligned under one call and hanging under the next)."""
+    visual indent (only such rows are aligned again: an author's hanging style stays), and of
+    those inside a visual bracket that did not: a text in both (`acc))` aligned under one call
+    and hanging under the next) is realigned only as the other rows of its line say."""
     lines = _logical_lines(original)
     if not lines:
-        return set()
+        return set(), set()
     src = SourceText(original)
     out, elsewhere = set(), set()
     for _first, _last, aligned in lines:
         for row, column in aligned:
             line = src.line(row)
             (out if len(line) - len(line.lstrip(" \t")) == column else elsewhere).add(_key(line))
-    return out - elsewhere
+    return out, elsewhere
 
 
 _CLOSERS = re.compile(r"[)\]}]")
