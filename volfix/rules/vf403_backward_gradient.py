@@ -113,48 +113,51 @@ class ScalarBackwardGradient(Rule):
             return
         scalars = ScalarValues(ctx.index)
         root = func.value
-        unknown = [] if _zero_dim(scalars, root, call) else _untyped_factors(scalars, root, call)
-        named = None
-        if unknown is None:
-            named = _named_like_a_loss(root, call, ctx, scalars)
-            if named is None:
-                return
-            unknown = []
+        doubt = _root_doubt(scalars, root, call, ctx)
+        if doubt is None:
+            return
         chain = _Chain(ctx.index, scalars)
         if not chain.follow(gradient, call, 0) or not chain.leaves:
             return
         src = ctx.src
-        shown_root, shown_gradient = src.segment(root), src.segment(gradient)
-        when = ""
-        if unknown:
-            names = ", ".join(f"`{src.segment(u)}`" for u in dict.fromkeys(unknown))
-            when = f" when {names} {'is a number' if len(unknown) == 1 else 'are numbers'}"
-        if named is not None:
-            when = " if it has one element"
+        when, note = doubt
         shown_call = " ".join(src.segment(call).split())
-        message = (f"`{shown_gradient}` has shape (1,) and `{shown_root}` is 0-dim since PyTorch 0.4{when}: "
-                   f"`{shown_call}` raises `Mismatch in shape`; make the gradient 0-dim")
+        message = (f"`{src.segment(gradient)}` has shape (1,) and `{src.segment(root)}` is 0-dim since PyTorch "
+                   f"0.4{when}: `{shown_call}` raises `Mismatch in shape`; make the gradient 0-dim")
         edits = [e for leaf in chain.leaves for e in [_zero_dim_edit(leaf, ctx)] if e is not None]
         if len(edits) < len(chain.leaves):
             ctx.report(self.CODE, call, message=message, note=(
                 "no fix: volfix cannot spell `torch.tensor` with this file's imports"))
             return
-        other = chain.other_read(_zero_dim)
-        note = None
-        if named is not None:
-            note = (f"unsafe fix: volfix cannot tell that `{shown_root}` has one element ({named}); with "
-                    f"shape (1,), as a criterion may return, the gradient's shape was right")
-        elif unknown:
-            note = (f"unsafe fix: volfix cannot tell that {names} "
-                    f"{'is a number' if len(unknown) == 1 else 'are numbers'}; with a tensor of shape (1,) "
-                    f"there, `{shown_root}` has that shape too and the gradient's shape was right")
-        elif other is not None:
+        other = chain.other_read(_zero_dim) if note is None else None
+        if other is not None:
             name, read = other
             shown_read = _line(src, ctx.index.statement_of(read))
             note = (f"unsafe fix: `{name}` is also read on line {read.lineno} (`{shown_read}`), where a value "
                     f"with one dimension may still be needed")
         ctx.report(self.CODE, call, message=message, note=note,
                    fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE, edits))
+
+
+def _root_doubt(scalars: ScalarValues, root: ast.AST, at: ast.AST, ctx) -> Optional[Tuple[str, Optional[str]]]:
+    """How sure volfix is that `root` is 0-dim: ("", None) when certain; else what the message
+    adds (" when `lmbda` is a number") and the unsafe fix's note; None when it cannot tell."""
+    if _zero_dim(scalars, root, at):
+        return "", None
+    shown = ctx.src.segment(root)
+    unknown = _untyped_factors(scalars, root, at)
+    if unknown:
+        names = ", ".join(f"`{ctx.src.segment(u)}`" for u in dict.fromkeys(unknown))
+        verb = "is a number" if len(unknown) == 1 else "are numbers"
+        return f" when {names} {verb}", (
+            f"unsafe fix: volfix cannot tell that {names} {verb}; with a tensor of shape (1,) there, `{shown}` "
+            f"has that shape too and the gradient's shape was right")
+    named = _named_like_a_loss(root, at, ctx, scalars)
+    if named is not None:
+        return " if it has one element", (
+            f"unsafe fix: volfix cannot tell that `{shown}` has one element ({named}); with shape (1,), as a "
+            f"criterion may return, the gradient's shape was right")
+    return None
 
 
 def _gradient_argument(call: ast.Call) -> Optional[ast.AST]:
