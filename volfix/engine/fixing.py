@@ -316,9 +316,14 @@ def cleanup(original: Union[str, Original], text: str, options: Options, parse: 
     if may_remove_imports:
         tree = parsed[1] if parsed is not None and parsed[0] is text else _tree(text, parse)
         if tree is not None:
-            edits = unused_variable_imports(_analysed_text(text, parse), tree,
+            analysed = _analysed_text(text, parse)
+            # Only fixes of legacy autograd (`volatile`, `Variable`) make a dead `Variable` import
+            # part of the migration: a `.item()` or a 0-dim gradient alone leaves it, which a
+            # module star-importing this one may use (a run of those rules never reads it)
+            migrated = any(before.analysed.count(word) != analysed.count(word) for word in ("volatile", "Variable"))
+            edits = unused_variable_imports(analysed, tree,
                                             keep_star_exported=keep_variable_import, was_used=before.names_used,
-                                            extra_used=set(extra_used))
+                                            extra_used=set(extra_used), dead_too=migrated)
             if edits:
                 new = _apply_analysed(text, edits, parse)
                 if verify(new):

@@ -159,10 +159,12 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def unused_variable_imports(text: str, tree: ast.Module, *, keep_star_exported: bool = False,
-                            was_used: Optional[Set[str]] = None, extra_used: Optional[Set[str]] = None
-                            ) -> List[TextEdit]:
+                            was_used: Optional[Set[str]] = None, extra_used: Optional[Set[str]] = None,
+                            dead_too: bool = True) -> List[TextEdit]:
     """Edits removing `Variable` (and `import torch.autograd as ag`) bindings nothing uses.
-    `was_used`: names the original text used (only imports the fixes made unused go)."""
+    `was_used`: names the original text used (only imports the fixes made unused go). A
+    `from torch.autograd import Variable` nothing used before goes too with `dead_too` (the
+    fixes migrated the file's legacy autograd: the import is a leftover of it)."""
     if keep_star_exported:
         return []
     imports = [stmt for stmt in tree.body
@@ -182,7 +184,7 @@ def unused_variable_imports(text: str, tree: ast.Module, *, keep_star_exported: 
     for stmt in imports:
         if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module in _VARIABLE_MODULES:
             drop = [a for a in stmt.names if a.name == "Variable" and (a.asname or a.name) not in used
-                    and (was_used is None or (a.asname or a.name) in was_used)]
+                    and (dead_too or was_used is None or (a.asname or a.name) in was_used)]
         elif isinstance(stmt, ast.Import):
             drop = [a for a in stmt.names if a.asname and a.name in _VARIABLE_MODULES and a.asname not in used
                     and (was_used is None or a.asname in was_used)]
