@@ -317,10 +317,12 @@ def cleanup(original: Union[str, Original], text: str, options: Options, parse: 
         tree = parsed[1] if parsed is not None and parsed[0] is text else _tree(text, parse)
         if tree is not None:
             analysed = _analysed_text(text, parse)
-            # Only fixes of legacy autograd (`volatile`, `Variable`) make a dead `Variable` import
-            # part of the migration: a `.item()` or a 0-dim gradient alone leaves it, which a
-            # module star-importing this one may use (a run of those rules never reads it)
-            migrated = any(before.analysed.count(word) != analysed.count(word) for word in ("volatile", "Variable"))
+            # A dead `Variable` import is a leftover of the migration when the fixes migrated the
+            # file's legacy autograd (`volatile`, `Variable`), or when the run reads the modules
+            # that use `Variable` (VF110's candidates: one that star-imports this module links
+            # to it, `keep_star_exported`). A run of the 0-dim rules alone never reads them.
+            migrated = "VF110" in options.enabled or any(
+                before.analysed.count(word) != analysed.count(word) for word in ("volatile", "Variable"))
             edits = unused_variable_imports(analysed, tree,
                                             keep_star_exported=keep_variable_import, was_used=before.names_used,
                                             extra_used=set(extra_used), dead_too=migrated)
