@@ -49,7 +49,8 @@ TRIGGERS = ("Variable", "volatile", "async", PLACEHOLDER, "autograd", "no_grad",
             "inference_mode", "__version__", "import", ".data[", "Loss", "noqa", "volfix",
             "_loss(", "entropy(", "torch.sum(", "torch.mean(", ".sum(0)", "MNIST(", "CIFAR10(", "CIFAR100(",
             "SVHN(", "STL10(", "USPS(", "ImageFolder(", "parse_args(", "__main__", "store_true",
-            "store_false", ".max(", ".min(", "Tensor([", "ones(1", "tensor([", "Tensor(1)", "tolist()[0]", ".data.cpu()[")
+            "store_false", ".max(", ".min(", "Tensor([", "ones(1", "tensor([", "Tensor(1)", "tolist()[0]",
+            ".data.cpu()[")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NN_MODULE = re.compile(r"\bnn\.[A-Z]")  # `nn.Linear(...)`
 _NOT_A_START = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]|$|\s|#")
