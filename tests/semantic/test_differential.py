@@ -72,6 +72,14 @@ KNOWN_DIFFERENCES: Dict[tuple, str] = {
     # that requires grad, and it gets no gradient (0.3 could not tell that tensor from data).
     ("wrapper_type_guard", "unsafe"): "the unsafe VF112 fix lets tensors skip the wrapper, as its note "
                                       "says: the tensor passed with requires_grad=True gets no gradient",
+    # A fixer bug (found 2026-11-27): VF110's safe `Variable(features.data)` -> `features.detach()`
+    # in the encoder's forward. In 0.3 the first dropped volatility and the second keeps it
+    # (SEMANTICS.md fact 10); plain `fix` leaves the batch's `volatile=True` (its VF101 is
+    # unsafe), so under the 0.3 semantics the detached features stay volatile and
+    # `loss.backward()` raises. On torch 2.x the two spellings are the same.
+    ("caption_encoder", "safe-on-0.3"): "VF110's safe .detach() keeps 0.3's volatility where "
+                                        "Variable(x.data) dropped it: backward raises under the 0.3 "
+                                        "semantics while the batch's VF101 is left",
 }
 
 

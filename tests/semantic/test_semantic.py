@@ -329,6 +329,13 @@ CASES = [
          repair=Repair("one = torch.FloatTensor([1])", "one = torch.FloatTensor([1]).squeeze()",
                        RuntimeError, "Mismatch in shape",
                        more=((".data[0]", ".data.tolist()"),))),
+    # A volatile batch through an encoder that rebuilds its features from `.data` (the
+    # image-captioning tutorial): 0.3 trained the encoder's linear layer on them, so the call
+    # gets no region and the layer still trains; the repair reads the loss as 0.3 did.
+    Case("caption_encoder", frozenset({"VF101", "VF110", "VF401"}),
+         grads=("linear_weight",),
+         graph_before="T{4}", graph_after="T{4}",
+         repair=Repair("loss.data[0]", "loss.data.tolist()", IndexError, "invalid index of a 0-dim tensor")),
     # `Variable` is never imported (issue 22): each call raised NameError. The calls are
     # unwrapped as torch's (unsafe fixes); the repair is the import the author forgot.
     Case("unbound_variable", frozenset({"VF101", "VF110"}),

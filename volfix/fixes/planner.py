@@ -313,6 +313,18 @@ class Planner:
                                         "raised; unwrapped, the step trains on it", W_UNSAFE,
                                      applicability=UNSAFE)
                 return later
+            rebuilt = hidden_rewraps(self.index, [s for run in early.runs for s in run.statements], certain=True)
+            if rebuilt:
+                # a module of the file rebuilds the value from `.data` on the way (0.3 trained on
+                # what it returns): a region around its call would stop that training
+                call = self.ctx.src.segment(rebuilt[0].func)
+                for s in sources:
+                    self.unwrap_only(s, f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through "
+                                        f"`{call}()` (line {rebuilt[0].lineno}), whose `forward` rebuilds its "
+                                        "result from `.data`: 0.3 trained on that result and ran what comes "
+                                        "before the rebuild without a graph; unwrapped, that part records one "
+                                        "(no region can cover it from here)", W_UNSAFE, applicability=UNSAFE)
+                return later
             # 0.3 raised at that backward (fact 5): what the author meant is the computation
             # before the value meets the trained one, without a graph (a target network's pass)
             group.placement = early

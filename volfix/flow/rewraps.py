@@ -17,9 +17,10 @@ from typing import List
 _RUNS = ("forward", "__call__")
 
 
-def hidden_rewraps(index, stmts: List[ast.stmt]) -> List[ast.Call]:
+def hidden_rewraps(index, stmts: List[ast.stmt], certain: bool = False) -> List[ast.Call]:
     """The calls of an object (`encoder(images)`, `self.encoder(images)`) in `stmts` whose
-    code may rebuild its result from `.data`, in order."""
+    code may rebuild its result from `.data`, in order; with `certain`, only those of a module
+    of this file whose `forward` does (`Variable(features.data)`)."""
     from .scalars import ScalarValues  # the rank and binding analyses import this module's package
 
     values = None
@@ -31,7 +32,10 @@ def hidden_rewraps(index, stmts: List[ast.stmt]) -> List[ast.Call]:
                 continue
             values = values or ScalarValues(index)
             classes = values.instance_classes(node.func, node)
-            if classes is None or any(not isinstance(c, ast.ClassDef) or _reads_data(c) for c in classes):
+            if certain:
+                if classes and all(isinstance(c, ast.ClassDef) and _rebuilds(c, index) for c in classes):
+                    out.append(node)
+            elif classes is None or any(not isinstance(c, ast.ClassDef) or _reads_data(c) for c in classes):
                 out.append(node)
     return out
 
@@ -49,5 +53,13 @@ def _name(func: ast.AST) -> str:
 def _reads_data(cls: ast.ClassDef) -> bool:
     """The class's `forward` (or `__call__`) reads `.data` of something."""
     return any(isinstance(n, ast.Attribute) and n.attr == "data"
+               for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in _RUNS
+               for n in ast.walk(s))
+
+
+def _rebuilds(cls: ast.ClassDef, index) -> bool:
+    """The class's `forward` (or `__call__`) makes a Variable of something's `.data`."""
+    return any(isinstance(n, ast.Call) and index.is_variable(n.func) and n.args
+               and isinstance(n.args[0], ast.Attribute) and n.args[0].attr == "data"
                for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in _RUNS
                for n in ast.walk(s))

@@ -123,11 +123,13 @@ class VolatileInVariableCall(Rule):
     value stops at it. When the value itself reaches `.backward()` or
     `torch.autograd.grad()`, 0.3 raised there: what it computes before it meets a value that
     may need grad (a DQN's or DDPG's target networks) goes under `no_grad`; otherwise the call
-    is only unwrapped and the program now trains. Both are unsafe fixes, and the note says so;
-    the region's note also names a call it covers that may rebuild its result from `.data` (a
-    module of the file whose `forward` reads `.data`, as the image-captioning encoder's
-    `Variable(features.data)`, or an object volfix cannot read): legacy code that ran went
-    through such a call, and the layers after the rebuild trained in 0.3.
+    is only unwrapped and the program now trains. Both are unsafe fixes, and the note says so.
+    When the value gets there through a module of the file whose `forward` rebuilds its result
+    from `.data` (the image-captioning encoder's `Variable(features.data)`), 0.3 trained on that
+    result: the call gets no region (it would stop those layers from training), the value is
+    only unwrapped, and the note says what before the rebuild now records. A region's note names
+    a call it covers that may do so unseen (a module whose `forward` reads `.data`, or an object
+    volfix cannot read, such as another file's class).
     Nothing is wrapped inside an existing grad-disabled region, in any of its spellings
     (`torch.autograd.no_grad`, a `no_grad = torch.no_grad if hasattr(torch, "no_grad") else
     contextlib.suppress` alias, version gates, a project function returning `torch.no_grad()`
