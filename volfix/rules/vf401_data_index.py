@@ -1,6 +1,5 @@
 """VF401: `loss.data[0]` on values that are 0-dim tensors since PyTorch 0.4."""
 import ast
-import re
 from typing import Optional, Tuple
 
 from ..files import prefilter
@@ -12,14 +11,8 @@ from ..flow.shapes import is_zero
 from ..model import Applicability
 from ..syntax import names as nm
 from .base import Rule, on
+from .loss_values import MOVES, WORD, loss_callee, loss_named, made_by_loss_callee, unknown_factors
 
-# Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
-LOSS_WORDS = frozenset({"loss", "losses", "cost"})
-# Methods that give the same values, moved or copied: `loss.cpu().data[0]` reads the loss.
-_MOVES = frozenset({"cpu", "cuda", "detach", "clone", "float", "double", "contiguous", "to"})
-# Words of a callee that suggest a loss function or module: `crit(...)`, `self.criterion(...)`, `loss_fn(...)`.
-LOSS_CALLEE_WORDS = frozenset({"loss", "crit", "criterion", "cost"})
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 NUMPY_MESSAGE = "`[0]` on the NumPy array of a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 TOLIST_MESSAGE = "`.tolist()` of a 0-dim tensor is a number since PyTorch 0.4, so `[0]` raises; use `.item()`"
@@ -276,7 +269,7 @@ class ScalarDataIndex(Rule):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: `{element}`{bound} is one element when `{base}` has exactly {count} dimensions; "
                 f"if it has more, `.data[0]` meant its first element and `.item()` raises")
-        unknown = _unknown_factors(subject, node, scalars)
+        unknown = unknown_factors(subject, node, scalars)
         if unknown:
             names = ", ".join(f"`{ctx.src.segment(u)}`" for u in unknown)
             return subject, Applicability.UNSAFE, (
@@ -296,13 +289,13 @@ class ScalarDataIndex(Rule):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: `{scalar_helper}()` is named for a scalar and `{shown}` is its parameter; a call "
                 f"with several elements would make `.item()` raise")
-        made = _made_by_loss_callee(subject, ctx, scalars, node)
+        made = made_by_loss_callee(subject, ctx, scalars, node)
         if made is not None:
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: volfix cannot tell that `{shown}` has one element (it is `{made}`, "
                 f"not bound to a known loss or reduction); if it has several, `.data[0]` meant the first "
                 f"and `.item()` raises")
-        if _loss_named(subject) or (_loss_callee(subject) and not scalars.known_callee(subject.func, node)):
+        if loss_named(subject) or (loss_callee(subject) and not scalars.known_callee(subject.func, node)):
             outside = scalars.outside_callee(subject.func, node) if isinstance(subject, ast.Call) else None
             why = f"`{outside}` comes from a module volfix finds in no file of the project" if outside \
                 else "it is not bound to a known loss or reduction"
@@ -329,7 +322,7 @@ class ScalarDataIndex(Rule):
                     f"{'is a number' if len(unknown) == 1 else 'are numbers'}; with a tensor of several "
                     f"elements there, `[0]` meant the first and `.item()` raises")
             base = _numpy_of(subject)  # `calc_loss(...).data.cpu().numpy()[0]`
-            if base is not None and (_loss_named(base) or (_loss_callee(base)
+            if base is not None and (loss_named(base) or (loss_callee(base)
                                                            and not scalars.known_callee(base.func, node))):
                 return subject, Applicability.UNSAFE, (
                     f"unsafe fix: volfix cannot tell that `{ctx.src.segment(base)}` has one element (it is not "
@@ -376,7 +369,7 @@ def _moved_data(expr: ast.AST) -> Optional[ast.AST]:
     through `.data` and moved or copied, whose `[0]` is `x.data[0]`'s; else None."""
     moved = False
     while isinstance(expr, ast.Call) and not expr.args and not expr.keywords \
-            and isinstance(expr.func, ast.Attribute) and expr.func.attr in _MOVES:
+            and isinstance(expr.func, ast.Attribute) and expr.func.attr in MOVES:
         expr, moved = expr.func.value, True
     if moved and isinstance(expr, ast.Attribute) and expr.attr == "data":
         return expr.value
@@ -399,41 +392,11 @@ def _numpy_of(expr: ast.AST) -> Optional[ast.AST]:
             return expr
 
 
-def _unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> list:
-    """`(self.gamma * d_loss_real - d_loss_fake)`: arithmetic of one-element values and
-    numbers but for names or attributes volfix cannot type (`self.gamma = config.gamma`, a
-    hyperparameter from another file; `d_loss_real`, named like a loss): those, when at least
-    one operand is certainly one element or named like a loss. [] otherwise."""
-    if not isinstance(subject, ast.BinOp):
-        return []
-    leaves, pending = [], [subject]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.BinOp):
-            pending += [node.right, node.left]
-        elif isinstance(node, ast.UnaryOp):
-            pending.append(node.operand)
-        else:
-            leaves.append(node)
-    unknown, one = [], False
-    for leaf in leaves:
-        if scalars.scalar(leaf, at, 0):
-            continue
-        if scalars.one_element(leaf, at):
-            one = True
-        elif isinstance(leaf, (ast.Name, ast.Attribute)):
-            one = one or _loss_named(leaf)
-            unknown.append(leaf)
-        else:
-            return []
-    return unknown if one else []
-
-
 def _accumulated_unknowns(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> list:
     """`total_loss[0]` after `total_loss = 0` and `total_loss += word_cnt * criterion(out, y).data`
     (PyTorch_GBW_LM: `word_cnt` comes out of a batch tuple): the names volfix cannot type in
     the terms, when every other binding is a number or one element and each term is arithmetic
-    `_unknown_factors` accepts. [] otherwise."""
+    `unknown_factors` accepts. [] otherwise."""
     if not isinstance(subject, ast.Name):
         return []
     unknown: list = []
@@ -442,7 +405,7 @@ def _accumulated_unknowns(subject: ast.AST, at: ast.AST, scalars: ScalarValues) 
             return []
         if scalars.scalar(value, at, 0) or scalars.one_element(value, at):
             continue
-        found = _unknown_factors(value, at, scalars)
+        found = unknown_factors(value, at, scalars)
         if not found:
             return []
         unknown += found
@@ -511,7 +474,7 @@ def _scalar_helper(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:
     """`def unwrap_scalar_variable(var): ... return var.data[0]` (jihunchoi's helper, called from
     other files): a function named for a scalar reading its parameter's first element."""
     fn = _own_parameter(subject, at, ctx)
-    if fn is None or not any(word.lower() == "scalar" for word in _WORD.findall(fn.name)):
+    if fn is None or not any(word.lower() == "scalar" for word in WORD.findall(fn.name)):
         return None
     return fn.name
 
@@ -533,56 +496,13 @@ def _losses_passed(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) ->
         arg, known = passed_argument(site, positional, subject.id)
         if arg is None or not known:
             return None
-        named = _loss_named(arg)
+        named = loss_named(arg)
         if not named and not scalars.one_element(arg, site):
             return None
         losses = losses and named
         args.append(ctx.src.segment(arg))
     return (fn.name, ", ".join(f"`{a}`" for a in list(dict.fromkeys(args))[:3]),
             "a loss" if losses else "a loss or one element")
-
-
-def _loss_named(expr: ast.AST) -> bool:
-    """`loss`, `d_loss`, `self.loss`; also an entry of a collection named like losses
-    (`losses[loss_name]`, `self.losses[k]`) or under a key named like one (`state['loss']`),
-    and one of those moved or copied (`loss.cpu()`, `loss.detach()`)."""
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _MOVES \
-            and not any(isinstance(a, ast.Starred) for a in expr.args):
-        return _loss_named(expr.func.value)
-    if isinstance(expr, ast.Subscript):
-        key = expr.slice
-        if isinstance(key, (ast.Slice, ast.Tuple)):
-            return False
-        return (isinstance(key, ast.Constant) and isinstance(key.value, str) and _loss_words(key.value)
-                or _loss_named(expr.value))
-    name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
-    return name is not None and _loss_words(name)
-
-
-def _loss_words(name: str, words: frozenset = LOSS_WORDS) -> bool:
-    return any(word.lower() in words for word in _WORD.findall(name))
-
-
-def _loss_callee(expr: ast.AST) -> bool:
-    """`crit(out, y)`, `self.loss_fn(out, y)`, `criterion(...)` with `criterion` a parameter."""
-    if not isinstance(expr, ast.Call):
-        return False
-    func = expr.func
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    return name is not None and _loss_words(name, LOSS_CALLEE_WORDS)
-
-
-def _made_by_loss_callee(subject: ast.AST, ctx, scalars: ScalarValues, at: ast.AST) -> Optional[str]:
-    """`err` where every binding of it in its function is a call of a callee named like a loss
-    that volfix cannot see (`err = self.criterion(output, target)`, with `self.criterion` a
-    constructor's argument): that call's text, else None."""
-    if not isinstance(subject, ast.Name):
-        return None
-    fn = ctx.index.function_of(at)
-    values = ctx.index.plain_assignments(subject.id, fn) if fn is not None else None
-    if not values or not all(_loss_callee(v) and not scalars.known_callee(v.func, v) for v in values):
-        return None
-    return ctx.src.segment(values[0].func) + "(...)"
 
 
 def _bound_to_full_index(subject: ast.AST, ctx) -> Optional[ast.Subscript]:

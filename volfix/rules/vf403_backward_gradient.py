@@ -9,10 +9,10 @@ from ..flow.scalars import ScalarValues
 from ..flow.shapes import int_value, is_number
 from ..model import Applicability
 from .base import Rule, on
-from .vf401_data_index import _loss_callee, _loss_named, _made_by_loss_callee, _unknown_factors
+from .loss_values import loss_callee, loss_named, made_by_loss_callee, unknown_factors
 
 # Methods that move or copy a tensor and keep its shape: `one = one.cuda()`, `mone.to(device)`.
-_MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "detach", "clone", "contiguous", "neg",
+MOVES = frozenset({"cuda", "cpu", "to", "float", "double", "half", "detach", "clone", "contiguous", "neg",
                     "type_as"})
 # Methods that scale by a number and keep the shape: `mone = one.mul(-1)`.
 _SCALINGS = frozenset({"mul", "div", "mul_", "div_"})
@@ -186,7 +186,7 @@ def _untyped_factors(scalars: ScalarValues, root: ast.AST, at: ast.AST) -> Optio
             return None
         if value is not root and _zero_dim(scalars, value, value):
             continue
-        factors = _unknown_factors(value, value if value is not root else at, scalars)
+        factors = unknown_factors(value, value if value is not root else at, scalars)
         if not factors:
             return None
         unknown.extend(factors)
@@ -197,10 +197,10 @@ def _named_like_a_loss(root: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) -
     """Why `root` is taken for a loss volfix cannot size, as VF401 takes `.data[0]` of it: named
     like one (`content_loss`), or bound only to calls of a callee named like one that volfix
     cannot see (`err = criterion(out, y)` with `criterion` a parameter); else None."""
-    made = _made_by_loss_callee(root, ctx, scalars, at)
+    made = made_by_loss_callee(root, ctx, scalars, at)
     if made is not None:
         return f"it is `{made}`, not bound to a known loss or reduction"
-    if _loss_named(root) or (_loss_callee(root) and not scalars.known_callee(root.func, at)):
+    if loss_named(root) or (loss_callee(root) and not scalars.known_callee(root.func, at)):
         return "it is not bound to a known loss or reduction"
     return None
 
@@ -253,7 +253,7 @@ class _Chain:
         func = expr.func
         if self.index.is_variable(func):
             return len(expr.args) == 1 and not expr.keywords and self.follow(expr.args[0], at, depth + 1)
-        if isinstance(func, ast.Attribute) and func.attr in _MOVES:
+        if isinstance(func, ast.Attribute) and func.attr in MOVES:
             return self.follow(func.value, at, depth + 1)
         if isinstance(func, ast.Attribute) and func.attr in _SCALINGS:
             return len(expr.args) == 1 and not expr.keywords and self._number(expr.args[0], at) \
@@ -328,7 +328,7 @@ def _derived_top(node: ast.AST, index) -> ast.AST:
         elif isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)) and (
                 is_number(parent.right if child is parent.left else parent.left)):
             pass
-        elif isinstance(parent, ast.Attribute) and parent.value is child and parent.attr in _MOVES | _SCALINGS \
+        elif isinstance(parent, ast.Attribute) and parent.value is child and parent.attr in MOVES | _SCALINGS \
                 and isinstance(index.parents.get(parent), ast.Call) and index.parents[parent].func is parent:
             parent = index.parents[parent]
         elif isinstance(parent, ast.Call) and index.is_variable(parent.func) and parent.args == [child] \

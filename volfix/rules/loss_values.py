@@ -1,0 +1,89 @@
+"""What makes a value a loss to VF401 and VF403 when volfix cannot size it: a name (`loss`,
+`d_loss`, `state['loss']`), a callee (`criterion(...)`, `self.loss_fn(...)`), or arithmetic of
+one-element values with names volfix cannot type (`self.gamma * d_loss_real`)."""
+import ast
+import re
+from typing import Optional
+
+from ..flow.scalars import ScalarValues
+
+# Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
+LOSS_WORDS = frozenset({"loss", "losses", "cost"})
+# Methods that give the same values, moved or copied: `loss.cpu().data[0]` reads the loss.
+MOVES = frozenset({"cpu", "cuda", "detach", "clone", "float", "double", "contiguous", "to"})
+# Words of a callee that suggest a loss function or module: `crit(...)`, `self.criterion(...)`, `loss_fn(...)`.
+LOSS_CALLEE_WORDS = frozenset({"loss", "crit", "criterion", "cost"})
+WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+def unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> list:
+    """`(self.gamma * d_loss_real - d_loss_fake)`: arithmetic of one-element values and
+    numbers but for names or attributes volfix cannot type (`self.gamma = config.gamma`, a
+    hyperparameter from another file; `d_loss_real`, named like a loss): those, when at least
+    one operand is certainly one element or named like a loss. [] otherwise."""
+    if not isinstance(subject, ast.BinOp):
+        return []
+    leaves, pending = [], [subject]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp):
+            pending += [node.right, node.left]
+        elif isinstance(node, ast.UnaryOp):
+            pending.append(node.operand)
+        else:
+            leaves.append(node)
+    unknown, one = [], False
+    for leaf in leaves:
+        if scalars.scalar(leaf, at, 0):
+            continue
+        if scalars.one_element(leaf, at):
+            one = True
+        elif isinstance(leaf, (ast.Name, ast.Attribute)):
+            one = one or loss_named(leaf)
+            unknown.append(leaf)
+        else:
+            return []
+    return unknown if one else []
+
+
+def loss_named(expr: ast.AST) -> bool:
+    """`loss`, `d_loss`, `self.loss`; also an entry of a collection named like losses
+    (`losses[loss_name]`, `self.losses[k]`) or under a key named like one (`state['loss']`),
+    and one of those moved or copied (`loss.cpu()`, `loss.detach()`)."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in MOVES \
+            and not any(isinstance(a, ast.Starred) for a in expr.args):
+        return loss_named(expr.func.value)
+    if isinstance(expr, ast.Subscript):
+        key = expr.slice
+        if isinstance(key, (ast.Slice, ast.Tuple)):
+            return False
+        return (isinstance(key, ast.Constant) and isinstance(key.value, str) and loss_words(key.value)
+                or loss_named(expr.value))
+    name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
+    return name is not None and loss_words(name)
+
+
+def loss_words(name: str, words: frozenset = LOSS_WORDS) -> bool:
+    return any(word.lower() in words for word in WORD.findall(name))
+
+
+def loss_callee(expr: ast.AST) -> bool:
+    """`crit(out, y)`, `self.loss_fn(out, y)`, `criterion(...)` with `criterion` a parameter."""
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return name is not None and loss_words(name, LOSS_CALLEE_WORDS)
+
+
+def made_by_loss_callee(subject: ast.AST, ctx, scalars: ScalarValues, at: ast.AST) -> Optional[str]:
+    """`err` where every binding of it in its function is a call of a callee named like a loss
+    that volfix cannot see (`err = self.criterion(output, target)`, with `self.criterion` a
+    constructor's argument): that call's text, else None."""
+    if not isinstance(subject, ast.Name):
+        return None
+    fn = ctx.index.function_of(at)
+    values = ctx.index.plain_assignments(subject.id, fn) if fn is not None else None
+    if not values or not all(loss_callee(v) and not scalars.known_callee(v.func, v) for v in values):
+        return None
+    return ctx.src.segment(values[0].func) + "(...)"
