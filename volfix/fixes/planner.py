@@ -313,7 +313,8 @@ class Planner:
                                         "raised; unwrapped, the step trains on it", W_UNSAFE,
                                      applicability=UNSAFE)
                 return later
-            rebuilt = hidden_rewraps(self.index, [s for run in early.runs for s in run.statements], certain=True)
+            covered = [s for run in early.runs for s in run.statements]
+            rebuilt = hidden_rewraps(self.index, covered, certain=True)
             if rebuilt:
                 # a module of the file rebuilds the value from `.data` on the way (0.3 trained on
                 # what it returns): a region around its call would stop that training
@@ -329,7 +330,7 @@ class Planner:
             # before the value meets the trained one, without a graph (a target network's pass)
             group.placement = early
             forced = (f"unsafe fix: 0.3 raised at `{what}` (line {stmt.lineno}) on this value; the region "
-                      "keeps its graph out of training") + self._unless_rewrapped(early)
+                      "keeps its graph out of training") + self._unless_rewrapped(covered)
         if group.flag is not None and taint.training:
             skipped = self.trains_without_source(group)
             if skipped is not None:
@@ -431,10 +432,10 @@ class Planner:
             return None
         return placement
 
-    def _unless_rewrapped(self, placement: Placement) -> str:
+    def _unless_rewrapped(self, covered: List[ast.stmt]) -> str:
         """The region's calls that may rebuild the value from `.data` (`flow.rewraps`): then 0.3
         trained through them, and the region stops their layers from training."""
-        calls = hidden_rewraps(self.index, [s for run in placement.runs for s in run.statements])
+        calls = hidden_rewraps(self.index, covered)
         if not calls:
             return ""
         call = calls[0]

@@ -52,14 +52,17 @@ def _name(func: ast.AST) -> str:
 
 def _reads_data(cls: ast.ClassDef) -> bool:
     """The class's `forward` (or `__call__`) reads `.data` of something."""
-    return any(isinstance(n, ast.Attribute) and n.attr == "data"
-               for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in _RUNS
-               for n in ast.walk(s))
+    return any(isinstance(n, ast.Attribute) and n.attr == "data" for n in _run_nodes(cls))
 
 
 def _rebuilds(cls: ast.ClassDef, index) -> bool:
     """The class's `forward` (or `__call__`) makes a Variable of something's `.data`."""
     return any(isinstance(n, ast.Call) and index.is_variable(n.func) and n.args
-               and isinstance(n.args[0], ast.Attribute) and n.args[0].attr == "data"
-               for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in _RUNS
-               for n in ast.walk(s))
+               and isinstance(n.args[0], ast.Attribute) and n.args[0].attr == "data" for n in _run_nodes(cls))
+
+
+def _run_nodes(cls: ast.ClassDef):
+    """Every node of the class's `forward` and `__call__`."""
+    for s in cls.body:
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in _RUNS:
+            yield from ast.walk(s)
