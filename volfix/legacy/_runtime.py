@@ -255,7 +255,8 @@ def _set_volatile(self, value) -> None:
 # index a value with dimensions too.
 scalar_read_hook: Optional[Callable[[Any, Any, bool], None]] = None
 # Called as `hook(root, frame)` at each `backward` (or `autograd.grad`) that gives a 0-dim
-# root a gradient of shape (1,), `frame` being the code that called it (VF403's crash today).
+# root a gradient of shape (1,) (VF403's crash today), `frame` being this module's caller,
+# torch's own code on the way: the hook walks out to the code it cares about.
 scalar_gradient_hook: Optional[Callable[[Any, Any], None]] = None
 # Called as `hook(tensor, frame, zero_dim)` at each `.tolist()`: of a 0-dim tensor 0.3 gave a
 # list of one number, today the number (`loss.data.tolist()[0]` raises TypeError since 0.4).
@@ -307,20 +308,10 @@ def _one_element_gradients(roots, gradients):
     if scalar_gradient_hook is not None:
         for r, g, f in zip(roots_seq, grads_seq, fixed):
             if f is not g:
-                scalar_gradient_hook(r, _caller_frame())
+                scalar_gradient_hook(r, sys._getframe(1))
     if isinstance(gradients, torch.Tensor):
         return fixed[0]
     return type(gradients)(fixed) if isinstance(gradients, (list, tuple)) else fixed
-
-
-def _caller_frame():
-    """The frame of the code that called torch (the first outside torch and this module)."""
-    frame = sys._getframe(1)
-    torch_dir = torch.__file__.rpartition("/")[0]
-    while frame is not None and (frame.f_code.co_filename.startswith(torch_dir)
-                                 or frame.f_code.co_filename == __file__):
-        frame = frame.f_back
-    return frame
 
 
 def _legacy_backward(tensors, grad_tensors=None, *args, **kwargs):
