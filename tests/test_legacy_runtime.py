@@ -340,6 +340,35 @@ def test_a_one_element_gradient_for_a_one_element_root(legacy):
         legacy(torch.ones(3), volatile=True).mean().backward(one)
 
 
+def test_the_arguments_0_4_removed(legacy):
+    """`backward(retain_variables=True)` (0.3's name of `retain_graph`, through `Tensor.backward`,
+    its fourth positional, and `torch.autograd.backward`) and `probs.multinomial()` (0.3 drew one
+    sample by default): both raise TypeError today."""
+    w = legacy(torch.tensor([1.0, 2.0]), requires_grad=True)
+    loss = (w * w).sum()
+    loss.backward(retain_variables=True)
+    loss.backward()  # the graph was kept
+    assert w.grad.tolist() == [4.0, 8.0]
+    loss = (w * w).sum()
+    loss.backward(None, None, False, True)
+    torch.autograd.backward([loss], retain_variables=True)
+    loss.backward()
+    assert w.grad.tolist() == [10.0, 20.0]  # three more times 2w
+    with pytest.raises(ValueError, match="only one of retain_graph and retain_variables"):
+        (w * w).sum().backward(retain_graph=True, retain_variables=True)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss = (w * w).sum()
+        loss.backward(retain_variables=False)
+        loss.backward()
+    with pytest.raises(RuntimeError, match="is volatile"):
+        legacy(torch.ones(2), volatile=True).sum().backward(retain_variables=True)
+    probs = legacy(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    drawn = probs.multinomial()
+    assert isinstance(drawn, legacy) and drawn.tolist() == [[1], [0]]
+    assert torch.tensor([0.0, 1.0]).multinomial(replacement=True).tolist() == [1]
+    assert probs.multinomial(2).shape == (2, 2)
+
+
 def test_indexing_of_tensors_with_dimensions_is_unchanged(legacy):
     rows = legacy(torch.arange(6.0).view(2, 3))
     assert torch.equal(rows.data[0], torch.tensor([0.0, 1.0, 2.0]))
@@ -394,6 +423,10 @@ def test_exit_restores_torch():
     assert torch.Tensor([torch.tensor(2.0)]).tolist() == [2.0] and torch.tensor(2.0).tolist() == 2.0
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
         torch.ones(2, requires_grad=True).sum().backward(torch.FloatTensor([1]))
+    with pytest.raises(TypeError, match="retain_variables"):
+        torch.ones(2, requires_grad=True).sum().backward(retain_variables=True)
+    with pytest.raises(TypeError, match="num_samples"):
+        torch.ones(2).multinomial()
 
 
 def test_exit_restores_torch_after_an_exception():

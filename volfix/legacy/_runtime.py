@@ -9,8 +9,9 @@ argument is volatile, the operation runs under `torch.no_grad()` and its tensor 
 marked volatile: 0.3's `makeFlags` rule (fact 2), whatever else takes part — parameters
 included (fact 3), anywhere later in the program (fact 4). Outputs of operations on
 Variables are Variables, as in 0.3. A few things are patched on torch while the semantics
-are installed (`_Patches`): the legacy names, the `.volatile` attribute of every tensor, and
-`[0]` on 0-dim tensors. Outside `legacy_semantics()`, Variables are a plain subclass: they
+are installed (`_Patches`): the legacy names, the `.volatile` attribute of every tensor,
+`[0]` on 0-dim tensors, and the arguments 0.4 removed (`retain_variables=`, `multinomial()`'s
+default count). Outside `legacy_semantics()`, Variables are a plain subclass: they
 still wrap outputs, but nothing is volatile and nothing is patched.
 """
 from __future__ import annotations
@@ -32,6 +33,8 @@ _ORIGINAL_GETITEM = _TensorBase.__getitem__
 _ORIGINAL_NUMPY = _TensorBase.numpy
 _ORIGINAL_TOLIST = _TensorBase.tolist
 _ORIGINAL_BACKWARD = torch.autograd.backward
+_ORIGINAL_TENSOR_BACKWARD = torch.Tensor.backward
+_ORIGINAL_MULTINOMIAL = _TensorBase.multinomial
 _ORIGINAL_GRAD = torch.autograd.grad
 _NOWRAP = get_default_nowrap_functions()
 
@@ -111,7 +114,7 @@ def _volatile_roots(tensors) -> List[int]:
 
 def _check_backward(func: Callable, args: tuple, kwargs: dict) -> None:
     """0.3's engine refused volatile roots (fact 5, `python_engine.cpp`)."""
-    if func is torch.Tensor.backward:
+    if func in (torch.Tensor.backward, _ORIGINAL_TENSOR_BACKWARD, _legacy_tensor_backward):
         roots = _volatile_roots(args[0])
     elif func in (_ORIGINAL_BACKWARD, _legacy_backward):
         roots = _volatile_roots(args[0] if args else kwargs["tensors"])
@@ -123,7 +126,8 @@ def _check_backward(func: Callable, args: tuple, kwargs: dict) -> None:
 
 def _is_backward(func: Callable) -> bool:
     # torch's own functions, or the patched ones (torch.autograd's code names them through its globals)
-    return func in (torch.Tensor.backward, _ORIGINAL_BACKWARD, _ORIGINAL_GRAD, _legacy_backward, _legacy_grad)
+    return func in (torch.Tensor.backward, _ORIGINAL_TENSOR_BACKWARD, _legacy_tensor_backward, _ORIGINAL_BACKWARD,
+                    _ORIGINAL_GRAD, _legacy_backward, _legacy_grad)
 
 
 class _VariableMeta(type(torch.Tensor)):
@@ -314,11 +318,38 @@ def _one_element_gradients(roots, gradients):
     return type(gradients)(fixed) if isinstance(gradients, (list, tuple)) else fixed
 
 
+def _retained(kwargs: dict) -> dict:
+    """0.3's `retain_variables=`, the name `retain_graph=` replaced (0.2), deprecated until 0.4
+    removed it (a TypeError today): the same flag, and only one of the two may be given."""
+    if kwargs.get("retain_variables") is None:
+        kwargs.pop("retain_variables", None)
+        return kwargs
+    if kwargs.get("retain_graph") is not None:
+        raise ValueError("only one of retain_graph and retain_variables can be specified")
+    kwargs["retain_graph"] = kwargs.pop("retain_variables")
+    return kwargs
+
+
 def _legacy_backward(tensors, grad_tensors=None, *args, **kwargs):
-    """`torch.autograd.backward` (also what `Tensor.backward` calls) with 0.3's one-element gradients."""
-    if "grad_variables" in kwargs and grad_tensors is None:  # 0.3's name of the argument
+    """`torch.autograd.backward` (also what `Tensor.backward` calls) with 0.3's one-element
+    gradients and its names of the arguments (`grad_variables=`, `retain_variables=`)."""
+    if "grad_variables" in kwargs and grad_tensors is None:
         grad_tensors = kwargs.pop("grad_variables")
+    kwargs = _retained(kwargs)
     return _ORIGINAL_BACKWARD(tensors, _one_element_gradients(tensors, grad_tensors), *args, **kwargs)
+
+
+def _legacy_tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, retain_variables=None,
+                            **kwargs):
+    """`Tensor.backward` with 0.3's signature: the fourth argument was `retain_variables`."""
+    kwargs = _retained(dict(kwargs, retain_graph=retain_graph, retain_variables=retain_variables))
+    return _ORIGINAL_TENSOR_BACKWARD(self, gradient, create_graph=create_graph, **kwargs)
+
+
+def _legacy_multinomial(self, num_samples=1, *args, **kwargs):
+    """`probs.multinomial()`: 0.3's `Variable.multinomial(num_samples=1, replacement=False)`
+    drew one sample by default; today's method needs the count (TypeError without it)."""
+    return _ORIGINAL_MULTINOMIAL(self, num_samples, *args, **kwargs)
 
 
 def _legacy_grad(outputs, inputs, grad_outputs=None, *args, **kwargs):
@@ -369,6 +400,8 @@ def _install() -> _Patches:
     patches.set(torch.Tensor, "numpy", _legacy_numpy)
     patches.set(torch.Tensor, "tolist", _legacy_tolist)
     patches.set(torch.autograd, "backward", _legacy_backward)
+    patches.set(torch.Tensor, "backward", _legacy_tensor_backward)
+    patches.set(torch.Tensor, "multinomial", _legacy_multinomial)
     patches.set(torch.autograd, "grad", _legacy_grad)
     return patches
 
