@@ -492,6 +492,14 @@ _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(
     "`.backward(` and a tensor constructor (`Tensor(`, `ones(`, `tensor(`)",
     _family((b".backward(",), (lambda data: any(token in data for token in _GRADIENT_MAKERS),)))
+# VF302: `retain_variables=` in a call.
+RETAIN_VARIABLES = Needs("`retain_variables` as a word in code", _family((b"retain_variables",), (
+    _code_word(b"retain_variables"),)))
+# VF303: `x.multinomial()` without a sample count (only keywords other than `num_samples`).
+_COUNTLESS = re.compile(rb"\(\s*(?:\)|replacement|generator)")
+MULTINOMIAL_SAMPLES = Needs("`.multinomial(` followed by `)` or a `replacement=` or `generator=` keyword", _family(
+    (b".multinomial(",), (_code_word(b"multinomial", lambda data, start, end: start > 0 and data[start - 1] == 46
+                                     and _COUNTLESS.match(data, end) is not None),)))
 # VF001/VF002: no token of their own; reported for files another rule needs (module docstring).
 TOKENLESS = Needs("nothing of its own: reported for files another rule needs", lambda data: False)
 
