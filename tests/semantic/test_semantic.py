@@ -344,6 +344,19 @@ CASES = [
          repair=Repair("import torch.optim as optim\n",
                        "import torch.optim as optim\nfrom torch.autograd import Variable\n",
                        NameError, "name 'Variable' is not defined")),
+    # Actor-critic with 0.3's two removed arguments: `probs.multinomial()` drew one sample
+    # (VF303) and `policy_loss.backward(retain_variables=True)` kept the shared graph for the
+    # value loss (VF302). Both raise TypeError today; the fixes pass what 0.3 meant, so the
+    # same actions are drawn and the same gradients reach the shared body. The evaluation
+    # rollout is volatile (a region). The repair spells the two calls and the loss reads as
+    # today's torch takes them.
+    Case("actor_critic_corridor", frozenset({"VF101", "VF110", "VF302", "VF303", "VF401"}),
+         inference=("last_probs",), grads=("body_grad", "value_grad", "policy_weight"),
+         graph_before="T+", graph_after="T+F+",
+         repair=Repair("probs.multinomial()", "probs.multinomial(1)", TypeError, "num_samples",
+                       more=(("retain_variables=True", "retain_graph=True"),
+                             ("policy_loss.data[0], value_loss.data[0]",
+                              "policy_loss.data.tolist(), value_loss.data.tolist()")))),
 ]
 CASE_IDS = [case.name for case in CASES]
 # Programs only the differential tests judge (their 0.3 run is the oracle): the volatile-free
