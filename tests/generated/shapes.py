@@ -449,3 +449,21 @@ def _grad_batch(i: int, o: Dict[str, str]) -> Part:
     outside = [f"v{i} = Batch{i}(x, train=False)", f"vo{i} = model(v{i}.src)", f'results["c{i}_outside"] = vo{i}']
     body = {"no_grad_true": inside, "plain_false": outside, "both": inside + outside}[o["caller"]]
     return Part(helpers, body)
+
+
+@shape("removed_args", sample=("volatile", "plain", "replacement"), retain=("method", "autograd", "none"),
+       ret=NUMBER + ("tensor",))
+def _removed_args(i: int, o: Dict[str, str]) -> Part:
+    """The arguments 0.4 removed: `probs.multinomial()` drew one sample in 0.3 (VF303), and
+    `retain_variables=True` kept the graph for a second loss on it (VF302)."""
+    wrap = "Variable(x, volatile=True)" if o["sample"] == "volatile" else "Variable(x)"
+    call = "multinomial(replacement=True)" if o["sample"] == "replacement" else "multinomial()"
+    body = [f"probs{i} = F.softmax(model({wrap}), dim=1)", f"draw{i} = probs{i}.{call}",
+            f'results["c{i}_draw"] = draw{i}.data', f'results["c{i}_probs"] = {reduce(o["ret"], f"probs{i}")}']
+    if o["retain"] != "none":
+        first = {"method": f"first{i}.backward(retain_variables=True)",
+                 "autograd": f"torch.autograd.backward([first{i}], retain_variables=True)"}[o["retain"]]
+        body += ["opt.zero_grad()", f"out{i} = model(Variable(x))", f"first{i} = out{i}.pow(2).mean()", first,
+                 f"second{i} = out{i}.abs().mean()", f"second{i}.backward()", "opt.step()",
+                 f'results["c{i}_loss"] = first{i}.data[0] + second{i}.data[0]']
+    return Part([], body)
