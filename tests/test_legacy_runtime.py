@@ -369,6 +369,52 @@ def test_the_arguments_0_4_removed(legacy):
     assert probs.multinomial(2).shape == (2, 2)
 
 
+class _BinActive(torch.autograd.Function):
+    """XNOR-Net's binarization, a legacy Function: methods, state on `self`."""
+
+    def forward(self, input):
+        self.save_for_backward(input)
+        self.rows = input.size(0)
+        return input.sign(), torch.mean(input.abs(), 1, keepdim=True)
+
+    def backward(self, grad_output, grad_mean):
+        input, = self.saved_tensors
+        assert grad_output.size(0) == self.rows
+        return self.clip(grad_output.clone(), input)
+
+    def clip(self, grad, input):
+        grad[input.ge(1)] = 0
+        grad[input.le(-1)] = 0
+        return grad
+
+
+class _Scale(torch.autograd.Function):
+    def __init__(self, k):
+        super(_Scale, self).__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x * self.k
+
+    def backward(self, grad):
+        return grad * self.k
+
+
+def test_legacy_autograd_functions_run_as_in_0_3(legacy):
+    """0.3's Function with `forward(self, ...)` / `backward(self, ...)` methods, called as
+    `Fn(params)(inputs)`: today that call raises. Here it runs: state stored on `self` in
+    `forward` reaches `backward`, `__init__`'s too, `self.saved_tensors` is the context's, and
+    a volatile input gives volatile outputs without a graph, as any 0.3 operation."""
+    x = legacy(torch.tensor([[0.5, -2.0], [-0.5, 3.0]]), requires_grad=True)
+    out, mean = _BinActive()(x)
+    assert isinstance(out, legacy) and out.tolist() == [[1.0, -1.0], [-1.0, 1.0]]
+    assert type(out.grad_fn).__name__ == "_BinActiveBackward"
+    (out.sum() + _Scale(3.0)(x).sum()).backward()
+    assert x.grad.tolist() == [[4.0, 3.0], [4.0, 3.0]]
+    volatile = _Scale(2.0)(legacy(torch.ones(2), volatile=True))
+    assert is_volatile(volatile) and volatile.grad_fn is None
+
+
 def test_indexing_of_tensors_with_dimensions_is_unchanged(legacy):
     rows = legacy(torch.arange(6.0).view(2, 3))
     assert torch.equal(rows.data[0], torch.tensor([0.0, 1.0, 2.0]))
@@ -427,6 +473,8 @@ def test_exit_restores_torch():
         torch.ones(2, requires_grad=True).sum().backward(retain_variables=True)
     with pytest.raises(TypeError, match="num_samples"):
         torch.ones(2).multinomial()
+    with pytest.raises(RuntimeError, match="Legacy autograd function"):
+        _Scale(2.0)(torch.ones(2))
 
 
 def test_exit_restores_torch_after_an_exception():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+from inspect import getattr_static as inspect_getattr_static
 import operator
 import sys
 import threading
@@ -35,6 +36,7 @@ _ORIGINAL_TOLIST = _TensorBase.tolist
 _ORIGINAL_BACKWARD = torch.autograd.backward
 _ORIGINAL_TENSOR_BACKWARD = torch.Tensor.backward
 _ORIGINAL_MULTINOMIAL = _TensorBase.multinomial
+_ORIGINAL_FUNCTION_CALL = torch.autograd.Function.__call__
 _ORIGINAL_GRAD = torch.autograd.grad
 _NOWRAP = get_default_nowrap_functions()
 
@@ -367,6 +369,76 @@ def _legacy_tolist(self):
     return [value] if zero_dim else value
 
 
+# What 0.3's legacy Function offered on `self` and today's is on the `ctx` of a static
+# forward/backward (`saved_variables` is 0.3's other name of `saved_tensors`).
+_CTX_API = frozenset({"save_for_backward", "saved_tensors", "needs_input_grad", "mark_dirty",
+                      "mark_non_differentiable", "set_materialize_grads"})
+
+
+class _LegacySelf:
+    """The `self` a legacy Function's `forward` and `backward` see: what they store on it
+    (`self.size = x.size()`) is kept between the two, what its `__init__` stored is read from
+    the instance, `self.save_for_backward(...)` & co. go to the autograd context, and its
+    other methods are bound to this object too."""
+
+    def __init__(self, instance) -> None:
+        object.__setattr__(self, "_volfix_instance", instance)
+        object.__setattr__(self, "_volfix_ctx", None)
+
+    def __getattr__(self, name: str):
+        ctx = object.__getattribute__(self, "_volfix_ctx")
+        if name == "saved_variables":
+            name = "saved_tensors"
+        if name in _CTX_API and ctx is not None:
+            return getattr(ctx, name)
+        if name == "mark_shared_storage":  # 0.3 only; torch tracks storage itself
+            return lambda *pairs: None
+        instance = object.__getattribute__(self, "_volfix_instance")
+        if name in instance.__dict__:
+            return instance.__dict__[name]
+        attr = getattr(type(instance), name)
+        if callable(attr) and not isinstance(attr, type) and hasattr(attr, "__get__"):
+            return attr.__get__(self, type(instance))
+        return attr
+
+
+def _legacy_function_call(self, *inputs):
+    """`Fn(params)(inputs)`, 0.3's legacy autograd Function (methods `forward(self, *tensors)`
+    and `backward(self, *grads)`): today calling an instance raises `Legacy autograd function
+    with non-static forward method is deprecated`. Here the call runs through a new-style
+    Function whose static methods call the instance's with a `_LegacySelf`. As for any
+    operation of 0.3, a volatile input makes the outputs volatile Variables, without a graph."""
+    cls = type(self)
+    if isinstance(inspect_getattr_static(cls, "forward"), staticmethod):
+        return _ORIGINAL_FUNCTION_CALL(self, *inputs)
+    legacy_self = _LegacySelf(self)
+
+    def forward(ctx, *args):
+        object.__setattr__(legacy_self, "_volfix_ctx", ctx)
+        return cls.forward(legacy_self, *args)
+
+    def backward(ctx, *grads):
+        object.__setattr__(legacy_self, "_volfix_ctx", ctx)
+        return cls.backward(legacy_self, *grads)
+
+    # Named after the legacy class, so its graph nodes are too (`BinActiveBackward`).
+    bridge = type(cls.__name__, (torch.autograd.Function,),
+                  {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    volatile = _state.depth > 0 and _any_volatile(inputs)
+    if volatile:
+        with torch.no_grad():
+            result = bridge.apply(*inputs)
+    else:
+        result = bridge.apply(*inputs)
+    if any(isinstance(item, Variable) for item in inputs):
+        result = _wrap(result, volatile, inputs)
+    return result
+
+
+def _legacy_function_init(self, *args, **kwargs):
+    """0.3's Function took no arguments and did not warn about being instantiated."""
+
+
 _MISSING = object()
 
 
@@ -402,6 +474,8 @@ def _install() -> _Patches:
     patches.set(torch.autograd, "backward", _legacy_backward)
     patches.set(torch.Tensor, "backward", _legacy_tensor_backward)
     patches.set(torch.Tensor, "multinomial", _legacy_multinomial)
+    patches.set(torch.autograd.Function, "__call__", _legacy_function_call)
+    patches.set(torch.autograd.Function, "__init__", _legacy_function_init)
     patches.set(torch.autograd, "grad", _legacy_grad)
     return patches
 
