@@ -357,6 +357,19 @@ CASES = [
                        more=(("retain_variables=True", "retain_graph=True"),
                              ("policy_loss.data[0], value_loss.data[0]",
                               "policy_loss.data.tolist(), value_loss.data.tolist()")))),
+    # A legacy autograd Function (`forward(self, ...)`, called as `BinActive()(x)`), which
+    # PyTorch 1.5 removed (VF501): the fix makes its methods static ones of `ctx` and calls
+    # `BinActive.apply`, so the straight-through gradient still reaches `fc1`. The repair is
+    # the same conversion by hand, keeping the name `self` for the context.
+    Case("binarized_net", frozenset({"VF101", "VF110", "VF401", "VF501"}),
+         inference=("output",), grads=("fc1_grad", "fc2_grad"),
+         graph_before="TT", graph_after="TF",
+         repair=Repair("    def forward(self, input):", "    @staticmethod\n    def forward(self, input):",
+                       RuntimeError, "Legacy autograd function",
+                       more=(("    def backward(self, grad_output):",
+                              "    @staticmethod\n    def backward(self, grad_output):"),
+                             ("BinActive()(", "BinActive.apply("),
+                             ("return loss.data[0]", "return loss.data.tolist()")))),
 ]
 CASE_IDS = [case.name for case in CASES]
 # Programs only the differential tests judge (their 0.3 run is the oracle): the volatile-free
