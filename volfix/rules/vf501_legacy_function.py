@@ -123,7 +123,9 @@ class LegacyAutogradFunction(Rule):
 
 
 def _static(fn: ast.AST) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    """A `@staticmethod` (today's form) or a `@classmethod` (`forward(cls, ctx, ...)`, which
+    `apply` calls the same way): not a legacy method."""
+    return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list)
 
 
 def _script(ctx) -> bool:
