@@ -2,9 +2,10 @@
 Function, then a volatile evaluation pass.
 
 Written the PyTorch 0.3 way: `BinActive` has `forward(self, ...)` and `backward(self, ...)`
-methods and is called as `BinActive()(x)`. PyTorch 1.5 removed such Functions: the first
-call raises today (VF501). The straight-through gradient of `backward` must still reach the
-first layer after the fix.
+methods and is called as `BinActive()(x)`, and `ScaleGrad(0.5)` takes its setting in
+`__init__`. PyTorch 1.5 removed such Functions: the first call raises today (VF501). The
+straight-through gradient of `backward`, scaled by the setting, must still reach the first
+layer after the fix.
 """
 import torch
 import torch.nn as nn
@@ -29,6 +30,19 @@ class BinActive(torch.autograd.Function):
         return grad_input
 
 
+class ScaleGrad(torch.autograd.Function):
+    """The identity forward; the gradient scaled on its way back (0.5 damps the first layer)."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def forward(self, input):
+        return input.view_as(input)
+
+    def backward(self, grad_output):
+        return grad_output * self.scale
+
+
 class BinNet(nn.Module):
     def __init__(self):
         super(BinNet, self).__init__()
@@ -36,7 +50,7 @@ class BinNet(nn.Module):
         self.fc2 = nn.Linear(8, 3)
 
     def forward(self, x):
-        h = BinActive()(self.fc1(x))
+        h = BinActive()(ScaleGrad(0.5)(self.fc1(x)))
         return self.fc2(h)
 
 

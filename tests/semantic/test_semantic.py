@@ -357,10 +357,11 @@ CASES = [
                        more=(("retain_variables=True", "retain_graph=True"),
                              ("policy_loss.data[0], value_loss.data[0]",
                               "policy_loss.data.tolist(), value_loss.data.tolist()")))),
-    # A legacy autograd Function (`forward(self, ...)`, called as `BinActive()(x)`), which
-    # PyTorch 1.5 removed (VF501): the fix makes its methods static ones of `ctx` and calls
-    # `BinActive.apply`, so the straight-through gradient still reaches `fc1`. The repair is
-    # the same conversion by hand, keeping the name `self` for the context.
+    # Legacy autograd Functions (`forward(self, ...)`, called as `BinActive()(x)`, and
+    # `ScaleGrad(0.5)(x)` with its setting in `__init__`), which PyTorch 1.5 removed (VF501):
+    # the fix makes their methods static ones of `ctx`, moves the setting to `apply`, so the
+    # scaled straight-through gradient still reaches `fc1`. The repair is the same conversion
+    # by hand, keeping the name `self` for the context.
     Case("binarized_net", frozenset({"VF101", "VF110", "VF401", "VF501"}),
          inference=("output",), grads=("fc1_grad", "fc2_grad"),
          graph_before="TT", graph_after="TF",
@@ -369,6 +370,13 @@ CASES = [
                        more=(("    def backward(self, grad_output):",
                               "    @staticmethod\n    def backward(self, grad_output):"),
                              ("BinActive()(", "BinActive.apply("),
+                             ("    def __init__(self, scale):\n        self.scale = scale\n\n", ""),
+                             ("        return input.view_as(input)",
+                              "        self.scale = scale\n        return input.view_as(input)"),
+                             ("    def forward(self, input):\n        self.scale",
+                              "    def forward(self, input, scale):\n        self.scale"),
+                             ("return grad_output * self.scale", "return grad_output * self.scale, None"),
+                             ("ScaleGrad(0.5)(self.fc1(x))", "ScaleGrad.apply(self.fc1(x), 0.5)"),
                              ("return loss.data[0]", "return loss.data.tolist()")))),
 ]
 CASE_IDS = [case.name for case in CASES]

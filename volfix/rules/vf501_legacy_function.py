@@ -75,15 +75,18 @@ class LegacyAutogradFunction(Rule):
     ## Fix safety
     The fix makes `forward` and `backward` static methods of a context `ctx` (what they
     stored on `self` they store on it, `self.saved_variables` is `ctx.saved_tensors`) and
-    turns each call `Fn()(...)` of the file into `Fn.apply(...)`. It is offered when the class
-    holds nothing else that `self` could reach: no `__init__` taking settings, no other
-    method, no attribute read that `forward` does not store, `self` used only for its
-    attributes, and every use of the class in its file is such a call. Safe when the class
-    cannot be imported (a name starting with `_`, or a script's or notebook's class);
-    otherwise unsafe: a module importing it still calls it the 0.3 way, and raises as before.
-    A Function whose `__init__` takes settings (`RoIPoolFunction(7, 7, 1 / 16)`) is reported
-    without a fix: its settings become arguments of `apply` after the inputs, with a `None`
-    more returned by `backward` for each.
+    turns each call `Fn()(...)` of the file into `Fn.apply(...)`. Settings an `__init__`
+    stored on `self` (`RoIPoolFunction(7, 7, 1 / 16)(features, rois)`) become parameters of
+    `forward` after the inputs, stored on `ctx` the same way, arguments of `apply` after the
+    inputs (`RoIPoolFunction.apply(features, rois, 7, 7, 1 / 16)`), and `backward` returns a
+    `None` for each; the `__init__` goes. The fix is offered when the class holds nothing else
+    `self` could reach (no other method, no attribute read that `forward` or `__init__` does
+    not store, `self` used only for its attributes), `__init__` only stores its parameters'
+    values, `backward`'s returns show how many gradients they hold, and every use of the class
+    in its file is such a call. Safe when the class cannot be imported (a name starting with
+    `_`, or a script's or notebook's class); otherwise unsafe: a module importing it still
+    calls it the 0.3 way, and raises as before. Otherwise it is reported without a fix, and
+    the note says why.
     """
 
     CODE = "VF501"
@@ -113,11 +116,14 @@ class LegacyAutogradFunction(Rule):
         note = fix = None
         if why_not is not None:
             note = f"no fix: {why_not}"
+            if any(isinstance(n, FUNCTIONS) and n.name == "__init__" and not _trivial_init(n) for n in cls.body):
+                note += (f"; by hand, pass `{cls.name}`'s settings to `{cls.name}.apply(...)` after the inputs, "
+                         f"add them to `forward`'s parameters and return one `None` more from `backward` for each")
         else:
             importable = not cls.name.startswith("_") and not _script(ctx)
             if importable:
                 note = (f"unsafe fix: a module importing `{cls.name}` still calls it the 0.3 way "
-                        f"(`{cls.name}()(...)`), which raises as before; call `{cls.name}.apply(...)` there")
+                        f"(`{cls.name}(...)(...)`), which raises as before; call `{cls.name}.apply(...)` there")
             fix = ctx.edit_fix(Applicability.UNSAFE if importable else Applicability.SAFE, self.FIX_TITLE, edits)
         ctx.report_span(self.CODE, start, start + len("forward"), note=note, fix=fix)
 
@@ -141,10 +147,9 @@ def _script(ctx) -> bool:
 def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[List[TextEdit], Optional[str]]:
     """The edits of the fix, or why there is none."""
     init = methods.get("__init__")
-    if init is not None and not _trivial_init(init):
-        return [], (f"`{cls.name}.__init__` takes the call's settings: pass them to `{cls.name}.apply(...)` "
-                    f"after the inputs, add them to `forward`'s parameters and return one `None` more from "
-                    f"`backward` for each")
+    settings = _Settings(init, ctx) if init is not None and not _trivial_init(init) else None
+    if settings is not None and settings.why_not:
+        return [], settings.why_not
     others = sorted(set(methods) - {"forward", "backward", "__init__"})
     if others:
         return [], f"`self` may reach the class's other methods ({', '.join(f'`{m}`' for m in others)}), which `ctx` does not"
@@ -154,7 +159,7 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[Li
         return [], f"`{cls.name}` holds class attributes `self` may read"
     src = ctx.src
     edits: List[TextEdit] = []
-    stored: Set[str] = set()
+    stored: Set[str] = set(settings.stored) if settings is not None else set()
     for name in ("forward", "backward"):
         fn = methods[name]
         if fn.decorator_list or not fn.args.args or fn.args.args[0].arg != "self":
@@ -180,12 +185,143 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[Li
             if attr in _RENAMED:
                 end = src.end(node)
                 edits.append(TextEdit(end - len(attr), end, _RENAMED[attr]))
+    if init is not None:  # never called any more: its lines go, with the blank lines after them
+        row = init.end_lineno + 1
+        while row <= len(src.line_starts) and not src.line(row).strip():
+            row += 1
+        first_row = min([init.lineno] + [d.lineno for d in init.decorator_list])
+        edits.append(TextEdit(src.line_starts[first_row - 1], src.line_after(row - 1), ""))
     calls = _calls(cls, ctx)
     if calls is None:
-        return [], f"`{cls.name}` is used other than called as `{cls.name}()(...)` in this file"
-    for inner in calls:
-        edits.append(TextEdit(src.end(inner.func), src.end(inner), ".apply"))
-    return edits, None
+        return [], f"`{cls.name}` is used other than called as `{cls.name}(...)(...)` in this file"
+    if settings is None:
+        if any(inner.args or inner.keywords for inner, _ in calls):
+            return [], f"a call passes `{cls.name}` settings its `__init__` does not take"
+        edits += [TextEdit(src.end(inner.func), src.end(inner), ".apply") for inner, _ in calls]
+        return edits, None
+    why_not = settings.convert(methods["forward"], methods["backward"], calls, edits)
+    return ([], why_not) if why_not else (edits, None)
+
+
+class _Settings:
+    """What a legacy Function's `__init__` takes (`RoIPoolFunction(7, 7, 1 / 16)`): today they
+    are arguments of `apply` after the inputs, parameters of `forward` stored on `ctx` as
+    `__init__` stored them on `self`, and `backward` returns a `None` for each."""
+
+    def __init__(self, init: ast.AST, ctx) -> None:
+        self.ctx = ctx
+        self.why_not: Optional[str] = None
+        self.stored: List[str] = []
+        self.assignments: List[ast.Assign] = []
+        args = init.args
+        self.params = args.args[1:]
+        self.defaults: Dict[str, ast.AST] = dict(zip([a.arg for a in args.args][-len(args.defaults):],
+                                                     args.defaults)) if args.defaults else {}
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs \
+                or any(a.annotation is not None for a in args.args):
+            self.why_not = "its `__init__` takes other than plain parameters"
+            return
+        for stmt in init.body:
+            if _base_init(stmt) or isinstance(stmt, ast.Pass) \
+                    or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+                continue
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == "self") \
+                    or any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(stmt.value)):
+                self.why_not = (f"its `__init__` does more than store its settings on `self` "
+                                f"(line {stmt.lineno})")
+                return
+            self.assignments.append(stmt)
+            self.stored.append(target.attr)
+
+    def convert(self, forward: ast.AST, backward: ast.AST, calls, edits: List[TextEdit]) -> Optional[str]:
+        src = self.ctx.src
+        names = [p.arg for p in self.params]
+        inputs = forward.args
+        if inputs.vararg or inputs.kwarg or inputs.kwonlyargs or inputs.defaults or len(inputs.args) < 2:
+            return "`forward` takes other than plain inputs"
+        used = {n.id for n in ast.walk(forward) if isinstance(n, ast.Name)} | {a.arg for a in inputs.args}
+        clash = sorted(set(names) & used)
+        if clash:
+            return f"`forward` already uses the name of a setting (`{clash[0]}`)"
+        # forward(ctx, inputs..., settings...), then what __init__ stored, stored on ctx.
+        declared = [f"{n}={src.segment(self.defaults[n])}" if n in self.defaults else n for n in names]
+        edits.append(TextEdit(src.end(inputs.args[-1]), src.end(inputs.args[-1]), ", " + ", ".join(declared)))
+        body = [stmt for stmt in forward.body
+                if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))] or forward.body
+        first = body[0]
+        indent = src.line(first.lineno)[:first.col_offset]
+        stores = "".join(f"ctx.{stmt.targets[0].attr} = {src.segment(stmt.value)}{src.newline}{indent}"
+                         for stmt in self.assignments)
+        edits.append(TextEdit(src.start(first), src.start(first), stores))
+        # backward returns one gradient more per setting: None.
+        n_inputs = len(inputs.args) - 1
+        returns = [node for node in _own_nodes(backward) if isinstance(node, ast.Return)]
+        if not returns:
+            return "`backward` returns no gradients"
+        extra = ", None" * len(names)
+        for ret in returns:
+            value = ret.value
+            if isinstance(value, ast.Tuple) and len(value.elts) == n_inputs:
+                edits.append(TextEdit(src.end(value.elts[-1]), src.end(value.elts[-1]), extra))
+            elif value is not None and not isinstance(value, ast.Tuple) and n_inputs == 1:
+                edits.append(TextEdit(src.end(value), src.end(value), extra))
+            else:
+                return "volfix cannot tell how many gradients `backward` returns"
+        # Fn(settings)(inputs) -> Fn.apply(inputs, settings)
+        for inner, outer in calls:
+            given = self._positional(inner)
+            if given is None:
+                return f"a call passes its settings other than by position or name (line {inner.lineno})"
+            if any(isinstance(a, ast.Starred) for a in outer.args) or outer.keywords:
+                return f"a call passes its inputs other than by position (line {outer.lineno})"
+            moved = ", ".join(given)
+            edits.append(TextEdit(src.end(inner.func), src.end(inner), ".apply"))
+            if outer.args:
+                at = src.end(outer.args[-1])
+                edits.append(TextEdit(at, at, ", " + moved if moved else ""))
+            else:
+                at = src.text.index("(", src.end(inner)) + 1
+                edits.append(TextEdit(at, at, moved))
+        return None
+
+    def _positional(self, call: ast.Call) -> Optional[List[str]]:
+        """The call's settings in `__init__`'s order (a default where a later one is given)."""
+        src = self.ctx.src
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        names = [p.arg for p in self.params]
+        values: Dict[str, str] = {n: src.segment(a) for n, a in zip(names, call.args)}
+        for keyword in call.keywords:
+            if keyword.arg not in names or keyword.arg in values:
+                return None
+            values[keyword.arg] = src.segment(keyword.value)
+        last = max((names.index(n) for n in values), default=-1)
+        out = []
+        for name in names[:last + 1]:
+            if name in values:
+                out.append(values[name])
+            elif name in self.defaults:
+                out.append(src.segment(self.defaults[name]))
+            else:
+                return None
+        return out
+
+
+def _base_init(stmt: ast.stmt) -> bool:
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of `fn` outside its nested scopes."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _trivial_init(init: ast.AST) -> bool:
@@ -193,13 +329,8 @@ def _trivial_init(init: ast.AST) -> bool:
     args = init.args
     if len(args.args) != 1 or args.vararg or args.kwarg or args.kwonlyargs:
         return False
-    for stmt in init.body:
-        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-            continue
-        call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
-            return False
-    return True
+    return all(isinstance(stmt, ast.Pass) or _base_init(stmt)
+               or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) for stmt in init.body)
 
 
 def _self_uses(fn: ast.AST) -> Optional[List[ast.Attribute]]:
@@ -217,19 +348,19 @@ def _self_uses(fn: ast.AST) -> Optional[List[ast.Attribute]]:
     return uses
 
 
-def _calls(cls: ast.ClassDef, ctx) -> Optional[List[ast.Call]]:
-    """The inner calls `Fn()` of every `Fn()(...)` in the file, or None when `Fn` is used
+def _calls(cls: ast.ClassDef, ctx) -> Optional[List[Tuple[ast.Call, ast.Call]]]:
+    """(`Fn(...)`, `Fn(...)(...)`) for every such call in the file, or None when `Fn` is used
     otherwise (outside its own body: `super(Fn, self).__init__()`)."""
     parents = ctx.index.parents
     own = {id(node) for node in ast.walk(cls)}
-    out: List[ast.Call] = []
+    out: List[Tuple[ast.Call, ast.Call]] = []
     for node in ctx.index.names.get(cls.name, ()):
         if id(node) in own or not isinstance(node.ctx, ast.Load):
             continue
         inner = parents.get(node)
         outer = parents.get(inner)
-        if not (isinstance(inner, ast.Call) and inner.func is node and not inner.args and not inner.keywords
+        if not (isinstance(inner, ast.Call) and inner.func is node
                 and isinstance(outer, ast.Call) and outer.func is inner):
             return None
-        out.append(inner)
+        out.append((inner, outer))
     return out
