@@ -135,6 +135,17 @@ class RuleContext:
             self._wrappers = out
         return self._wrappers
 
+    def own_function(self, name: str, parameter: Optional[str] = None) -> Optional[ast.AST]:
+        """The first function or method of this file called `name` (taking `parameter`, when
+        given): a call of a method of that name may be the file's own rather than torch's."""
+        for fn in self.index.functions:
+            if getattr(fn, "name", None) != name:
+                continue
+            args = fn.args
+            if parameter is None or any(a.arg == parameter for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+                return fn
+        return None
+
     def subclasses_variable(self, cls: ast.ClassDef) -> bool:
         """`class Variable(autograd.Variable):` whose `__init__` (if it has one) hands its
         `*args`/`**kwargs` on (`super().__init__(data, *args, **kwargs)`): calls to the class

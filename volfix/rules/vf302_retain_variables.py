@@ -1,11 +1,9 @@
 """VF302: `loss.backward(retain_variables=True)`, a TypeError since PyTorch 0.4."""
 import ast
-from typing import Optional
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
 from ..model import Applicability
-from ..syntax.index import FUNCTIONS
 from .base import Rule, on
 
 KEYWORD = "retain_variables"
@@ -59,7 +57,7 @@ class RetainVariablesKeyword(Rule):
         if isinstance(func, ast.Attribute):
             if qual is not None and not qual.startswith("torch."):
                 return  # an imported module's `backward`, not a tensor's
-            own = None if qual == "torch.autograd.backward" else _own_backward(ctx)
+            own = None if qual == "torch.autograd.backward" else ctx.own_function("backward", KEYWORD)
         elif qual == "torch.autograd.backward":
             own = None
         else:
@@ -81,13 +79,3 @@ class RetainVariablesKeyword(Rule):
             Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE,
             [TextEdit(start, end, "retain_graph")]))
         finding.snippet = f"{KEYWORD}="
-
-
-def _own_backward(ctx) -> Optional[ast.AST]:
-    """A function or method of this file named `backward` with a `retain_variables` parameter."""
-    for node in ast.walk(ctx.index.tree):
-        if isinstance(node, FUNCTIONS) and node.name == "backward":
-            args = node.args
-            if any(a.arg == KEYWORD for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
-                return node
-    return None

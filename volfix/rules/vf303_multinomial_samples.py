@@ -1,11 +1,9 @@
 """VF303: `probs.multinomial()` without a sample count, a TypeError since PyTorch 0.4."""
 import ast
-from typing import Optional
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
 from ..model import Applicability
-from ..syntax.index import FUNCTIONS
 from .base import Rule, on
 
 METHOD = "multinomial"
@@ -66,16 +64,9 @@ class MultinomialSampleCount(Rule):
         src = ctx.src
         open_paren = src.text.index("(", src.end(func))
         edit = TextEdit(open_paren + 1, open_paren + 1, "1, " if call.keywords else "1")
-        own = _own_multinomial(ctx)
+        own = ctx.own_function(METHOD)
         note = None if own is None else (
             f"unsafe fix: this file's own `{METHOD}` (line {own.lineno}) may be the one called; "
             f"volfix cannot tell that `{src.segment(func.value)}` is a tensor")
         ctx.report_span(self.CODE, src.end(func) - len(METHOD), src.end(call), note=note, fix=ctx.edit_fix(
             Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE, [edit]))
-
-
-def _own_multinomial(ctx) -> Optional[ast.AST]:
-    for node in ast.walk(ctx.index.tree):
-        if isinstance(node, FUNCTIONS) and node.name == METHOD:
-            return node
-    return None

@@ -152,7 +152,8 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[Li
         return [], settings.why_not
     others = sorted(set(methods) - {"forward", "backward", "__init__"})
     if others:
-        return [], f"`self` may reach the class's other methods ({', '.join(f'`{m}`' for m in others)}), which `ctx` does not"
+        listed = ", ".join(f"`{m}`" for m in others)
+        return [], f"`self` may reach the class's other methods ({listed}), which `ctx` does not"
     if "backward" not in methods or _static(methods["backward"]):
         return [], "`backward` is not a method of the same kind"
     if any(not isinstance(node, (ast.FunctionDef, ast.Expr, ast.Pass)) for node in cls.body):
