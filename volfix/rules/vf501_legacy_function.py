@@ -85,8 +85,10 @@ class LegacyAutogradFunction(Rule):
     values, `backward`'s returns show how many gradients they hold, and every use of the class
     in its file is such a call. Safe when the class cannot be imported (a name starting with
     `_`, or a script's or notebook's class); otherwise unsafe: a module importing it still
-    calls it the 0.3 way, and raises as before. Otherwise it is reported without a fix, and
-    the note says why.
+    calls it the 0.3 way, and raises as before. A public class its own module never calls (the
+    RoI pooling layers of the detection repositories, called from a `modules/` file) is
+    reported without a fix: the conversion belongs with those calls. Otherwise it is reported
+    without a fix, and the note says why.
     """
 
     CODE = "VF501"
@@ -120,7 +122,7 @@ class LegacyAutogradFunction(Rule):
                 note += (f"; by hand, pass `{cls.name}`'s settings to `{cls.name}.apply(...)` after the inputs, "
                          f"add them to `forward`'s parameters and return one `None` more from `backward` for each")
         else:
-            importable = not cls.name.startswith("_") and not _script(ctx)
+            importable = _importable(cls, ctx)
             if importable:
                 note = (f"unsafe fix: a module importing `{cls.name}` still calls it the 0.3 way "
                         f"(`{cls.name}(...)(...)`), which raises as before; call `{cls.name}.apply(...)` there")
@@ -132,6 +134,11 @@ def _static(fn: ast.AST) -> bool:
     """A `@staticmethod` (today's form) or a `@classmethod` (`forward(cls, ctx, ...)`, which
     `apply` calls the same way): not a legacy method."""
     return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list)
+
+
+def _importable(cls: ast.ClassDef, ctx) -> bool:
+    """Whether another module may import the class: a public name of a module."""
+    return not cls.name.startswith("_") and not _script(ctx)
 
 
 def _script(ctx) -> bool:
@@ -195,6 +202,9 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[Li
     calls = _calls(cls, ctx)
     if calls is None:
         return [], f"`{cls.name}` is used other than called as `{cls.name}(...)(...)` in this file"
+    if not calls and _importable(cls, ctx):
+        return [], (f"this file never calls `{cls.name}`: the modules that import it call it, and each call "
+                    f"must become `{cls.name}.apply(...)` with the class")
     if settings is None:
         if any(inner.args or inner.keywords for inner, _ in calls):
             return [], f"a call passes `{cls.name}` settings its `__init__` does not take"
