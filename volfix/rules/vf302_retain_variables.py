@@ -5,6 +5,7 @@ from ..files import prefilter
 from ..fixes.edits import TextEdit
 from ..model import Applicability
 from .base import Rule, on
+from .tensor_values import TensorValues
 
 KEYWORD = "retain_variables"
 
@@ -34,10 +35,12 @@ class RetainVariablesKeyword(Rule):
 
     ## Fix safety
     The keyword is renamed; 0.3 read both names as one flag, so the call does what it did.
-    Safe on `torch.autograd.backward` and on a method call `x.backward(...)` in a file that
-    defines no `backward` of its own taking `retain_variables`; unsafe when it does (the
-    call may be that function's, whose parameter keeps its name). A call that also passes
-    `retain_graph=` (0.3 refused both) is reported without a fix.
+    Safe on `torch.autograd.backward`, and on `x.backward(...)` when `x` certainly is a tensor
+    (a loss, the result of a torch function or of a tensor's method, a name bound only to such
+    values) and the file defines no `backward` of its own taking `retain_variables`; unsafe
+    otherwise: a project class (the style-transfer tutorial's `ContentLoss`) may define
+    `backward(self, retain_variables=True)`, whose parameter keeps its name. A call that also
+    passes `retain_graph=` (0.3 refused both) is reported without a fix.
     """
 
     CODE = "VF302"
@@ -75,6 +78,9 @@ class RetainVariablesKeyword(Rule):
             row = own.lineno
             note = (f"unsafe fix: this file's own `{own.name}` (line {row}) takes `{KEYWORD}`; if the call is "
                     f"that function's, its parameter keeps the name and the renamed keyword does not reach it")
+        elif qual is None and not TensorValues(ctx.index).certain(func.value, call):
+            note = (f"unsafe fix: volfix cannot tell that `{src.segment(func.value)}` is a tensor; a project "
+                    f"class's own `backward({KEYWORD}=...)` would not take `retain_graph=`")
         finding = ctx.report_span(self.CODE, start, end, note=note, fix=ctx.edit_fix(
             Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE,
             [TextEdit(start, end, "retain_graph")]))

@@ -5,6 +5,7 @@ from ..files import prefilter
 from ..fixes.edits import TextEdit
 from ..model import Applicability
 from .base import Rule, on
+from .tensor_values import TensorValues
 
 METHOD = "multinomial"
 
@@ -39,8 +40,10 @@ class MultinomialSampleCount(Rule):
 
     ## Fix safety
     The count 0.3 used, `1`, is passed first; the result has the shape it had in 0.3 (one
-    sample per row). Safe in a file that imports torch and defines no `multinomial` of its
-    own; unsafe when it does (the call may be that function's). Not reported on an imported
+    sample per row). Safe when the object certainly is a tensor (`F.softmax(...)`, the result of
+    a torch function or of a tensor's method, a name bound only to such values) in a file that
+    imports torch and defines no `multinomial` of its own; unsafe otherwise (a project class,
+    a sampler, may define `multinomial(self)` in another file). Not reported on an imported
     module's function (`np.random.multinomial`), nor on calls that pass `*args` or
     `**kwargs`.
     """
@@ -65,8 +68,14 @@ class MultinomialSampleCount(Rule):
         open_paren = src.text.index("(", src.end(func))
         edit = TextEdit(open_paren + 1, open_paren + 1, "1, " if call.keywords else "1")
         own = ctx.own_function(METHOD)
-        note = None if own is None else (
-            f"unsafe fix: this file's own `{METHOD}` (line {own.lineno}) may be the one called; "
-            f"volfix cannot tell that `{src.segment(func.value)}` is a tensor")
+        shown = src.segment(func.value)
+        if own is not None:
+            note = (f"unsafe fix: this file's own `{METHOD}` (line {own.lineno}) may be the one called; "
+                    f"volfix cannot tell that `{shown}` is a tensor")
+        elif not TensorValues(ctx.index).certain(func.value, call):
+            note = (f"unsafe fix: volfix cannot tell that `{shown}` is a tensor; a project class's own "
+                    f"`{METHOD}()` (a sampler's) would not take the count")
+        else:
+            note = None
         ctx.report_span(self.CODE, src.end(func) - len(METHOD), src.end(call), note=note, fix=ctx.edit_fix(
             Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE, [edit]))
