@@ -8,7 +8,9 @@ from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from .base import MODULE, Rule, on
 
-_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function",
+                             "torch.autograd.function.InplaceFunction", "torch.autograd.InplaceFunction",
+                             "torch.autograd._functions.utils.InplaceFunction"})
 # What 0.3's `self` offered that today's `ctx` offers under the same name.
 _CTX_API = frozenset({"save_for_backward", "saved_tensors", "needs_input_grad", "mark_dirty",
                       "mark_non_differentiable"})
@@ -84,7 +86,7 @@ class LegacyAutogradFunction(Rule):
     not store, `self` used only for its attributes), `__init__` only stores its parameters'
     values, `backward`'s returns show how many gradients they hold, and every use of the class
     in its file is such a call. Safe when the class cannot be imported (a name starting with
-    `_`, or a script's or notebook's class); otherwise unsafe: a module importing it still
+    `_`, or a notebook's class); otherwise unsafe: a module importing it still
     calls it the 0.3 way, and raises as before. A public class its own module never calls (the
     RoI pooling layers of the detection repositories, called from a `modules/` file) is
     reported without a fix: the conversion belongs with those calls. Otherwise it is reported
@@ -118,7 +120,7 @@ class LegacyAutogradFunction(Rule):
         note = fix = None
         if why_not is not None:
             note = f"no fix: {why_not}"
-            if any(isinstance(n, FUNCTIONS) and n.name == "__init__" and not _trivial_init(n) for n in cls.body):
+            if any(isinstance(n, FUNCTIONS) and n.name == "__init__" and len(n.args.args) > 1 for n in cls.body):
                 note += (f"; by hand, pass `{cls.name}`'s settings to `{cls.name}.apply(...)` after the inputs, "
                          f"add them to `forward`'s parameters and return one `None` more from `backward` for each")
         else:
@@ -137,18 +139,9 @@ def _static(fn: ast.AST) -> bool:
 
 
 def _importable(cls: ast.ClassDef, ctx) -> bool:
-    """Whether another module may import the class: a public name of a module."""
-    return not cls.name.startswith("_") and not _script(ctx)
-
-
-def _script(ctx) -> bool:
-    """A notebook, or a script with a `__main__` guard: nothing imports its classes."""
-    if ctx.index.notebook:
-        return True
-    for stmt in ctx.index.tree.body:
-        if isinstance(stmt, ast.If) and "__main__" in ast.dump(stmt.test):
-            return True
-    return False
+    """Whether another module may import the class: a public name of a module (a script with
+    a `__main__` guard is one too: `from train import BinActive`), not of a notebook."""
+    return not cls.name.startswith("_") and not ctx.index.notebook
 
 
 def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[List[TextEdit], Optional[str]]:
@@ -256,9 +249,17 @@ class _Settings:
         clash = sorted(set(names) & used)
         if clash:
             return f"`forward` already uses the name of a setting (`{clash[0]}`)"
+        # What `__init__` stored is computed at the top of `forward` now: a name its values read
+        # (a module's `eps`) that `forward` binds would be read before `forward` binds it.
+        read = {n.id for stmt in self.assignments for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+        bound = {n.id for n in ast.walk(forward) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        shadowed = sorted((read - set(names)) & (bound | {a.arg for a in inputs.args}))
+        if shadowed:
+            return f"`forward` binds `{shadowed[0]}`, which `__init__` reads for a setting"
         # forward(ctx, inputs..., settings...), then what __init__ stored, stored on ctx.
         declared = [f"{n}={src.segment(self.defaults[n])}" if n in self.defaults else n for n in names]
-        edits.append(TextEdit(src.end(inputs.args[-1]), src.end(inputs.args[-1]), ", " + ", ".join(declared)))
+        if declared:
+            edits.append(TextEdit(src.end(inputs.args[-1]), src.end(inputs.args[-1]), ", " + ", ".join(declared)))
         body = [stmt for stmt in forward.body
                 if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))] or forward.body
         first = body[0]
