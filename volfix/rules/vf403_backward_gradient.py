@@ -105,14 +105,12 @@ class ScalarBackwardGradient(Rule):
 
     @on(ast.Call, callee=("backward",))
     def backward(self, call, ctx):
-        func = call.func
-        if not isinstance(func, ast.Attribute) or func.attr != "backward":
-            return
-        gradient = _gradient_argument(call)
-        if gradient is None:
-            return
-        scalars = ScalarValues(ctx.index)
-        root = func.value
+        scalars = None
+        for root, gradient in _roots_and_gradients(call, ctx.index):
+            scalars = scalars or ScalarValues(ctx.index)
+            self.check(call, root, gradient, scalars, ctx)
+
+    def check(self, call, root, gradient, scalars, ctx):
         doubt = _root_doubt(scalars, root, call, ctx)
         if doubt is None:
             return
@@ -158,6 +156,30 @@ def _root_doubt(scalars: ScalarValues, root: ast.AST, at: ast.AST, ctx) -> Optio
             f"unsafe fix: volfix cannot tell that `{shown}` has one element ({named}); with shape (1,), as a "
             f"criterion may return, the gradient's shape was right")
     return None
+
+
+def _roots_and_gradients(call: ast.Call, index) -> List[Tuple[ast.AST, ast.AST]]:
+    """(root, gradient) of `root.backward(gradient)`, and each pair of
+    `torch.autograd.backward([roots], [gradients])` (also 0.3's `grad_variables=`)."""
+    func = call.func
+    if index.qual(func) == "torch.autograd.backward":
+        keywords = {k.arg: k.value for k in call.keywords}
+        roots = call.args[0] if call.args else keywords.get("tensors", keywords.get("variables"))
+        grads = call.args[1] if len(call.args) > 1 else keywords.get("grad_tensors", keywords.get("grad_variables"))
+        if roots is None or grads is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return []
+        if isinstance(roots, (ast.List, ast.Tuple)) and isinstance(grads, (ast.List, ast.Tuple)):
+            if len(roots.elts) != len(grads.elts):
+                return []
+            return [(r, g) for r, g in zip(roots.elts, grads.elts)
+                    if not isinstance(g, ast.Constant) and not isinstance(r, ast.Starred)]
+        if isinstance(roots, (ast.List, ast.Tuple)) or isinstance(grads, (ast.List, ast.Tuple)):
+            return []
+        return [(roots, grads)]
+    if not isinstance(func, ast.Attribute) or func.attr != "backward":
+        return []
+    gradient = _gradient_argument(call)
+    return [] if gradient is None else [(func.value, gradient)]
 
 
 def _gradient_argument(call: ast.Call) -> Optional[ast.AST]:
@@ -281,9 +303,10 @@ class _Chain:
                     continue
                 top = _derived_top(node, index)
                 parent = index.parents.get(top)
-                if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
-                        and parent.func.attr == "backward" and _gradient_argument(parent) is top \
-                        and zero_dim(self.scalars, parent.func.value, parent):
+                call = index.parents.get(parent) if isinstance(parent, (ast.List, ast.Tuple, ast.keyword)) else parent
+                if isinstance(call, ast.Call) and any(
+                        gradient is top and zero_dim(self.scalars, root, call)
+                        for root, gradient in _roots_and_gradients(call, index)):
                     continue
                 made = _made_names(top, parent, index)
                 if made is None:
