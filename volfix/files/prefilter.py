@@ -500,6 +500,9 @@ _COUNTLESS = re.compile(rb"\(\s*(?:\)|replacement|generator)")
 MULTINOMIAL_SAMPLES = Needs("`.multinomial(` followed by `)` or a `replacement=` or `generator=` keyword", _family(
     (b".multinomial(",), (_code_word(b"multinomial", lambda data, start, end: start > 0 and data[start - 1] == 46
                                      and _COUNTLESS.match(data, end) is not None),)))
+# VF304: `action.reinforce(reward)`.
+STOCHASTIC_REINFORCE = Needs("`.reinforce(` in code", _family((b".reinforce(",), (
+    _code_word(b"reinforce", lambda data, start, end: start > 0 and data[start - 1] == 46),)))
 # VF501: a subclass of `torch.autograd.Function` whose `forward` is a method.
 LEGACY_FUNCTION = Needs("`Function` and `def forward(self` in code", _family(
     (b"def forward(self", b"Function"), (_code_word(b"Function"),)))
