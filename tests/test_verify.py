@@ -433,8 +433,8 @@ for name in sys.argv[1:]:
 def test_legacy_examples_verify_clean_after_fix(tmp_path, monkeypatch):
     """Every program in examples/legacy/ in one repository, `volfix fix` on the working tree,
     one verify running them all. A program whose fixed version still has a volatile flag, a
-    `.data[0]` or a legacy autograd Function (a VF101/VF103/VF401/VF501 the safe fix leaves, see
-    test_differential.py) may differ;
+    `.data[0]`, an argument 0.4 removed or a legacy autograd Function (a VF101/VF103/VF302/
+    VF303/VF401/VF501 the safe fix leaves, see test_differential.py) may differ;
     every other one
     must verify clean. masked_loss_training differs as the differential test says: 0.3 raised
     at its backward (fact 5), the program plain `fix` leaves trains."""
@@ -445,7 +445,8 @@ def test_legacy_examples_verify_clean_after_fix(tmp_path, monkeypatch):
     monkeypatch.chdir(repo)
     assert invoke("fix", ".").exit_code in (0, 1)
     left = {path for path in [*repo.glob("*.py"), *repo.glob("lm_package/*.py")]
-            if invoke("check", "--select", "VF101,VF103,VF401,VF501", "--format", "concise", str(path)).exit_code}
+            if invoke("check", "--select", "VF101,VF103,VF302,VF303,VF401,VF501", "--format", "concise",
+                         str(path)).exit_code}
     left = {str(path.relative_to(repo)) for path in left}
     programs = sorted(p.stem for p in EXAMPLES.glob("*.py"))
     data = _verify_json(repo, monkeypatch, "run_all.py", *programs, "main")
