@@ -483,6 +483,15 @@ TORCH_DATA_INDEX = Needs(
          _family((b".data.cpu()[0]",), ()),
          _family((b".max(0)", b"[0]"), ()),
          _family((b".min(0)", b"[0]"), ())))
+
+
+def asks_other_files(data: bytes) -> bool:
+    """Whether a file's bytes may ask the project what other files define: a VF401 read (what
+    a function returns), or a call of what a call made (VF501: `RoIAlignFunction(7, 7, 1 / 16)
+    (features, rois)` of a class another module defines)."""
+    return TORCH_DATA_INDEX(data) or b")(" in data
+
+
 # VF402: `x.data.resize_(...)` / `x.data.resize_as_(...)`.
 DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
     _code_word(b"data", lambda data, start, end: data.startswith(b".resize_", end) and start > 0
@@ -504,8 +513,10 @@ MULTINOMIAL_SAMPLES = Needs("`.multinomial(` followed by `)` or a `replacement=`
 STOCHASTIC_REINFORCE = Needs("`.reinforce(` in code", _family((b".reinforce(",), (
     _code_word(b"reinforce", lambda data, start, end: start > 0 and data[start - 1] == 46),)))
 # VF501: a subclass of `torch.autograd.Function` whose `forward` is a method.
-LEGACY_FUNCTION = Needs("`Function` and `def forward(self` in code", _family(
-    (b"def forward(self", b"Function"), (_code_word(b"Function"),)))
+LEGACY_FUNCTION = Needs(
+    "`Function` and `def forward(self` in code, or `)(`: a call of what a call made (`Fn(7, 7)(x, rois)` of a "
+    "class another module defines)",
+    _any(_family((b"def forward(self", b"Function"), (_code_word(b"Function"),)), _family((b")(",), ())))
 # VF001/VF002: no token of their own; reported for files another rule needs (module docstring).
 TOKENLESS = Needs("nothing of its own: reported for files another rule needs", lambda data: False)
 

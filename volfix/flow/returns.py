@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Set, Tuple
 
-from .scalar_callees import (INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS, ONE, VARIABLE,
-                             instance_call, own_def)
+from .scalar_callees import (AUTOGRAD_FUNCTION, INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS,
+                             ONE, VARIABLE, instance_call, own_def)
 from .scalars import ScalarValues
 from .shapes import is_zero, own_returns
 
@@ -100,12 +100,19 @@ class _EveryShape:
 _EVERY_SHAPE = _EveryShape()
 
 
-def asked_returns(index) -> List[str]:
+def asked_returns(index, reads: bool = True) -> List[str]:
     """The keys of `ModuleIndex.scalar_returns` (functions, instance calls and methods of other
     files, by qualified name) VF401's questions about this module's `x.data[0]` and `x[0]`
-    may read: the project index links only those."""
+    may read (`reads`: the module has such reads), and VF501's about the classes it calls as
+    `Fn(...)(...)`: the project index links only those."""
     saved, index.scalar_returns = index.scalar_returns, _Asked()
     try:
+        for call in made_callables(index):
+            qual = index.qual(call.func.func)
+            if qual is not None and not qual.startswith("torch."):
+                index.scalar_returns.get(qual + AUTOGRAD_FUNCTION)
+        if not reads:
+            return sorted(index.scalar_returns.asked)
         values = ScalarValues(index)
         for node in index.by_type.get(ast.Subscript, ()):
             if not (isinstance(node.ctx, ast.Load) and is_zero(node.slice)):
@@ -120,3 +127,10 @@ def asked_returns(index) -> List[str]:
         return sorted(index.scalar_returns.asked)
     finally:
         index.scalar_returns = saved
+
+
+def made_callables(index) -> List[ast.Call]:
+    """The calls of a call's result, `Fn(settings)(inputs)`, whose first call is of a name or
+    an attribute (a class of another module, maybe an autograd Function)."""
+    return [outer for calls in index.calls.values() for outer in calls
+            if isinstance(outer.func, ast.Call) and isinstance(outer.func.func, (ast.Name, ast.Attribute))]

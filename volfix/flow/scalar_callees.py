@@ -30,6 +30,13 @@ MAX_MEMBER_DEPTH = 3  # lists of lists of instances followed
 # The keys of `ModuleIndex.scalar_returns` after a class's qualified name: a call of its
 # instance (`Cls()()`: `forward` of an `nn.Module`, or `__call__`) and its method `m` (`Cls().m`).
 INSTANCE_CALL, INSTANCE_METHOD = "()()", "()."
+# The key after a class's qualified name that says it is an autograd Function and how VF501
+# reads it (`rules.vf501_legacy_function.function_fact`): its callers in other files are
+# rewritten with it (`Fn(settings)(inputs)` -> `Fn.apply(inputs, settings)`).
+AUTOGRAD_FUNCTION = INSTANCE_METHOD + "#autograd-function"
+# The key the project index sets, before a class name, in the file defining an autograd
+# Function that other files of the run call: they get their own fix (VF501).
+CALLED_ELSEWHERE = "#called-elsewhere."
 # The module part of a name that only a star import of the project can bind (`from utils import *`
 # and `Batching` bound by nothing else): `*.Batching`, looked up in the modules star-imported.
 STAR_MODULE = "*"

@@ -59,7 +59,8 @@ import re
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from ..flow.grad_mode import GradShim
-from ..files.prefilter import TORCH_DATA_INDEX, helper_hint
+from ..files.prefilter import asks_other_files, helper_hint
+from ..flow.scalar_callees import CALLED_ELSEWHERE
 from .calls import file_calls
 from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
@@ -462,7 +463,13 @@ class ProjectIndex:
         asked.update(self.cached_facts(cells, self.known_asked, notebook_returns_asked, self.facts.put_returns_asked))
         readers += cells
         pairs = [(path, asked.get(path, ())) for path, _ in readers]
-        found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars, self.whole_project)
+        called: Dict[str, Set[str]] = {}
+        found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars, self.whole_project, called)
+        for path, names in called.items():  # the defining files of autograd Functions others call
+            if path in self.run:
+                mine = dict(found.get(path, ()))
+                mine.update({CALLED_ELSEWHERE + name: ("called",) for name in names})
+                found[path] = tuple(sorted(mine.items()))
         for path, keys in unshared_functions(pairs, self.files if self.whole_project else [], self.bytes_of).items():
             found[path] = tuple(sorted({**dict(found.get(path, ())), **keys}.items()))
         return found
@@ -472,7 +479,7 @@ class ProjectIndex:
         return: a candidate of the run (its bytes came with it) with a VF401 read that imports
         a module of the project, or whose read calls a function's parameter (`f(True).data[0]`:
         whether other files name that function)."""
-        if raw is None or path not in self.candidates or not TORCH_DATA_INDEX(raw):
+        if raw is None or path not in self.candidates or not asks_other_files(raw):
             return False
         code = notebook_code(raw) if path.endswith(".ipynb") else raw
         return imports_project_module(code, path, self._layout[1], self._imports) \

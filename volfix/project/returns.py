@@ -9,8 +9,10 @@ import os
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..files.prefilter import TORCH_DATA_INDEX
 from ..flow.returns import asked_returns, returns_facts
-from ..flow.scalar_callees import INSTANCE_CALL, INSTANCE_METHOD, OUTSIDE, STAR_MODULE, UNSHARED
+from ..rules.vf501_legacy_function import function_facts
+from ..flow.scalar_callees import AUTOGRAD_FUNCTION, INSTANCE_CALL, INSTANCE_METHOD, OUTSIDE, STAR_MODULE, UNSHARED
 from ..syntax import names as nm
 from ..syntax.document import Document
 from .helpers import document_of
@@ -19,21 +21,21 @@ from .stars import _notebook_document
 
 
 def file_returns_asked(raw: bytes) -> List[str]:
-    """Runs here or in a worker: what of other files a file's VF401 reads ask about
-    (`flow.returns.asked_returns`)."""
+    """Runs here or in a worker: what of other files a file's VF401 reads and VF501's calls
+    ask about (`flow.returns.asked_returns`)."""
     doc = document_of(raw)
-    return [] if doc is None else asked_of(doc)
+    return [] if doc is None else asked_of(doc, TORCH_DATA_INDEX(raw))
 
 
 def notebook_returns_asked(raw: bytes) -> List[str]:
     """`file_returns_asked` of a notebook: its code cells as the engine parses them."""
     doc = _notebook_document(raw)
-    return [] if doc is None else asked_of(doc)
+    return [] if doc is None else asked_of(doc, TORCH_DATA_INDEX(raw))
 
 
-def asked_of(doc: Document) -> List[str]:
+def asked_of(doc: Document, reads: bool = True) -> List[str]:
     try:
-        return asked_returns(doc.index())
+        return asked_returns(doc.index(), reads)
     except RecursionError:
         return []
 
@@ -51,6 +53,7 @@ def file_returns(raw: bytes) -> Tuple[Dict[str, Tuple[str, ...]], Dict[str, str]
         returns = returns_facts(index)
     except RecursionError:
         returns = {}
+    returns.update(function_facts(index))
     defined = {s.name for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
     imported = {name: qual for name, qual in index.module_names.final.items()
                 if name not in defined and qual != nm.LOCAL and "." in qual and not nm.is_torch(qual)}
@@ -128,7 +131,8 @@ def split_returns_key(key: str) -> Tuple[str, str]:
 
 def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleTable,
                     returns_of: Callable[[List[str], Dict[str, Optional[tuple]]], None],
-                    rounds: int, stars: Optional[Dict[str, Tuple[str, ...]]] = None, whole_project: bool = False
+                    rounds: int, stars: Optional[Dict[str, Tuple[str, ...]]] = None, whole_project: bool = False,
+                    functions_called: Optional[Dict[str, Set[str]]] = None
                     ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
     """`Links.scalar_returns` of each reader: what the functions, classes' instances and methods
     of other files it asks about (`asked`: reader -> keys) return. `returns_of(paths, facts)`
@@ -138,7 +142,8 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
     (`stars`: reader -> paths, in import order) that binds the name, as Python does. With
     `whole_project` (the modules are all the project's), a key whose module is no file of the
     project (a library's, or one this tree lacks: `from engine import Criterion` with no
-    `engine.py`) gets `OUTSIDE`: what it returns cannot be read."""
+    `engine.py`) gets `OUTSIDE`: what it returns cannot be read. `functions_called` collects
+    the autograd Functions other files call (defining path -> class names)."""
     # (reader, key as it asks, module, name in the module, what after the name, importer, file)
     todo: List[Tuple[str, str, str, str, str, str, Optional[str]]] = []
     facts: Dict[str, Optional[tuple]] = {}
@@ -180,6 +185,8 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
             returns, imported = found
             if returns.get(name + suffix):
                 out.setdefault(reader, {})[key] = returns[name + suffix]
+                if functions_called is not None and suffix == AUTOGRAD_FUNCTION and reader != target:
+                    functions_called.setdefault(target, set()).add(name)
             elif name in imported:
                 where = module_and_name(imported[name])
                 if where is not None:

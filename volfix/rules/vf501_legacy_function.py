@@ -4,6 +4,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
+from ..flow.returns import made_callables
+from ..flow.scalar_callees import AUTOGRAD_FUNCTION, CALLED_ELSEWHERE
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from .base import MODULE, Rule, on
@@ -86,11 +88,17 @@ class LegacyAutogradFunction(Rule):
     not store, `self` used only for its attributes), `__init__` only stores its parameters'
     values, `backward`'s returns show how many gradients they hold, and every use of the class
     in its file is such a call. Safe when the class cannot be imported (a name starting with
-    `_`, or a notebook's class); otherwise unsafe: a module importing it still
-    calls it the 0.3 way, and raises as before. A public class its own module never calls (the
-    RoI pooling layers of the detection repositories, called from a `modules/` file) is
-    reported without a fix: the conversion belongs with those calls. Otherwise it is reported
-    without a fix, and the note says why.
+    `_`, or a notebook's class); otherwise unsafe: a module importing it must call
+    `Fn.apply(...)` too.
+
+    Across a project's files (the detection repositories' layout: the Function in
+    `functions/roi_pool.py`, its call in `modules/roi_pool.py`), the module calling
+    `RoIPoolFunction(7, 7, 1 / 16)(features, rois)` gets a finding too, and its fix
+    `RoIPoolFunction.apply(features, rois, 7, 7, 1 / 16)` (unsafe: it goes with the class's
+    conversion); the class is converted when the project links such calls. A public class its
+    own module never calls, checked without its project, is reported without a fix: the
+    conversion belongs with those calls. Otherwise it is reported without a fix, and the note
+    says why.
     """
 
     CODE = "VF501"
@@ -106,6 +114,46 @@ class LegacyAutogradFunction(Rule):
         for node in ast.walk(module):
             if isinstance(node, ast.ClassDef):
                 self.function_class(node, ctx)
+        if ctx.index.scalar_returns:
+            for call in made_callables(ctx.index):
+                self.other_module_call(call, ctx)
+
+    def other_module_call(self, outer: ast.Call, ctx) -> None:
+        """`Fn(settings)(inputs)` of an autograd Function another module of the project defines
+        (the project index's fact, `function_fact`): `Fn.apply(inputs, settings)`."""
+        inner = outer.func
+        qual = ctx.index.qual(inner.func)
+        fact = ctx.index.scalar_returns.get(qual + AUTOGRAD_FUNCTION) if qual is not None else None
+        if not fact or fact[0] not in ("legacy", "static"):
+            return
+        src = ctx.src
+        name = src.segment(inner.func)
+        start, end = src.start(inner), src.end(inner)
+        message = (f"`{name}` is an autograd Function of another module: calling an instance of it raises since "
+                   f"PyTorch 1.5; call `{name}.apply(...)`")
+        edits = None
+        if fact[0] == "static":
+            note = None if not (inner.args or inner.keywords) else (
+                f"no fix: `{name}` is already static, and volfix cannot tell where its settings go in `apply`")
+            if note is None:
+                edits = [TextEdit(src.end(inner.func), end, ".apply")]
+        elif fact[1] != "fix":
+            note = f"no fix: volfix cannot convert `{name}` in its module (VF501 there says why)"
+        else:
+            names = [d.partition("=")[0] for d in fact[2:]]
+            defaults = {d.partition("=")[0]: d.partition("=")[2] for d in fact[2:] if "=" in d}
+            given = settings_in_order(inner, names, defaults, src)
+            if given is None or any(isinstance(a, ast.Starred) for a in outer.args) or outer.keywords:
+                note = f"no fix: volfix cannot put this call's settings after its inputs in `{name}.apply(...)`"
+            else:
+                note = (f"unsafe fix: goes with the conversion of `{name}` in its module (VF501 there); `apply` "
+                        f"of the class as it is raises too")
+                edits = [TextEdit(src.end(inner.func), end, ".apply"),
+                         *_settings_after_inputs(outer, inner, given, src)]
+        fix = None
+        if edits is not None:
+            fix = ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, "Call `apply`", edits)
+        ctx.report_span(self.CODE, start, end, message=message, note=note, fix=fix)
 
     def function_class(self, cls, ctx):
         if not any(ctx.index.qual(base) in _FUNCTION_BASES for base in cls.bases):
@@ -116,7 +164,8 @@ class LegacyAutogradFunction(Rule):
             return
         src = ctx.src
         start = src.text.index("forward", src.start(forward))
-        edits, why_not = _conversion(cls, methods, ctx)
+        elsewhere = (CALLED_ELSEWHERE + cls.name) in ctx.index.scalar_returns
+        edits, why_not = _conversion(cls, methods, ctx, callers_elsewhere=elsewhere)
         note = fix = None
         if why_not is not None:
             note = f"no fix: {why_not}"
@@ -126,8 +175,8 @@ class LegacyAutogradFunction(Rule):
         else:
             importable = _importable(cls, ctx)
             if importable:
-                note = (f"unsafe fix: a module importing `{cls.name}` still calls it the 0.3 way "
-                        f"(`{cls.name}(...)(...)`), which raises as before; call `{cls.name}.apply(...)` there")
+                note = (f"unsafe fix: a module importing `{cls.name}` must call `{cls.name}.apply(...)` too; "
+                        f"volfix rewrites the calls of the modules in its run (VF501 there)")
             fix = ctx.edit_fix(Applicability.UNSAFE if importable else Applicability.SAFE, self.FIX_TITLE, edits)
         ctx.report_span(self.CODE, start, start + len("forward"), note=note, fix=fix)
 
@@ -144,8 +193,10 @@ def _importable(cls: ast.ClassDef, ctx) -> bool:
     return not cls.name.startswith("_") and not ctx.index.notebook
 
 
-def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[List[TextEdit], Optional[str]]:
-    """The edits of the fix, or why there is none."""
+def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx, callers_elsewhere: bool = False
+                ) -> Tuple[List[TextEdit], Optional[str]]:
+    """The edits of the fix, or why there is none. `callers_elsewhere`: the project links the
+    class's calls in other modules, which get their own fix."""
     init = methods.get("__init__")
     settings = _Settings(init, ctx) if init is not None and not _trivial_init(init) else None
     if settings is not None and settings.why_not:
@@ -195,7 +246,7 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx) -> Tuple[Li
     calls = _calls(cls, ctx)
     if calls is None:
         return [], f"`{cls.name}` is used other than called as `{cls.name}(...)(...)` in this file"
-    if not calls and _importable(cls, ctx):
+    if not calls and _importable(cls, ctx) and not callers_elsewhere:
         return [], (f"this file never calls `{cls.name}`: the modules that import it call it, and each call "
                     f"must become `{cls.name}.apply(...)` with the class")
     if settings is None:
@@ -288,37 +339,100 @@ class _Settings:
                 return f"a call passes its settings other than by position or name (line {inner.lineno})"
             if any(isinstance(a, ast.Starred) for a in outer.args) or outer.keywords:
                 return f"a call passes its inputs other than by position (line {outer.lineno})"
-            moved = ", ".join(given)
             edits.append(TextEdit(src.end(inner.func), src.end(inner), ".apply"))
-            if outer.args:
-                at = src.end(outer.args[-1])
-                edits.append(TextEdit(at, at, ", " + moved if moved else ""))
-            else:
-                at = src.text.index("(", src.end(inner)) + 1
-                edits.append(TextEdit(at, at, moved))
+            edits += _settings_after_inputs(outer, inner, given, src)
         return None
 
     def _positional(self, call: ast.Call) -> Optional[List[str]]:
         """The call's settings in `__init__`'s order (a default where a later one is given)."""
         src = self.ctx.src
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        defaults = {name: src.segment(value) for name, value in self.defaults.items()}
+        return settings_in_order(call, [p.arg for p in self.params], defaults, src)
+
+    def described(self) -> Tuple[str, ...]:
+        """The settings as the project index keeps them for other files' calls: `name` or
+        `name=default`."""
+        src = self.ctx.src
+        return tuple(f"{p.arg}={src.segment(self.defaults[p.arg])}" if p.arg in self.defaults else p.arg
+                     for p in self.params)
+
+
+def settings_in_order(call: ast.Call, names: List[str], defaults: Dict[str, str], src) -> Optional[List[str]]:
+    """`Fn(a, c=x)`'s settings as positional arguments of `apply`, in `__init__`'s order, a
+    default where a later one is given; None when they cannot be put so."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+            or len(call.args) > len(names):
+        return None
+    values: Dict[str, str] = {n: src.segment(a) for n, a in zip(names, call.args)}
+    for keyword in call.keywords:
+        if keyword.arg not in names or keyword.arg in values:
             return None
-        names = [p.arg for p in self.params]
-        values: Dict[str, str] = {n: src.segment(a) for n, a in zip(names, call.args)}
-        for keyword in call.keywords:
-            if keyword.arg not in names or keyword.arg in values:
-                return None
-            values[keyword.arg] = src.segment(keyword.value)
-        last = max((names.index(n) for n in values), default=-1)
-        out = []
-        for name in names[:last + 1]:
-            if name in values:
-                out.append(values[name])
-            elif name in self.defaults:
-                out.append(src.segment(self.defaults[name]))
-            else:
-                return None
-        return out
+        values[keyword.arg] = src.segment(keyword.value)
+    last = max((names.index(n) for n in values), default=-1)
+    out = []
+    for name in names[:last + 1]:
+        if name in values:
+            out.append(values[name])
+        elif name in defaults:
+            out.append(defaults[name])
+        else:
+            return None
+    return out
+
+
+def _settings_after_inputs(outer: ast.Call, inner: ast.Call, given: List[str], src) -> List[TextEdit]:
+    """The edit that passes `given` after the inputs of `Fn(...)(inputs)`."""
+    if not given:
+        return []
+    moved = ", ".join(given)
+    if outer.args:
+        at = src.end(outer.args[-1])
+        return [TextEdit(at, at, ", " + moved)]
+    at = src.text.index("(", src.end(inner)) + 1
+    return [TextEdit(at, at, moved)]
+
+
+def function_facts(index) -> Dict[str, Tuple[str, ...]]:
+    """`Cls` + `AUTOGRAD_FUNCTION` -> `function_fact` for the module's top-level classes that are
+    autograd Functions: what the project index hands the modules calling them."""
+    out: Dict[str, Tuple[str, ...]] = {}
+    for stmt in index.module_statements:
+        if isinstance(stmt, ast.ClassDef):
+            fact = function_fact(index, stmt)
+            if fact:
+                out[stmt.name + AUTOGRAD_FUNCTION] = fact
+    return out
+
+
+def function_fact(index, cls: ast.ClassDef) -> Tuple[str, ...]:
+    """What the project index keeps of a module's class for the modules calling it
+    (`flow.returns.returns_facts`): () for no autograd Function; ("static",); ("legacy",
+    "fix", settings...) when VF501 converts it (each setting `name` or `name=default`), else
+    ("legacy", "nofix")."""
+    if not any(index.qual(base) in _FUNCTION_BASES for base in cls.bases):
+        return ()
+    methods = {node.name: node for node in cls.body if isinstance(node, FUNCTIONS)}
+    forward = methods.get("forward")
+    if forward is None:
+        return ()
+    if _static(forward):
+        return ("static",)
+    view = _View(index)
+    _, why_not = _conversion(cls, methods, view, callers_elsewhere=True)
+    if why_not is not None:
+        return ("legacy", "nofix")
+    init = methods.get("__init__")
+    settings = _Settings(init, view) if init is not None and not _trivial_init(init) else None
+    return ("legacy", "fix") + (settings.described() if settings is not None else ())
+
+
+class _View:
+    """What `_conversion` reads of a rule context, made from a module's index."""
+
+    def __init__(self, index) -> None:
+        self.index = index
+        self.src = index.src
+        self.links = None
 
 
 def _base_init(stmt: ast.stmt) -> bool:

@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import forked, scan
 from .boundary import analyse
 from ..files.discovery import display_path
-from ..files.prefilter import (GRAD_FUNCTION_HINT, TORCH_DATA_INDEX, VOLATILE_PARAM_DEF, helper_hint,
+from ..files.prefilter import (GRAD_FUNCTION_HINT, VOLATILE_PARAM_DEF, asks_other_files, helper_hint,
                                torchless_volatile_attribute)
 from ..model import FileResult
 from ..settings.config import Config
@@ -47,7 +47,9 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
                                        or VOLATILE_PARAM_DEF.search(data))}
     # VF401's reads, which only need what other files' functions and classes return: their
     # projects are linked for that alone (`light`) unless a file hints more.
-    readers = {path for path, data in candidates if data is not None and path not in hinted and TORCH_DATA_INDEX(data)}
+    # So are the calls of what a call made (`RoIAlignFunction(7, 7, 1 / 16)(features, rois)`), which
+    # VF501 rewrites when another module's class is a legacy autograd Function.
+    readers = {path for path, data in candidates if data is not None and path not in hinted and asks_other_files(data)}
     # A `.volatile` read in a file without torch: the project says whether it is a tensor's
     # flag (`Links.torch_project`), also a light link.
     readers |= {path for path, data in candidates if data is not None and path not in hinted
