@@ -473,7 +473,8 @@ def test_exit_restores_torch():
         torch.ones(2, requires_grad=True).sum().backward(retain_variables=True)
     with pytest.raises(TypeError, match="num_samples"):
         torch.ones(2).multinomial()
-    with pytest.raises(RuntimeError, match="Legacy autograd function"):
+    with pytest.raises(RuntimeError, match="Legacy autograd function"), \
+            pytest.warns(DeprecationWarning, match="should not be instantiated"):
         _Scale(2.0)(torch.ones(2))
 
 
