@@ -18,6 +18,9 @@ TENSOR_METHODS = frozenset({
     "mean", "max", "min", "prod", "norm", "index_select", "gather", "masked_select", "narrow", "select", "mm",
     "bmm", "matmul", "type", "type_as", "to", "div_", "mul_", "add_", "exp_", "clamp_", "pow_",
 })
+# Methods whose call on a name says the name holds a tensor (with `.data`).
+_TENSOR_CALLS = ("size", "view", "view_as", "unsqueeze", "squeeze", "gather", "index_select", "masked_fill",
+                 "log_softmax", "contiguous", "type_as", "expand_as", "log", "exp", "cuda", "dim", "numel")
 # torch's namespaces whose calls make something else: modules, distributions, optimizers, data.
 _NOT_TENSORS = ("torch.nn.", "torch.distributions.", "torch.optim.", "torch.utils.", "torch.autograd.Function",
                 "torch.multiprocessing.", "torch.cuda.Stream", "torch.device")
@@ -51,7 +54,24 @@ class TensorValues:
             return self._torch_module(func, at)  # `criterion(out, y)` with `criterion = nn.MSELoss()`
         if isinstance(expr, (ast.Name, ast.Attribute)):
             values = self.names.of(expr, at)
-            return bool(values) and all(isinstance(v, ast.AST) and self.certain(v, at, depth + 1) for v in values)
+            if values and all(isinstance(v, ast.AST) for v in values):
+                return all(self.certain(v, at, depth + 1) for v in values)
+            # A parameter, or an item unpacked from a model's output (`policy, value = model(x)`):
+            # certain when its function also uses it as only a tensor is used.
+            known = [v for v in values or () if isinstance(v, ast.AST)]
+            return isinstance(expr, ast.Name) and all(self.certain(v, at, depth + 1) for v in known) \
+                and self._used_as_tensor(expr.id, at)
+        return False
+
+    def _used_as_tensor(self, name: str, at: ast.AST) -> bool:
+        """`name.data`, `name.size(0)`, `name.view(...)`, `name.log()` ... in the function holding
+        `at`: what only a tensor (a Variable, in 0.3) answers."""
+        scope = self.index.function_of(at)
+        for node in [a for attr in ("data",) + _TENSOR_CALLS for a in self.index.attributes.get(attr, ())]:
+            if isinstance(node.value, ast.Name) and node.value.id == name and node.value is not at \
+                    and self.index.function_of(node) is scope and (
+                        node.attr == "data" or _called(node, self.index)):
+                return True
         return False
 
     def _torch_module(self, func: ast.AST, at: ast.AST) -> bool:
@@ -60,3 +80,8 @@ class TensorValues:
         return bool(values) and all(
             isinstance(v, ast.Call) and (self.index.qual(v.func) or "").startswith("torch.nn.")
             and (self.index.qual(v.func) or "").rpartition(".")[2][:1].isupper() for v in values)
+
+
+def _called(attribute: ast.Attribute, index) -> bool:
+    parent = index.parents.get(attribute)
+    return isinstance(parent, ast.Call) and parent.func is attribute

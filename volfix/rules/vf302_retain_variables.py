@@ -37,7 +37,8 @@ class RetainVariablesKeyword(Rule):
     The keyword is renamed; 0.3 read both names as one flag, so the call does what it did.
     Safe on `torch.autograd.backward`, and on `x.backward(...)` when `x` certainly is a tensor
     (a loss, the result of a torch function or of a tensor's method, a name bound only to such
-    values) and the file defines no `backward` of its own taking `retain_variables`; unsafe
+    values, or one its function also uses as only a tensor is used: `x.data`, `x.size(0)`) and
+    the file defines no `backward` of its own taking `retain_variables`; unsafe
     otherwise: a project class (the style-transfer tutorial's `ContentLoss`) may define
     `backward(self, retain_variables=True)`, whose parameter keeps its name. A call that also
     passes `retain_graph=` (0.3 refused both) is reported without a fix.

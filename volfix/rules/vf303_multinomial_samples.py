@@ -41,7 +41,9 @@ class MultinomialSampleCount(Rule):
     ## Fix safety
     The count 0.3 used, `1`, is passed first; the result has the shape it had in 0.3 (one
     sample per row). Safe when the object certainly is a tensor (`F.softmax(...)`, the result of
-    a torch function or of a tensor's method, a name bound only to such values) in a file that
+    a torch function or of a tensor's method, a name bound only to such values, or a parameter
+    or unpacked model output its function also uses as only a tensor is used: `policy.log()`,
+    `probs.size(0)`, `p.data`) in a file that
     imports torch and defines no `multinomial` of its own; unsafe otherwise (a project class,
     a sampler, may define `multinomial(self)` in another file). Not reported on an imported
     module's function (`np.random.multinomial`), nor on calls that pass `*args` or
