@@ -11,8 +11,9 @@ included (fact 3), anywhere later in the program (fact 4). Outputs of operations
 Variables are Variables, as in 0.3. A few things are patched on torch while the semantics
 are installed (`_Patches`): the legacy names, the `.volatile` attribute of every tensor,
 `[0]` on 0-dim tensors, the arguments 0.4 removed (`retain_variables=`, `multinomial()`'s
-default count), and calls of legacy autograd Functions (removed in 1.5). Outside `legacy_semantics()`, Variables are a plain subclass: they
-still wrap outputs, but nothing is volatile and nothing is patched.
+default count), and calls of legacy autograd Functions (removed in 1.5). Outside
+`legacy_semantics()`, Variables are a plain subclass: they still wrap outputs, but nothing is
+volatile and nothing is patched.
 """
 from __future__ import annotations
 

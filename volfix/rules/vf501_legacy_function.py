@@ -432,7 +432,6 @@ class _View:
     def __init__(self, index) -> None:
         self.index = index
         self.src = index.src
-        self.links = None
 
 
 def _base_init(stmt: ast.stmt) -> bool:
