@@ -6,6 +6,7 @@ from ..files import prefilter
 from ..fixes.edits import TextEdit
 from ..flow.returns import made_callables
 from ..flow.scalar_callees import AUTOGRAD_FUNCTION, CALLED_ELSEWHERE
+from ..flow.shapes import own_returns
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from .base import MODULE, Rule, on
@@ -136,7 +137,7 @@ class LegacyAutogradFunction(Rule):
             note = None if not (inner.args or inner.keywords) else (
                 f"no fix: `{name}` is already static, and volfix cannot tell where its settings go in `apply`")
             if note is None:
-                edits = [TextEdit(src.end(inner.func), end, ".apply")]
+                edits = [_apply(inner, src)]
         elif fact[1] != "fix":
             note = f"no fix: volfix cannot convert `{name}` in its module (VF501 there says why)"
         else:
@@ -148,8 +149,7 @@ class LegacyAutogradFunction(Rule):
             else:
                 note = (f"unsafe fix: goes with the conversion of `{name}` in its module (VF501 there); `apply` "
                         f"of the class as it is raises too")
-                edits = [TextEdit(src.end(inner.func), end, ".apply"),
-                         *_settings_after_inputs(outer, inner, given, src)]
+                edits = [_apply(inner, src), *_settings_after_inputs(outer, inner, given, src)]
         fix = None
         if edits is not None:
             fix = ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, "Call `apply`", edits)
@@ -212,24 +212,22 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx, callers_els
     src = ctx.src
     edits: List[TextEdit] = []
     stored: Set[str] = set(settings.stored) if settings is not None else set()
+    uses: Dict[str, List[ast.Attribute]] = {}
     for name in ("forward", "backward"):
         fn = methods[name]
         if fn.decorator_list or not fn.args.args or fn.args.args[0].arg != "self":
             return [], f"`{name}` does not take `self` first, undecorated"
-        self_uses = _self_uses(fn)
-        if self_uses is None:
+        found = _self_uses(fn)
+        if found is None:
             return [], f"`{name}` uses `self` other than for its attributes"
-        for node in self_uses:
-            if isinstance(node.ctx, ast.Store):
-                stored.add(node.attr)
-        row = fn.lineno
-        indent = src.line(row)[:len(src.line(row)) - len(src.line(row).lstrip())]
+        uses[name] = found
+        stored.update(node.attr for node in found if isinstance(node.ctx, ast.Store))
         def_start = src.start(fn)
-        edits.append(TextEdit(def_start, def_start, f"@staticmethod{src.newline}{indent}"))
+        edits.append(TextEdit(def_start, def_start, f"@staticmethod{src.newline}{src.indentation(fn.lineno)}"))
         first = fn.args.args[0]
         edits.append(TextEdit(src.start(first), src.end(first), "ctx"))
     for name in ("forward", "backward"):
-        for node in _self_uses(methods[name]) or ():
+        for node in uses[name]:
             attr = node.attr
             if isinstance(node.ctx, ast.Load) and attr not in stored and attr not in _CTX_API and attr not in _RENAMED:
                 return [], f"`self.{attr}` is neither stored by `forward` nor offered by `ctx`"
@@ -252,7 +250,7 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx, callers_els
     if settings is None:
         if any(inner.args or inner.keywords for inner, _ in calls):
             return [], f"a call passes `{cls.name}` settings its `__init__` does not take"
-        edits += [TextEdit(src.end(inner.func), src.end(inner), ".apply") for inner, _ in calls]
+        edits += [_apply(inner, src) for inner, _ in calls]
         return edits, None
     why_not = settings.convert(methods["forward"], methods["backward"], calls, edits)
     return ([], why_not) if why_not else (edits, None)
@@ -308,19 +306,19 @@ class _Settings:
         if shadowed:
             return f"`forward` binds `{shadowed[0]}`, which `__init__` reads for a setting"
         # forward(ctx, inputs..., settings...), then what __init__ stored, stored on ctx.
-        declared = [f"{n}={src.segment(self.defaults[n])}" if n in self.defaults else n for n in names]
+        declared = self.described()
         if declared:
             edits.append(TextEdit(src.end(inputs.args[-1]), src.end(inputs.args[-1]), ", " + ", ".join(declared)))
         body = [stmt for stmt in forward.body
                 if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))] or forward.body
         first = body[0]
-        indent = src.line(first.lineno)[:first.col_offset]
+        indent = src.indentation(first.lineno)
         stores = "".join(f"ctx.{stmt.targets[0].attr} = {src.segment(stmt.value)}{src.newline}{indent}"
                          for stmt in self.assignments)
         edits.append(TextEdit(src.start(first), src.start(first), stores))
         # backward returns one gradient more per setting: None.
         n_inputs = len(inputs.args) - 1
-        returns = [node for node in _own_nodes(backward) if isinstance(node, ast.Return)]
+        returns = list(own_returns(backward))
         if not returns:
             return "`backward` returns no gradients"
         extra = ", None" * len(names)
@@ -339,8 +337,7 @@ class _Settings:
                 return f"a call passes its settings other than by position or name (line {inner.lineno})"
             if any(isinstance(a, ast.Starred) for a in outer.args) or outer.keywords:
                 return f"a call passes its inputs other than by position (line {outer.lineno})"
-            edits.append(TextEdit(src.end(inner.func), src.end(inner), ".apply"))
-            edits += _settings_after_inputs(outer, inner, given, src)
+            edits += [_apply(inner, src), *_settings_after_inputs(outer, inner, given, src)]
         return None
 
     def _positional(self, call: ast.Call) -> Optional[List[str]]:
@@ -378,6 +375,11 @@ def settings_in_order(call: ast.Call, names: List[str], defaults: Dict[str, str]
         else:
             return None
     return out
+
+
+def _apply(inner: ast.Call, src) -> TextEdit:
+    """`Fn(...)` of `Fn(...)(inputs)` becomes `Fn.apply`."""
+    return TextEdit(src.end(inner.func), src.end(inner), ".apply")
 
 
 def _settings_after_inputs(outer: ast.Call, inner: ast.Call, given: List[str], src) -> List[TextEdit]:
@@ -437,16 +439,6 @@ class _View:
 def _base_init(stmt: ast.stmt) -> bool:
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of `fn` outside its nested scopes."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _trivial_init(init: ast.AST) -> bool:
