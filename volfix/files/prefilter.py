@@ -278,6 +278,13 @@ def _contains(token: bytes) -> Predicate:
     return lambda data: token in data
 
 
+def _attribute_word(word: bytes, after: Optional[Callable[[bytes, int], bool]] = None) -> Predicate:
+    """`_code_word` for an attribute or method: `word` right after a `.` (and, with `after`,
+    where `after(data, end)` accepts what follows it)."""
+    return _code_word(word, lambda data, start, end: start > 0 and data[start - 1] == 46
+                      and (after is None or after(data, end)))
+
+
 def _family(substrings: Tuple[bytes, ...], word_tests: Tuple[Predicate, ...]) -> Predicate:
     """All `substrings` present (fast scans, most selective first), then every one of
     `word_tests` (per-occurrence checks, only for the files left)."""
@@ -475,8 +482,7 @@ TORCH_DATA_INDEX = Needs(
     "`.data[0]` in code; or `torch`, `.data` and `[0]` after a name ending in `loss`/`cost` or "
     "added to on a line ending in `.data`; or `.data` and `.numpy()[0]` or `.tolist()[0]`; or "
     "`.data.cpu()[0]`; or `.max(0)` or `.min(0)` and `[0]`",
-    _any(_family((b".data[0]",), (_code_word(b"data", lambda data, start, end: data.startswith(b"[0]", end)
-                                                      and start > 0 and data[start - 1] == 46),)),
+    _any(_family((b".data[0]",), (_attribute_word(b"data", lambda data, end: data.startswith(b"[0]", end)),)),
          _family((b"torch", b"[0]", b".data"), (_loss_or_accumulator_indexed,)),
          _family((b".numpy()[0]", b".data"), ()),
          _family((b".tolist()[0]", b".data"), ()),
@@ -494,8 +500,7 @@ def asks_other_files(data: bytes) -> bool:
 
 # VF402: `x.data.resize_(...)` / `x.data.resize_as_(...)`.
 DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
-    _code_word(b"data", lambda data, start, end: data.startswith(b".resize_", end) and start > 0
-               and data[start - 1] == 46),)))
+    _attribute_word(b"data", lambda data, end: data.startswith(b".resize_", end)),)))
 # VF403: `x.backward(g)` with a one-element gradient made by a constructor.
 _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(
@@ -507,11 +512,9 @@ RETAIN_VARIABLES = Needs("`retain_variables` as a word in code", _family((b"reta
 # VF303: `x.multinomial()` without a sample count (only keywords other than `num_samples`).
 _COUNTLESS = re.compile(rb"\(\s*(?:\)|replacement|generator)")
 MULTINOMIAL_SAMPLES = Needs("`.multinomial(` followed by `)` or a `replacement=` or `generator=` keyword", _family(
-    (b".multinomial(",), (_code_word(b"multinomial", lambda data, start, end: start > 0 and data[start - 1] == 46
-                                     and _COUNTLESS.match(data, end) is not None),)))
+    (b".multinomial(",), (_attribute_word(b"multinomial", lambda data, end: _COUNTLESS.match(data, end) is not None),)))
 # VF304: `action.reinforce(reward)`.
-STOCHASTIC_REINFORCE = Needs("`.reinforce(` in code", _family((b".reinforce(",), (
-    _code_word(b"reinforce", lambda data, start, end: start > 0 and data[start - 1] == 46),)))
+STOCHASTIC_REINFORCE = Needs("`.reinforce(` in code", _family((b".reinforce(",), (_attribute_word(b"reinforce"),)))
 # VF501: a subclass of `torch.autograd.Function` whose `forward` is a method.
 LEGACY_FUNCTION = Needs(
     "`Function` and `def forward(self` in code, or `)(`: a call of what a call made (`Fn(7, 7)(x, rois)` of a "
