@@ -20,19 +20,18 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ..flow import grad_mode
 from .edits import TextEdit
-from ..flow.booleans import known_bool
 from ..flow.calls import call_sites
 from ..flow.escapes import Follower
-from ..flow.rewraps import hidden_rewraps
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Outcome, Source
+from .decisions import Decisions, flag_conflict
 from .gates import absorb_gates, mentions_version
-from .handed import handed_on
+from .negation import negate
 from .outcomes import Finalizer
 from .partial import partly_volatile
-from .regions import Placement, RegionPlacer, Run
+from .regions import Placement, RegionPlacer
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
 NOTE_MAY_REQUIRE_GRAD = "if the argument requires grad, gradients will now flow into it"
@@ -75,6 +74,7 @@ class Planner:
             part_of = lambda row: getattr(doc.part_of_row(row), "number", None)  # noqa: E731
         self.placer = RegionPlacer(ctx.index, style=ctx.no_grad_style, part_of=part_of)
         self.follower = Follower(ctx, self)
+        self.decisions = Decisions(self)
         self.groups: List[Group] = []
         self.holdings: List[Tuple[int, int]] = []  # (inner region's group, outer region's group)
         # Findings whose own source sits in the old-torch branch of a version gate: today's torch
@@ -176,7 +176,7 @@ class Planner:
         for earlier in self.groups:
             if earlier.scope is group.scope and earlier.flag is None and earlier.placement \
                     and earlier.placement.form != "decorator" and all(
-                        any(run_contains(r, inner) for r in group.placement.runs) for inner in earlier.placement.runs):
+                        any(r.contains(inner) for r in group.placement.runs) for inner in earlier.placement.runs):
                 self.holdings.append((earlier.gid, group.gid))
 
     def enclosing(self, group: Group) -> Optional[Group]:
@@ -187,7 +187,7 @@ class Planner:
             if earlier.scope is not group.scope or earlier.flag is not None or not earlier.placement:
                 continue
             if earlier.placement.form == "decorator" or all(
-                    any(run_contains(outer, inner) for outer in earlier.placement.runs)
+                    any(outer.contains(inner) for outer in earlier.placement.runs)
                     for inner in group.placement.runs):
                 return earlier
         return None
@@ -274,84 +274,25 @@ class Planner:
             groups = [g for g in groups if g is not a and g is not b] + [merged]
             fresh = True
 
-    def trains_without_source(self, group: Group) -> Optional[Tuple[ast.stmt, str]]:
-        """A training step the taint reaches (`taint.training`) that is outside an `if` holding
-        one of the group's sources: on the paths where that `if` does not run its branch, 0.3
-        trained there. Not the `if` whose test is the flag (`if training: ... else: x =
-        Variable(x, volatile=True)`): its other path is the flag's other value."""
-        kinds = (ast.If, ast.Try, ast.While)
-        for stmt, what in group.taint.training:  # type: ignore[union-attr]
-            around_step = {id(node) for node in self.index.enclosing(stmt, kinds)}
-            for source in group.sources:
-                branch = source.flag.branch if source.flag is not None else None
-                if any(id(node) not in around_step and not (isinstance(node, ast.If) and node.test is branch)
-                       for node in self.index.enclosing(source.stmt, kinds)):
-                    return stmt, what
-        return None
-
     def touch(self, a: Group, b: Group) -> bool:
         if not (a.placement and b.placement and a.placement.runs and b.placement.runs):
             return False
-        return any(runs_touch(x, y) or self.placer.harmless_gap(x, y, a.scope)
+        return any(x.touches(y) or self.placer.harmless_gap(x, y, a.scope)
                    for x in a.placement.runs for y in b.placement.runs)
 
     # ------------------------------------------------------------------ decisions
     def decide(self, group: Group, all_groups: List[Group]) -> List[Source]:
-        taint = group.taint
-        assert taint is not None
+        assert group.taint is not None
         sources = group.sources
         later = self.follower.follow_escapes(group)
         forced = None
-        if group.flag is None and taint.training:
-            stmt, what = taint.training[0]
-            early = self.before_meeting(group)
-            if early is None:
-                # 0.3 raised there (SEMANTICS.md fact 5): the legacy program never trained on
-                # this value. Unwrapped, it does: a change a reviewer must accept (SPEC §2.10).
-                for s in sources:
-                    self.unwrap_only(s, f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}), where 0.3 "
-                                        "raised; unwrapped, the step trains on it", W_UNSAFE,
-                                     applicability=UNSAFE)
-                return later
-            covered = [s for run in early.runs for s in run.statements]
-            rebuilt = hidden_rewraps(self.index, covered, certain=True)
-            if rebuilt:
-                # a module of the file rebuilds the value from `.data` on the way (0.3 trained on
-                # what it returns): a region around its call would stop that training
-                call = self.ctx.src.segment(rebuilt[0].func)
-                for s in sources:
-                    self.unwrap_only(s, f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through "
-                                        f"`{call}()` (line {rebuilt[0].lineno}), whose `forward` rebuilds its "
-                                        "result from `.data`: 0.3 trained on that result and ran what comes "
-                                        "before the rebuild without a graph; unwrapped, that part records one "
-                                        "(no region can cover it from here)", W_UNSAFE, applicability=UNSAFE)
-                return later
-            # 0.3 raised at that backward (fact 5): what the author meant is the computation
-            # before the value meets the trained one, without a graph (a target network's pass)
-            group.placement = early
-            forced = (f"unsafe fix: 0.3 raised at `{what}` (line {stmt.lineno}) on this value; the region "
-                      "keeps its graph out of training") + self._unless_rewrapped(covered)
-        if group.flag is not None and taint.training:
-            skipped = self.trains_without_source(group)
-            if skipped is not None:
-                # under the flag's region the step raises whenever the flag is true; in 0.3 it
-                # raised only when the value it trains on came from the source, which runs only
-                # under an `if` the step is not in (seqmod's scheduled sampling, then `backward()`)
-                stmt, what = skipped
-                for s in sources:
-                    self.unwrap_only(s, f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) only when "
-                                        f"line {s.stmt.lineno} runs; a region under the flag would stop that step "
-                                        "from training also when it does not", W_UNSAFE, applicability=UNSAFE)
-                return later
-        trained = self.follower.caller_trains(group, backward_only=True) if group.flag is None and forced is None \
-            else None
-        if trained is not None:
-            # the result was volatile in 0.3, so the caller's step raised there (fact 5); a
-            # region would make it raise today too, where unwrapped it trains
-            for s in sources:
-                self.unwrap_only(s, f"{trained}, where 0.3 raised; unwrapped, the step trains on it", W_UNSAFE,
-                                 applicability=UNSAFE)
+        training = self.decisions.training(group)
+        if training is not None and training.notes is not None:
+            for s, note in zip(sources, training.notes):
+                self.unwrap_only(s, note, W_UNSAFE, applicability=UNSAFE)
             return later
+        if training is not None:
+            group.placement, forced = training.placement, training.forced
         placement = group.placement
         if placement is None or not placement.runs:
             note, weight, applicability = self.follower.no_region_note(group)
@@ -374,7 +315,7 @@ class Planner:
                 self.outcome(s, None, f"no fix: {partial[0]}", [], weight=W_NONE)
             return later
         if group.flag is not None:
-            conflict = self.flag_conflict(group, all_groups)
+            conflict = flag_conflict(group, all_groups)
             if conflict is not None:
                 for s in sources:
                     self.outcome(s, None, f"no fix: the region overlaps the grad-mode region of line {conflict}",
@@ -383,7 +324,7 @@ class Planner:
         header, imports = self.header(group, all_groups)
         unit_rows = self.unit_rows(group)
         plans = self.placer.plans(placement, group.scope, header, unit_rows)
-        applicability, note, weight = self.safety(group, partial)
+        applicability, note, weight = self.decisions.safety(group, partial)
         if forced is not None and applicability is SAFE:
             applicability, note, weight = UNSAFE, forced, W_UNSAFE
         if placement.decorator_reason and applicability is SAFE and note is None:
@@ -413,85 +354,11 @@ class Planner:
             cur = self.index.parents.get(cur)
         return False
 
-    def before_meeting(self, group: Group) -> Optional[Placement]:
-        """The region for the uses of a value that reaches `backward()`, up to the first
-        statement where it meets a value that may need grad: a DQN's volatile next state runs
-        the target networks, then meets the critic's output in the loss. None if nothing
-        records before that meeting, or the region would cover a training step."""
-        taint = group.taint
-        meetings = [s.lineno for s in taint.uses if id(s) in taint.meeting]
-        if not meetings:
-            return None
-        first = min(meetings)
-        early = [u for u in group.stmts if u.end_lineno < first and id(u) in taint.recording]
-        if not early:
-            return None
-        placement = self.placer.place(group.scope, early, taint, deleted=group.deleted, flag=False,
-                                      keep={id(s) for s in early})
-        if placement.problem or not placement.runs or self.placer.training_near(placement.runs) is not None:
-            return None
-        return placement
-
-    def _unless_rewrapped(self, covered: List[ast.stmt]) -> str:
-        """The region's calls that may rebuild the value from `.data` (`flow.rewraps`): then 0.3
-        trained through them, and the region stops their layers from training."""
-        calls = hidden_rewraps(self.index, covered)
-        if not calls:
-            return ""
-        call = calls[0]
-        return (f", unless `{self.ctx.src.segment(call.func)}()` (line {call.lineno}) rebuilt its result from "
-                f"`.data` (`Variable(x.data)`), which is how 0.3 would have run the step: then layers of it "
-                f"trained in 0.3 and no longer do")
-
     def unit_rows(self, group: Group):
         part = self.ctx.doc.part_of_row(group.sources[0].stmt.lineno)
         if part is None or part.number is None:
             return None
         return part.first_row, part.last_row
-
-    def safety(self, group: Group, partial: Optional[Tuple[str, bool]]) -> Tuple[Applicability, Optional[str], int]:
-        """The region's applicability and the one reason a reviewer should know."""
-        placement = group.placement
-        if placement.covers_used is not None:
-            name, bound, used = placement.covers_used
-            if used == bound:  # `regions.stored_away`
-                return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), a value "
-                                f"kept where code after the region may read it"), W_UNSAFE
-            return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), "
-                            f"which is used after it (line {used})"), W_UNSAFE
-        escape = self.follower.open_escape(group)
-        if escape is not None:
-            return UNSAFE, escape, W_UNSAFE
-        trains = self.follower.caller_trains(group) or self.follower.lazy_return(group)
-        if trains is not None:
-            return UNSAFE, trains, W_UNSAFE
-        if partial is not None:  # `partly_volatile`, asked once by `decide`
-            return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
-        writes = [(stmt, key) for stmt, key in group.taint.buffer_writes  # type: ignore[union-attr]
-                  if any(run_contains_stmt(run, stmt) for run in placement.runs)] if placement.runs else []
-        if writes:
-            stmt, key = writes[0]
-            return UNSAFE, (f"unsafe fix: the region also stops what is written into `{key}` (line "
-                            f"{stmt.lineno}) from recording; 0.3 recorded it and dropped the graph at the "
-                            "write, so only the graphs of those calls differ"), W_UNSAFE
-        handed = handed_on(self.index, group)
-        if handed is not None:
-            return UNSAFE, handed, W_UNSAFE
-        if group.flag is not None and isinstance(group.scope, FUNCTIONS):
-            under = self.follower.called_under_no_grad(group.scope)
-            if under is not None:
-                return UNSAFE, (f"unsafe fix: `{group.scope.name}()` is called under `no_grad` (line {under}), "
-                                "where a false flag would turn recording back on"), W_UNSAFE
-        return SAFE, None, 0
-
-    def flag_conflict(self, group: Group, all_groups: List[Group]) -> Optional[int]:
-        for other in all_groups:
-            if other is group or not other.placement or not other.placement.runs:
-                continue
-            if any(run_contains(r, o) for r in group.placement.runs for o in other.placement.runs):
-                if other.flag is None or all_groups.index(other) < all_groups.index(group):
-                    return other.sources[0].stmt.lineno
-        return None
 
     def header(self, group: Group, all_groups: List[Group]) -> Tuple[str, frozenset]:
         ctx = self.ctx
@@ -501,7 +368,7 @@ class Planner:
             return f"{text}()", imports
         flag = group.flag
         nested = any(o.flag is None and o is not group and o.placement and o.placement.runs
-                     and any(run_contains(r, mine) for r in o.placement.runs for mine in group.placement.runs)
+                     and any(r.contains(mine) for r in o.placement.runs for mine in group.placement.runs)
                      for o in all_groups)
         if nested or self.entered_without_grad(group):
             no_grad, i1 = ctx.spell("torch.no_grad", node)
@@ -566,80 +433,3 @@ class Planner:
     def finalize(self) -> None:
         """Merge what every source said about each finding into its fix (`fixes.outcomes`)."""
         Finalizer(self.ctx.findings, self.groups, self.holdings, self.placer).run()
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-def runs_touch(a: Run, b: Run) -> bool:
-    """Same block and overlapping or adjacent, or one nested in the other."""
-    if a.block is b.block:
-        return a.first <= b.last + 1 and b.first <= a.last + 1
-    return run_contains(a, b) or run_contains(b, a)
-
-
-def run_contains_stmt(run: Run, stmt: ast.stmt) -> bool:
-    """Is `stmt` one of the run's statements or inside one of them? The run's statements are
-    consecutive: a statement of another block lies in one of them exactly when it lies between
-    the first one's start and the last one's end (only blanks, comments and `;` separate them)."""
-    start, end = run.block[run.first], run.block[run.last]
-    return (start.lineno, start.col_offset) <= (stmt.lineno, stmt.col_offset) and \
-        (stmt.end_lineno, stmt.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
-
-
-def run_contains(outer: Run, inner: Run) -> bool:
-    """Is `inner`'s block nested inside one of `outer`'s statements?"""
-    if outer.block is inner.block:
-        return outer.first <= inner.first and inner.last <= outer.last
-    return run_contains_stmt(outer, inner.block[inner.first])
-
-
-def _within(node: ast.AST, outer: ast.AST) -> bool:
-    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
-        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
-
-
-_NEGATED = {ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in", ast.NotIn: "in", ast.Is: "is not",
-            ast.IsNot: "is", ast.Lt: ">=", ast.GtE: "<", ast.Gt: "<=", ast.LtE: ">"}
-
-
-def negate(flag: Flag, segment, index=None) -> str:
-    """`not <flag>`, simplified: `not not x` -> `x`, `not (a == b)` -> `a != b`, `not (not a and
-    not b)` -> `a or b`. A flag that is already a negation of a parameter at a call site
-    (`Flag.negated`) is spelled as given. `set_grad_enabled` takes a bool and nothing else, so
-    a simplified flag that is not certainly one (`known_bool`) is spelled `bool(x)`."""
-    node = flag.node
-    if flag.negated:
-        return flag.text if known_bool(index, node) else f"bool({flag.text})"
-    if flag.text != segment(node):  # substituted at a call site: spelled as text
-        return f"not ({flag.text})" if " " in flag.text.strip() else f"not {flag.text}"
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = node.operand
-        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
-            return f"not {segment(inner.operand)}"
-        if not known_bool(index, inner):
-            return f"bool({segment(inner)})"
-    simplified = _negated_operand(node, segment)  # `not x` -> `x`, `a == b` -> `a != b`
-    if simplified is not None:
-        return simplified
-    if isinstance(node, ast.BoolOp):
-        parts = [_negated_operand(v, segment) for v in node.values]
-        if all(p is not None for p in parts):
-            joined = (" or " if isinstance(node.op, ast.And) else " and ").join(parts)  # type: ignore[arg-type]
-            plain = all(isinstance(v, ast.Compare) or known_bool(index, v.operand) for v in node.values)  # type: ignore[attr-defined]
-            return joined if plain else f"bool({joined})"
-    if isinstance(node, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Compare)):
-        return f"not ({flag.text})"
-    return f"not {flag.text}"
-
-
-def _negated_operand(node: ast.AST, segment) -> Optional[str]:
-    """`not x` -> `x`, `a is None` -> `a is not None` (a flag's negation, and each operand of
-    De Morgan's rewrite); None for anything else."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = node.operand
-        text = segment(inner)
-        return f"({text})" if isinstance(inner, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) else text
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
-        return f"{segment(node.left)} {_NEGATED[type(node.ops[0])]} {segment(node.comparators[0])}"
-    return None

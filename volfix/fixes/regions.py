@@ -53,6 +53,18 @@ class Run:
         return (start.lineno, start.col_offset) <= (node.lineno, node.col_offset) and \
             (node.end_lineno, node.end_col_offset) <= (end.end_lineno, end.end_col_offset)  # type: ignore[attr-defined]
 
+    def contains(self, inner: "Run") -> bool:
+        """Is `inner`'s block nested inside one of this run's statements (or its part of the same block)?"""
+        if self.block is inner.block:
+            return self.first <= inner.first and inner.last <= self.last
+        return self.holds(inner.block[inner.first])
+
+    def touches(self, other: "Run") -> bool:
+        """Same block and overlapping or adjacent, or one nested in the other."""
+        if self.block is other.block:
+            return self.first <= other.last + 1 and other.first <= self.last + 1
+        return self.contains(other) or other.contains(self)
+
 
 @dataclass
 class Placement:

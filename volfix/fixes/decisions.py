@@ -1,0 +1,180 @@
+"""The decision steps of `Planner.decide` (SPEC §2, steps 4 and 10): what a training step the
+value reaches means for its group (0.3 raised there: unwrap only, or a region that ends before
+the value meets a trained one), and how safe a placed region is.
+
+Each step answers with the note a reviewer reads; the planner records the outcomes.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from ..findings import W_UNSAFE
+from ..flow.rewraps import hidden_rewraps
+from ..model import Applicability
+from ..syntax.index import FUNCTIONS
+from .handed import handed_on
+from .regions import Placement
+
+SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
+
+
+@dataclass
+class Training:
+    """What the training steps the value reaches decide for its group: either each source is
+    only unwrapped (`notes`, one per source), or the region is `placement`, unsafe for `forced`."""
+
+    notes: Optional[List[str]] = None
+    placement: Optional[Placement] = None
+    forced: Optional[str] = None
+
+
+class Decisions:
+    def __init__(self, planner):
+        self.planner = planner
+        self.ctx = planner.ctx
+        self.index = planner.index
+        self.placer = planner.placer
+
+    @property
+    def follower(self):
+        return self.planner.follower  # let go of by the planner once it is done
+
+    def training(self, group) -> Optional[Training]:
+        """None when no training step the value reaches changes the region."""
+        taint = group.taint
+        sources = group.sources
+        if group.flag is None and taint.training:
+            stmt, what = taint.training[0]
+            early = self.before_meeting(group)
+            if early is None:
+                # 0.3 raised there (SEMANTICS.md fact 5): the legacy program never trained on
+                # this value. Unwrapped, it does: a change a reviewer must accept (SPEC §2.10).
+                return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}), where 0.3 raised; "
+                                 "unwrapped, the step trains on it"] * len(sources))
+            covered = [s for run in early.runs for s in run.statements]
+            rebuilt = hidden_rewraps(self.index, covered, certain=True)
+            if rebuilt:
+                # a module of the file rebuilds the value from `.data` on the way (0.3 trained on
+                # what it returns): a region around its call would stop that training
+                call = self.ctx.src.segment(rebuilt[0].func)
+                return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through `{call}()` "
+                                 f"(line {rebuilt[0].lineno}), whose `forward` rebuilds its result from `.data`: "
+                                 "0.3 trained on that result and ran what comes before the rebuild without a "
+                                 "graph; unwrapped, that part records one (no region can cover it from here)"]
+                                * len(sources))
+            # 0.3 raised at that backward (fact 5): what the author meant is the computation
+            # before the value meets the trained one, without a graph (a target network's pass)
+            return Training(placement=early,
+                            forced=(f"unsafe fix: 0.3 raised at `{what}` (line {stmt.lineno}) on this value; the "
+                                    "region keeps its graph out of training") + self._unless_rewrapped(covered))
+        if group.flag is not None and taint.training:
+            skipped = self.trains_without_source(group)
+            if skipped is not None:
+                # under the flag's region the step raises whenever the flag is true; in 0.3 it
+                # raised only when the value it trains on came from the source, which runs only
+                # under an `if` the step is not in (seqmod's scheduled sampling, then `backward()`)
+                stmt, what = skipped
+                return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) only when line "
+                                 f"{s.stmt.lineno} runs; a region under the flag would stop that step from "
+                                 "training also when it does not" for s in sources])
+        if group.flag is None:
+            trained = self.follower.caller_trains(group, backward_only=True)
+            if trained is not None:
+                # the result was volatile in 0.3, so the caller's step raised there (fact 5); a
+                # region would make it raise today too, where unwrapped it trains
+                return Training([f"{trained}, where 0.3 raised; unwrapped, the step trains on it"] * len(sources))
+        return None
+
+    def trains_without_source(self, group) -> Optional[Tuple[ast.stmt, str]]:
+        """A training step the taint reaches (`taint.training`) that is outside an `if` holding
+        one of the group's sources: on the paths where that `if` does not run its branch, 0.3
+        trained there. Not the `if` whose test is the flag (`if training: ... else: x =
+        Variable(x, volatile=True)`): its other path is the flag's other value."""
+        kinds = (ast.If, ast.Try, ast.While)
+        for stmt, what in group.taint.training:
+            around_step = {id(node) for node in self.index.enclosing(stmt, kinds)}
+            for source in group.sources:
+                branch = source.flag.branch if source.flag is not None else None
+                if any(id(node) not in around_step and not (isinstance(node, ast.If) and node.test is branch)
+                       for node in self.index.enclosing(source.stmt, kinds)):
+                    return stmt, what
+        return None
+
+    def before_meeting(self, group) -> Optional[Placement]:
+        """The region for the uses of a value that reaches `backward()`, up to the first
+        statement where it meets a value that may need grad: a DQN's volatile next state runs
+        the target networks, then meets the critic's output in the loss. None if nothing
+        records before that meeting, or the region would cover a training step."""
+        taint = group.taint
+        meetings = [s.lineno for s in taint.uses if id(s) in taint.meeting]
+        if not meetings:
+            return None
+        first = min(meetings)
+        early = [u for u in group.stmts if u.end_lineno < first and id(u) in taint.recording]
+        if not early:
+            return None
+        placement = self.placer.place(group.scope, early, taint, deleted=group.deleted, flag=False,
+                                      keep={id(s) for s in early})
+        if placement.problem or not placement.runs or self.placer.training_near(placement.runs) is not None:
+            return None
+        return placement
+
+    def _unless_rewrapped(self, covered: List[ast.stmt]) -> str:
+        """The region's calls that may rebuild the value from `.data` (`flow.rewraps`): then 0.3
+        trained through them, and the region stops their layers from training."""
+        calls = hidden_rewraps(self.index, covered)
+        if not calls:
+            return ""
+        call = calls[0]
+        return (f", unless `{self.ctx.src.segment(call.func)}()` (line {call.lineno}) rebuilt its result from "
+                f"`.data` (`Variable(x.data)`), which is how 0.3 would have run the step: then layers of it "
+                f"trained in 0.3 and no longer do")
+
+    def safety(self, group, partial: Optional[Tuple[str, bool]]) -> Tuple[Applicability, Optional[str], int]:
+        """The region's applicability and the one reason a reviewer should know."""
+        placement = group.placement
+        if placement.covers_used is not None:
+            name, bound, used = placement.covers_used
+            if used == bound:  # `regions.stored_away`
+                return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), a value "
+                                f"kept where code after the region may read it"), W_UNSAFE
+            return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), "
+                            f"which is used after it (line {used})"), W_UNSAFE
+        escape = self.follower.open_escape(group)
+        if escape is not None:
+            return UNSAFE, escape, W_UNSAFE
+        trains = self.follower.caller_trains(group) or self.follower.lazy_return(group)
+        if trains is not None:
+            return UNSAFE, trains, W_UNSAFE
+        if partial is not None:  # `partly_volatile`, asked once by `decide`
+            return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
+        writes = [(stmt, key) for stmt, key in group.taint.buffer_writes
+                  if any(run.holds(stmt) for run in placement.runs)] if placement.runs else []
+        if writes:
+            stmt, key = writes[0]
+            return UNSAFE, (f"unsafe fix: the region also stops what is written into `{key}` (line "
+                            f"{stmt.lineno}) from recording; 0.3 recorded it and dropped the graph at the "
+                            "write, so only the graphs of those calls differ"), W_UNSAFE
+        handed = handed_on(self.index, group)
+        if handed is not None:
+            return UNSAFE, handed, W_UNSAFE
+        if group.flag is not None and isinstance(group.scope, FUNCTIONS):
+            under = self.follower.called_under_no_grad(group.scope)
+            if under is not None:
+                return UNSAFE, (f"unsafe fix: `{group.scope.name}()` is called under `no_grad` (line {under}), "
+                                "where a false flag would turn recording back on"), W_UNSAFE
+        return SAFE, None, 0
+
+
+def flag_conflict(group, all_groups) -> Optional[int]:
+    """The row of another group's region that a flag's region overlaps: a `no_grad` one, or a
+    flag's region decided before it (two grad modes cannot both hold there)."""
+    for other in all_groups:
+        if other is group or not other.placement or not other.placement.runs:
+            continue
+        if any(r.contains(o) for r in group.placement.runs for o in other.placement.runs):
+            if other.flag is None or all_groups.index(other) < all_groups.index(group):
+                return other.sources[0].stmt.lineno
+    return None
