@@ -78,19 +78,20 @@ class LegacyAutogradFunction(Rule):
     ```
 
     ## Fix safety
-    The fix makes `forward` and `backward` static methods of a context `ctx` (what they
-    stored on `self` they store on it, `self.saved_variables` is `ctx.saved_tensors`) and
-    turns each call `Fn()(...)` of the file into `Fn.apply(...)`. Settings an `__init__`
-    stored on `self` (`RoIPoolFunction(7, 7, 1 / 16)(features, rois)`) become parameters of
-    `forward` after the inputs, stored on `ctx` the same way, arguments of `apply` after the
-    inputs (`RoIPoolFunction.apply(features, rois, 7, 7, 1 / 16)`), and `backward` returns a
-    `None` for each; the `__init__` goes. The fix is offered when the class holds nothing else
-    `self` could reach (no other method, no attribute read that `forward` or `__init__` does
-    not store, `self` used only for its attributes), `__init__` only stores its parameters'
-    values, `backward`'s returns show how many gradients they hold, and every use of the class
-    in its file is such a call. Safe when the class cannot be imported (a name starting with
-    `_`, or a notebook's class); otherwise unsafe: a module importing it must call
-    `Fn.apply(...)` too.
+    The fix makes `forward` and `backward` static methods of a context `ctx` (what they stored
+    on `self` they store on it, `self.saved_variables` is `ctx.saved_tensors`) and turns each
+    call `Fn()(...)` of the file into `Fn.apply(...)`. Settings an `__init__` stored on `self`
+    (`RoIPoolFunction(7, 7, 1 / 16)(features, rois)`) become parameters of `forward` after the
+    inputs, stored on `ctx` the same way, arguments of `apply` after the inputs
+    (`RoIPoolFunction.apply(features, rois, 7, 7, 1 / 16)`), and `backward` returns a `None` for
+    each; the `__init__` goes (a constant it stored for what `forward` stores again before
+    anything reads it, `self.output = None`, is not carried over). The fix is offered when the
+    class holds nothing else `self` could reach (no other method, no attribute read that
+    `forward` or `__init__` does not store, `self` used only for its attributes), `__init__`
+    only stores its parameters' values, `backward`'s returns show how many gradients they hold,
+    and every use of the class in its file is such a call. Safe when the class cannot be
+    imported (a name starting with `_`, or a notebook's class); otherwise unsafe: a module
+    importing it must call `Fn.apply(...)` too.
 
     Across a project's files (the detection repositories' layout: the Function in
     `functions/roi_pool.py`, its call in `modules/roi_pool.py`), the module calling
@@ -313,8 +314,10 @@ class _Settings:
                 if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))] or forward.body
         first = body[0]
         indent = src.indentation(first.lineno)
+        overwritten = _stored_first(forward)
         stores = "".join(f"ctx.{stmt.targets[0].attr} = {src.segment(stmt.value)}{src.newline}{indent}"
-                         for stmt in self.assignments)
+                         for stmt in self.assignments
+                         if not (isinstance(stmt.value, ast.Constant) and stmt.targets[0].attr in overwritten))
         edits.append(TextEdit(src.start(first), src.start(first), stores))
         # backward returns one gradient more per setting: None.
         n_inputs = len(inputs.args) - 1
@@ -375,6 +378,26 @@ def settings_in_order(call: ast.Call, names: List[str], defaults: Dict[str, str]
         else:
             return None
     return out
+
+
+def _stored_first(forward: ast.AST) -> Set[str]:
+    """What `forward` stores on `self` in a statement of its own body before anything reads it
+    and before any `return`: `__init__`'s constant for it (`self.shape = None`) is never read,
+    so it is not carried over to `ctx`."""
+    stored: Set[str] = set()
+    read: Set[str] = set()
+    for stmt in forward.body:
+        nodes = list(ast.walk(stmt))
+        if any(isinstance(n, ast.Return) for n in nodes):
+            break
+        read |= {n.attr for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                 and n.value.id == "self" and (isinstance(n.ctx, ast.Load) or any(
+                     isinstance(a, ast.AugAssign) and a.target is n for a in nodes))}
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            stored |= {t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                       and t.value.id == "self" and t.attr not in read}
+    return stored
 
 
 def _apply(inner: ast.Call, src) -> TextEdit:
