@@ -89,9 +89,10 @@ class LegacyAutogradFunction(Rule):
     class holds nothing else `self` could reach (no other method, no attribute read that
     `forward` or `__init__` does not store, `self` used only for its attributes), `__init__`
     only stores its parameters' values, `backward`'s returns show how many gradients they hold,
-    and every use of the class in its file is such a call. Safe when the class cannot be
-    imported (a name starting with `_`, or a notebook's class); otherwise unsafe: a module
-    importing it must call `Fn.apply(...)` too.
+    and every use of the class in its file is such a call (no comment among its settings, which
+    would be lost; a line break before them stays, now before the inputs).
+    Safe when the class cannot be imported (a name starting with `_`, or a notebook's class);
+    otherwise unsafe: a module importing it must call `Fn.apply(...)` too.
 
     Across a project's files (the detection repositories' layout: the Function in
     `functions/roi_pool.py`, its call in `modules/roi_pool.py`), the module calling
@@ -150,7 +151,11 @@ class LegacyAutogradFunction(Rule):
             else:
                 note = (f"unsafe fix: goes with the conversion of `{name}` in its module (VF501 there); `apply` "
                         f"of the class as it is raises too")
-                edits = [_apply(inner, src), *_settings_after_inputs(outer, inner, given, src)]
+                moved = _settings_after_inputs(outer, inner, given, src)
+                if moved is None:
+                    note = f"no fix: a comment among the settings of `{name}(...)` would be lost"
+                else:
+                    edits = [_apply(inner, src), *moved]
         fix = None
         if edits is not None:
             fix = ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, "Call `apply`", edits)
@@ -340,7 +345,10 @@ class _Settings:
                 return f"a call passes its settings other than by position or name (line {inner.lineno})"
             if any(isinstance(a, ast.Starred) for a in outer.args) or outer.keywords:
                 return f"a call passes its inputs other than by position (line {outer.lineno})"
-            edits += [_apply(inner, src), *_settings_after_inputs(outer, inner, given, src)]
+            moved = _settings_after_inputs(outer, inner, given, src)
+            if moved is None:
+                return f"a comment among a call's settings would be lost (line {inner.lineno})"
+            edits += [_apply(inner, src), *moved]
         return None
 
     def _positional(self, call: ast.Call) -> Optional[List[str]]:
@@ -405,16 +413,30 @@ def _apply(inner: ast.Call, src) -> TextEdit:
     return TextEdit(src.end(inner.func), src.end(inner), ".apply")
 
 
-def _settings_after_inputs(outer: ast.Call, inner: ast.Call, given: List[str], src) -> List[TextEdit]:
-    """The edit that passes `given` after the inputs of `Fn(...)(inputs)`."""
+def _settings_after_inputs(outer: ast.Call, inner: ast.Call, given: List[str], src) -> Optional[List[TextEdit]]:
+    """The edits that pass `given` after the inputs of `Fn(...)(inputs)`; None when a comment
+    among the settings would be lost."""
     if not given:
         return []
+    opened = src.text.index("(", src.end(inner.func)) + 1
+    first = min(src.start(a) for a in [*inner.args, *inner.keywords])
+    if src.comments_between(first, src.end(inner)):
+        return None
     moved = ", ".join(given)
-    if outer.args:
-        at = src.end(outer.args[-1])
-        return [TextEdit(at, at, ", " + moved)]
-    at = src.text.index("(", src.end(inner)) + 1
-    return [TextEdit(at, at, moved)]
+    if not outer.args:
+        at = src.text.index("(", src.end(inner)) + 1
+        return [TextEdit(at, at, moved)]
+    at = src.end(outer.args[-1])
+    edits = [TextEdit(at, at, ", " + moved)]
+    # `Fn(\n    h, w)(x, rois)` -> `Fn.apply(\n    x, rois, h, w)`: the line break before the
+    # settings (and a comment there) moves with them instead of joining the call into one line
+    paren = src.text.index("(", src.end(inner))
+    lead = src.text[opened:first]
+    if "\n" in lead and "\n" not in src.text[paren + 1:src.end(outer)] or src.comments_between(opened, first):
+        if lead.lstrip(" \t").startswith(("\r", "\n")):
+            lead = lead.lstrip(" \t")  # no trailing blanks left after `apply(`
+        edits.append(TextEdit(paren + 1, paren + 1, lead))
+    return edits
 
 
 def function_facts(index) -> Dict[str, Tuple[str, ...]]:
