@@ -82,7 +82,7 @@ def plain_run_contains(outer, inner):
     if outer.block is inner.block:
         return outer.first <= inner.first and inner.last <= outer.last
     first = inner.block[inner.first]
-    return any(planner_module._within(first, s) for s in outer.statements)
+    return any(regions_module._within(first, s) for s in outer.statements)
 
 
 def plain_select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]):
@@ -109,7 +109,7 @@ def plain_algorithms():
         mp.setattr(planner_module.Planner, "merge", plain_merge)
         mp.setattr(regions_module.RegionPlacer, "rebound_later", plain_rebound_later)
         mp.setattr(regions_module.RegionPlacer, "harmless_gap", plain_harmless_gap)
-        mp.setattr(planner_module, "run_contains", plain_run_contains)
+        mp.setattr(regions_module.Run, "contains", plain_run_contains)
         mp.setattr(edits_module._Near, "WIDE", -1)  # every edit compared with every other
         yield
     finally:
