@@ -17,6 +17,7 @@ from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
 from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note
 from .scalars import ScalarValues
+from .shapes import moved_module
 from .taint import TaintAnalysis
 from .taint_items import returned_items
 from .bindings import NameBindings
@@ -366,6 +367,7 @@ class Follower(HelperFollower):
         made = [c for c in made if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == cls.name]
         names = set()
         for call in made:
+            call = moved_module(self.index, call)  # `net = Net().cuda()`
             holder = self.index.parents.get(call)
             if isinstance(holder, ast.Assign) and holder.value is call:
                 names.update(key_of(t) for t in holder.targets if isinstance(t, (ast.Name, ast.Attribute)))

@@ -236,6 +236,9 @@ class Callees:
                 continue
             if not isinstance(value, ast.Call):
                 return None
+            value = _unmoved(value, self.index)  # `Net().cuda()` is the `Net` it made
+            if not isinstance(value, ast.Call):
+                return None
             qual = self.index.qual(value.func)
             if qual is not None and not nm.is_torch(qual):
                 out.append(qual)

@@ -146,6 +146,17 @@ def int_value(node: ast.AST) -> Optional[int]:
     return None
 
 
+def moved_module(index, made: ast.Call) -> ast.AST:
+    """`Net().cuda().eval()` for the `Net()` in it: the outermost of the module moves (each
+    returns the module itself) applied to what `made` makes."""
+    while True:
+        attr = index.parents.get(made)
+        call = index.parents.get(attr) if isinstance(attr, ast.Attribute) and attr.value is made else None
+        if not (isinstance(call, ast.Call) and call.func is attr and attr.attr in MODULE_MOVES):
+            return made
+        made = call
+
+
 def moved_itself(value: ast.AST, ref: ast.AST) -> bool:
     """`criterion = criterion.cuda()` (`self.crit = self.crit.to(device)`): the module it was,
     moved; what it is is decided by the other bindings."""
