@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Source
 from ..model import Applicability
@@ -26,6 +26,7 @@ from .values import calls_a_module, key_of, likely_grad
 
 # Returned containers: the caller may take the item that is not volatile.
 _DISPLAYS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
+MAX_HANDED = 4  # functions a result is followed through when each only hands it back (`_callers_consume`)
 
 
 class Follower(HelperFollower):
@@ -240,17 +241,10 @@ class Follower(HelperFollower):
         if returned and not (backward_only and any(isinstance(getattr(e.stmt, "value", None), _DISPLAYS)
                                                    for e in returned)):
             # (`return {"a": a, "b": b}`: what the caller trains on may be another item)
-            sites, _ = call_sites(self.index, scope)
-            for site in sites + self.instance_calls(scope):
-                caller = self.index.function_of(site)
-                if caller is scope or self._never_volatile(group, site):
-                    continue
-                taint = self._region_output(caller, sources=[site])
-                found = self._consumed(taint, caller, names, backward_only,
-                                       f"the result of `{scope.name}()` (line {site.lineno})",  # type: ignore[attr-defined]
-                                       f"the call of `{scope.name}()` at line {site.lineno} trains on the result")  # type: ignore[attr-defined]
-                if found is not None:
-                    return found
+            found = self._callers_consume(scope, group, names, backward_only, f"the result of `{scope.name}()`",
+                                          {id(scope)})
+            if found is not None:
+                return found
         if backward_only:
             return None
         for key, stmt, reader in self.stored_readers(group):
@@ -260,6 +254,33 @@ class Follower(HelperFollower):
                                    f"`{reader.name}()` trains on the value kept in `{key}` (line {stmt.lineno})")
             if found is not None:
                 return found
+        return None
+
+    def _callers_consume(self, fn: ast.AST, group, names: NameBindings, backward_only: bool, what: str,
+                         seen: Set[int], depth: int = 0) -> Optional[str]:
+        """`caller_trains` at each call of `fn` (whose result carries no graph), and on at the
+        callers of a caller that only hands that result back (`unwrap()` returning
+        `self.unwrap_sentence(s)`, called by `forward`): what the last one computes with it
+        decides."""
+        sites, _ = call_sites(self.index, fn)
+        for site in sites + self.instance_calls(fn):
+            caller = self.index.function_of(site)
+            if caller is fn or fn is group.scope and self._never_volatile(group, site):
+                continue
+            taint = self._region_output(caller, sources=[site])
+            at = f"{what} (line {site.lineno})" + ("," if depth else "")
+            found = self._consumed(taint, caller, names, backward_only, at,
+                                   f"the call of `{fn.name}()` at line {site.lineno} trains on the result")  # type: ignore[attr-defined]
+            if found is not None:
+                return found
+            if isinstance(caller, FUNCTIONS) and id(caller) not in seen and depth < MAX_HANDED \
+                    and any(e.kind in ("return", "yield") for e in taint.escapes):
+                seen.add(id(caller))
+                found = self._callers_consume(caller, group, names, backward_only,
+                                              f"{what} (line {site.lineno}), handed back by `{caller.name}()`", seen,
+                                              depth + 1)
+                if found is not None:
+                    return found
         return None
 
     def _region_output(self, fn: ast.AST, **start):
