@@ -493,9 +493,10 @@ TORCH_DATA_INDEX = Needs(
 
 def asks_other_files(data: bytes) -> bool:
     """Whether a file's bytes may ask the project what other files define: a VF401 read (what
-    a function returns), or a call of what a call made (VF501: `RoIAlignFunction(7, 7, 1 / 16)
-    (features, rois)` of a class another module defines)."""
-    return TORCH_DATA_INDEX(data) or b")(" in data
+    a function returns), a call of what a call made (VF501: `RoIAlignFunction(7, 7, 1 / 16)
+    (features, rois)` of a class another module defines), or a `volatile=` whose region must
+    not cover another file's training step (`train_step(G, opt, z)` imported from `trainer`)."""
+    return TORCH_DATA_INDEX(data) or b")(" in data or TORCH_VOLATILE_KEYWORD(data)
 
 
 # VF402: `x.data.resize_(...)` / `x.data.resize_as_(...)`.

@@ -12,9 +12,10 @@ import ast
 from typing import Dict, List, Set, Tuple
 
 from .scalar_callees import (AUTOGRAD_FUNCTION, INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS,
-                             ONE, VARIABLE, instance_call, own_def)
+                             ONE, TRAINS, VARIABLE, instance_call, own_def)
 from .scalars import ScalarValues
 from .shapes import is_zero, own_returns
+from .trains import TrainingCalls, training_keys
 
 
 def returns_shape(values: ScalarValues, fn: ast.AST) -> Tuple[str, ...]:
@@ -48,6 +49,7 @@ def returns_facts(index) -> Dict[str, Tuple[str, ...]]:
     `Cls().method` -> `ScalarValues.returns_shape`, those with a shape only. A name the module
     binds twice is left out, as `project_callee` leaves it."""
     values = ScalarValues(index)
+    trainer = TrainingCalls(index)
     statements = [s for s in index.module_statements if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
     counts: Dict[str, int] = {}
     for stmt in statements:
@@ -69,6 +71,10 @@ def returns_facts(index) -> Dict[str, Tuple[str, ...]]:
             shape = returns_shape(values, fn)
             if shape:
                 out[key] = shape
+            trains = trainer.function_trains(fn, frozenset(), 1)
+            if trains is not None and not key.endswith(INSTANCE_CALL):
+                # `train_step` -> `train_step().#trains`, `Cls().m` -> `Cls().m#trains`
+                out[key + (TRAINS if INSTANCE_METHOD in key else INSTANCE_METHOD + TRAINS)] = (TRAINS, trains)
     return out
 
 
@@ -100,17 +106,25 @@ class _EveryShape:
 _EVERY_SHAPE = _EveryShape()
 
 
-def asked_returns(index, reads: bool = True) -> List[str]:
+def asked_returns(index, reads: bool = True, regions: bool = False) -> List[str]:
     """The keys of `ModuleIndex.scalar_returns` (functions, instance calls and methods of other
     files, by qualified name) VF401's questions about this module's `x.data[0]` and `x[0]`
-    may read (`reads`: the module has such reads), and VF501's about the classes it calls as
-    `Fn(...)(...)`: the project index links only those."""
+    may read (`reads`: the module has such reads), VF501's about the classes it calls as
+    `Fn(...)(...)`, and, for a module whose `volatile=` sources get regions (`regions`), whether
+    the other files' functions and methods it calls train (`flow.trains.training_keys`): the
+    project index links only those."""
     saved, index.scalar_returns = index.scalar_returns, _Asked()
     try:
         for call in made_callables(index):
             qual = index.qual(call.func.func)
             if qual is not None and not qual.startswith("torch."):
                 index.scalar_returns.get(qual + AUTOGRAD_FUNCTION)
+        if regions:
+            instances = ScalarValues(index).instance_classes
+            for calls in index.calls.values():
+                for call in calls:
+                    for key in training_keys(index, call, instances):
+                        index.scalar_returns.get(key)
         if not reads:
             return sorted(index.scalar_returns.asked)
         values = ScalarValues(index)

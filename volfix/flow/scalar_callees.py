@@ -40,6 +40,10 @@ CALLED_ELSEWHERE = "#called-elsewhere."
 # The module part of a name that only a star import of the project can bind (`from utils import *`
 # and `Batching` bound by nothing else): `*.Batching`, looked up in the modules star-imported.
 STAR_MODULE = "*"
+# The key after a function's qualified name and `INSTANCE_METHOD` (`trainer.train_step().#trains`),
+# or after a class's method (`model.Pix2Pix().optimize_parameters#trains`), that says it trains
+# (`flow.trains`): a region in another file must not cover its call.
+TRAINS = "#trains"
 # The key of `ModuleIndex.scalar_returns` the project index sets for a module-level function of
 # this file that no other file of the project names (so its calls here are all its calls).
 UNSHARED = "#unshared."

@@ -18,9 +18,11 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from .calls import FRAMEWORK_METHODS, argument_for
 from .grad_mode import literal_truth
+from .scalar_callees import INSTANCE_METHOD, TRAINS
 from .values import describe, header_nodes, walk_expr
 
 MAX_DEPTH = 4
@@ -36,6 +38,8 @@ class TrainingCalls:
         self._memo: Dict[Tuple[int, Known], Optional[str]] = {}
         self._by_statement: Dict[int, Optional[Training]] = {}  # id -> its first training call
         self._volatile_makers: Dict[int, bool] = {}  # id -> `makes_volatile([stmt])`
+        self._elsewhere: Optional[bool] = None  # the project index told of other files' training
+        self._instances = None  # `ScalarValues.instance_classes`, for `elsewhere`
 
     # ------------------------------------------------------------------ statements
     def in_statements(self, stmts) -> Optional[Training]:
@@ -69,6 +73,24 @@ class TrainingCalls:
             inner = self.function_trains(fn, self.known(call, fn), depth + 1)
             if inner is not None:
                 return f"`{fn.name}()`, which calls {inner}"  # type: ignore[attr-defined]
+        return self.elsewhere(call)
+
+    def elsewhere(self, call: ast.Call) -> Optional[str]:
+        """A function or a method of another file of the project that trains (the project
+        index's fact, `flow.returns.returns_facts`): `train_step(G, opt, z)` imported from
+        `trainer`, `model.optimize_parameters(z)` of an imported class's instance."""
+        facts = self.index.scalar_returns
+        if self._elsewhere is None:
+            self._elsewhere = any(key.endswith(TRAINS) for key in facts)
+        if not self._elsewhere:
+            return None
+        if self._instances is None:
+            from .scalars import ScalarValues  # the one-element values' engine, only when facts need it
+            self._instances = ScalarValues(self.index).instance_classes
+        for key in training_keys(self.index, call, self._instances):
+            found = facts.get(key)
+            if found and found[0] == TRAINS:
+                return f"`{describe(call.func)}()`, which calls {found[1]} in `{key.partition(INSTANCE_METHOD)[0]}`"
         return None
 
     def direct(self, call: ast.Call) -> Optional[str]:
@@ -275,3 +297,30 @@ def _defs(stmt: ast.stmt):
     elif isinstance(stmt, (ast.If, ast.Try)):
         for inner in stmt.body + stmt.orelse + getattr(stmt, "finalbody", []):
             yield from _defs(inner)
+
+
+# Modules whose functions never train a project's model: not asked about (`training_keys`).
+_LIBRARIES = frozenset({"numpy", "os", "sys", "math", "random", "time", "json", "pickle", "re", "copy", "shutil",
+                        "glob", "argparse", "logging", "collections", "itertools", "functools", "scipy",
+                        "sklearn", "matplotlib", "PIL", "cv2", "pandas", "h5py", "tqdm", "visdom",
+                        "tensorboardX", "six", "io", "csv", "subprocess", "datetime", "string", "operator"})
+
+
+def training_keys(index, call: ast.Call, instances) -> List[str]:
+    """The keys of `ModuleIndex.scalar_returns` that say whether `call` runs a function or a
+    method of another file of the project that trains (`flow.returns.returns_facts`): `f(...)`
+    of an imported `f` (`qual().#trains`), `obj.m(...)` where `obj` is an instance of an
+    imported class (`instances`: `ScalarValues.instance_classes`; `Cls().m#trains`)."""
+    func = call.func
+    if not isinstance(func, (ast.Name, ast.Attribute)):
+        return []
+    qual = index.qual(func)
+    if qual is not None:
+        if "." in qual and not nm.is_torch(qual) and qual.partition(".")[0] not in _LIBRARIES:
+            return [qual + INSTANCE_METHOD + TRAINS]
+        return []
+    if not isinstance(func, ast.Attribute) or func.attr in FRAMEWORK_METHODS or func.attr.startswith("__"):
+        return []
+    classes = instances(func.value, call)
+    return [f"{cls}{INSTANCE_METHOD}{func.attr}{TRAINS}" for cls in classes or ()
+            if isinstance(cls, str) and not nm.is_torch(cls) and cls.partition(".")[0] not in _LIBRARIES]

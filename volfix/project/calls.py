@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 from typing import List, Optional, Tuple
 
-from ..files.prefilter import TORCH_DATA_INDEX, asks_other_files
+from ..files.prefilter import asks_other_files
 from ..flow.helper_calls import instance_call
 from ..syntax import names as nm
 from ..syntax.document import Document
@@ -35,7 +35,7 @@ def file_calls(item):
     found = calls_in(doc, path, shown, in_run, names, methods, shim_table) if doc is not None else []
     if doc is None:
         return found, None, None, None
-    asked = asked_of(doc, TORCH_DATA_INDEX(raw)) if ask and asks_other_files(raw) else None
+    asked = asked_of(doc, raw) if ask and asks_other_files(raw) else None
     if plan is None:
         return found, None, None, asked
     # Read before the analysis, which binds the star imports into the module's names.

@@ -9,7 +9,7 @@ import os
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..files.prefilter import TORCH_DATA_INDEX
+from ..files.prefilter import TORCH_DATA_INDEX, TORCH_VOLATILE_KEYWORD
 from ..flow.returns import asked_returns, returns_facts
 from ..rules.vf501_legacy_function import function_facts
 from ..flow.scalar_callees import AUTOGRAD_FUNCTION, INSTANCE_CALL, INSTANCE_METHOD, OUTSIDE, STAR_MODULE, UNSHARED
@@ -24,18 +24,20 @@ def file_returns_asked(raw: bytes) -> List[str]:
     """Runs here or in a worker: what of other files a file's VF401 reads and VF501's calls
     ask about (`flow.returns.asked_returns`)."""
     doc = document_of(raw)
-    return [] if doc is None else asked_of(doc, TORCH_DATA_INDEX(raw))
+    return [] if doc is None else asked_of(doc, raw)
 
 
 def notebook_returns_asked(raw: bytes) -> List[str]:
     """`file_returns_asked` of a notebook: its code cells as the engine parses them."""
     doc = _notebook_document(raw)
-    return [] if doc is None else asked_of(doc, TORCH_DATA_INDEX(raw))
+    return [] if doc is None else asked_of(doc, raw)
 
 
-def asked_of(doc: Document, reads: bool = True) -> List[str]:
+def asked_of(doc: Document, raw: bytes) -> List[str]:
+    """`flow.returns.asked_returns` of a parsed file: its VF401 reads' questions when its bytes
+    hold one, whether the functions it calls train when they hold a `volatile=`."""
     try:
-        return asked_returns(doc.index(), reads)
+        return asked_returns(doc.index(), TORCH_DATA_INDEX(raw), TORCH_VOLATILE_KEYWORD(raw))
     except RecursionError:
         return []
 
