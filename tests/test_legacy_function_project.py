@@ -128,3 +128,31 @@ def test_the_fixed_project_runs_as_the_original_did_under_0_3(tmp_path):
     results(root, "fix")
     assert {p: p.read_bytes() for p in root.rglob("*.py")} == before  # a second fix changes nothing
     assert vf501(results(root, "check")) == {}
+
+
+def test_an_instance_kept_by_another_module_stops_the_conversion(tmp_path):
+    """A module that keeps an instance (`self.grl = RoIScaleFunction(0.5)`, called later as
+    `self.grl(x)`: a domain-adaptation network's gradient reversal) would raise after the class
+    became static, with nothing left to report it: the class gets no fix, and the note names
+    that use (found by a helper on fresh trees)."""
+    root = project(tmp_path / "repo")
+    (root / "lib/modules/kept.py").write_text(textwrap.dedent('''\
+        import torch.nn as nn
+        from ..functions.roi_scale import RoIScaleFunction
+
+
+        class Reversed(nn.Module):
+            def __init__(self):
+                super(Reversed, self).__init__()
+                self.grl = RoIScaleFunction(-1.0)
+
+            def forward(self, x, rois):
+                return self.grl(x, rois)
+        '''), encoding="utf-8")
+    (cls,) = vf501(results(root, "check"))["lib/functions/roi_scale.py"]
+    assert cls.fix is None
+    assert "lib/modules/kept.py` (line 8) uses `RoIScaleFunction` other than called as" in cls.note
+    before = (root / "lib/functions/roi_scale.py").read_bytes()
+    results(root, "fix")
+    assert (root / "lib/functions/roi_scale.py").read_bytes() == before
+    assert "lib/functions/roi_scale.py" in vf501(results(root, "check"))  # check does not read clean

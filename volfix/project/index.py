@@ -74,7 +74,7 @@ from .shims import file_shims, shim_names, shims_called
 from .torchness import torch_project_files
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
-from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
+from .words import _any_word, _call_filter, _module_word, other_use  # noqa: F401 - _any_word re-exported
 from ..syntax import names as nm
 from ..syntax.document import Document
 
@@ -468,11 +468,23 @@ class ProjectIndex:
         for path, names in called.items():  # the defining files of autograd Functions others call
             if path in self.run:
                 mine = dict(found.get(path, ()))
-                mine.update({CALLED_ELSEWHERE + name: ("called",) for name in names})
+                mine.update({CALLED_ELSEWHERE + name: self.function_uses(path, name) for name in names})
                 found[path] = tuple(sorted(mine.items()))
         for path, keys in unshared_functions(pairs, self.files if self.whole_project else [], self.bytes_of).items():
             found[path] = tuple(sorted({**dict(found.get(path, ())), **keys}.items()))
         return found
+
+    def function_uses(self, path: str, name: str) -> Tuple[str, ...]:
+        """The fact `CALLED_ELSEWHERE + name` of the file defining the autograd Function `name`:
+        ("called",) when the other files of the project only import it and call what calling it
+        makes; ("used", file, line) for the first that does more (`self.grl = GradReverse(l)`,
+        then `self.grl(x)`: an instance the conversion would leave raising)."""
+        for other in self.files:
+            raw = self.bytes_of(other) if other != path else None
+            line = other_use(raw, name) if raw is not None and name.encode("utf-8") in raw else 0
+            if line:
+                return ("used", self.shown(other), str(line))
+        return ("called",)
 
     def reads_other_files(self, path: str, raw: Optional[bytes]) -> bool:
         """Whether VF401's reads in a file of the run may ask what another file's functions

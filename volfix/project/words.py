@@ -77,3 +77,45 @@ def _any_word(words: Set[bytes]) -> Callable[[bytes], bool]:
 
 MAX_HEAD = 8  # bytes of a word's head
 MAX_HEADS = 16  # distinct heads searched before the regex
+
+
+# An import's text just before a name it imports: `from x import a, ` or a parenthesised list.
+_IMPORTING = re.compile(rb"import(?:[ \t\w,\\]*|[ \t]*\([\s\w,#]*)\Z")
+
+
+def other_use(raw: bytes, name: str) -> int:
+    """The line of the first use of the word `name` in a file's bytes other than an import of
+    it or a call of what calling it makes (`Fn(...)(...)`): `self.grl = GradReverse(lambd)`,
+    a subclass, a comment. 0 when there is none. Read from the bytes (approximately, never
+    missing a use: a call whose parentheses a string unbalances counts as a use)."""
+    word = re.compile(rb"(?<![\w.])" + re.escape(name.encode("utf-8")) + rb"(?!\w)")
+    for found in word.finditer(raw):
+        start = found.start()
+        if _IMPORTING.search(raw, max(0, start - 2000), start):
+            continue
+        at = _closing(raw, found.end())
+        if at is not None and raw[at:at + 1] == b"(":
+            continue
+        return raw.count(b"\n", 0, start) + 1
+    return 0
+
+
+def _closing(raw: bytes, at: int):
+    """After `Fn` at `at`: the offset after the blanks that follow its call's `)`; None if no
+    call follows."""
+    while raw[at:at + 1] in (b" ", b"\t"):
+        at += 1
+    if raw[at:at + 1] != b"(":
+        return None
+    depth = 0
+    for i in range(at, len(raw)):
+        if raw[i] in b"([{":
+            depth += 1
+        elif raw[i] in b")]}":
+            depth -= 1
+            if depth == 0:
+                i += 1
+                while raw[i:i + 1] in (b" ", b"\t"):
+                    i += 1
+                return i
+    return None

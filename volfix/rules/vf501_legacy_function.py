@@ -98,7 +98,9 @@ class LegacyAutogradFunction(Rule):
     `functions/roi_pool.py`, its call in `modules/roi_pool.py`), the module calling
     `RoIPoolFunction(7, 7, 1 / 16)(features, rois)` gets a finding too, and its fix
     `RoIPoolFunction.apply(features, rois, 7, 7, 1 / 16)` (unsafe: it goes with the class's
-    conversion); the class is converted when the project links such calls. A public class its
+    conversion); the class is converted when the project links such calls, unless another file
+    uses it other than so (keeps an instance, `self.grl = GradReverse(lambd)`, to call later:
+    no fix, and the note names that line). A public class its
     own module never calls, checked without its project, is reported without a fix: the
     conversion belongs with those calls. Otherwise it is reported without a fix, and the note
     says why.
@@ -170,8 +172,11 @@ class LegacyAutogradFunction(Rule):
             return
         src = ctx.src
         start = src.text.index("forward", src.start(forward))
-        elsewhere = (CALLED_ELSEWHERE + cls.name) in ctx.index.scalar_returns
-        edits, why_not = _conversion(cls, methods, ctx, callers_elsewhere=elsewhere)
+        uses = ctx.index.scalar_returns.get(CALLED_ELSEWHERE + cls.name)
+        edits, why_not = _conversion(cls, methods, ctx, callers_elsewhere=uses is not None)
+        if why_not is None and uses is not None and uses[0] == "used":
+            edits, why_not = [], (f"`{uses[1]}` (line {uses[2]}) uses `{cls.name}` other than called as "
+                                  f"`{cls.name}(...)(...)`, which the conversion would leave raising")
         note = fix = None
         if why_not is not None:
             note = f"no fix: {why_not}"
