@@ -103,7 +103,9 @@ class LegacyAutogradFunction(Rule):
     no fix, and the note names that line). A public class its
     own module never calls, checked without its project, is reported without a fix: the
     conversion belongs with those calls. Otherwise it is reported without a fix, and the note
-    says why.
+    says why. A subclass without a `backward` that its module never uses is not reported: it
+    is an object with a `forward` method (SSD's `Detect`, run as `detector.forward(out,
+    priors)`), which works today, and a `Detect(...)(x)` in another module is reported there.
     """
 
     CODE = "VF501"
@@ -173,6 +175,8 @@ class LegacyAutogradFunction(Rule):
         src = ctx.src
         start = src.text.index("forward", src.start(forward))
         uses = ctx.index.scalar_returns.get(CALLED_ELSEWHERE + cls.name)
+        if "backward" not in methods and uses is None and _calls(cls, ctx) == []:
+            return  # an object with a `forward` (SSD's `Detect`, run as `detector.forward(out, priors)`)
         edits, why_not = _conversion(cls, methods, ctx, callers_elsewhere=uses is not None)
         if why_not is None and uses is not None and uses[0] == "used":
             edits, why_not = [], (f"`{uses[1]}` (line {uses[2]}) uses `{cls.name}` other than called as "
