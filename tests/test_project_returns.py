@@ -359,6 +359,50 @@ def test_a_function_passed_to_a_function_no_other_file_names(tmp_path):
     assert reads_in(tmp_path, "trpo.py") == []
 
 
+
+def test_an_instance_passed_to_a_class_no_other_file_names(tmp_path):
+    """artetxem/undreamt: `Validator(translator)` keeps `self.translator`, whose `score(...)`
+    returns an `nn.NLLLoss` output, and reads `self.translator.score(...).data[0]`; the
+    validator is built in `main_train()`, a module without a `__main__` guard that `run.py`
+    calls. No other file names `Validator`, so its one construction here says what it holds
+    (the read raised IndexError after `fix --unsafe-fixes`, with `check` clean; found by a
+    helper on fresh trees). Once another file names it, that is unknown."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/translator.py": '''\
+        import torch
+        import torch.nn as nn
+
+
+        class Translator:
+            def __init__(self):
+                self.proj = nn.Linear(4, 5)
+                self.criterion = nn.NLLLoss(size_average=False)
+
+            def score(self, src, trg):
+                logprobs = nn.functional.log_softmax(self.proj(torch.randn(len(src), 4)), dim=1)
+                return self.criterion(logprobs, torch.LongTensor(trg))
+        ''', "pkg/train.py": '''\
+        from pkg.translator import Translator
+
+
+        class Validator:
+            def __init__(self, translator):
+                self.translator = translator
+
+            def perplexity(self):
+                return self.translator.score([1, 2], [0, 1]).data[0]
+
+
+        def main_train():
+            print(Validator(Translator()).perplexity())
+        ''', "run.py": '''\
+        import pkg.train
+        if __name__ == "__main__":
+            pkg.train.main_train()
+        '''})
+    assert reads_in(tmp_path, "train.py") == [("train.py", 9, "self.translator.score([1, 2], [0, 1]).data[0]", True)]
+    (tmp_path / "tests.py").write_text("from pkg.train import Validator\n")
+    assert reads_in(tmp_path, "train.py") == []
+
 def test_what_another_file_returns_when_it_is_not_one_element(tmp_path):
     """`x.sum(1)` (a row per sample) is no one-element value: no finding for `rows(x).data[0]`,
     an instance of a module whose `forward` returns it, or a name bound to either."""

@@ -258,13 +258,15 @@ class Callees:
 
     def _constructed_with(self, param: ast.Name, depth: int) -> Optional[list]:
         """The classes of what every construction of a module-level class passes for a
-        parameter of its `__init__` (never bound again there), in a program, where no other
-        file constructs it: `Validator(Translator())` for `self.translator = translator`
-        (artetxem/undreamt's validator scoring through `self.translator.score(...)`)."""
+        parameter of its `__init__` (never bound again there), where no other file constructs
+        it: in a program, or a class no other file of the project names (`UNSHARED`):
+        `Validator(Translator())` for `self.translator = translator` (artetxem/undreamt's
+        validator scoring through `self.translator.score(...)`, built in `main_train()`)."""
         fn = self.index.own_parameter(param)
         cls = self.index.method_class(fn) if fn is not None else None
-        if cls is None or getattr(fn, "name", None) != "__init__" or not self.ranks.in_program() \
-                or not isinstance(self.index.parents.get(cls), ast.Module):
+        if cls is None or getattr(fn, "name", None) != "__init__" \
+                or not isinstance(self.index.parents.get(cls), ast.Module) \
+                or not (self.ranks.in_program() or UNSHARED + cls.name in self.index.scalar_returns):
             return None
         sites, other = call_sites(self.index, fn)
         if not sites or other:

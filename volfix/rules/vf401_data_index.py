@@ -42,7 +42,10 @@ class ScalarDataIndex(Rule):
     after `f(V(t.arange(-2., 4.)))`; `loss.forward(fx, y)` in `train(model, loss, ...)` when
     every call passes `nn.CrossEntropyLoss()`); a parameter called as a function (`f(True).data[0]` in
     a line search) returns what the defs the calls pass return, in a program or in a module
-    whose function no other file of the project names. Files are read when they hold a `.data[0]`,
+    whose function no other file of the project names; so does what a class's `__init__` keeps
+    (`self.translator = translator`, then `self.translator.score(...).data[0]`, the score an
+    `nn.NLLLoss` output) when its constructions are in a program or no other file names the
+    class. Files are read when they hold a `.data[0]`,
     also a module that never imports torch (its tensors come from the project's other modules:
     `correct.float().sum().data[0]` in a `utils.py`); such a module that does not parse is not
     reported (a Python 2 Caffe script's `net.blobs['data'].data[0]` is no legacy PyTorch code).
