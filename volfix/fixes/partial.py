@@ -33,6 +33,9 @@ def partly_volatile(index, group) -> Optional[Tuple[str, bool]]:
         id(s.flag.branch) for s in group.sources if s.flag is not None and s.flag.branch is not None}
     kills += [(key, branch, True) for key, branch in taint.partial_gens
               if not mentions_version(index, branch.test) and id(branch.test) not in flags]
+    # in source order, then by name: `partial_kills`/`partial_gens` are sets, and the note names
+    # the first that applies (it changed from run to run with the strings' hashes)
+    kills.sort(key=lambda k: (k[1].lineno, k[1].col_offset, k[0], k[2]))
     killed: Dict[int, Set[str]] = {}  # if -> the keys one of its branches made plain (or volatile)
     for key, branch, _ in kills:
         killed.setdefault(id(branch), set()).add(key)

@@ -479,9 +479,13 @@ class ProjectIndex:
         ("called",) when the other files of the project only import it and call what calling it
         makes; ("used", file, line) for the first that does more (`self.grl = GradReverse(l)`,
         then `self.grl(x)`: an instance the conversion would leave raising)."""
+        mine = os.path.realpath(path)
+        defines = re.compile(rb"(?m)^[ \t]*class[ \t]+" + re.escape(name.encode("utf-8")) + rb"\b")
         for other in self.files:
-            raw = self.bytes_of(other) if other != path else None
-            line = other_use(raw, name) if raw is not None and name.encode("utf-8") in raw else 0
+            raw = self.bytes_of(other) if os.path.realpath(other) != mine else None
+            # a file defining its own class of that name (a copy of the layer) speaks of that one
+            line = other_use(raw, name) if raw is not None and name.encode("utf-8") in raw \
+                and not defines.search(raw) else 0
             if line:
                 return ("used", self.shown(other), str(line))
         return ("called",)
