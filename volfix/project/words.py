@@ -9,6 +9,8 @@ import os
 import re
 from typing import Callable, Dict, List, Set
 
+from ..files.prefilter import _in_comment as in_comment
+
 
 def _module_word(path: str) -> bytes:
     """The word an import of the module in `path` must spell (`utils` for `pkg/utils.py`);
@@ -85,13 +87,14 @@ _IMPORTING = re.compile(rb"import(?:[ \t\w,\\]*|[ \t]*\([\s\w,#]*)\Z")
 
 def other_use(raw: bytes, name: str) -> int:
     """The line of the first use of the word `name` in a file's bytes other than an import of
-    it or a call of what calling it makes (`Fn(...)(...)`): `self.grl = GradReverse(lambd)`,
-    a subclass, a comment. 0 when there is none. Read from the bytes (approximately, never
+    it, a comment, or a call of what calling it makes (`Fn(...)(...)`): `self.grl =
+    GradReverse(lambd)`, `crf = RoICropFunction()` then `crf.forward(...)`, a subclass. 0 when
+    there is none. Read from the bytes (approximately, never
     missing a use: a call whose parentheses a string unbalances counts as a use)."""
     word = re.compile(rb"(?<![\w.])" + re.escape(name.encode("utf-8")) + rb"(?!\w)")
     for found in word.finditer(raw):
         start = found.start()
-        if _IMPORTING.search(raw, max(0, start - 2000), start):
+        if _IMPORTING.search(raw, max(0, start - 2000), start) or in_comment(raw, start):
             continue
         at = _closing(raw, found.end())
         if at is not None and raw[at:at + 1] == b"(":

@@ -180,7 +180,7 @@ class LegacyAutogradFunction(Rule):
         edits, why_not = _conversion(cls, methods, ctx, callers_elsewhere=uses is not None)
         if why_not is None and uses is not None and uses[0] == "used":
             edits, why_not = [], (f"`{uses[1]}` (line {uses[2]}) uses `{cls.name}` other than called as "
-                                  f"`{cls.name}(...)(...)`, which the conversion would leave raising")
+                                  f"`{cls.name}(...)(...)`, which the conversion would break")
         note = fix = None
         if why_not is not None:
             note = f"no fix: {why_not}"
