@@ -220,7 +220,9 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx, callers_els
     if others:
         listed = ", ".join(f"`{m}`" for m in others)
         return [], f"`self` may reach the class's other methods ({listed}), which `ctx` does not"
-    if "backward" not in methods or _static(methods["backward"]):
+    if "backward" not in methods:
+        return [], "it has no `backward`"
+    if _static(methods["backward"]):
         return [], "`backward` is not a method of the same kind"
     if any(not isinstance(node, (ast.FunctionDef, ast.Expr, ast.Pass)) for node in cls.body):
         return [], f"`{cls.name}` holds class attributes `self` may read"
