@@ -134,7 +134,8 @@ def test_an_instance_kept_by_another_module_stops_the_conversion(tmp_path):
     """A module that keeps an instance (`self.grl = RoIScaleFunction(0.5)`, called later as
     `self.grl(x)`: a domain-adaptation network's gradient reversal) would raise after the class
     became static, with nothing left to report it: the class gets no fix, and the note names
-    that use (found by a helper on fresh trees)."""
+    that use, and the calls of the class in other modules keep their form too (found by a
+    helper on fresh trees)."""
     root = project(tmp_path / "repo")
     (root / "lib/modules/kept.py").write_text(textwrap.dedent('''\
         import torch.nn as nn
@@ -149,8 +150,11 @@ def test_an_instance_kept_by_another_module_stops_the_conversion(tmp_path):
             def forward(self, x, rois):
                 return self.grl(x, rois)
         '''), encoding="utf-8")
-    (cls,) = vf501(results(root, "check"))["lib/functions/roi_scale.py"]
+    found = vf501(results(root, "check"))
+    (cls,) = found["lib/functions/roi_scale.py"]
     assert cls.fix is None
+    (call,) = found["lib/modules/roi_scale.py"]  # the class stays as it is: so does its call
+    assert call.fix is None and "volfix cannot convert `RoIScaleFunction` in its module" in call.note
     assert "lib/modules/kept.py` (line 8) uses `RoIScaleFunction` other than called as" in cls.note
     before = (root / "lib/functions/roi_scale.py").read_bytes()
     results(root, "fix")

@@ -463,13 +463,22 @@ class ProjectIndex:
         asked.update(self.cached_facts(cells, self.known_asked, notebook_returns_asked, self.facts.put_returns_asked))
         readers += cells
         pairs = [(path, asked.get(path, ())) for path, _ in readers]
-        called: Dict[str, Set[str]] = {}
+        called: Dict[str, Dict[str, List[Tuple[str, str]]]] = {}
         found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars, self.whole_project, called)
         for path, names in called.items():  # the defining files of autograd Functions others call
+            uses = {name: self.function_uses(path, name) for name in names}
             if path in self.run:
                 mine = dict(found.get(path, ()))
-                mine.update({CALLED_ELSEWHERE + name: self.function_uses(path, name) for name in names})
+                mine.update({CALLED_ELSEWHERE + name: use for name, use in uses.items()})
                 found[path] = tuple(sorted(mine.items()))
+            for name, use in uses.items():
+                if use[0] != "used":
+                    continue
+                for reader, key in names[name]:  # the class stays as it is: so do its calls
+                    theirs = dict(found.get(reader, ()))
+                    if theirs.get(key, ())[:2] == ("legacy", "fix"):
+                        theirs[key] = ("legacy", "nofix")
+                        found[reader] = tuple(sorted(theirs.items()))
         for path, keys in unshared_functions(pairs, self.files if self.whole_project else [], self.bytes_of).items():
             found[path] = tuple(sorted({**dict(found.get(path, ())), **keys}.items()))
         return found

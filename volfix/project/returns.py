@@ -134,7 +134,7 @@ def split_returns_key(key: str) -> Tuple[str, str]:
 def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleTable,
                     returns_of: Callable[[List[str], Dict[str, Optional[tuple]]], None],
                     rounds: int, stars: Optional[Dict[str, Tuple[str, ...]]] = None, whole_project: bool = False,
-                    functions_called: Optional[Dict[str, Set[str]]] = None
+                    functions_called: Optional[Dict[str, Dict[str, List[Tuple[str, str]]]]] = None
                     ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
     """`Links.scalar_returns` of each reader: what the functions, classes' instances and methods
     of other files it asks about (`asked`: reader -> keys) return. `returns_of(paths, facts)`
@@ -145,7 +145,8 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
     `whole_project` (the modules are all the project's), a key whose module is no file of the
     project (a library's, or one this tree lacks: `from engine import Criterion` with no
     `engine.py`) gets `OUTSIDE`: what it returns cannot be read. `functions_called` collects
-    the autograd Functions other files call (defining path -> class names)."""
+    the autograd Functions other files call (defining path -> class name -> (reader, key)
+    of each file calling it)."""
     # (reader, key as it asks, module, name in the module, what after the name, importer, file)
     todo: List[Tuple[str, str, str, str, str, str, Optional[str]]] = []
     facts: Dict[str, Optional[tuple]] = {}
@@ -188,7 +189,7 @@ def resolve_returns(asked: Sequence[Tuple[str, Sequence[str]]], modules: ModuleT
             if returns.get(name + suffix):
                 out.setdefault(reader, {})[key] = returns[name + suffix]
                 if functions_called is not None and suffix == AUTOGRAD_FUNCTION and reader != target:
-                    functions_called.setdefault(target, set()).add(name)
+                    functions_called.setdefault(target, {}).setdefault(name, []).append((reader, key))
             elif name in imported:
                 where = module_and_name(imported[name])
                 if where is not None:
