@@ -12,7 +12,7 @@ import ast
 from typing import Dict, List, Set, Tuple
 
 from .scalar_callees import (AUTOGRAD_FUNCTION, INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS,
-                             ONE, TRAINS, VARIABLE, instance_call, own_def)
+                             ONE, TRAINS, VARIABLE, instance_call, own_def, trains_key)
 from .scalars import ScalarValues
 from .shapes import is_zero, own_returns
 from .trains import TrainingCalls, training_keys
@@ -73,8 +73,7 @@ def returns_facts(index) -> Dict[str, Tuple[str, ...]]:
                 out[key] = shape
             trains = trainer.function_trains(fn, frozenset(), 1)
             if trains is not None and not key.endswith(INSTANCE_CALL):
-                # `train_step` -> `train_step().#trains`, `Cls().m` -> `Cls().m#trains`
-                out[key + (TRAINS if INSTANCE_METHOD in key else INSTANCE_METHOD + TRAINS)] = (TRAINS, trains)
+                out[trains_key(key)] = (TRAINS, trains)
     return out
 
 

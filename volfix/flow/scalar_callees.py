@@ -44,6 +44,14 @@ STAR_MODULE = "*"
 # or after a class's method (`model.Pix2Pix().optimize_parameters#trains`), that says it trains
 # (`flow.trains`): a region in another file must not cover its call.
 TRAINS = "#trains"
+
+
+def trains_key(name: str) -> str:
+    """The `TRAINS` key of a function (`train_step`, `trainer.train_step`) or of a class's method
+    (`Pix2Pix().optimize_parameters`), in the defining file's facts and in its readers' asks."""
+    return name + (TRAINS if INSTANCE_METHOD in name else INSTANCE_METHOD + TRAINS)
+
+
 # The key of `ModuleIndex.scalar_returns` the project index sets for a module-level function of
 # this file that no other file of the project names (so its calls here are all its calls).
 UNSHARED = "#unshared."
@@ -238,8 +246,6 @@ class Callees:
                     return None
                 out.extend(found)
                 continue
-            if not isinstance(value, ast.Call):
-                return None
             value = _unmoved(value, self.index)  # `Net().cuda()` is the `Net` it made
             if not isinstance(value, ast.Call):
                 return None

@@ -22,7 +22,7 @@ from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS, ModuleIndex
 from .calls import FRAMEWORK_METHODS, argument_for
 from .grad_mode import literal_truth
-from .scalar_callees import INSTANCE_METHOD, TRAINS
+from .scalar_callees import INSTANCE_METHOD, TRAINS, trains_key
 from .values import describe, header_nodes, walk_expr
 
 MAX_DEPTH = 4
@@ -309,18 +309,18 @@ _LIBRARIES = frozenset({"numpy", "os", "sys", "math", "random", "time", "json", 
 def training_keys(index, call: ast.Call, instances) -> List[str]:
     """The keys of `ModuleIndex.scalar_returns` that say whether `call` runs a function or a
     method of another file of the project that trains (`flow.returns.returns_facts`): `f(...)`
-    of an imported `f` (`qual().#trains`), `obj.m(...)` where `obj` is an instance of an
-    imported class (`instances`: `ScalarValues.instance_classes`; `Cls().m#trains`)."""
+    of an imported `f`, `obj.m(...)` where `obj` is an instance of an imported class
+    (`instances`: `ScalarValues.instance_classes`); each by `scalar_callees.trains_key`."""
     func = call.func
     if not isinstance(func, (ast.Name, ast.Attribute)):
         return []
     qual = index.qual(func)
     if qual is not None:
         if "." in qual and not nm.is_torch(qual) and qual.partition(".")[0] not in _LIBRARIES:
-            return [qual + INSTANCE_METHOD + TRAINS]
+            return [trains_key(qual)]
         return []
     if not isinstance(func, ast.Attribute) or func.attr in FRAMEWORK_METHODS or func.attr.startswith("__"):
         return []
     classes = instances(func.value, call)
-    return [f"{cls}{INSTANCE_METHOD}{func.attr}{TRAINS}" for cls in classes or ()
+    return [trains_key(f"{cls}{INSTANCE_METHOD}{func.attr}") for cls in classes or ()
             if isinstance(cls, str) and not nm.is_torch(cls) and cls.partition(".")[0] not in _LIBRARIES]

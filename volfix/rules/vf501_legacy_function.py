@@ -9,6 +9,7 @@ from ..flow.scalar_callees import AUTOGRAD_FUNCTION, CALLED_ELSEWHERE
 from ..flow.shapes import own_returns
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
+from ..syntax.positions import line_breaks
 from .base import MODULE, Rule, on
 
 _FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function",
@@ -443,16 +444,11 @@ def _settings_after_inputs(outer: ast.Call, inner: ast.Call, given: List[str], s
     # settings (and a comment there) moves with them instead of joining the call into one line
     paren = src.text.index("(", src.end(inner))
     lead = src.text[opened:first]
-    if _breaks(lead) and not _breaks(src.text[paren + 1:src.end(outer)]) or src.comments_between(opened, first):
+    if line_breaks(lead) and not line_breaks(src.text[paren + 1:src.end(outer)]) or src.comments_between(opened, first):
         if lead.lstrip(" \t").startswith(("\r", "\n")):
             lead = lead.lstrip(" \t")  # no trailing blanks left after `apply(`
         edits.append(TextEdit(paren + 1, paren + 1, lead))
     return edits
-
-
-def _breaks(text: str) -> bool:
-    """Does `text` hold a line break (LF, CRLF or a lone CR)?"""
-    return "\n" in text or "\r" in text
 
 
 def function_facts(index) -> Dict[str, Tuple[str, ...]]:
