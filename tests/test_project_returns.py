@@ -733,7 +733,7 @@ def refuse(*_args, **_kwargs):
 def test_the_facts_come_from_the_cache_and_follow_the_defining_file(tmp_path, monkeypatch):
     """What a file returns and what a reader asks are cached by content: a warm run computes
     neither again (same findings), and editing the defining file changes what the reader gets."""
-    import volfix.project.index as project
+    import volfix.project.scalar_links as scalars
 
     monkeypatch.chdir(tmp_path)
     write(tmp_path, {"losses.py": LOSSES, "main.py": '''\
@@ -747,8 +747,8 @@ def test_the_facts_come_from_the_cache_and_follow_the_defining_file(tmp_path, mo
     cold = findings(tmp_path, use_cache=True)
     assert [f for f in cold if f[0] == "main.py"] == [("main.py", 6, "g_loss(x).data[0]", True)]
     (tmp_path / "other.py").write_text("x = 1\n")  # the project's links are not those cached
-    monkeypatch.setattr(project, "file_returns", refuse)
-    monkeypatch.setattr(project, "file_returns_asked", refuse)
+    monkeypatch.setattr(scalars, "file_returns", refuse)
+    monkeypatch.setattr(scalars, "file_returns_asked", refuse)
     assert findings(tmp_path, use_cache=True) == cold
     monkeypatch.undo()
     monkeypatch.chdir(tmp_path)
@@ -760,7 +760,7 @@ def test_only_files_with_a_vf401_read_ask_and_only_what_they_call_is_read(tmp_pa
     """A project linked for its helpers reads no file's returns when no file reads `.data[0]`,
     nor when the file that does imports no module of the project; a reader asks only for the
     names its reads may need."""
-    import volfix.project.index as project
+    import volfix.project.scalar_links as scalars
 
     write(tmp_path, {"data.py": '''\
         import torch
@@ -777,8 +777,8 @@ def test_only_files_with_a_vf401_read_ask_and_only_what_they_call_is_read(tmp_pa
         def main(x):
             return get_batch(x, evaluation=True)
         '''})
-    monkeypatch.setattr(project, "file_returns", refuse)
-    monkeypatch.setattr(project, "file_returns_asked", refuse)
+    monkeypatch.setattr(scalars, "file_returns", refuse)
+    monkeypatch.setattr(scalars, "file_returns_asked", refuse)
     run([str(tmp_path)], config=Config(), options=RunOptions(mode="check", use_cache=False, jobs=1))
     # A read in a file that imports no module of the project (torch's are not asked about).
     write(tmp_path, {"solo.py": '''\
@@ -817,7 +817,7 @@ def test_returns_facts_of_a_file():
 def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_its_calls(tmp_path, monkeypatch):
     """The parse that finds a file's calls of helpers (`file_calls`) also tells what its
     VF401 reads ask, in a check and in a fix: the file is not parsed again for it."""
-    import volfix.project.index as project
+    import volfix.project.scalar_links as scalars
 
     write(tmp_path, {"losses.py": "import torch.nn as nn\n\n\ndef g_loss(x, y):\n    return nn.MSELoss()(x, y)\n",
                      "data.py": '''\
@@ -837,7 +837,7 @@ def test_a_caller_of_a_helper_says_what_its_reads_ask_on_the_parse_that_finds_it
             batch = get_batch(x, evaluation=True)
             return g_loss(batch, x).data[0]
         '''})
-    monkeypatch.setattr(project, "file_returns_asked", refuse)
+    monkeypatch.setattr(scalars, "file_returns_asked", refuse)
     assert [f for f in findings(tmp_path, config=Config()) if f[0] == "main.py"] == [
         ("main.py", 8, "g_loss(batch, x).data[0]", True)]
     run([str(tmp_path)], config=Config(), options=RunOptions(mode="fix", use_cache=False, jobs=1))

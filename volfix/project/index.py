@@ -60,7 +60,6 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set
 
 from ..flow.grad_mode import GradShim
 from ..files.prefilter import asks_other_files, helper_hint
-from ..flow.scalar_callees import CALLED_ELSEWHERE
 from .calls import file_calls
 from .early import EarlyPlan, star_guess
 from .facts import HOP, ExternalCall, FactStore, HelperSignature, Links, calls_key, links_key, shims_key
@@ -68,13 +67,13 @@ from .helpers import CALL_KEY, NameTable, document_of, file_helpers, file_star_m
 from .passing import volatile_param_calls
 from .modules import (ModuleTable, module_candidates, module_names, notebook_code,  # noqa: F401 - re-exported
                       resolve_module)
-from .returns import (calls_a_parameter, file_returns, file_returns_asked, imports_project_module,
-                      notebook_returns_asked, resolve_returns, unshared_functions)
+from .returns import calls_a_parameter, imports_project_module
+from .scalar_links import scalar_links
 from .shims import file_shims, shim_names, shims_called
 from .torchness import torch_project_files
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
-from .words import _any_word, _call_filter, _module_word, other_use  # noqa: F401 - _any_word re-exported
+from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
 from ..syntax import names as nm
 from ..syntax.document import Document
 
@@ -181,7 +180,7 @@ class ProjectIndex:
             if not new:
                 break
         stars = self.star_links(py_files, modules, notebooks)
-        returns = self.scalar_links(py_files, modules, stars, notebooks)
+        returns = scalar_links(self, py_files, modules, stars, notebooks)
         passing = self.volatile_param_calls()
         if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns \
                 and not passing and not any(map(self.torch_project, self.run)):
@@ -447,58 +446,6 @@ class ProjectIndex:
                     t for t in (modules.resolve(m, path) for m in named) if t is not None)
         return out
 
-    def scalar_links(self, py_files: List[str], modules: ModuleTable,
-                     stars: Optional[Dict[str, Tuple[str, ...]]] = None, notebooks: Sequence[str] = ()
-                     ) -> Dict[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]:
-        """`Links.scalar_returns` of the files of the run that VF401 reads (`.py` files and the
-        run's notebooks): what the functions, classes' instances and methods of other files they
-        ask about return. Only the files defining those are read (`file_returns`, cached by
-        content), and a name one of them imports is followed to the file it comes from
-        (`algo/__init__.py`: `from .ppo import PPO`)."""
-        readers = [(path, self.data[path]) for path in py_files
-                   if path in self._asked or self.reads_other_files(path, self.data.get(path))]
-        asked: Dict[str, List[str]] = self.cached_facts(readers, self.known_asked, file_returns_asked,
-                                                        self.facts.put_returns_asked)
-        cells = [(path, self.data[path]) for path in notebooks if self.reads_other_files(path, self.data.get(path))]
-        asked.update(self.cached_facts(cells, self.known_asked, notebook_returns_asked, self.facts.put_returns_asked))
-        readers += cells
-        pairs = [(path, asked.get(path, ())) for path, _ in readers]
-        called: Dict[str, Dict[str, List[Tuple[str, str]]]] = {}
-        found = resolve_returns(pairs, modules, self.returns_of, MAX_ROUNDS, stars, self.whole_project, called)
-        for path, names in called.items():  # the defining files of autograd Functions others call
-            uses = {name: self.function_uses(path, name) for name in names}
-            if path in self.run:
-                mine = dict(found.get(path, ()))
-                mine.update({CALLED_ELSEWHERE + name: use for name, use in uses.items()})
-                found[path] = tuple(sorted(mine.items()))
-            for name, use in uses.items():
-                if use[0] != "used":
-                    continue
-                for reader, key in names[name]:  # the class stays as it is: so do its calls
-                    theirs = dict(found.get(reader, ()))
-                    if theirs.get(key, ())[:2] == ("legacy", "fix"):
-                        theirs[key] = ("legacy", "nofix")
-                        found[reader] = tuple(sorted(theirs.items()))
-        for path, keys in unshared_functions(pairs, self.files if self.whole_project else [], self.bytes_of).items():
-            found[path] = tuple(sorted({**dict(found.get(path, ())), **keys}.items()))
-        return found
-
-    def function_uses(self, path: str, name: str) -> Tuple[str, ...]:
-        """The fact `CALLED_ELSEWHERE + name` of the file defining the autograd Function `name`:
-        ("called",) when the other files of the project only import it and call what calling it
-        makes; ("used", file, line) for the first that does more (`self.grl = GradReverse(l)`,
-        then `self.grl(x)`: an instance the conversion would leave raising)."""
-        mine = os.path.realpath(path)
-        defines = re.compile(rb"(?m)^[ \t]*class[ \t]+" + re.escape(name.encode("utf-8")) + rb"\b")
-        for other in self.files:
-            raw = self.bytes_of(other) if os.path.realpath(other) != mine else None
-            # a file defining its own class of that name (a copy of the layer) speaks of that one
-            line = other_use(raw, name) if raw is not None and name.encode("utf-8") in raw \
-                and not defines.search(raw) else 0
-            if line:
-                return ("used", self.shown(other), str(line))
-        return ("called",)
-
     def reads_other_files(self, path: str, raw: Optional[bytes]) -> bool:
         """Whether VF401's reads in a file of the run may ask what another file's functions
         return: a candidate of the run (its bytes came with it) with a VF401 read that imports
@@ -509,18 +456,6 @@ class ProjectIndex:
         code = notebook_code(raw) if path.endswith(".ipynb") else raw
         return imports_project_module(code, path, self._layout[1], self._imports) \
             or self.whole_project and calls_a_parameter(code)
-
-    def returns_of(self, paths: List[str], facts: Dict[str, Optional[tuple]]) -> None:
-        """Fill `facts` (path -> (returns, imported names), None: unreadable) for `paths`,
-        from the cache or from each file's reading (`file_returns`, in the workers)."""
-        readable = []
-        for path in paths:
-            raw = self.bytes_of(path)
-            facts[path] = None
-            if raw is not None:
-                readable.append((path, raw))
-        facts.update(self.cached_facts(readable, self.facts.returns, file_returns,
-                                       lambda path, raw, found: self.facts.put_returns(path, raw, *found)))
 
     def cached_facts(self, files: List[Tuple[str, bytes]], known: Callable[[str, bytes], Any],
                      worker: Callable[[bytes], Any], put: Callable[[str, bytes, Any], None]) -> Dict[str, Any]:
@@ -609,7 +544,7 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     (read bytes are added to it); `project_files`: the other files of the project, read only;
     `cache`, `mapper` and `early`: see `ProjectIndex`. `light`: no file hints a helper, a star
     import or a grad-mode function, so only what VF401's reads need of other files is linked
-    (`ProjectIndex.scalar_links`, its facts cached by content): the project's other files
+    (`project.scalar_links`, its facts cached by content): the project's other files
     are read only when a read calls a function's parameter (do they name that function?).
     `whole_project`: the files given are all of a project's (it has a root)."""
     index = ProjectIndex(run_files, data, display, read, project_files, cache, mapper, early, whole_project)
@@ -619,7 +554,7 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
         notebooks = [p for p in index.files if p.endswith(".ipynb") and p in index.run]
         index._layout = (py_files, modules, notebooks)
         out = {path: Links(project_wide=index.project_wide, scalar_returns=returns)
-               for path, returns in index.scalar_links(py_files, modules, notebooks=notebooks).items()}
+               for path, returns in scalar_links(index, py_files, modules, notebooks=notebooks).items()}
         for path, calls in index.volatile_param_calls().items():
             external = tuple(sorted((name, tuple(found)) for name, found in calls.items()))
             out[path] = Links(external_calls=external, project_wide=index.project_wide,
