@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..flow import grad_mode
 from .edits import TextEdit
 from ..flow.calls import call_sites
+from ..flow.decided import decided_flag
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
@@ -363,7 +364,7 @@ class Planner:
     def header(self, group: Group, all_groups: List[Group]) -> Tuple[str, frozenset]:
         ctx = self.ctx
         node = group.sources[0].node
-        if group.flag is None:
+        if group.flag is None or self.decided_true(group):
             text, imports = ctx.spell("torch.no_grad", node)
             return f"{text}()", imports
         flag = group.flag
@@ -376,6 +377,18 @@ class Planner:
             return f"{no_grad}() if {flag.text} else {null}()", i1 | i2
         enabled, imports = ctx.spell("torch.set_grad_enabled", node)
         return f"{enabled}({negate(flag, self.segment, self.index)})", imports
+
+    def decided_true(self, group: Group) -> bool:
+        """Every run of a flag's region lies where an enclosing `if` has tested the flag true
+        (the `else:` of `if self.training:` for `volatile=not self.training`,
+        `flow.decided`): `set_grad_enabled(self.training)` there is `torch.no_grad()`."""
+        flag = group.flag
+        if flag is None or flag.negated or flag.text != self.segment(flag.node) \
+                or self.index.function_of(flag.node) is not group.scope or not group.placement:
+            return False
+        runs = group.placement.runs
+        return bool(runs) and all((decided_flag(self.index, flag.node, run.block[run.first]) or (False,))[0]
+                                  for run in runs)
 
     def entered_without_grad(self, group: Group) -> bool:
         """The function holding a flag's region is called inside the `no_grad` region of a

@@ -5,6 +5,7 @@ from ..files import prefilter
 from ..model import Applicability
 from ..findings import Flag
 from ..flow import grad_mode
+from ..flow.decided import decided_flag
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
 from .variable_calls import unbound_note, unresolved_note, unwrap
@@ -104,6 +105,11 @@ class VolatileFlagInVariableCall(Rule):
     by its callers (`volatile=self.volatile`, set by `set_volatile(True)` around inference)
     is such a flag. A flag that copies a tensor's `volatile` (`Variable(data,
     volatile=x.volatile)`) is dropped (unsafe): grad mode propagates by itself today.
+    Inside an `if` that tests the flag itself (`if self.training:` ... `Variable(cost,
+    volatile=not self.training)`) the flag is known: false there, so the keyword is dropped as
+    VF102 drops `volatile=False`; true in the `else:`, so the region is `torch.no_grad()`, not a
+    `set_grad_enabled(self.training)` the `if` has already decided. Not when something in the
+    `if` before the call may change the flag (an assignment of it, a `train()`/`eval()` call).
     """
 
     CODE = "VF103"
@@ -132,6 +138,17 @@ class VolatileFlagInVariableCall(Rule):
             ctx.report(self.CODE, call,
                        note="the flag copies another value's `volatile`: dropped, grad mode now propagates by itself",
                        fix=ctx.edit_fix(Applicability.UNSAFE, "Unwrap the `Variable`", undo.edits))
+            return
+        decided = decided_flag(ctx.index, flag, call)
+        if decided is not None and decided[0] is False:  # `volatile=False` there: as VF102 fixes it
+            undo = unwrap(vc, ctx, detach_data=True, legacy_call=True)
+            branch = "" if decided[2] else "the `else:` of "
+            because = (f"`{ctx.src.segment(flag)}` is false inside {branch}`if {ctx.src.segment(decided[1].test)}:` "
+                       f"(line {decided[1].lineno}): dropped")
+            ctx.report(self.CODE, call, note=f"unsafe fix: {undo.note}" if undo.note else unresolved or because,
+                       fix=ctx.edit_fix(Applicability.SAFE if undo.exact else Applicability.UNSAFE,
+                                        "Remove the `volatile` flag" if undo.keyword_only else self.FIX_TITLE,
+                                        undo.edits))
             return
         finding = ctx.report(self.CODE, call, note=unresolved or vc.wrapper)
         ctx.add_source(finding, call, flag=ctx.flag_of(flag), own_edits=undo.edits, deleted=undo.deleted,
