@@ -3,8 +3,8 @@
 A region may cover statements that cannot record a graph or change a grad-dependent result:
 `inert` ones (docstrings, constants, `model.eval()`, logging, `AverageMeter()` set-up), which
 never keep a function from becoming a decorator, and `harmless` ones (assignments of values
-without autograd history, `pass`/`break`, asserts calling nothing that may record, `if`s of
-such statements), which never split a region in two.
+without autograd history, of a `torch.nn` module made but not run, `pass`/`break`, asserts
+calling nothing that may record, `if`s of such statements), which never split a region in two.
 """
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ class StatementKinds:
             return True
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             value = stmt.value
-            return value is not None and (self.free(value, scope) or only_names(value))
+            return value is not None and (self.free(value, scope) or only_names(value) or self.module_made(value, scope))
         if isinstance(stmt, ast.Expr):
             return self.free(stmt.value, scope) or self.list_growth(stmt.value, scope)
         if isinstance(stmt, ast.Assert):  # a truth test, kept nowhere: only its calls could record
@@ -160,6 +160,20 @@ class StatementKinds:
             return self.free(stmt.test, scope) and all(
                 self.harmless(s, scope) for s in stmt.body + stmt.orelse)
         return False
+
+    def module_made(self, value: ast.AST, scope: ast.AST) -> bool:
+        """`interpo = nn.Upsample(size=(o_h, o_w), mode='bilinear')`: a `torch.nn` module made,
+        not run. Its parameters are leaves that require grad in any grad mode, and making it
+        records nothing; only calls in its arguments could (each must be `free`)."""
+        if not isinstance(value, ast.Call):
+            return False
+        qual = self.index.qual(value.func) or ""
+        if not qual.startswith("torch.nn.") or qual.startswith("torch.nn.functional."):
+            return False
+        if not qual.rsplit(".", 1)[1][:1].isupper():
+            return False
+        arguments = list(value.args) + [k.value for k in value.keywords]
+        return all(self.free(n, scope) for a in arguments for n in ast.walk(a) if isinstance(n, ast.Call))
 
     def list_growth(self, value: ast.AST, scope: ast.AST) -> bool:
         """`accs.append(acc)` on a Python list the scope builds (every binding of `accs` a list
