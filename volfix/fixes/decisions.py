@@ -12,6 +12,8 @@ from typing import List, Optional, Tuple
 
 from ..findings import W_UNSAFE
 from ..flow.rewraps import hidden_rewraps
+from ..flow.bindings import NameBindings
+from ..flow.values import calls_a_module
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from .handed import handed_on
@@ -121,6 +123,38 @@ class Decisions:
             return None
         return placement
 
+    def meets_and_leaves(self, group) -> Optional[str]:
+        """The region covers a statement where the value meets one that may require grad
+        (`loss = scores.sum() + paugment_total`, `scores` a module's output), and a value leaves
+        the function (`return None, loss`): in 0.3 what the meeting made was volatile, so no
+        caller could train on it. A caller elsewhere that does (self-attentive-parser's
+        `parse_batch`, trained in `main.py`) says volfix took for volatile what was not (a
+        callee's Python number): the region would stop that training."""
+        taint = group.taint
+        leaving = [e for e in taint.escapes if e.kind in ("return", "yield", "attribute", "global")]
+        if not leaving or not isinstance(group.scope, FUNCTIONS):
+            return None
+        for stmt in taint.uses:
+            if id(stmt) not in taint.meeting or not any(run.holds(stmt) for run in group.placement.runs):
+                continue
+            partners = [p for p in taint.partners.get(id(stmt), ()) if self._module_output(p)]
+            if partners:
+                return (f"unsafe fix: the region covers line {stmt.lineno}, where the value meets "
+                        f"`{self.ctx.src.segment(partners[0])}`, which may require grad, and `{group.scope.name}()` "
+                        f"hands a value on ({leaving[0].what}, line {leaving[0].stmt.lineno}): 0.3 made that "
+                        "volatile, so a caller that trains on it (volfix cannot see them all) would have raised")
+        return None
+
+    def _module_output(self, partner: ast.AST) -> bool:
+        """A value a module of the program computes, so it requires grad: a call of one
+        (`self.f_label(x).sum()`), or a name bound to one (`scores = self.f_label(x)`)."""
+        names = NameBindings(self.index)
+        if calls_a_module(self.index, names, partner, partner) is not None:
+            return True
+        return any(isinstance(v, ast.AST) and calls_a_module(self.index, names, v, v) is not None
+                   for n in ast.walk(partner) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                   for v in names.bindings(n.id, n))
+
     def _unless_rewrapped(self, covered: List[ast.stmt]) -> str:
         """The region's calls that may rebuild the value from `.data` (`flow.rewraps`): then 0.3
         trained through them, and the region stops their layers from training."""
@@ -148,6 +182,9 @@ class Decisions:
         trains = self.follower.caller_trains(group) or self.follower.lazy_return(group)
         if trains is not None:
             return UNSAFE, trains, W_UNSAFE
+        met = self.meets_and_leaves(group)
+        if met is not None:
+            return UNSAFE, met, W_UNSAFE
         if partial is not None:  # `partly_volatile`, asked once by `decide`
             return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
         writes = [(stmt, key) for stmt, key in group.taint.buffer_writes
