@@ -85,7 +85,12 @@ class NameBindings:
         `for` or comprehension target, None for another binding that is not `name = value` /
         `name op= value`); [] when it is not bound there."""
         scope = self.index.function_of(at)
-        out = self._bound_in(name, scope, self._reaching(name, scope, at)[1])
+        dominator, reaching = self._reaching(name, scope, at)
+        if dominator is None:  # nothing dominates: the bindings the flow can bring to the read
+            own = self.index.statement_of(at)
+            out = self._bound_in(name, scope, None, lambda node: self._may_reach(node, own, scope))
+        else:
+            out = self._bound_in(name, scope, reaching)
         if not out and scope is not self.index.tree:
             # a name of the function enclosing this one (a closure reads it), or of the module
             out = self._bound_in(name, self._resolving(name, self.index.function_of(scope)))
@@ -189,13 +194,32 @@ class NameBindings:
                 return first <= position <= last
         return False
 
-    def _bound_in(self, name: str, scope: ast.AST, reaching: Optional[Callable[[ast.AST], bool]] = None) -> list:
+    def _may_reach(self, node: ast.AST, own: ast.stmt, scope: ast.AST) -> bool:
+        """Whether a binding can bring its value to a read in `own` when no assignment
+        dominates the read: one in a statement that starts before `own` can; `own` itself
+        binds after reading (`err = err.data[0]` on a parameter), and a later statement binds
+        after it, unless a loop of the scope holds both (the next pass reads it)."""
+        stmt = self.index.statement_of(node)
+        if stmt is not own and (stmt.lineno, stmt.col_offset) < (own.lineno, own.col_offset):
+            return True
+        loops = (ast.For, ast.AsyncFor, ast.While)
+        for loop in ([own] if isinstance(own, loops) else []) + self.index.enclosing(own, loops):
+            if self.index.function_of(loop) is scope and loop.lineno <= stmt.lineno <= loop.end_lineno:
+                return True
+        return False
+
+    def _bound_in(self, name: str, scope: ast.AST, reaching: Optional[Callable[[ast.AST], bool]] = None,
+                  flowing: Optional[Callable[[ast.AST], bool]] = None) -> list:
+        """The values bound to `name` in `scope`: those `reaching` keeps (an assignment
+        dominates the read: no parameter), else those `flowing` keeps (and the parameter)."""
         index = self.index
         out = []
         for node in index.names.get(name, ()):
             if not isinstance(node.ctx, ast.Store) or index.function_of(node) is not scope:
                 continue
             if reaching is not None and not reaching(node):
+                continue
+            if flowing is not None and not flowing(node):
                 continue
             parent = index.parents.get(node)
             if isinstance(parent, ast.Assign) and node in parent.targets:

@@ -287,7 +287,7 @@ class ScalarDataIndex(Rule):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: every call of `{passed[0]}()` in this file passes {passed[2]} for "
                 f"`{shown}` ({passed[1]}); a call from elsewhere with several elements would make `.item()` raise")
-        scalar_helper = _scalar_helper(subject, node, ctx)
+        scalar_helper = _scalar_helper(subject, node, ctx, scalars.names)
         if scalar_helper is not None:
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: `{scalar_helper}()` is named for a scalar and `{shown}` is its parameter; a call "
@@ -467,16 +467,23 @@ def _accumulator_note(shown: str) -> str:
             f"elements `[0]` meant the first and `.item()` raises")
 
 
-def _own_parameter(subject: ast.AST, at: ast.AST, ctx):
-    """The function reading `subject` when it is a parameter of it never bound again there."""
+def _own_parameter(subject: ast.AST, at: ast.AST, ctx, names: Optional[NameBindings] = None):
+    """The function reading `subject` when it is a parameter of it never bound again there,
+    or (with `names`) bound again only where that cannot reach the read (`err = err.data[0]`
+    first thing in `def show(err)`)."""
     fn = ctx.index.own_parameter(subject, at)
+    if fn is None and names is not None and isinstance(subject, ast.Name):
+        scope = ctx.index.function_of(at)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and subject.id in nm.function_params(scope) \
+                and names.bindings(subject.id, at) == [None]:
+            fn = scope
     return fn if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
-def _scalar_helper(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:
+def _scalar_helper(subject: ast.AST, at: ast.AST, ctx, names: NameBindings) -> Optional[str]:
     """`def unwrap_scalar_variable(var): ... return var.data[0]` (jihunchoi's helper, called from
     other files): a function named for a scalar reading its parameter's first element."""
-    fn = _own_parameter(subject, at, ctx)
+    fn = _own_parameter(subject, at, ctx, names)
     if fn is None or not any(word.lower() == "scalar" for word in WORD.findall(fn.name)):
         return None
     return fn.name
@@ -484,12 +491,12 @@ def _scalar_helper(subject: ast.AST, at: ast.AST, ctx) -> Optional[str]:
 
 def _losses_passed(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) -> Optional[Tuple[str, str, str]]:
     """(function, the arguments, what they are) when `subject` is a parameter of the function reading it,
-    never rebound there, and every call of that function in this file passes a value named
+    not rebound where that reaches the read, and every call of that function in this file passes a value named
     like a loss, or certainly one element, for it (`def _get_data(self, d): return
     d.data[0]`, called as `self._get_data(g_loss)`, `self._get_data(d_adv_loss)`; `unwrap(x.sum())`)."""
-    fn = _own_parameter(subject, at, ctx)
+    fn = _own_parameter(subject, at, ctx, scalars.names)
     if fn is None:
-        return None  # not a parameter, or one the function binds again
+        return None  # not a parameter, or one the function binds where it reaches the read
     sites, other = call_sites(ctx.index, fn)
     if not sites or other:
         return None
