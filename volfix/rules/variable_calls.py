@@ -17,6 +17,7 @@ from ..findings import Flag
 from ..fixes.edits import TextEdit
 from ..flow.calls import splat_entries
 from ..flow.grad_mode import literal_truth
+from ..flow.values import likely_grad
 from ..syntax import names as nm
 
 _FLAGS = ("data", "requires_grad", "volatile")
@@ -277,6 +278,10 @@ def _requires_grad_unwrap(vc: VariableCall, ctx) -> Unwrap:
     if isinstance(data, ast.Name) and _read_again(data, call, ctx.index):
         # `x = Variable(images, requires_grad=True)`, then `images.add_(...)`: 0.3 made a new leaf,
         # and `images.requires_grad_()` would make `images` itself one (its in-place update raises)
+        return Unwrap(expr.replace(call, f"{data.id}.detach().requires_grad_()"))
+    if isinstance(data, ast.Name) and not fresh and likely_grad(ctx.index, data, ctx.index.function_of(call)):
+        # `loss = Variable(loss, requires_grad=True)` of a computed loss: a new leaf; on the
+        # graph's output itself `requires_grad_()` would keep the graph (a second backward raises)
         return Unwrap(expr.replace(call, f"{data.id}.detach().requires_grad_()"))
     exact = fresh or ctx.legacy_semantics
     return Unwrap(expr.replace(call, f"{expr.attr_base(data)}.requires_grad_()"), exact=exact,
