@@ -377,30 +377,52 @@ def _is_none(node: ast.AST) -> bool:
 def _identity_helpers(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
     """`def var(a): return Variable(a)` became `def var(a): return a`: its calls `var(t)`
     become `t` and the function goes, when every use is such a call in this file and no
-    other file is likely to import it (a notebook, a script with a `__main__` guard, or a
-    private name); a module's public function stays, since an importer would lose it."""
+    other file is likely to import it (a notebook, a script with a `__main__` guard, a
+    private name, or a def inside a function, whose calls are all in that function: OpenNMT's
+    `def var(a): return Variable(a, volatile=True)` in `translate_batch`); a module's public
+    function stays, since an importer would lose it."""
     tree = index.tree
     importable = not (CELL_SEPARATOR in expr.src.text or _has_main_guard(tree))
-    for fn in index.module_statements:
+    local = [f for f in index.functions if isinstance(f, ast.FunctionDef)
+             and isinstance(index.parents.get(f), (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for fn in list(index.module_statements) + local:
         param = _identity_of(fn)
-        if param is None or not created(fn.body[-1]) or (importable and not fn.name.startswith("_")):
+        outer = index.parents.get(fn)
+        nested = not isinstance(outer, ast.Module)
+        if param is None or not created(fn.body[-1]) or (importable and not nested and not fn.name.startswith("_")):
             continue
         calls = []
         for node in index.names.get(fn.name, ()):
+            if nested and not _within(node, outer):
+                continue  # another scope's name (`def var(a)` inside a method is that method's)
             call = index.parents.get(node)
             if not (isinstance(node.ctx, ast.Load) and isinstance(call, ast.Call) and call.func is node
                     and len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred)):
                 calls = None
                 break
             calls.append(call)
-        if not calls or sum(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign))
-                            and fn.name in _bound_names(s) for s in index.module_statements) != 1:
+        if nested:  # the def binds the name once in its function, and nothing there binds it again
+            binders = [n for n in ast.walk(outer) if n is not fn and (
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == fn.name
+                or isinstance(n, ast.arg) and n.arg == fn.name
+                or isinstance(n, ast.Name) and n.id == fn.name and not isinstance(n.ctx, ast.Load))]
+            if binders or fn.name in {n for s in ast.walk(outer) if isinstance(s, (ast.Global, ast.Nonlocal))
+                                      for n in s.names}:
+                continue
+        if not calls or not nested and sum(
+                isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign))
+                and fn.name in _bound_names(s) for s in index.module_statements) != 1:
             continue
         edits = _delete_definition(expr.src, fn)
         for call in calls:
             edits.extend(expr.replace(call, expr.text_in_place_of(call, call.args[0])))
         return edits
     return []
+
+
+def _within(node: ast.AST, holder: ast.AST) -> bool:
+    return (holder.lineno, holder.col_offset) <= (node.lineno, node.col_offset) \
+        and (node.end_lineno, node.end_col_offset) <= (holder.end_lineno, holder.end_col_offset)
 
 
 def _identity_of(fn: ast.stmt) -> Optional[str]:
