@@ -151,7 +151,8 @@ class StatementKinds:
             return True
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             value = stmt.value
-            return value is not None and (self.free(value, scope) or only_names(value) or self.module_made(value, scope))
+            return value is not None and (self.free(value, scope) or only_names(value)
+                                          or self.module_made(value, scope))
         if isinstance(stmt, ast.Expr):
             return self.free(stmt.value, scope) or self.list_growth(stmt.value, scope)
         if isinstance(stmt, ast.Assert):  # a truth test, kept nowhere: only its calls could record

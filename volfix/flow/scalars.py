@@ -80,6 +80,9 @@ class ScalarValues(Callees, CallReturns):
                 and not (isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int) \
                 and self.dict_values(expr.value, at, depth + 1, seen):
             return True  # `self._losses[k]` of a dict holding losses
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) \
+                and isinstance(expr.slice.value, str) and self.keyed(expr.value, expr.slice.value, at, depth + 1, seen):
+            return True  # `errs["policy_err"]` of `errs = self._errs(...)` returning `dict(policy_err=...)`
         if isinstance(expr, ast.Subscript):  # `p[targets[idx].data]` of a 1-dim `p`
             return self.ranks.exact(expr, at, depth + 1) == 0
         return False
@@ -443,6 +446,37 @@ class ScalarValues(Callees, CallReturns):
             return False
         return self._guarded("{} " + self.names.key(expr.id, at), seen, True,
                              lambda: self._dict_values(expr.id, at, depth, seen))
+
+    def keyed(self, expr: ast.AST, key: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
+        """The value at `key` of the dict `expr` is one element: a dict display or a
+        `dict(key=...)` call spelling that key, a call of a def of this module (or of a method
+        of the class on `self`) whose every return is one, or a name bound only to such
+        values (ELF's `errs = self._errs(pi, a)`, then `errs["policy_err"].data[0]`)."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Dict):
+            found = [v for k, v in zip(expr.keys, expr.values) if k is None or not isinstance(k, ast.Constant)
+                     or k.value == key]
+            return len(found) == 1 and expr.keys[expr.values.index(found[0])] is not None \
+                and self.one_element(found[0], found[0], depth + 1, seen)
+        if isinstance(expr, ast.Call) and self._builtin(expr.func, "dict", at) and not expr.args:
+            found = [k.value for k in expr.keywords if k.arg == key or k.arg is None]
+            return len(found) == 1 and any(k.arg == key for k in expr.keywords) \
+                and self.one_element(found[0], found[0], depth + 1, seen)
+        if isinstance(expr, ast.Call):
+            return self.project_callee(expr.func, at) is not None and self.every_return(
+                expr.func, at, f"[{key!r}] ", set(seen), lambda v, inner: self.keyed(v, key, v, depth + 1, inner))
+        if isinstance(expr, ast.Name):
+            values = self.names.bindings(expr.id, at)
+            scope = self.index.function_of(at)
+            writes = [n for n in self.index.names.get(expr.id, ()) if self.index.function_of(n) is scope and (
+                isinstance(self.index.parents.get(n), ast.Subscript) and not isinstance(self.index.parents[n].ctx,
+                                                                                        ast.Load)
+                or isinstance(self.index.parents.get(n), ast.Attribute)
+                and self.index.parents[n].attr in ("update", "setdefault", "__setitem__"))]
+            return not writes and self._guarded(f"[{key!r}] " + self.names.key(expr.id, at), seen, True, lambda: bool(
+                values) and all(isinstance(v, ast.AST) and self.keyed(v, key, v, depth + 1, seen) for v in values))
+        return False
 
     def _dict_values(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         values = self.names.bindings(name, at)
