@@ -289,6 +289,24 @@ def test_data_index_on_a_comparison_gives_the_int_of_a_byte_tensor(legacy):
     assert type((loss.data < -1)[0]) is int and (loss.data < -1)[0] == 0
 
 
+def test_one_element_results_join_as_they_did(legacy):
+    """0.3's one-element results had shape (1,): `torch.cat([a.mean(), b.mean()])` (msssim's
+    list of per-scale values, visdial-rl's rankers) was a 1-dim tensor of their numbers; today
+    0-dim tensors cannot be concatenated. Volatility and graphs ride along; other joins, and
+    torch.cat outside the semantics, are torch's own."""
+    a, b = legacy(torch.randn(3), requires_grad=True), legacy(torch.randn(3), volatile=True)
+    joined = torch.cat([a.mean(), a.sum(), torch.ones(2)])
+    assert joined.shape == (4,) and joined.grad_fn is not None
+    assert torch.allclose(joined[:2].data, torch.stack([a.data.mean(), a.data.sum()]))
+    assert torch.cat((b.mean(), b.max()), 0).volatile
+    assert torch.cat([torch.ones(2, 1), torch.zeros(1, 1)]).shape == (3, 1)
+
+
+def test_torch_cat_is_torch_own_outside_the_semantics():
+    with pytest.raises(RuntimeError, match="zero-dimensional"):
+        torch.cat([torch.ones(3).mean(), torch.ones(3).sum()])
+
+
 def test_the_numpy_array_of_a_one_element_result_has_one_dimension(legacy):
     """0.3's one-element results had shape (1,), and so had their arrays: `[0]` of
     `loss.data.cpu().numpy()` was a NumPy scalar. Other arrays are torch's own."""

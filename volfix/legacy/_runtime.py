@@ -370,6 +370,18 @@ def _legacy_tolist(self):
     return [value] if zero_dim else value
 
 
+_ORIGINAL_CAT = torch.cat
+
+
+def _legacy_cat(tensors, *args, **kwargs):
+    """`torch.cat([a.mean(), b.mean()])`: 0.3's one-element results had shape (1,), so joining
+    them gave a 1-dim tensor of their numbers; today's 0-dim ones raise ("zero-dimensional
+    tensor cannot be concatenated"). Each 0-dim tensor is joined as its shape-(1,) view."""
+    if isinstance(tensors, (list, tuple)) and any(isinstance(t, torch.Tensor) and t.dim() == 0 for t in tensors):
+        tensors = [t.view(1) if isinstance(t, torch.Tensor) and t.dim() == 0 else t for t in tensors]
+    return _ORIGINAL_CAT(tensors, *args, **kwargs)
+
+
 # What 0.3's legacy Function offered on `self` and today's is on the `ctx` of a static
 # forward/backward (`saved_variables` is 0.3's other name of `saved_tensors`).
 _CTX_API = frozenset({"save_for_backward", "saved_tensors", "needs_input_grad", "mark_dirty",
@@ -475,6 +487,7 @@ def _install() -> _Patches:
     patches.set(torch.autograd, "backward", _legacy_backward)
     patches.set(torch.Tensor, "backward", _legacy_tensor_backward)
     patches.set(torch.Tensor, "multinomial", _legacy_multinomial)
+    patches.set(torch, "cat", _legacy_cat)
     patches.set(torch.autograd.Function, "__call__", _legacy_function_call)
     patches.set(torch.autograd.Function, "__init__", _legacy_function_init)
     patches.set(torch.autograd, "grad", _legacy_grad)
