@@ -502,6 +502,8 @@ def asks_other_files(data: bytes) -> bool:
 # VF402: `x.data.resize_(...)` / `x.data.resize_as_(...)`.
 DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
     _attribute_word(b"data", lambda data, end: data.startswith(b".resize_", end)),)))
+# VF404: `torch.cat(values)` of 0-dim values.
+CONCATENATION = Needs("`cat(` and `torch` in code", _family((b"cat(", b"torch"), (_code_word(b"cat"),)))
 # VF403: `x.backward(g)` with a one-element gradient made by a constructor.
 _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(

@@ -200,6 +200,8 @@ class CallRanks:
         if method in ("view_as", "expand_as", "reshape_as") and len(args) == 1:
             return self.rank(args[0], at, depth + 1)
         base = self.rank(receiver, at, depth + 1)
+        if base is None and method in REDUCTIONS and whole_reduction(call, method):
+            return exactly(0)  # `x.mean()` of a tensor of any rank (a number has no such method)
         if base == NUMBER or base is None and method not in ("view", "reshape", "expand", "repeat"):
             return None
         if method in ("view", "reshape", "expand", "repeat"):
