@@ -45,7 +45,9 @@ class RequiresGradVariable(Rule):
     reads again after the call, or in a loop holding it (`x = Variable(images,
     requires_grad=True)`, then `images.add_(eps * x.grad.sign())`), becomes
     `images.detach().requires_grad_()` (safe: the new leaf 0.3 made; `images.requires_grad_()`
-    would make its in-place update raise).
+    would make its in-place update raise). So does a name bound to a computed value (`loss =
+    Variable(loss, requires_grad=True)` after `loss = net(x).pow(2).mean()`): `requires_grad_()`
+    on the graph's output would keep the graph, and a second `backward()` would raise.
     A non-literal `requires_grad=flag` gets `x.detach().requires_grad_(flag)` (safe: exactly
     what `Variable` makes today, a new leaf sharing `x`'s storage, whatever the flag). When the
     flag is a parameter of a wrapper (`to_var(x, requires_grad=False)`) that no call in the

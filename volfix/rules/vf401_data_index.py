@@ -185,8 +185,12 @@ class ScalarDataIndex(Rule):
     (`total_loss += word_cnt * criterion(out, y).data`, the note names `word_cnt`), for the
     parameter of a function named for a scalar (`unwrap_scalar_variable(var)`, called from other
     files), and for a parameter whose every call in the file passes one element or a value named like a
-    loss (`def _get_data(self, d): return d.data[0]`, called as `self._get_data(g_loss)`: a
-    call from another file may pass something else). `x[0]` on a tensor read through `.data`
+    loss (`def _get_data(self, d): return d.data[0]`, called as `self._get_data(g_loss)`; also
+    `err = err.data[0]` first thing in `def show(err)`, where the read is of the parameter: a
+    call from another file may pass something else). A dict read at a string key is one
+    element when every value the name holds spells that key with one (`errs =
+    self._errs(pi, a)` of a method returning `dict(policy_err=self.policy_loss(...))`, then
+    `errs["policy_err"].data[0]`), and nothing stores into it. `x[0]` on a tensor read through `.data`
     is safe. Other `x.data[0]` and `x[0]` (the first row of a
     batch) are not reported, nor a read the code indexes again (`loss.data[0][0]`): in 0.3
     that `[0]` gave a row, so the value had two dimensions or more and still has.
