@@ -152,7 +152,7 @@ class ScalarValues(Callees, CallReturns):
 
     def _call(self, call: ast.Call, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         func = call.func
-        qual = self.index.qual(func)
+        qual = self.index.qual(func) or self._aliased(func, at)
         if qual is not None and qual.startswith("torch.nn.functional."):
             return qual.rpartition(".")[2] in LOSS_FUNCTIONS and reduced(call, max_positional=3)
         if qual is not None and qual.startswith("torch.") and qual.count(".") == 1:
@@ -181,6 +181,16 @@ class ScalarValues(Callees, CallReturns):
         if self.loss_module(func, at, depth, seen):
             return True
         return self.project_function(func, at, depth, seen) or self.constant_call_one(call, at, depth, seen)
+
+    def _aliased(self, func: ast.AST, at: ast.AST) -> Optional[str]:
+        """The torch function a local name is bound to, once and only to it
+        (`discrimination_loss = nn.functional.cross_entropy` in `main()`)."""
+        if not isinstance(func, ast.Name):
+            return None
+        values = self.names.bindings(func.id, at)
+        quals = {self.index.qual(v) if isinstance(v, (ast.Name, ast.Attribute)) else None for v in values}
+        qual = quals.pop() if len(quals) == 1 else None
+        return qual if qual is not None and qual.startswith("torch.") else None
 
     def scalar(self, node: ast.AST, at: ast.AST, depth: int, seen: Optional[Set[str]] = None) -> bool:
         """A Python number: `100.0 / batch_size` with `batch_size = target.size(0)`;
