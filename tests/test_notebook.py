@@ -528,3 +528,24 @@ def test_magic_cells_keep_their_magics():
     assert cells[2].startswith("%%time\n") and "    %time _ = outputs.sum()" in cells[2].replace("        %", "    %")
     assert cells[1] == original[1] and cells[3] == original[3] and cells[4] == original[4]
     assert cells[0].startswith("%matplotlib inline\n%load_ext autoreload\n%autoreload 2\n!pip install")
+
+
+def test_a_region_that_would_hide_a_cells_shown_value_is_unsafe():
+    """Jupyter shows the value of a cell's last expression (mratsim's `model.genTags(start,
+    state)`): in a `with torch.no_grad():` block it is a statement like any other and the cell
+    shows nothing, so the safe fix (pre-commit's) leaves it and says why. A cell ending in
+    `print(...)` shows nothing either way: that region stays safe."""
+    shown = make_notebook(("code", "import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\n"
+                                   "net = nn.Linear(4, 2)"),
+                          ("code", "start = Variable(torch.zeros(1, 4), volatile=True)"),
+                          ("code", "net(start)")).encode()
+    result, _ = process_notebook(shown, path="nb.ipynb", config=CONFIG, mode="check", unsafe_fixes=False)
+    (found,) = [d for d in result.diagnostics if d.code == "VF101"]
+    assert found.fix is not None and found.fix.applicability == Applicability.UNSAFE
+    assert "`net(start)` (line 1 of cell 3), the last line of its cell" in found.note
+    assert process_notebook(shown, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)[1] is None
+    printed = shown.replace(b'"net(start)"', b'"print(net(start))"')
+    result, _ = process_notebook(printed, path="nb.ipynb", config=CONFIG, mode="check", unsafe_fixes=False)
+    assert [d.fix.applicability for d in result.diagnostics if d.code == "VF101"] == [Applicability.SAFE]
+    _, new = process_notebook(printed, path="nb.ipynb", config=CONFIG, mode="fix", unsafe_fixes=False)
+    assert "with torch.no_grad():\\n" in new.decode() and '"    print(net(start))"' in new.decode()

@@ -145,6 +145,26 @@ class Decisions:
                         "volatile, so a caller that trains on it (volfix cannot see them all) would have raised")
         return None
 
+    def cell_result(self, group) -> Optional[ast.Expr]:
+        """A notebook cell's last statement, an expression whose value Jupyter shows (`net(start)`),
+        that a region's `with` block would hold (then the cell shows nothing)."""
+        doc, index = self.ctx.doc, self.index
+        if not index.notebook or not group.placement.runs or group.placement.form == "decorator":
+            return None
+        body = index.tree.body
+        for run in group.placement.runs:
+            last = run.block[run.last]
+            if run.block is not body or not isinstance(last, ast.Expr) or isinstance(last.value, ast.Constant):
+                continue
+            value = last.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("print", "display"):
+                continue  # returns None: nothing to show
+            part = doc.part_of_row(last.end_lineno)
+            following = body[body.index(last) + 1:] if last in body else []
+            if part is not None and not (following and following[0].lineno <= part.last_row):
+                return last
+        return None
+
     def _module_output(self, partner: ast.AST) -> bool:
         """A value a module of the program computes, so it requires grad: a call of one
         (`self.f_label(x).sum()`), or a name bound to one (`scores = self.f_label(x)`)."""
@@ -185,6 +205,11 @@ class Decisions:
         met = self.meets_and_leaves(group)
         if met is not None:
             return UNSAFE, met, W_UNSAFE
+        shown = self.cell_result(group)
+        if shown is not None:
+            return UNSAFE, (f"unsafe fix: the region ends with `{self.ctx.src.segment(shown.value)}` "
+                            f"(line {shown.lineno}), the last line of its cell, whose value the notebook shows; "
+                            "inside a `with` block it is no longer shown"), W_UNSAFE
         if partial is not None:  # `partly_volatile`, asked once by `decide`
             return UNSAFE, "unsafe fix: " + partial[0], W_UNSAFE
         writes = [(stmt, key) for stmt, key in group.taint.buffer_writes

@@ -142,7 +142,12 @@ class VolatileInVariableCall(Rule):
     compute from its result is not followed (0.3 kept that volatile too). A volatile `Variable`
     as a parameter's default (`def step(x, h=Variable(z, volatile=True))`) reaches the body only
     on the calls that leave it out, which 0.3 ran without a graph: no region can cover just
-    those, so the unwrap alone is unsafe and says so.
+    those, so the unwrap alone is unsafe and says so. In a notebook, a region ending with a
+    cell's last line, an expression whose value the cell shows (`net(start)`), is unsafe: inside
+    the `with` block the cell shows nothing. A region that covers where the value meets a
+    module's output, in a function that hands a value on (`loss = scores.sum() + total`, then
+    `return loss`), is unsafe: 0.3 made that result volatile, so a caller that trains on it would
+    have raised, which says volfix took for volatile what was not.
 
     ## References
     - [PyTorch 0.4.0 migration guide](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
