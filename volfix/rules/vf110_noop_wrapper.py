@@ -69,7 +69,7 @@ class NoOpVariableWrapper(Rule):
         if not vc.analysable:
             if ctx.wrapper_forward(call):
                 return  # the project's own `Variable` wrapper: its calls are reported where made
-            ctx.report(self.CODE, call, note="no fix: arguments passed with `*`/`**` cannot be analysed")
+            ctx.report(self.CODE, call, note=_unanalysable(call))
             return
         undo = unwrap(vc, ctx, detach_data=True)
         applicability = Applicability.SAFE if undo.exact else Applicability.UNSAFE
@@ -99,3 +99,14 @@ def _volatile_written(call: ast.Call, ctx) -> Optional[int]:
                 and ctx.index.function_of(node) is scope):
             return node.lineno
     return None
+
+
+def _unanalysable(call: ast.Call) -> str:
+    """Why a `Variable(...)` call's arguments cannot be read: a keyword `Variable` does not take
+    (`require_grad=True`, a TypeError when it runs), one given twice, `*`/`**`, or no data."""
+    wrong = [k.arg for k in call.keywords if k.arg is not None and k.arg not in ("data", "requires_grad", "volatile")]
+    if wrong:
+        return f"no fix: `Variable` takes no argument `{wrong[0]}` (a TypeError when the call runs)"
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return "no fix: arguments passed with `*`/`**` cannot be analysed"
+    return "no fix: volfix cannot tell which argument is the data"
