@@ -258,7 +258,11 @@ def _conversion(cls: ast.ClassDef, methods: Dict[str, ast.AST], ctx, callers_els
         while row <= len(src.line_starts) and not src.line(row).strip():
             row += 1
         first_row = min([init.lineno] + [d.lineno for d in init.decorator_list])
-        edits.append(TextEdit(src.line_starts[first_row - 1], src.line_after(row - 1), ""))
+        start = src.line_starts[first_row - 1]
+        # its comments stay, one line each where it stood (`def __init__(self, scale):  # per layer`)
+        comments = src.comments_between(start, src.line_after(init.end_lineno))
+        kept = "".join(f"{src.indentation(init.lineno)}{c}{src.newline}" for c in comments)
+        edits.append(TextEdit(start, src.line_after(init.end_lineno if comments else row - 1), kept))
     calls = _calls(cls, ctx)
     if calls is None:
         return [], f"`{cls.name}` is used other than called as `{cls.name}(...)(...)` in this file"
