@@ -287,6 +287,18 @@ def test_comments_of_a_deleted_block_stay_one_per_line():
     assert fixed.endswith("        x = model(x)\n    # note\n    # why"), fixed
 
 
+def test_a_moved_comment_is_not_joined_to_the_comment_ending_its_new_line():
+    # Found by the fuzzer (seed 2828, trailing comments): a comment inside the removed wrapper went
+    # to the end of the statement's line, `reward  # fz  #extra`, one comment where there were two.
+    src = ("import torch\nfrom torch.autograd import Variable\n\n\ndef f(reward):\n    out = \\\n"
+           "        Variable(torch.zeros(\n            3)#extra\n        ) + \\\n        reward  # fz\n"
+           "    y = Variable(torch.ones(2)  # why\n                 ) * 2  # own\n    return out, y\n")
+    fixed = fix_source(src, path="a.py").fixed_source
+    assert "    #extra\n    out = \\\n        torch.zeros(\n            3) + \\\n        reward  # fz\n" in fixed, fixed
+    assert "    # why\n    y = torch.ones(2) * 2  # own\n" in fixed, fixed
+    compile(fixed, "a.py", "exec")
+
+
 def test_a_fix_the_cleanup_makes_possible_is_applied_in_the_same_run():
     # Found by the property test: the flag's value escaped through the closure `f0` until the
     # clean-up deleted the alias there; a second `fix` then unwrapped it. One run must converge.

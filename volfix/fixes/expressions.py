@@ -61,8 +61,8 @@ class Expressions:
         if comments:
             row, _ = src.row_col(end)
             rest = src.text[end:src.line_end(row)]
-            if not rest.strip() or rest.strip().startswith("#"):
-                # Nothing but a comment follows: keep the comments in reading order.
+            if not rest.strip():
+                # Nothing follows: the comments end the line, in reading order.
                 edits = [TextEdit(start, end, replacement + "  " + "  ".join(comments))]
             else:
                 if src.line(row).rstrip().endswith("\\"):
@@ -71,7 +71,15 @@ class Expressions:
                     stmt = self.index.statement_of(node)
                     if stmt is not None and not hasattr(stmt, "body"):
                         row = stmt.end_lineno
-                edits.append(TextEdit(src.line_end(row), src.line_end(row), "  " + "  ".join(comments)))
+                if src.comments_between(src.line_starts[row - 1], src.line_end(row)):
+                    # that line ends in a comment of its own: joined, the two would read as one;
+                    # the moved ones go on their own line above the statement
+                    stmt = self.index.statement_of(node)
+                    first = stmt.lineno
+                    at = src.line_starts[first - 1]
+                    edits.append(TextEdit(at, at, src.indentation(first) + "  ".join(comments) + src.newline))
+                else:
+                    edits.append(TextEdit(src.line_end(row), src.line_end(row), "  " + "  ".join(comments)))
         return edits
 
     def self_assignment(self, call: ast.Call, data: ast.AST) -> Optional[ast.stmt]:
