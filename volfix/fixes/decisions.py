@@ -157,7 +157,8 @@ class Decisions:
             if run.block is not body or not isinstance(last, ast.Expr) or isinstance(last.value, ast.Constant):
                 continue
             value = last.value
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("print", "display"):
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                    and value.func.id in ("print", "display"):
                 continue  # returns None: nothing to show
             part = doc.part_of_row(last.end_lineno)
             following = body[body.index(last) + 1:] if last in body else []
