@@ -63,3 +63,21 @@ def committed_repo(tmp_path: Path, files: Dict[str, str]) -> Path:
         (repo / name).write_text(textwrap.dedent(text))
     commit_all(repo)
     return repo
+
+
+def project_tree(root: Path, files: Dict[str, str]) -> Path:
+    """A project root (a `.git` marker) holding `files`, dedented."""
+    (root / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def run_results(root: Path, mode: str) -> dict:
+    """file name -> result of a `check` or `fix` run (default configuration, no cache) over `root`."""
+    from volfix.run.options import RunOptions
+    from volfix.run.runner import run
+    from volfix.settings.config import Config
+
+    return {Path(r.path).name: r for r in run([str(root)], config=Config(),
+                                                  options=RunOptions(mode=mode, use_cache=False))}

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from volfix.run.options import RunOptions
-from volfix.run.runner import run
-from volfix.settings.config import Config
+from conftest import project_tree, run_results
 
 FILES = {
     "trainer.py": '''\
@@ -88,15 +85,11 @@ FILES = {
 
 
 def project(root: Path) -> Path:
-    (root / ".git").mkdir(parents=True)
-    for name, text in FILES.items():
-        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
-    return root
+    return project_tree(root, FILES)
 
 
 def results(root: Path, mode: str):
-    return {Path(r.path).name: r for r in run([str(root)], config=Config(),
-                                                  options=RunOptions(mode=mode, use_cache=False))}
+    return run_results(root, mode)
 
 
 @pytest.mark.parametrize("script", ["gan.py", "pix2pix.py"])
