@@ -131,7 +131,7 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
     if graph.rebound_before_read(sorted(web), alias, original, set()):
         return None
     immediate = {id(n) for step in steps for n in [*step.reads.get(alias, ()), *step.binds.get(alias, ())]}
-    deferred = [n for n in index.names.get(alias, ()) if id(n) not in immediate and _inside(n, scope)
+    deferred = [n for n in index.names.get(alias, ()) if id(n) not in immediate and inside_scope(n, scope)
                 and _resolves_to(index, n, scope, alias)]
     if any(not isinstance(n.ctx, ast.Load) or not _resolves_to(index, n, scope, original) for n in deferred):
         return None  # a nested function binds the alias, or has an `original` of its own
@@ -146,7 +146,7 @@ def _alias_web(index: ModuleIndex, scope: ast.AST, alias: str, original: str, st
         if not isinstance(scope, ast.Module) and not _local_of(index, scope, original):
             return None  # rebinding a global inside a function would make it local
         read_here = {id(m) for step in steps for m in step.reads.get(original, ())}
-        if any(id(n) not in read_here and isinstance(n.ctx, ast.Load) and _inside(n, scope)
+        if any(id(n) not in read_here and isinstance(n.ctx, ast.Load) and inside_scope(n, scope)
                and _resolves_to(index, n, scope, original) for n in index.names.get(original, ())):
             return None  # a nested function reads `original`: it would see the conversion
         if graph.reached_reads(sorted(conversions), original)[0]:
@@ -208,7 +208,8 @@ def _alone_in_cell(text: str, start: int, end: int) -> bool:
     return all(not line.strip() or line.lstrip().startswith("#") for line in rest.splitlines())
 
 
-def _inside(node: ast.AST, scope: ast.AST) -> bool:
+def inside_scope(node: ast.AST, scope: ast.AST) -> bool:
+    """`node` lies in `scope`'s text (anything lies in the module)."""
     if isinstance(scope, ast.Module):
         return True
     if isinstance(node, ast.Module):

@@ -18,7 +18,7 @@ from ..flow.booleans import truth_safe
 from ..syntax.document import CELL_SEPARATOR
 from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
-from .aliases import aliases
+from .aliases import aliases, inside_scope
 from .expressions import Expressions
 
 
@@ -393,7 +393,7 @@ def _identity_helpers(index: ModuleIndex, expr: Expressions, created) -> List[Te
             continue
         calls = []
         for node in index.names.get(fn.name, ()):
-            if nested and not _within(node, outer):
+            if nested and not inside_scope(node, outer):
                 continue  # another scope's name (`def var(a)` inside a method is that method's)
             call = index.parents.get(node)
             if not (isinstance(node.ctx, ast.Load) and isinstance(call, ast.Call) and call.func is node
@@ -418,11 +418,6 @@ def _identity_helpers(index: ModuleIndex, expr: Expressions, created) -> List[Te
             edits.extend(expr.replace(call, expr.text_in_place_of(call, call.args[0])))
         return edits
     return []
-
-
-def _within(node: ast.AST, holder: ast.AST) -> bool:
-    return (holder.lineno, holder.col_offset) <= (node.lineno, node.col_offset) \
-        and (node.end_lineno, node.end_col_offset) <= (holder.end_lineno, holder.end_col_offset)
 
 
 def _identity_of(fn: ast.stmt) -> Optional[str]:

@@ -38,6 +38,7 @@ class Decisions:
         self.ctx = planner.ctx
         self.index = planner.index
         self.placer = planner.placer
+        self._names: Optional[NameBindings] = None  # `_module_output`'s, one per file (it memoises)
 
     @property
     def follower(self):
@@ -169,7 +170,7 @@ class Decisions:
     def _module_output(self, partner: ast.AST) -> bool:
         """A value a module of the program computes, so it requires grad: a call of one
         (`self.f_label(x).sum()`), or a name bound to one (`scores = self.f_label(x)`)."""
-        names = NameBindings(self.index)
+        names = self._names = self._names or NameBindings(self.index)
         if calls_a_module(self.index, names, partner, partner) is not None:
             return True
         return any(isinstance(v, ast.AST) and calls_a_module(self.index, names, v, v) is not None

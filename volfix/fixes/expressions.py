@@ -65,16 +65,14 @@ class Expressions:
                 # Nothing follows: the comments end the line, in reading order.
                 edits = [TextEdit(start, end, replacement + "  " + "  ".join(comments))]
             else:
-                if src.line(row).rstrip().endswith("\\"):
+                stmt = self.index.statement_of(node)
+                if src.line(row).rstrip().endswith("\\") and not hasattr(stmt, "body"):
                     # `).type(torch.FloatTensor) + \`: a comment cannot follow a line
                     # continuation; it goes to the end of the statement (a simple one).
-                    stmt = self.index.statement_of(node)
-                    if stmt is not None and not hasattr(stmt, "body"):
-                        row = stmt.end_lineno
+                    row = stmt.end_lineno
                 if src.comments_between(src.line_starts[row - 1], src.line_end(row)):
                     # that line ends in a comment of its own: joined, the two would read as one;
                     # the moved ones go on their own line above the statement
-                    stmt = self.index.statement_of(node)
                     first = stmt.lineno
                     at = src.line_starts[first - 1]
                     edits.append(TextEdit(at, at, src.indentation(first) + "  ".join(comments) + src.newline))

@@ -23,8 +23,7 @@ def decided_flag(index: ModuleIndex, flag: ast.AST, node: ast.AST) -> Optional[T
     if not _plain_reference(core):
         return None
     shape = ast.dump(core)
-    scope = index.function_of(node)
-    child, parent = index.statement_of(node), None
+    child = index.statement_of(node)
     while child is not None:
         parent = index.parents.get(child)
         if parent is None or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
@@ -32,7 +31,7 @@ def decided_flag(index: ModuleIndex, flag: ast.AST, node: ast.AST) -> Optional[T
             return None
         if isinstance(parent, ast.If):
             test, test_negated = _without_not(parent.test)
-            if ast.dump(test) == shape and index.function_of(parent) is scope:
+            if ast.dump(test) == shape:  # the walk stops at the function's edge: the same scope
                 if _changed_before(parent, core, node):
                     return None
                 in_body = any(c is child for c in parent.body)

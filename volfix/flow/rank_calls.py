@@ -200,8 +200,8 @@ class CallRanks:
         if method in ("view_as", "expand_as", "reshape_as") and len(args) == 1:
             return self.rank(args[0], at, depth + 1)
         base = self.rank(receiver, at, depth + 1)
-        if base is None and method in REDUCTIONS and whole_reduction(call, method):
-            return exactly(0)  # `x.mean()` of a tensor of any rank (a number has no such method)
+        if base != NUMBER and method in REDUCTIONS and whole_reduction(call, method):
+            return exactly(0)  # `x.mean()` of a tensor of any rank, known or not
         if base == NUMBER or base is None and method not in ("view", "reshape", "expand", "repeat"):
             return None
         if method in ("view", "reshape", "expand", "repeat"):
@@ -225,8 +225,6 @@ class CallRanks:
                 return (0, base[1] - 1) if base[1] > 0 and self._has_unit_dim(receiver, at, depth) else (0, base[1])
             return shift(base, -1) if self._unit_dim(receiver, _dim(call)) else (max(base[0] - 1, 0), base[1])
         if method in REDUCTIONS:
-            if whole_reduction(call, method):
-                return exactly(0)
             if method not in DIM_REDUCTIONS or len(args) > 1:
                 return None
             keep = _keepdim(call)

@@ -478,22 +478,19 @@ class ScalarValues(Callees, CallReturns):
                 expr.func, at, f"[{key!r}] ", set(seen), lambda v, inner: self.keyed(v, key, v, depth + 1, inner))
         if isinstance(expr, ast.Name):
             values = self.names.bindings(expr.id, at)
-            scope = self.index.function_of(at)
-            writes = [n for n in self.index.names.get(expr.id, ()) if self.index.function_of(n) is scope and (
-                isinstance(self.index.parents.get(n), ast.Subscript) and not isinstance(self.index.parents[n].ctx,
-                                                                                        ast.Load)
-                or isinstance(self.index.parents.get(n), ast.Attribute)
-                and self.index.parents[n].attr in ("update", "setdefault", "__setitem__"))]
+            writes = [n for n in self._local_reads(expr.id, at) if _writes_dict(self.index.parents.get(n), n)]
             return not writes and self._guarded(f"[{key!r}] " + self.names.key(expr.id, at), seen, True, lambda: bool(
                 values) and all(isinstance(v, ast.AST) and self.keyed(v, key, v, depth + 1, seen) for v in values))
         return False
 
     def _dict_values(self, name: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        values = self.names.bindings(name, at)
+        return self._dict_of_ones(self.names.bindings(name, at), self._local_reads(name, at), at, depth, seen)
+
+    def _local_reads(self, name: str, at: ast.AST) -> list:
+        """The reads of `name` in the scope holding `at` (a dict's writes go through them)."""
         scope = self.index.function_of(at)
-        reads = [n for n in self.index.names.get(name, ())
-                 if self.index.function_of(n) is scope and isinstance(n.ctx, ast.Load)]
-        return self._dict_of_ones(values, reads, at, depth, seen)
+        return [n for n in self.index.names.get(name, ())
+                if self.index.function_of(n) is scope and isinstance(n.ctx, ast.Load)]
 
     def _self_dict_values(self, attr: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         family = self.names.class_family(self.index.method_class(self.index.function_of(at)))
@@ -513,9 +510,9 @@ class ScalarValues(Callees, CallReturns):
         stored = []
         for node in reads:
             parent = self.index.parents.get(node)
-            if isinstance(parent, ast.Attribute) and parent.attr in ("update", "setdefault", "__setitem__"):
-                return False
-            if isinstance(parent, ast.Subscript) and parent.value is node and not isinstance(parent.ctx, ast.Load):
+            if _writes_dict(parent, node):
+                if not isinstance(parent, ast.Subscript):  # `d.update(...)`: what it stores is not read here
+                    return False
                 holder = self.index.parents.get(parent)
                 if isinstance(parent.ctx, ast.Del):
                     continue
@@ -576,6 +573,16 @@ class ScalarValues(Callees, CallReturns):
     def _builtin(self, func: ast.AST, name: str, at: ast.AST) -> bool:
         return (isinstance(func, ast.Name) and func.id == name and not self.names.bindings(name, at)
                 and not self.index.module_names.bound(name))
+
+
+DICT_MUTATORS = frozenset({"update", "setdefault", "__setitem__"})
+
+
+def _writes_dict(parent: Optional[ast.AST], node: ast.AST) -> bool:
+    """A read `node` of a dict through which the dict changes: `d[k] = v`, `del d[k]`,
+    `d.update(...)` (its `parent` is the subscript or the attribute)."""
+    return isinstance(parent, ast.Subscript) and parent.value is node and not isinstance(parent.ctx, ast.Load) \
+        or isinstance(parent, ast.Attribute) and parent.attr in DICT_MUTATORS
 
 
 def _parsed(call: ast.Call) -> bool:

@@ -18,9 +18,10 @@ from ..fixes.edits import TextEdit
 from ..flow.calls import splat_entries
 from ..flow.grad_mode import literal_truth
 from ..flow.values import likely_grad
+from ..model import Applicability
 from ..syntax import names as nm
 
-_FLAGS = ("data", "requires_grad", "volatile")
+VARIABLE_ARGUMENTS = ("data", "requires_grad", "volatile")  # 0.3's order (SEMANTICS.md fact 6)
 
 
 @dataclass
@@ -123,7 +124,7 @@ def _read_arguments(out: VariableCall, ctx) -> None:
     if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 3:
         out.analysable = False
     else:
-        for name, arg in zip(_FLAGS, call.args):
+        for name, arg in zip(VARIABLE_ARGUMENTS, call.args):
             found[name] = arg
             drop[name] = ctx.expr.drop_argument(call, arg)
     for kw in call.keywords:
@@ -143,7 +144,7 @@ def _read_arguments(out: VariableCall, ctx) -> None:
                     out.splat_deletion = [e for e in edits if stmt is not None and e.start >= ctx.src.start(stmt)
                                           and e.end <= ctx.src.line_after(stmt.end_lineno)]
             continue
-        if kw.arg not in _FLAGS or kw.arg in found:
+        if kw.arg not in VARIABLE_ARGUMENTS or kw.arg in found:
             out.analysable = False
             continue
         found[kw.arg] = kw.value
@@ -167,7 +168,7 @@ def _splat(kw: ast.keyword, ctx):
             return None
         value, stmt = bound
     entries = splat_entries(value)
-    if entries is None or any(name not in _FLAGS for name in entries):
+    if entries is None or any(name not in VARIABLE_ARGUMENTS for name in entries):
         return None
     if "volatile" not in entries:
         return entries, [], None
@@ -244,6 +245,16 @@ def _unwrap(vc: VariableCall, ctx, detach_data: bool, legacy_call: bool) -> Unwr
     edits, deleted = ctx.expr.unwrap(call, data)
     exact = ctx.legacy_argument_plain(data) if legacy_call else ctx.legacy_semantics or ctx.is_plain(data)
     return Unwrap(edits + vc.splat_deletion, deleted, exact, None if exact else NOTE_MAY_REQUIRE_GRAD)
+
+
+def false_flag_fix(vc: VariableCall, ctx, title: str):
+    """(fix, its unsafe note or None) of a call whose `volatile` is false there (VF102's
+    `volatile=False`, VF103's flag an enclosing `if` decided false): the call unwrapped, or
+    only its keyword dropped; `Variable(h.data)` becomes `h.detach()`."""
+    undo = unwrap(vc, ctx, detach_data=True, legacy_call=True)
+    fix = ctx.edit_fix(Applicability.SAFE if undo.exact else Applicability.UNSAFE,
+                       "Remove the `volatile` flag" if undo.keyword_only else title, undo.edits)
+    return fix, f"unsafe fix: {undo.note}" if undo.note else None
 
 
 def _if_unbound(vc: VariableCall, undo: Unwrap) -> Unwrap:

@@ -2,7 +2,7 @@
 from ..files import prefilter
 from ..model import Applicability
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import unwrap
+from .variable_calls import false_flag_fix
 
 
 class VolatileFalseInVariableCall(Rule):
@@ -51,8 +51,5 @@ class VolatileFalseInVariableCall(Rule):
             return
         if vc.unresolved is not None:
             return
-        undo = unwrap(vc, ctx, detach_data=True, legacy_call=True)
-        applicability = Applicability.SAFE if undo.exact else Applicability.UNSAFE
-        ctx.report(self.CODE, call, note=f"unsafe fix: {undo.note}" if undo.note else vc.wrapper,
-                   fix=ctx.edit_fix(applicability, "Remove the `volatile` flag" if undo.keyword_only
-                                    else self.FIX_TITLE, undo.edits))
+        fix, unsafe = false_flag_fix(vc, ctx, self.FIX_TITLE)
+        ctx.report(self.CODE, call, note=unsafe or vc.wrapper, fix=fix)

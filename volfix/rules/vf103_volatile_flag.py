@@ -8,7 +8,7 @@ from ..flow import grad_mode
 from ..flow.decided import decided_flag
 from ..flow.helper_calls import HELPER_CALL
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import unbound_note, unresolved_note, unwrap
+from .variable_calls import false_flag_fix, unbound_note, unresolved_note, unwrap
 from .volatile_attributes import is_tensor_attribute
 
 
@@ -141,14 +141,11 @@ class VolatileFlagInVariableCall(Rule):
             return
         decided = decided_flag(ctx.index, flag, call)
         if decided is not None and decided[0] is False:  # `volatile=False` there: as VF102 fixes it
-            undo = unwrap(vc, ctx, detach_data=True, legacy_call=True)
+            fix, unsafe = false_flag_fix(vc, ctx, self.FIX_TITLE)
             branch = "" if decided[2] else "the `else:` of "
             because = (f"`{ctx.src.segment(flag)}` is false inside {branch}`if {ctx.src.segment(decided[1].test)}:` "
                        f"(line {decided[1].lineno}): dropped")
-            ctx.report(self.CODE, call, note=f"unsafe fix: {undo.note}" if undo.note else unresolved or because,
-                       fix=ctx.edit_fix(Applicability.SAFE if undo.exact else Applicability.UNSAFE,
-                                        "Remove the `volatile` flag" if undo.keyword_only else self.FIX_TITLE,
-                                        undo.edits))
+            ctx.report(self.CODE, call, note=unsafe or unresolved or because, fix=fix)
             return
         finding = ctx.report(self.CODE, call, note=unresolved or vc.wrapper)
         ctx.add_source(finding, call, flag=ctx.flag_of(flag), own_edits=undo.edits, deleted=undo.deleted,

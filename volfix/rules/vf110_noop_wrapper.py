@@ -6,7 +6,7 @@ from ..files import prefilter
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
 from .base import VARIABLE_CALL, Rule, on
-from .variable_calls import unwrap
+from .variable_calls import VARIABLE_ARGUMENTS, unwrap
 
 
 class NoOpVariableWrapper(Rule):
@@ -104,7 +104,7 @@ def _volatile_written(call: ast.Call, ctx) -> Optional[int]:
 def _unanalysable(call: ast.Call) -> str:
     """Why a `Variable(...)` call's arguments cannot be read: a keyword `Variable` does not take
     (`require_grad=True`, a TypeError when it runs), one given twice, `*`/`**`, or no data."""
-    wrong = [k.arg for k in call.keywords if k.arg is not None and k.arg not in ("data", "requires_grad", "volatile")]
+    wrong = [k.arg for k in call.keywords if k.arg is not None and k.arg not in VARIABLE_ARGUMENTS]
     if wrong:
         return f"no fix: `Variable` takes no argument `{wrong[0]}` (a TypeError when the call runs)"
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):

@@ -471,12 +471,12 @@ def _accumulator_note(shown: str) -> str:
             f"elements `[0]` meant the first and `.item()` raises")
 
 
-def _own_parameter(subject: ast.AST, at: ast.AST, ctx, names: Optional[NameBindings] = None):
+def _own_parameter(subject: ast.AST, at: ast.AST, ctx, names: NameBindings):
     """The function reading `subject` when it is a parameter of it never bound again there,
-    or (with `names`) bound again only where that cannot reach the read (`err = err.data[0]`
-    first thing in `def show(err)`)."""
+    or bound again only where that cannot reach the read (`err = err.data[0]` first thing in
+    `def show(err)`)."""
     fn = ctx.index.own_parameter(subject, at)
-    if fn is None and names is not None and isinstance(subject, ast.Name):
+    if fn is None and isinstance(subject, ast.Name):
         scope = ctx.index.function_of(at)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and subject.id in nm.function_params(scope) \
                 and names.bindings(subject.id, at) == [None]:
