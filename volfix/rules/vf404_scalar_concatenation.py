@@ -6,7 +6,9 @@ from ..files import prefilter
 from ..fixes.edits import TextEdit
 from ..flow.scalars import ScalarValues
 from ..model import Applicability
-from .base import Rule, on
+from .base import MODULE, Rule, on
+
+_JOINS = ("torch.cat", "torch.concat")
 
 
 class ScalarConcatenation(Rule):
@@ -58,9 +60,18 @@ class ScalarConcatenation(Rule):
     NEEDS = prefilter.CONCATENATION
     NAMES = frozenset({"cat"})
 
-    @on(ast.Call, callee="cat")
+    @on(MODULE)
+    def renamed(self, tree, ctx):
+        """`from torch import cat as join`: its calls are by another name."""
+        index = ctx.index
+        for name, qual in sorted(index.module_names.final.items()):
+            if qual in _JOINS and name not in ("cat", "concat"):
+                for call in index.calls.get(name, ()):
+                    self.call(call, ctx)
+
+    @on(ast.Call, callee=("cat", "concat"))
     def call(self, call, ctx):
-        if ctx.index.qual(call.func) not in ("torch.cat", "torch.concat") or not call.args \
+        if ctx.index.qual(call.func) not in _JOINS or not call.args \
                 or any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 2:
             return
         dim = call.args[1] if len(call.args) == 2 else next((k.value for k in call.keywords if k.arg == "dim"), None)
