@@ -437,9 +437,31 @@ def test_indexing_of_tensors_with_dimensions_is_unchanged(legacy):
     rows = legacy(torch.arange(6.0).view(2, 3))
     assert torch.equal(rows.data[0], torch.tensor([0.0, 1.0, 2.0]))
     element = torch.arange(3.0)[0]
-    assert isinstance(element, torch.Tensor) and element.dim() == 0
+    assert isinstance(element, torch.Tensor) and element.dim() == 0 and element.item() == 0.0
     with pytest.raises(IndexError):
         torch.tensor(1.0)[1]
+
+
+def test_elements_of_plain_tensors_find_their_numbers_keys(legacy):
+    """0.3 gave a plain tensor's element as a Python number (`ni = topi[0][0]` after
+    `decoder_output.data.topk(1)`, a seq2seq tutorial's greedy decoder), so it found its key
+    in a dict: `index2word[ni]`. Today the element is a 0-dim tensor, hashed by identity: a
+    KeyError. Here the element hashes as its number, by indexing and by iteration (also a
+    comparison's element, 0.3's ByteTensor int); it stays a 0-dim tensor for migrated code
+    (`ni.item()`), and a Variable's element is torch's."""
+    index2word = {0: "SOS", 1: "EOS", 2: "cat"}
+    scores = legacy(torch.tensor([[0.1, 0.2, 0.7]]))
+    _, topi = scores.data.topk(1)
+    ni = topi[0][0]
+    assert index2word[ni] == "cat" and index2word[topi[0, 0]] == "cat" and ni in {2}
+    assert isinstance(ni, torch.Tensor) and ni.dim() == 0 and ni.item() == 2
+    assert [index2word[w] for w in torch.LongTensor([1, 0])] == ["EOS", "SOS"]
+    assert index2word[(torch.arange(3) > 0)[1]] == "EOS"
+    assert f"{ni}" == "2" and repr(ni) == "tensor(2)" and type(ni + 1) is torch.Tensor
+    with pytest.raises(KeyError):
+        index2word[scores[0][2].long()]  # a Variable's element: a one-element Variable in 0.3
+    with pytest.raises(KeyError):
+        index2word[torch.arange(3)[torch.tensor(2)]]  # indexing by a tensor: not 0.3's
 
 
 def test_tensors_are_no_sequences_for_constructors_and_numpy(legacy):

@@ -34,6 +34,7 @@ _TensorBase = torch._C.TensorBase
 _ORIGINAL_GETITEM = _TensorBase.__getitem__
 _ORIGINAL_NUMPY = _TensorBase.numpy
 _ORIGINAL_TOLIST = _TensorBase.tolist
+_ORIGINAL_ITER = torch.Tensor.__iter__
 _ORIGINAL_BACKWARD = torch.autograd.backward
 _ORIGINAL_TENSOR_BACKWARD = torch.Tensor.backward
 _ORIGINAL_MULTINOMIAL = _TensorBase.multinomial
@@ -271,21 +272,59 @@ scalar_list_hook: Optional[Callable[[Any, Any, bool], None]] = None
 
 
 def _legacy_getitem(self, index):
-    """`x[0]` on a 0-dim tensor. 0.3 had no 0-dim tensors: losses and other one-element
-    results had shape (1,), so `loss.data[0]` was a Python number and `loss[0]` a one-element
-    Variable. Other indexing (any tensor with dimensions, other indices) is torch's."""
+    """Indexing as in 0.3, which had no 0-dim tensors. A loss or other one-element result had
+    shape (1,), so `loss.data[0]` was a Python number and `loss[0]` a one-element Variable:
+    `[0]` and `[-1]` of a 0-dim tensor give those. A plain tensor's element (`topi[0][0]`,
+    `labels[i]` of a `.data` tensor) was a Python number too: integer indexing of a plain
+    tensor that leaves no dimension gives an `Element`. Everything else is torch's."""
     if type(index) is int and index in (0, -1):
         zero_dim = self.dim() == 0
         if scalar_read_hook is not None:
             scalar_read_hook(self, sys._getframe(1), zero_dim)
-        if not zero_dim:
-            return _ORIGINAL_GETITEM(self, index)
-        if not isinstance(self, Variable):  # 0.3's plain tensor: indexing gave a number
-            # 0.3 had no bool tensors: a comparison gave a ByteTensor, whose element was the
-            # int 1 or 0 (comparisons return torch.bool since 1.2, pytorch/pytorch#21113).
-            return int(self.item()) if self.dtype is torch.bool else self.item()
-        index = ()
-    return _ORIGINAL_GETITEM(self, index)
+        if zero_dim:
+            if not isinstance(self, Variable):  # 0.3's plain tensor: indexing gave a number
+                # 0.3 had no bool tensors: a comparison gave a ByteTensor, whose element was
+                # the int 1 or 0 (comparisons return torch.bool since 1.2, pytorch/pytorch#21113).
+                return int(self.item()) if self.dtype is torch.bool else self.item()
+            return _ORIGINAL_GETITEM(self, ())
+    result = _ORIGINAL_GETITEM(self, index)
+    if result.dim() == 0 and _integers(index) and type(self) is not Element and not isinstance(self, Variable):
+        return result.as_subclass(Element)
+    return result
+
+
+def _integers(index) -> bool:
+    """An index of Python ints only (`3`, `(i, j)`): 0.3 read an element with it."""
+    return type(index) is int or type(index) is tuple and bool(index) and all(type(i) is int for i in index)
+
+
+class Element(torch.Tensor):
+    """An element of a plain tensor: 0.3 gave its Python number, today a 0-dim tensor. Here it
+    is today's 0-dim tensor (so that migrated code, `ni.item()`, runs as it does today) that
+    hashes as its number, so that as a dict key or set member it finds what 0.3's number found
+    (`index2word[topi[0][0]]`; today's tensor hashes by identity, a `KeyError`). Operations on
+    it give plain tensors."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    def __hash__(self):
+        value = self.item()
+        return hash(int(value) if type(value) is bool else value)
+
+    def __repr__(self, **kwargs):  # torch formats a 0-dim tensor's number only when its type is Tensor
+        return self.as_subclass(torch.Tensor).__repr__(**kwargs)
+
+    def __format__(self, spec):
+        return self.as_subclass(torch.Tensor).__format__(spec)
+
+
+def _legacy_iter(self):
+    """`for word in indices:` over a plain 1-dim tensor gave its Python numbers in 0.3 (its
+    `__iter__` selected each element); today it gives 0-dim tensors: here `Element`s. A
+    Variable's elements, and rows of tensors with more dimensions, are torch's."""
+    if self.dim() == 1 and not isinstance(self, Variable):
+        return iter([e.as_subclass(Element) for e in _ORIGINAL_ITER(self)])
+    return _ORIGINAL_ITER(self)
 
 
 def _legacy_numpy(self, *args, **kwargs):
@@ -483,6 +522,7 @@ def _install() -> _Patches:
     patches.set(torch.Tensor, "__getitem__", _legacy_getitem)
     _drop_sequence_item_slot(before)
     patches.set(torch.Tensor, "numpy", _legacy_numpy)
+    patches.set(torch.Tensor, "__iter__", _legacy_iter)
     patches.set(torch.Tensor, "tolist", _legacy_tolist)
     patches.set(torch.autograd, "backward", _legacy_backward)
     patches.set(torch.Tensor, "backward", _legacy_tensor_backward)
