@@ -504,6 +504,9 @@ DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
     _attribute_word(b"data", lambda data, end: data.startswith(b".resize_", end)),)))
 # VF404: `torch.cat(values)` of 0-dim values.
 CONCATENATION = Needs("`cat(` and `torch` in code", _family((b"cat(", b"torch"), (_code_word(b"cat"),)))
+# VF405: an element of a `.data` tensor as the key of a dict the file builds.
+ELEMENT_KEY = Needs("`.data`, `torch`, and `{` or `dict(` in code", _family(
+    (b".data", b"torch"), (lambda data: b"{" in data or b"dict(" in data or b"Counter(" in data,)))
 # VF403: `x.backward(g)` with a one-element gradient made by a constructor.
 _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(
