@@ -504,9 +504,13 @@ DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
     _attribute_word(b"data", lambda data, end: data.startswith(b".resize_", end)),)))
 # VF404: `torch.cat(values)` of 0-dim values.
 CONCATENATION = Needs("`cat(` and `torch` in code", _family((b"cat(", b"torch"), (_code_word(b"cat"),)))
-# VF405: an element of a `.data` tensor as the key of a dict the file builds.
-ELEMENT_KEY = Needs("`.data`, `torch`, and `{` or `dict(` in code", _family(
-    (b".data", b"torch"), (lambda data: b"{" in data or b"dict(" in data or b"Counter(" in data,)))
+# VF405: an element of a plain tensor (`.data`, a constructor's) as the key of a dict the file builds.
+_PLAIN_TENSORS = (b".data", b"Tensor(", b"from_numpy(", b"arange(", b"randperm(")
+ELEMENT_KEY = Needs(
+    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `{`, `dict(` or "
+    "`Counter(` in code",
+    _family((b"torch",), (lambda data: any(token in data for token in _PLAIN_TENSORS),
+                          lambda data: b"{" in data or b"dict(" in data or b"Counter(" in data)))
 # VF403: `x.backward(g)` with a one-element gradient made by a constructor.
 _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(

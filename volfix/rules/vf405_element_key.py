@@ -17,6 +17,9 @@ _TENSOR_STEPS = frozenset({
     "multinomial", "type", "type_as", "index_select", "gather", "masked_select", "flip", "permute", "sum", "cumsum",
 })
 _TORCH_STEPS = frozenset({"torch." + m for m in _TENSOR_STEPS})
+_CONSTRUCTORS = frozenset({"torch." + c for c in (
+    "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "from_numpy", "arange",
+    "randperm", "cuda.LongTensor", "cuda.FloatTensor")})
 # What makes a dict: a missing key raises (`dict`), or is made (`defaultdict`, `Counter`); in
 # each a tensor key is another key than its number.
 _DICTS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict", "collections.Counter"})
@@ -27,9 +30,10 @@ _HOLDER = re.compile(r"(?:data|dataset|set|loader|corpus|reader|split)$")
 class ElementKey(Rule):
     """
     ## What it does
-    Finds an element of a tensor read from `.data` (`ni = topi[0][0]` after
-    `decoder_output.data.topk(1)`, or each `w` of `for w in indices.data:`) used as the key of
-    a dict the file builds (`index2word[ni]`, `vocab.get(w)`, `w in counts`).
+    Finds an element of a tensor read from `.data` or made by a constructor (`ni = topi[0][0]`
+    after `decoder_output.data.topk(1)`, each `w` of `for w in indices.data:`, `labels[i]` of
+    `labels = torch.LongTensor(ys)`) used as the key of a dict the file builds
+    (`index2word[ni]`, `vocab.get(w)`, `w in counts`).
 
     ## Why is this bad?
     In PyTorch 0.3 an element of a tensor was a Python number, so it found its number's key.
@@ -69,7 +73,8 @@ class ElementKey(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Key the dict by the element's number (`.item()`)"
     NEEDS = prefilter.ELEMENT_KEY
-    NAMES = frozenset({"data"})
+    NAMES = frozenset({"data", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
+                       "from_numpy", "arange", "randperm"})
 
     @on(ast.Subscript)
     def subscript(self, node, ctx):
@@ -134,7 +139,7 @@ class _Facts:
             or self.index.qual(value.func) in _DICTS)
 
     def element(self, key: ast.AST, at: ast.AST, depth: int = 0) -> bool:
-        """`key` is an element of a tensor read from `.data`: integer indexing of one, an
+        """`key` is an element of a plain tensor (`plain`): integer indexing of one, an
         element of a loop over one, or a name bound only to those where `at` reads it."""
         if depth > _MAX_DEPTH:
             return False
@@ -161,7 +166,8 @@ class _Facts:
         return not path and self.plain(iterable, at, depth + 1)
 
     def plain(self, expr: ast.AST, at: ast.AST, depth: int = 0) -> bool:
-        """`expr` is a tensor read from `.data` (0.3's plain tensor, whose elements were numbers)."""
+        """`expr` is a tensor read from `.data` or made by a constructor (0.3's plain tensor,
+    whose elements were numbers)."""
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, ast.Attribute):
@@ -172,9 +178,10 @@ class _Facts:
             func = expr.func
             if isinstance(func, ast.Attribute) and func.attr in _TENSOR_STEPS:
                 return self.plain(func.value, at, depth + 1)
-            if self.index.qual(func) in _TORCH_STEPS and expr.args:
+            qual = self.index.qual(func)
+            if qual in _TORCH_STEPS and expr.args:
                 return self.plain(expr.args[0], at, depth + 1)
-            return False
+            return qual in _CONSTRUCTORS  # `torch.LongTensor(ids)`: a tensor in 0.3 too
         if isinstance(expr, ast.Name):
             bound = self.names.bindings(expr.id, at)
             return bool(bound) and all(self._plain_binding(b, at, depth + 1) for b in bound)
