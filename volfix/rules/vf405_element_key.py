@@ -32,14 +32,15 @@ class ElementKey(Rule):
     ## What it does
     Finds an element of a tensor read from `.data` or made by a constructor (`ni = topi[0][0]`
     after `decoder_output.data.topk(1)`, each `w` of `for w in indices.data:`, `labels[i]` of
-    `labels = torch.LongTensor(ys)`) used as the key of a dict the file builds
-    (`index2word[ni]`, `vocab.get(w)`, `w in counts`).
+    `labels = torch.LongTensor(ys)`) used as the key of a dict or set the file builds
+    (`index2word[ni]`, `vocab.get(w)`, `w in counts`, `w in {EOS, PAD}`).
 
     ## Why is this bad?
     In PyTorch 0.3 an element of a tensor was a Python number, so it found its number's key.
     Since 0.4 it is a 0-dim tensor, and a tensor hashes by identity: `index2word[ni]` raises
     `KeyError` (a seq2seq decoder's greedy loop stops at its first word), `.get` returns
-    `None`, and `in` says `False`. The line runs on 0.3 and crashes on a modern stack.
+    `None`, and `in` says `False` (also for a set). The line runs on 0.3, and crashes or
+    quietly does something else on a modern stack.
 
     ## Example
     ```python
@@ -88,14 +89,21 @@ class ElementKey(Rule):
     @on(ast.Compare)
     def compare(self, node, ctx):
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            self._check(node.comparators[0], node.left, node, ctx)
+            container = node.comparators[0]
+            if isinstance(container, (ast.Set, ast.Dict)):  # `w in {EOS, PAD}`
+                if ctx.index.parents.get(container) is node and _Facts(ctx.index).element(node.left, node):
+                    self._report(container, node.left, ctx)
+                return
+            self._check(container, node.left, node, ctx)
 
     def _check(self, container: ast.AST, key: ast.AST, at: ast.AST, ctx) -> None:
         if isinstance(key, (ast.Slice, ast.Tuple)):
             return
         facts = _Facts(ctx.index)
-        if not facts.dict(container, at) or not facts.element(key, at):
-            return
+        if facts.dict(container, at) and facts.element(key, at):
+            self._report(container, key, ctx)
+
+    def _report(self, container: ast.AST, key: ast.AST, ctx) -> None:
         src = ctx.src
         fix = ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE,
                            ctx.expr.replace(key, f"{ctx.expr.attr_base(key)}.item()"))
@@ -132,11 +140,12 @@ class _Facts:
         return out
 
     def _makes_dict(self, value: ast.AST) -> bool:
-        if isinstance(value, (ast.Dict, ast.DictComp)):
+        """A dict, or a set (`w in {EOS, PAD}` hashes too)."""
+        if isinstance(value, (ast.Dict, ast.DictComp, ast.Set, ast.SetComp)):
             return True
         return isinstance(value, ast.Call) and (
-            isinstance(value.func, ast.Name) and value.func.id == "dict" and self.index.qual(value.func) in (None, "dict")
-            or self.index.qual(value.func) in _DICTS)
+            isinstance(value.func, ast.Name) and value.func.id in ("dict", "set", "frozenset")
+            and self.index.qual(value.func) in (None, value.func.id) or self.index.qual(value.func) in _DICTS)
 
     def element(self, key: ast.AST, at: ast.AST, depth: int = 0) -> bool:
         """`key` is an element of a plain tensor (`plain`): integer indexing of one, an
