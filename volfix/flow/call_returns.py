@@ -134,10 +134,23 @@ class CallReturns:
             return False
         inner = seen | {key}
         returns = [r.value for r in own_returns(fn) if self._reachable(r, fn, env)]
-        if position is not None:
-            returns = [v.elts[position] if isinstance(v, ast.Tuple) and position < len(v.elts) and not any(
-                isinstance(e, ast.Starred) for e in v.elts) else None for v in returns]
-        return bool(returns) and all(v is not None and self._one_under(v, fn, env, depth, inner) for v in returns)
+        if position is None:
+            return bool(returns) and all(v is not None and self._one_under(v, fn, env, depth, inner) for v in returns)
+        return bool(returns) and all(self._item_under(v, position, fn, env, depth, inner) for v in returns)
+
+    def _item_under(self, value: Optional[ast.AST], position: int, fn: ast.FunctionDef, env: Env, depth: int,
+                    seen: Set[str]) -> bool:
+        """The item at `position` of `value`, returned by `fn`, is one element: a tuple's, or
+        that of what a returned call of another def returns with what it passes on (`def
+        ssim(a, b, full=False): return _ssim(a, b, full=full)`, whose `if full: return ret, cs`)."""
+        if isinstance(value, ast.Tuple):
+            return position < len(value.elts) and not any(isinstance(e, ast.Starred) for e in value.elts) \
+                and self._one_under(value.elts[position], fn, env, depth, seen)
+        if not isinstance(value, ast.Call):
+            return False
+        callee = self.project_callee(value.func, value)
+        passed = None if callee is None else self._bind(callee, value, env)
+        return bool(passed) and self.reachable_one(callee, passed, depth + 1, seen, position)
 
     def _one_under(self, value: ast.AST, fn: ast.FunctionDef, env: Env, depth: int, seen: Set[str],
                    hops: int = 0) -> bool:

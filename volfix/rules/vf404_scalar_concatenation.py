@@ -86,7 +86,9 @@ class ScalarConcatenation(Rule):
         values = _joined(seq, call, scalars)
         if values is None:
             return
-        ranks = [scalars.ranks.exact(v, v) for v in values]
+        # 0-dim by its rank, or by what VF401 knows of one-element values (`sim, cs = ssim(a, b,
+        # full=True)` of a function whose `if full: return ret, cs` the call's constant decides)
+        ranks = [0 if scalars.ranks.exact(v, v) == 0 or scalars.one_element(v, v) else None for v in values]
         if 0 not in ranks:
             return
         src = ctx.src
