@@ -197,3 +197,53 @@ def test_a_name_bound_by_with_is_unknown_at_module_level_and_in_a_function():
     read = next(n for n in ast.walk(tree.body[2]) if isinstance(n, ast.Name) and n.id == "v2"
                 and isinstance(n.ctx, ast.Load))
     assert ScalarValues(index).ranks.rank(read, read) is None
+
+
+def _reads_in_function(text: str) -> dict:
+    """name -> (rank, one element) the analysis gives a `v` name where the function's last
+    statement reads it."""
+    tree = ast.parse(text)
+    index = ModuleIndex(tree, SourceText(text))
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    return {node.id: (ScalarValues(index).ranks.rank(node, node), ScalarValues(index).one_element(node, node))
+            for node in ast.walk(fn.body[-1]) if isinstance(node, ast.Name) and node.id.startswith("v")}
+
+
+def test_a_size_the_function_counts_with_is_one_integer():
+    """`torch.zeros(beam_size)` is 1-dim when the function also runs `range(beam_size)` or
+    passes it as one of several sizes: a shape there would raise. A size used only alone may
+    be a shape."""
+    text = ("import torch\n"
+            "def f(beam_size, width, shape):\n"
+            "    v0 = torch.zeros(beam_size)\n"
+            "    for q in range(beam_size):\n"
+            "        pass\n"
+            "    v1 = torch.zeros(width)\n"
+            "    hist = torch.FloatTensor(2, width)\n"
+            "    v2 = torch.zeros(shape)\n"
+            "    v3 = v0[0] + v1[1]\n"
+            "    return v0, v1, v2, v3\n")
+    claimed = _reads_in_function(text)
+    assert {k: rank for k, (rank, _) in claimed.items()} == {"v0": (1, 1), "v1": (1, 1), "v2": None,
+                                                              "v3": (0, 0)}
+    scope: dict = {}
+    exec(compile(text, "<ranks>", "exec"), scope)
+    made = scope["f"](3, 2, (2, 2))
+    assert [t.dim() for t in made] == [1, 1, 2, 0]
+
+
+def test_numpy_dot_of_arrays_is_no_reduction():
+    """`R.dot(point)` of NumPy arrays is a matrix product (here shape (3, 1)), not a tensor's
+    dot of two vectors: neither 0-dim nor one element."""
+    text = ("import numpy as np\nimport torch\n"
+            "def f(R, u):\n"
+            "    point = np.zeros((3, 1))\n"
+            "    v0 = R.dot(point)\n"
+            "    v1 = u.dot(u)\n"
+            "    return v0, v1\n")
+    claimed = _reads_in_function(text)
+    assert claimed["v0"] == (None, False) and claimed["v1"] == ((0, 0), True)
+    scope: dict = {}
+    exec(compile(text, "<ranks>", "exec"), scope)
+    product, dot = scope["f"](scope["np"].eye(3), torch.ones(3))
+    assert product.shape == (3, 1) and dot.dim() == 0

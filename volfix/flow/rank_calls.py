@@ -10,6 +10,7 @@ import ast
 from typing import Optional
 
 from .rank_lattice import MAX_DEPTH, NUMBER, Rank, broadcast, exactly, shift
+from .bindings import Element
 from .shapes import DATA_CONSTRUCTORS, DIM_REDUCTIONS, ELEMENTWISE, REDUCTIONS, SHAPE_KEEPING, SIZED_CONSTRUCTORS, \
     int_value, is_number, whole_reduction
 
@@ -187,9 +188,28 @@ class CallRanks:
             args = args[0].elts
         if any(isinstance(a, ast.Starred) for a in args) or not args:
             return None
-        if len(args) == 1 and int_value(args[0]) is None and self.rank(args[0], at, depth + 1) != NUMBER:
+        if len(args) == 1 and int_value(args[0]) is None and self.rank(args[0], at, depth + 1) != NUMBER \
+                and not self._counted(args[0], at):
             return None
         return exactly(len(args))
+
+    def _counted(self, arg: ast.AST, at: ast.AST) -> bool:
+        """`torch.zeros(beam_size)` where the function also runs `range(beam_size)`, or passes
+        the name as one of several sizes (`torch.LongTensor(self.seq_length, beam_size)`), with
+        the same bindings of the name: an integer (a shape would raise there), so one size."""
+        if not isinstance(arg, ast.Name):
+            return False
+        index = self.index
+        scope = index.function_of(at)
+        bound = self.names.bindings(arg.id, at)
+        if not bound:
+            return False
+        counting = [c for c in index.calls.get("range", ()) if isinstance(c.func, ast.Name)]
+        for name in SIZED_CONSTRUCTORS:  # `torch.LongTensor(self.seq_length, beam_size)`: two sizes
+            counting += [c for c in index.calls.get(name, ()) if len(c.args) > 1
+                         and (index.qual(c.func) or "").startswith("torch.")]
+        return any(index.function_of(call) is scope and any(isinstance(a, ast.Name) and a.id == arg.id for a in call.args)
+                   and _same(self.names.bindings(arg.id, call), bound) for call in counting)
 
     def _method(self, method: str, receiver: ast.AST, call: ast.Call, at: ast.AST, depth: int) -> Rank:
         args = call.args
@@ -200,7 +220,8 @@ class CallRanks:
         if method in ("view_as", "expand_as", "reshape_as") and len(args) == 1:
             return self.rank(args[0], at, depth + 1)
         base = self.rank(receiver, at, depth + 1)
-        if base != NUMBER and method in REDUCTIONS and whole_reduction(call, method):
+        if base != NUMBER and method in REDUCTIONS and whole_reduction(call, method) \
+                and not self.values.numpy_dot(call, at):
             return exactly(0)  # `x.mean()` of a tensor of any rank, known or not
         if base == NUMBER or base is None and method not in ("view", "reshape", "expand", "repeat"):
             return None
@@ -278,3 +299,10 @@ def _nesting(data: ast.AST) -> Rank:
     if len(inner) != 1 or None in inner:
         return None
     return shift(inner.pop(), 1)
+
+
+def _same(one: list, other: list) -> bool:
+    """The same bindings (by identity; a parameter's None, an `Element`'s loop)."""
+    return len(one) == len(other) and all(
+        a is b or a is None and b is None or isinstance(a, Element) and isinstance(b, Element)
+        and a.iterable is b.iterable and a.path == b.path for a, b in zip(one, other))

@@ -168,6 +168,8 @@ class ScalarValues(Callees, CallReturns):
             return bool(call.args) and self.one_element(call.args[0], at, depth + 1, seen)
         if isinstance(func, ast.Attribute):
             if func.attr in REDUCTIONS:
+                if self.numpy_dot(call, at):
+                    return False
                 return whole_reduction(call, func.attr) or (
                     first_dim_reduction(call, func.attr) and self.one_dim(func.value, at, depth + 1, seen))
             if func.attr in SHAPE_KEEPING or func.attr == "numpy":
@@ -569,6 +571,20 @@ class ScalarValues(Callees, CallReturns):
         return self._guarded("np " + self.names.key(expr.id, at), seen, True, lambda: bool(values) and all(
             self.item(v.value, v.path, at, depth + 1, seen, self.numpy_array) if isinstance(v, Unpacked)
             else isinstance(v, ast.AST) and self.numpy_array(v, v, depth + 1, seen) for v in values))
+
+    def numpy_dot(self, call: ast.Call, at: ast.AST) -> bool:
+        """`R.dot(point)` with `point = np.zeros((3, 1))`: NumPy's product of arrays of any
+        shape, not a tensor's dot of two vectors (torch's takes no array)."""
+        func = call.func
+        return isinstance(func, ast.Attribute) and func.attr == "dot" and any(
+            self._numpy_made(e, at) for e in [func.value] + list(call.args))
+
+    def _numpy_made(self, expr: ast.AST, at: ast.AST) -> bool:
+        if isinstance(expr, ast.Call):
+            return (self.index.qual(expr.func) or "").startswith("numpy.")
+        values = self.names.bindings(expr.id, at) if isinstance(expr, ast.Name) else None
+        return bool(values) and all(isinstance(v, ast.Call) and (self.index.qual(v.func) or "").startswith("numpy.")
+                                    for v in values)
 
     def _builtin(self, func: ast.AST, name: str, at: ast.AST) -> bool:
         return (isinstance(func, ast.Name) and func.id == name and not self.names.bindings(name, at)

@@ -20,7 +20,13 @@ def unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> lis
     """`(self.gamma * d_loss_real - d_loss_fake)`: arithmetic of one-element values and
     numbers but for names or attributes volfix cannot type (`self.gamma = config.gamma`, a
     hyperparameter from another file; `d_loss_real`, named like a loss): those, when at least
-    one operand is certainly one element or named like a loss. [] otherwise."""
+    one operand is certainly one element or named like a loss. [] otherwise. A name bound
+    once to such arithmetic where `at` reads it is read through (`candidate_logprob =
+    beam_logprobs_sum[q] + local_logprob`, then `candidate_logprob.data[0]`)."""
+    through = isinstance(subject, ast.Name)
+    if through:
+        bound = scalars.names.bindings(subject.id, at)
+        subject = bound[0] if len(bound) == 1 else None
     if not isinstance(subject, ast.BinOp):
         return []
     leaves, pending = [], [subject]
@@ -41,9 +47,27 @@ def unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> lis
         elif isinstance(leaf, (ast.Name, ast.Attribute)):
             one = one or loss_named(leaf)
             unknown.append(leaf)
+        elif _full_index(leaf):
+            unknown.append(leaf)  # `logits[0, 0]`: one element when `logits` has as many dimensions
         else:
             return []
+    if through and not all(_full_index(u) or _bound_to_full_index(u, scalars) for u in unknown):
+        return []  # read through a name: only full indexes volfix cannot size (a beam's `ys[q, c]`)
     return unknown if one else []
+
+
+def _full_index(node: ast.AST) -> bool:
+    """`t[i, j]`: every index an element's (no slice, no `None`)."""
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and bool(node.slice.elts) \
+        and not any(isinstance(e, (ast.Slice, ast.Starred)) or isinstance(e, ast.Constant) and e.value is None
+                    for e in node.slice.elts)
+
+
+def _bound_to_full_index(node: ast.AST, scalars: ScalarValues) -> bool:
+    if not isinstance(node, ast.Name):
+        return False
+    bound = scalars.names.bindings(node.id, node)
+    return len(bound) == 1 and _full_index(bound[0])
 
 
 def loss_named(expr: ast.AST) -> bool:
