@@ -500,8 +500,19 @@ class ScalarValues(Callees, CallReturns):
         if self.index.written_on_others(attr):
             return False  # `net._losses['x'] = ...` from outside the class
         reads = [n for n in nodes if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
-                 and n.value.id == "self" and self.index.method_class(self.index.function_of(n)) in family]
+                 and n.value.id == "self" and self._method_of(n) in family]
         return self._dict_of_ones(self.names.self_bindings(attr, at), reads, at, depth, seen)
+
+    def _method_of(self, node: ast.AST) -> Optional[ast.ClassDef]:
+        """The class whose method holds `node`, also inside a function nested in the method
+        (a forward hook `def hook(m, i, output): self.outputs["out"] = output` reads `self`)."""
+        fn = self.index.function_of(node)
+        while isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            cls = self.index.method_class(fn)
+            if cls is not None:
+                return cls
+            fn = self.index.function_of(fn)
+        return None
 
     def _dict_of_ones(self, values: list, reads: list, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`values` (a dict's bindings) are dict displays of one-element values, and what the
@@ -521,6 +532,8 @@ class ScalarValues(Callees, CallReturns):
                 if not (isinstance(holder, ast.Assign) and parent in holder.targets):
                     return False
                 stored.append(holder.value)
+        if not stored and all(isinstance(d, ast.Dict) and not d.values for d in values):
+            return False  # `{}` and nothing stored that volfix sees: no value to tell
         return all(self.elements(self._zipped(d, at), at, depth + 1, seen) if not isinstance(d, ast.Dict)
                    else all(self.one_element(v, v, depth + 1, seen) for v in d.values) for d in values) and all(
             self.one_element(v, v, depth + 1, seen) for v in stored)
