@@ -163,6 +163,12 @@ class ScalarValues(Callees, CallReturns):
             if name in ELEMENTWISE:  # torch.abs(a - b)
                 return len(call.args) == 1 and not call.keywords and self.one_element(
                     call.args[0], at, depth + 1, seen)
+            if name in SCALAR_ARITHMETIC and len(call.args) == 2 and not call.keywords:
+                # `torch.div(indix, simCube.size(2))`: as `indix / n`, one element when one side
+                # is and the other a number or one element too
+                numbers = [self.scalar(a, at, depth + 1, set(seen)) for a in call.args]
+                return not all(numbers) and all(number or self.one_element(a, at, depth + 1, seen)
+                                                for a, number in zip(call.args, numbers))
             return False
         if self.index.is_variable(func):  # `Variable(torch.zeros(1))`
             return bool(call.args) and self.one_element(call.args[0], at, depth + 1, seen)

@@ -439,6 +439,11 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
         elif isinstance(stmt, ast.Return):
             if stmt.value is not None:
                 tainted, raw = self.eval(stmt.value, state, moved=True)
+                if not tainted and isinstance(stmt.value, ast.Name):
+                    # `example.tokens = Variable(...)`, then `return example`: the object
+                    # returned carries the value to the caller
+                    carried = [k for k in state if k.startswith(stmt.value.id + ".")]
+                    tainted, raw = bool(carried), any(state[k] for k in carried)
                 if tainted:
                     self.escape("return", "`return`", stmt, raw)
         elif isinstance(stmt, ast.Delete):
