@@ -464,6 +464,21 @@ def test_elements_of_plain_tensors_find_their_numbers_keys(legacy):
         index2word[torch.arange(3)[torch.tensor(2)]]  # indexing by a tensor: not 0.3's
 
 
+def test_elements_of_plain_tensors_are_copies_as_numbers_were(legacy):
+    """A DQN's prioritized replay reads `old_val = target[0][action]`, writes `target[0][action]
+    = reward + ...`, then takes `abs(old_val - target[0][action])` as the priority. 0.3's
+    `old_val` was a number, so it kept the old value; today's 0-dim view follows the write and
+    the error is always 0. Here the element is a copy, by indexing and by iteration."""
+    target = torch.tensor([[1.0, 2.0, 3.0]])
+    old_val = target[0][1]
+    target[0][1] = 7.0
+    assert old_val.item() == 2.0 and abs(old_val - target[0][1]).item() == 5.0
+    values = torch.tensor([4.0, 5.0])
+    first = next(iter(values))
+    values[0] = 0.0
+    assert first.item() == 4.0
+
+
 def test_tensors_are_no_sequences_for_constructors_and_numpy(legacy):
     """torch's `__getitem__` is a mapping slot only; the patched one must not make every tensor
     a sequence for C code, or `torch.Tensor([r])` of an element `r` of a 1-dim tensor (an RL

@@ -289,7 +289,7 @@ def _legacy_getitem(self, index):
             return _ORIGINAL_GETITEM(self, ())
     result = _ORIGINAL_GETITEM(self, index)
     if result.dim() == 0 and _integers(index) and type(self) is not Element and not isinstance(self, Variable):
-        return result.as_subclass(Element)
+        return result.clone().as_subclass(Element)  # a number: a copy, not a view of `self`
     return result
 
 
@@ -299,9 +299,10 @@ def _integers(index) -> bool:
 
 
 class Element(torch.Tensor):
-    """An element of a plain tensor: 0.3 gave its Python number, today a 0-dim tensor. Here it
-    is today's 0-dim tensor (so that migrated code, `ni.item()`, runs as it does today) that
-    hashes as its number, so that as a dict key or set member it finds what 0.3's number found
+    """An element of a plain tensor: 0.3 gave its Python number, today a 0-dim tensor (a view).
+    Here it is a 0-dim tensor (so that migrated code, `ni.item()`, runs as it does today) that
+    holds a copy, as a number did (`old_val = target[0][action]`, then `target[0][action] =
+    reward`: 0.3's `old_val` kept the old value), and hashes as its number, so that as a dict key or set member it finds what 0.3's number found
     (`index2word[topi[0][0]]`; today's tensor hashes by identity, a `KeyError`). Operations on
     it give plain tensors."""
 
@@ -323,7 +324,7 @@ def _legacy_iter(self):
     `__iter__` selected each element); today it gives 0-dim tensors: here `Element`s. A
     Variable's elements, and rows of tensors with more dimensions, are torch's."""
     if self.dim() == 1 and not isinstance(self, Variable):
-        return iter([e.as_subclass(Element) for e in _ORIGINAL_ITER(self)])
+        return iter([e.clone().as_subclass(Element) for e in _ORIGINAL_ITER(self)])
     return _ORIGINAL_ITER(self)
 
 
