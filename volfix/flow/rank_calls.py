@@ -208,7 +208,8 @@ class CallRanks:
         for name in SIZED_CONSTRUCTORS:  # `torch.LongTensor(self.seq_length, beam_size)`: two sizes
             counting += [c for c in index.calls.get(name, ()) if len(c.args) > 1
                          and (index.qual(c.func) or "").startswith("torch.")]
-        return any(index.function_of(call) is scope and any(isinstance(a, ast.Name) and a.id == arg.id for a in call.args)
+        return any(index.function_of(call) is scope
+                   and any(isinstance(a, ast.Name) and a.id == arg.id for a in call.args)
                    and _same(self.names.bindings(arg.id, call), bound) for call in counting)
 
     def _method(self, method: str, receiver: ast.AST, call: ast.Call, at: ast.AST, depth: int) -> Rank:

@@ -302,9 +302,9 @@ class Element(torch.Tensor):
     """An element of a plain tensor: 0.3 gave its Python number, today a 0-dim tensor (a view).
     Here it is a 0-dim tensor (so that migrated code, `ni.item()`, runs as it does today) that
     holds a copy, as a number did (`old_val = target[0][action]`, then `target[0][action] =
-    reward`: 0.3's `old_val` kept the old value), and hashes as its number, so that as a dict key or set member it finds what 0.3's number found
-    (`index2word[topi[0][0]]`; today's tensor hashes by identity, a `KeyError`). Operations on
-    it give plain tensors."""
+    reward`: 0.3's `old_val` kept the old value), and hashes as its number, so that as a dict
+    key or set member it finds what 0.3's number found (`index2word[topi[0][0]]`; today's
+    tensor hashes by identity, a `KeyError`). Operations on it give plain tensors."""
 
     __torch_function__ = torch._C._disabled_torch_function_impl
 

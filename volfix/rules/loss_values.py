@@ -6,6 +6,7 @@ import re
 from typing import Optional
 
 from ..flow.scalars import ScalarValues
+from ..syntax import names as nm
 
 # Words of a name that suggest a loss: `loss`, `total_loss`, `lossD`, `trainLoss`, `cost`.
 LOSS_WORDS = frozenset({"loss", "losses", "cost"})
@@ -47,27 +48,48 @@ def unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> lis
         elif isinstance(leaf, (ast.Name, ast.Attribute)):
             one = one or loss_named(leaf)
             unknown.append(leaf)
-        elif _full_index(leaf):
+        elif full_index(leaf):
             unknown.append(leaf)  # `logits[0, 0]`: one element when `logits` has as many dimensions
         else:
             return []
-    if through and not all(_full_index(u) or _bound_to_full_index(u, scalars) for u in unknown):
+    if through and not all(full_index(u) or bound_to_full_index(u, scalars.index) for u in unknown):
         return []  # read through a name: only full indexes volfix cannot size (a beam's `ys[q, c]`)
     return unknown if one else []
 
 
-def _full_index(node: ast.AST) -> bool:
-    """`t[i, j]`: every index an element's (no slice, no `None`)."""
-    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and bool(node.slice.elts) \
-        and not any(isinstance(e, (ast.Slice, ast.Starred)) or isinstance(e, ast.Constant) and e.value is None
-                    for e in node.slice.elts)
+def bound_to_full_index(subject: ast.AST, index) -> Optional[ast.Subscript]:
+    """`local_logprob = ys[q, c]`, then `local_logprob.data[0]` (self-critical's beam search):
+    a local name every binding of which in its function is one full index, that index."""
+    if not isinstance(subject, ast.Name):
+        return None
+    scope = index.function_of(subject)
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+            subject.id in nm.function_params(scope):
+        return None
+    values = index.plain_assignments(subject.id, scope)
+    return values[0] if values and len(values) == 1 and full_index(values[0]) else None  # type: ignore[return-value]
 
 
-def _bound_to_full_index(node: ast.AST, scalars: ScalarValues) -> bool:
-    if not isinstance(node, ast.Name):
+def full_index(expr: ast.AST) -> bool:
+    """`t[i, j, k, l]`, `t[idx[0], idx[1] + k]`: two or more integer-like indices (no slice,
+    `None`, `...` or list)."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and len(expr.slice.elts) >= 2):
         return False
-    bound = scalars.names.bindings(node.id, node)
-    return len(bound) == 1 and _full_index(bound[0])
+    return all(_index_like(e) for e in expr.slice.elts)
+
+
+def _index_like(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return True
+    if isinstance(node, ast.Subscript):  # `idx[1]`: an entry of a `nonzero()` row, as a name would be
+        return isinstance(node.value, (ast.Name, ast.Attribute)) and _index_like(node.slice)
+    if isinstance(node, ast.BinOp):
+        return _index_like(node.left) and _index_like(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _index_like(node.operand)
+    return False
 
 
 def loss_named(expr: ast.AST) -> bool:

@@ -11,7 +11,8 @@ from ..flow.shapes import is_zero
 from ..model import Applicability
 from ..syntax import names as nm
 from .base import Rule, on
-from .loss_values import MOVES, WORD, loss_callee, loss_named, made_by_loss_callee, unknown_factors
+from .loss_values import (MOVES, WORD, bound_to_full_index, full_index, loss_callee, loss_named,
+                          made_by_loss_callee, unknown_factors)
 
 INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 NUMPY_MESSAGE = "`[0]` on the NumPy array of a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
@@ -267,7 +268,7 @@ class ScalarDataIndex(Rule):
         shown = ctx.src.segment(subject)
         if scalars.one_element(subject, node):
             return subject, Applicability.SAFE, None
-        indexed = subject if _full_index(subject) else _bound_to_full_index(subject, ctx)
+        indexed = subject if full_index(subject) else bound_to_full_index(subject, ctx.index)
         if indexed is not None:
             base = ctx.src.segment(indexed.value)
             count = len(indexed.slice.elts)
@@ -517,38 +518,3 @@ def _losses_passed(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) ->
         args.append(ctx.src.segment(arg))
     return (fn.name, ", ".join(f"`{a}`" for a in list(dict.fromkeys(args))[:3]),
             "a loss" if losses else "a loss or one element")
-
-
-def _bound_to_full_index(subject: ast.AST, ctx) -> Optional[ast.Subscript]:
-    """`local_logprob = ys[q, c]`, then `local_logprob.data[0]` (self-critical's beam search):
-    a local name every binding of which in its function is one full index, that index."""
-    if not isinstance(subject, ast.Name):
-        return None
-    scope = ctx.index.function_of(subject)
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
-            subject.id in nm.function_params(scope):
-        return None
-    values = ctx.index.plain_assignments(subject.id, scope)
-    return values[0] if values and len(values) == 1 and _full_index(values[0]) else None  # type: ignore[return-value]
-
-
-def _full_index(expr: ast.AST) -> bool:
-    """`t[i, j, k, l]`, `t[idx[0], idx[1] + k]`: two or more integer-like indices (no slice,
-    `None`, `...` or list)."""
-    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and len(expr.slice.elts) >= 2):
-        return False
-    return all(_index_like(e) for e in expr.slice.elts)
-
-
-def _index_like(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant):
-        return type(node.value) is int
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        return True
-    if isinstance(node, ast.Subscript):  # `idx[1]`: an entry of a `nonzero()` row, as a name would be
-        return isinstance(node.value, (ast.Name, ast.Attribute)) and _index_like(node.slice)
-    if isinstance(node, ast.BinOp):
-        return _index_like(node.left) and _index_like(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _index_like(node.operand)
-    return False
