@@ -511,6 +511,11 @@ ELEMENT_KEY = Needs(
     "`Counter(` in code",
     _family((b"torch",), (lambda data: any(token in data for token in _PLAIN_TENSORS),
                           lambda data: b"{" in data or b"dict(" in data or b"Counter(" in data)))
+# VF406: an element of a plain tensor kept in a name, then the tensor written in place.
+ELEMENT_ALIAS = Needs(
+    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in code",
+    _family((b"torch",), (lambda data: any(token in data for token in _PLAIN_TENSORS),
+                          lambda data: b"] =" in data or b"]=" in data or b"_(" in data)))
 # VF403: `x.backward(g)` with a one-element gradient made by a constructor.
 _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(

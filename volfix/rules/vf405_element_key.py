@@ -20,6 +20,9 @@ _TORCH_STEPS = frozenset({"torch." + m for m in _TENSOR_STEPS})
 _CONSTRUCTORS = frozenset({"torch." + c for c in (
     "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "from_numpy", "arange",
     "randperm", "cuda.LongTensor", "cuda.FloatTensor")})
+# The names a file spells when it may hold a plain tensor (VF405, VF406).
+ELEMENT_NAMES = frozenset({"data", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
+                           "from_numpy", "arange", "randperm"})
 # What makes a dict: a missing key raises (`dict`), or is made (`defaultdict`, `Counter`); in
 # each a tensor key is another key than its number.
 _DICTS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict", "collections.Counter"})
@@ -74,8 +77,7 @@ class ElementKey(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Key the dict by the element's number (`.item()`)"
     NEEDS = prefilter.ELEMENT_KEY
-    NAMES = frozenset({"data", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
-                       "from_numpy", "arange", "randperm"})
+    NAMES = ELEMENT_NAMES
 
     @on(ast.Subscript)
     def subscript(self, node, ctx):
