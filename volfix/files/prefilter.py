@@ -506,16 +506,20 @@ DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
 CONCATENATION = Needs("`cat(` and `torch` in code", _family((b"cat(", b"torch"), (_code_word(b"cat"),)))
 # VF405: an element of a plain tensor (`.data`, a constructor's) as the key of a dict the file builds.
 _PLAIN_TENSORS = (b".data", b"Tensor(", b"from_numpy(", b"arange(", b"randperm(")
+
+
+def _names_plain_tensor(data: bytes) -> bool:
+    return any(token in data for token in _PLAIN_TENSORS)
+
+
 ELEMENT_KEY = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `{`, `dict(` or "
     "`Counter(` in code",
-    _family((b"torch",), (lambda data: any(token in data for token in _PLAIN_TENSORS),
-                          lambda data: b"{" in data or b"dict(" in data or b"Counter(" in data)))
+    _family((b"torch",), (_names_plain_tensor, lambda data: b"{" in data or b"dict(" in data or b"Counter(" in data)))
 # VF406: an element of a plain tensor kept in a name, then the tensor written in place.
 ELEMENT_ALIAS = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in code",
-    _family((b"torch",), (lambda data: any(token in data for token in _PLAIN_TENSORS),
-                          lambda data: b"] =" in data or b"]=" in data or b"_(" in data)))
+    _family((b"torch",), (_names_plain_tensor, lambda data: b"] =" in data or b"]=" in data or b"_(" in data)))
 # VF403: `x.backward(g)` with a one-element gradient made by a constructor.
 _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(

@@ -32,6 +32,7 @@ _FIXED = {"mm": 2, "mv": 1, "bmm": 3, "ger": 2, "outer": 2, "nonzero": 2, "maske
 # (values, indices) pairs: `topk` and `sort` keep the rank, the others drop the dimension.
 _PAIRS_KEEPING = frozenset({"topk", "sort"})
 _PAIRS_DROPPING = frozenset({"max", "min", "median", "mode", "kthvalue"})
+PAIRS = _PAIRS_KEEPING | _PAIRS_DROPPING  # methods that may give a (values, indices) pair
 
 
 class CallRanks:

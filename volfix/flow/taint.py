@@ -34,7 +34,7 @@ from .taint_expressions import TaintExpressions
 from .taint_facts import DATA_METHODS, ValueFacts
 from .taint_items import Items, TupleItems
 from .values import (LOOPS, MAX_LOOP_ROUNDS, Key, State, describe, header_nodes, is_try, join, key_of,
-                     kill, number_total, volatile_false_target)
+                     kill, number_total, under, volatile_false_target)
 
 
 SKIP_BLOCK = 32  # statements: a longer block visits only what can matter (`long_block`)
@@ -442,7 +442,7 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
                 if not tainted and isinstance(stmt.value, ast.Name):
                     # `example.tokens = Variable(...)`, then `return example`: the object
                     # returned carries the value to the caller
-                    carried = [k for k in state if k.startswith(stmt.value.id + ".")]
+                    carried = under(state, stmt.value.id)
                     tainted, raw = bool(carried), any(state[k] for k in carried)
                 if tainted:
                     self.escape("return", "`return`", stmt, raw)

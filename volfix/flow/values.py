@@ -71,9 +71,14 @@ def join(a: State, b: State) -> State:
 
 def kill(state: State, key: Key) -> None:
     state.pop(key, None)
-    prefix = key + "."
-    for other in [k for k in state if k.startswith(prefix)]:
+    for other in under(state, key):
         del state[other]
+
+
+def under(state: State, key: Key) -> List[Key]:
+    """The keys of `state` for attributes of `key` (`example.tokens` under `example`)."""
+    prefix = key + "."
+    return [k for k in state if k.startswith(prefix)]
 
 
 # Calls that store their arguments (a checkpoint, a pickle): nothing recorded, nothing returned

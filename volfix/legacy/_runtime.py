@@ -29,6 +29,8 @@ import torch
 from torch._C import DisableTorchFunctionSubclass
 from torch.overrides import get_default_nowrap_functions
 
+from ._numbers import Element, integers, legacy_cat, number_of
+
 _TorchVariable = torch.autograd.variable.Variable  # the 2.x shim, restored on exit
 _TensorBase = torch._C.TensorBase
 _ORIGINAL_GETITEM = _TensorBase.__getitem__
@@ -283,40 +285,12 @@ def _legacy_getitem(self, index):
             scalar_read_hook(self, sys._getframe(1), zero_dim)
         if zero_dim:
             if not isinstance(self, Variable):  # 0.3's plain tensor: indexing gave a number
-                # 0.3 had no bool tensors: a comparison gave a ByteTensor, whose element was
-                # the int 1 or 0 (comparisons return torch.bool since 1.2, pytorch/pytorch#21113).
-                return int(self.item()) if self.dtype is torch.bool else self.item()
+                return number_of(self)
             return _ORIGINAL_GETITEM(self, ())
     result = _ORIGINAL_GETITEM(self, index)
-    if result.dim() == 0 and _integers(index) and type(self) is not Element and not isinstance(self, Variable):
+    if result.dim() == 0 and integers(index) and type(self) is not Element and not isinstance(self, Variable):
         return result.clone().as_subclass(Element)  # a number: a copy, not a view of `self`
     return result
-
-
-def _integers(index) -> bool:
-    """An index of Python ints only (`3`, `(i, j)`): 0.3 read an element with it."""
-    return type(index) is int or type(index) is tuple and bool(index) and all(type(i) is int for i in index)
-
-
-class Element(torch.Tensor):
-    """An element of a plain tensor: 0.3 gave its Python number, today a 0-dim tensor (a view).
-    Here it is a 0-dim tensor (so that migrated code, `ni.item()`, runs as it does today) that
-    holds a copy, as a number did (`old_val = target[0][action]`, then `target[0][action] =
-    reward`: 0.3's `old_val` kept the old value), and hashes as its number, so that as a dict
-    key or set member it finds what 0.3's number found (`index2word[topi[0][0]]`; today's
-    tensor hashes by identity, a `KeyError`). Operations on it give plain tensors."""
-
-    __torch_function__ = torch._C._disabled_torch_function_impl
-
-    def __hash__(self):
-        value = self.item()
-        return hash(int(value) if type(value) is bool else value)
-
-    def __repr__(self, **kwargs):  # torch formats a 0-dim tensor's number only when its type is Tensor
-        return self.as_subclass(torch.Tensor).__repr__(**kwargs)
-
-    def __format__(self, spec):
-        return self.as_subclass(torch.Tensor).__format__(spec)
 
 
 def _legacy_iter(self):
@@ -408,18 +382,6 @@ def _legacy_tolist(self):
     if scalar_list_hook is not None:
         scalar_list_hook(self, sys._getframe(1), zero_dim)
     return [value] if zero_dim else value
-
-
-_ORIGINAL_CAT = torch.cat
-
-
-def _legacy_cat(tensors, *args, **kwargs):
-    """`torch.cat([a.mean(), b.mean()])`: 0.3's one-element results had shape (1,), so joining
-    them gave a 1-dim tensor of their numbers; today's 0-dim ones raise ("zero-dimensional
-    tensor cannot be concatenated"). Each 0-dim tensor is joined as its shape-(1,) view."""
-    if isinstance(tensors, (list, tuple)) and any(isinstance(t, torch.Tensor) and t.dim() == 0 for t in tensors):
-        tensors = [t.view(1) if isinstance(t, torch.Tensor) and t.dim() == 0 else t for t in tensors]
-    return _ORIGINAL_CAT(tensors, *args, **kwargs)
 
 
 # What 0.3's legacy Function offered on `self` and today's is on the `ctx` of a static
@@ -528,7 +490,7 @@ def _install() -> _Patches:
     patches.set(torch.autograd, "backward", _legacy_backward)
     patches.set(torch.Tensor, "backward", _legacy_tensor_backward)
     patches.set(torch.Tensor, "multinomial", _legacy_multinomial)
-    patches.set(torch, "cat", _legacy_cat)
+    patches.set(torch, "cat", legacy_cat)
     patches.set(torch.autograd.Function, "__call__", _legacy_function_call)
     patches.set(torch.autograd.Function, "__init__", _legacy_function_init)
     patches.set(torch.autograd, "grad", _legacy_grad)

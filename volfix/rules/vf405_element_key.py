@@ -1,33 +1,15 @@
 """VF405: `index2word[ni]` with `ni = topi[0][0]` of a tensor: a number in 0.3, a 0-dim tensor
 since 0.4, which a dict hashes by identity."""
 import ast
-import re
+
 from ..files import prefilter
-from ..flow.bindings import Element, NameBindings, Unpacked
-from ..flow.scalars import ScalarValues
 from ..model import Applicability
 from .base import Rule, on
+from .plain_elements import ELEMENT_NAMES, PlainElements
 
-# Methods of a tensor whose result (or each item of it, `topv, topi = x.topk(1)`) is a tensor
-# of the receiver's kind: a plain tensor's gives a plain tensor.
-_TENSOR_STEPS = frozenset({
-    "topk", "max", "min", "sort", "kthvalue", "mode", "median", "argmax", "argmin", "cpu", "cuda", "long",
-    "int", "float", "double", "squeeze", "unsqueeze", "view", "view_as", "reshape", "t", "transpose", "contiguous",
-    "clone", "exp", "log", "div", "mul", "add", "sub", "abs", "nonzero", "eq", "ne", "gt", "lt", "ge", "le",
-    "multinomial", "type", "type_as", "index_select", "gather", "masked_select", "flip", "permute", "sum", "cumsum",
-})
-_TORCH_STEPS = frozenset({"torch." + m for m in _TENSOR_STEPS})
-_CONSTRUCTORS = frozenset({"torch." + c for c in (
-    "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "from_numpy", "arange",
-    "randperm", "cuda.LongTensor", "cuda.FloatTensor")})
-# The names a file spells when it may hold a plain tensor (VF405, VF406).
-ELEMENT_NAMES = frozenset({"data", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
-                           "from_numpy", "arange", "randperm"})
 # What makes a dict: a missing key raises (`dict`), or is made (`defaultdict`, `Counter`); in
 # each a tensor key is another key than its number.
 _DICTS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict", "collections.Counter"})
-_MAX_DEPTH = 8
-_HOLDER = re.compile(r"(?:data|dataset|set|loader|corpus|reader|split)$")
 
 
 class ElementKey(Rule):
@@ -93,7 +75,7 @@ class ElementKey(Rule):
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             container = node.comparators[0]
             if isinstance(container, (ast.Set, ast.Dict)):  # `w in {EOS, PAD}`
-                if ctx.index.parents.get(container) is node and _Facts(ctx.index).element(node.left, node):
+                if ctx.index.parents.get(container) is node and _Keys(ctx.index).element(node.left, node):
                     self._report(container, node.left, ctx)
                 return
             self._check(container, node.left, node, ctx)
@@ -101,7 +83,7 @@ class ElementKey(Rule):
     def _check(self, container: ast.AST, key: ast.AST, at: ast.AST, ctx) -> None:
         if isinstance(key, (ast.Slice, ast.Tuple)):
             return
-        facts = _Facts(ctx.index)
+        facts = _Keys(ctx.index)
         if facts.dict(container, at) and facts.element(key, at):
             self._report(container, key, ctx)
 
@@ -115,14 +97,8 @@ class ElementKey(Rule):
                            f"`{ctx.expr.attr_base(key)}.item()`")
 
 
-class _Facts:
-    """What one module says about a container (a dict it builds) and a key (an element of a
-    tensor read from `.data`)."""
-
-    def __init__(self, index) -> None:
-        self.index = index
-        self.names = NameBindings(index)
-        self.ranks = ScalarValues(index).ranks
+class _Keys(PlainElements):
+    """Plain elements, and the containers (a dict or set the module builds) they key."""
 
     def dict(self, container: ast.AST, at: ast.AST) -> bool:
         if isinstance(container, ast.Attribute) and not (isinstance(container.value, ast.Name)
@@ -148,87 +124,3 @@ class _Facts:
         return isinstance(value, ast.Call) and (
             isinstance(value.func, ast.Name) and value.func.id in ("dict", "set", "frozenset")
             and self.index.qual(value.func) in (None, value.func.id) or self.index.qual(value.func) in _DICTS)
-
-    def element(self, key: ast.AST, at: ast.AST, depth: int = 0) -> bool:
-        """`key` is an element of a plain tensor (`plain`): integer indexing of one, an
-        element of a loop over one, or a name bound only to those where `at` reads it."""
-        if depth > _MAX_DEPTH:
-            return False
-        if isinstance(key, ast.Subscript):
-            # (not `[0]` of a 0-dim value, which raises today: VF401's `.data[0][0]`)
-            return _integer_index(key.slice) and self.plain(key.value, at, depth + 1) \
-                and self.ranks.exact(key.value, at) != 0
-        if isinstance(key, ast.Name):
-            bound = self.names.bindings(key.id, at)
-            return bool(bound) and all(self._element_binding(b, at, depth + 1) for b in bound)
-        return False
-
-    def _element_binding(self, bound, at: ast.AST, depth: int) -> bool:
-        if isinstance(bound, Element):
-            return self._loop_item(bound.iterable, bound.path, at, depth)
-        return isinstance(bound, ast.AST) and self.element(bound, at, depth)
-
-    def _loop_item(self, iterable: ast.AST, path, at: ast.AST, depth: int) -> bool:
-        """`for w in indices.data:` or `for i, w in enumerate(indices.data):`. (A row of a
-        tensor with more dimensions was a tensor in 0.3 too, and found no key either.)"""
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
-                and path == (1,) and len(iterable.args) == 1:
-            return self.plain(iterable.args[0], at, depth + 1)
-        return not path and self.plain(iterable, at, depth + 1)
-
-    def plain(self, expr: ast.AST, at: ast.AST, depth: int = 0) -> bool:
-        """`expr` is a tensor read from `.data` or made by a constructor (0.3's plain tensor,
-    whose elements were numbers)."""
-        if depth > _MAX_DEPTH:
-            return False
-        if isinstance(expr, ast.Attribute):
-            return expr.attr == "data" and not _holder(expr.value)
-        if isinstance(expr, ast.Subscript):
-            return self.plain(expr.value, at, depth + 1)
-        if isinstance(expr, ast.Call):
-            func = expr.func
-            if isinstance(func, ast.Attribute) and func.attr in _TENSOR_STEPS:
-                return self.plain(func.value, at, depth + 1)
-            qual = self.index.qual(func)
-            if qual in _TORCH_STEPS and expr.args:
-                return self.plain(expr.args[0], at, depth + 1)
-            return qual in _CONSTRUCTORS  # `torch.LongTensor(ids)`: a tensor in 0.3 too
-        if isinstance(expr, ast.Name):
-            bound = self.names.bindings(expr.id, at)
-            return bool(bound) and all(self._plain_binding(b, at, depth + 1) for b in bound)
-        return False
-
-    def _plain_binding(self, bound, at: ast.AST, depth: int) -> bool:
-        if isinstance(bound, Unpacked):
-            # `topv, topi = x.data.topk(1)`: each item of a plain tensor's sort, max or topk
-            return len(bound.path) == 1 and self._splits(bound.value) and self.plain(bound.value, at, depth)
-        return isinstance(bound, ast.AST) and self.plain(bound, at, depth)
-
-    @staticmethod
-    def _splits(value: ast.AST) -> bool:
-        func = value.func if isinstance(value, ast.Call) else None
-        name = func.attr if isinstance(func, ast.Attribute) else None
-        return name in ("topk", "max", "min", "sort", "kthvalue", "mode", "median")
-
-
-def _holder(receiver: ast.AST) -> bool:
-    """`self.data`, `dataset.data`, `train_loader.data`: the `data` attribute of an object
-    that holds a dataset, not a Variable's tensor."""
-    name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) \
-        else None
-    return name is not None and (name == "self" or _HOLDER.search(name.lower()) is not None)
-
-
-def _integer_index(index: ast.AST) -> bool:
-    """An index that reads an element: names, integers, arithmetic on them (no slice, no `None`,
-    no tensor a name could hold: a name is taken as an integer, as 0.3's code indexed)."""
-    if isinstance(index, ast.Tuple):
-        return bool(index.elts) and all(_integer_index(e) for e in index.elts)
-    if isinstance(index, ast.Constant):
-        return type(index.value) is int
-    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
-        return _integer_index(index.operand)
-    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
-        return _integer_index(index.left) and _integer_index(index.right)
-    return isinstance(index, (ast.Name, ast.Attribute))
-

@@ -6,7 +6,7 @@ from typing import Optional
 from ..files import prefilter
 from ..model import Applicability
 from .base import Rule, on
-from .vf405_element_key import ELEMENT_NAMES, _Facts
+from .plain_elements import ELEMENT_NAMES, PlainElements
 
 
 class ElementAlias(Rule):
@@ -65,7 +65,7 @@ class ElementAlias(Rule):
             return
         name, element = node.targets[0].id, node.value
         base = _root(element)
-        facts = _Facts(ctx.index)
+        facts = PlainElements(ctx.index)
         if base is None or not facts.element(element, node):
             return
         write = _later_write(base.id, node, ctx.index)
@@ -114,7 +114,7 @@ def _later_write(base: str, stmt: ast.stmt, index) -> Optional[ast.stmt]:
     return min(found, key=lambda s: (s.lineno, s.col_offset)) if found else None
 
 
-def _read_after(name: str, bound: ast.stmt, write: ast.stmt, index, facts: _Facts) -> bool:
+def _read_after(name: str, bound: ast.stmt, write: ast.stmt, index, facts: PlainElements) -> bool:
     """`name` is read after `write` while it still holds the element bound at `bound`."""
     scope = index.function_of(bound)
     for node in index.names.get(name, ()):
