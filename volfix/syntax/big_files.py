@@ -106,17 +106,19 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
     return ast.Module(body=body, type_ignores=[])
 
 
-# `lam = 1e-3`, `k = 0`, `losses = []`, `net = nn.Linear(4, 2)` at column 0: a number, an empty
-# container or a module a name holds, kept from a chunk not parsed.
+# `lam = 1e-3`, `k = 0`, `losses = []`, `net = nn.Linear(4, 2)`, `classes = {0: "ant"}` at
+# column 0: a number, an empty container, a module or a one-line dict or set a name holds
+# (an element of a tensor may key it: VF405), kept from a chunk not parsed.
 _NUMBER_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*(?:-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
-                          r"|\[\]|\{\}|\(\)|(?:torch\.)?nn\.[A-Z]\w*\([^\r\n#]*\))[ \t]*(?:#[^\r\n]*)?\r?$", re.M)
+                          r"|\[\]|\{[^\r\n#]*\}|\(\)|(?:torch\.)?nn\.[A-Z]\w*\([^\r\n#]*\))[ \t]*(?:#[^\r\n]*)?\r?$",
+                          re.M)
 
 
 def _unparsed(row: int, end: int, lines: List[str], in_string: List[bool],
               starts: Optional[List[int]] = None, read: Optional[Set[str]] = None) -> List[ast.stmt]:
     """A chunk nothing in which matters, as opaque statements over its lines, but for the
-    one-line assignments of numbers, empty containers and modules in it (`gamma = 0.5`,
-    `losses = []`, `classifier = nn.Linear(4, 2)`)
+    one-line assignments of numbers, empty containers, dict or set displays and modules in it
+    (`gamma = 0.5`, `losses = []`, `classes = {0: "ant"}`, `classifier = nn.Linear(4, 2)`)
     to a name a parsed chunk reads (`read`; None: any): a hyperparameter set far above the loop
     that reads it (`k = k + lam * (...)`) tells that a value is a number, as a chunk of a
     parsed file keeps them too (`_decide`)."""
@@ -317,16 +319,20 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
         return _moved(stmt, row)
     if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and (  # type: ignore[attr-defined]
             "torch." in source or _NN_MODULE.search(source) or isinstance(stmt.value, ast.Constant)
-            or _counted(stmt.value) or _empty(stmt.value)):
+            or _counted(stmt.value) or _empty(stmt.value) or isinstance(stmt.value, _HASHED)):
         # `x = torch.randn(64, 4)`: one line that says what a name holds (a plain tensor
         # makes `Variable(x)` -> `x` exact), kept whole: a stub would hide it. So is
         # `total_loss = 0` before an accumulating loop: a number, which `total_loss[0]` needs,
         # `n = len(test_loader)`: a number, dividing by which records nothing, and
         # `style_losses = []`: a list whose members are what `.append` adds; `classifier =
         # nn.Linear(4, 2)`: a module, whose output records a graph (a helper's caller feeding
-        # it the helper's result makes the helper's region unsafe).
+        # it the helper's result makes the helper's region unsafe); `classes = {0: "ant"}`: a dict
+        # an element of a tensor may key (VF405).
         return _moved(stmt, row)
     return _stub(stmt, reads, row)
+
+
+_HASHED = (ast.Dict, ast.DictComp, ast.Set, ast.SetComp)
 
 
 def _empty(value: ast.AST) -> bool:
