@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Tuple
+from typing import Callable, FrozenSet, Iterable, Optional, Tuple
 
 Predicate = Callable[[bytes], bool]
 
@@ -512,10 +512,26 @@ def _names_plain_tensor(data: bytes) -> bool:
     return any(token in data for token in _PLAIN_TENSORS)
 
 
+# An attribute keyed by a name (`lang.index2word[ni]`, `vocab.get(w)`, `w in self.stoi`): a dict
+# another file of the project may build (`project.dict_attributes`). `.data` is a tensor's.
+_ATTRIBUTE_KEY = re.compile(rb"\.([A-Za-z_]\w*)(?:\[\s*[A-Za-z_][\w.]*(?:\[[^\[\]\n]*\])*\s*\]"
+                            rb"|\.(?:get|pop|setdefault)\(\s*[A-Za-z_]\w*)"
+                            rb"|\bin[ \t]+[A-Za-z_][\w.]*\.([A-Za-z_]\w*)\b")
+
+
+def attribute_keys(data: bytes) -> FrozenSet[str]:
+    """The attributes `data` keys by a name or an element read (`_ATTRIBUTE_KEY`), but `data`."""
+    return frozenset((m.group(1) or m.group(2)).decode("ascii") for m in _ATTRIBUTE_KEY.finditer(data)) - {"data"}
+
+
+def _keys_something(data: bytes) -> bool:
+    return b"{" in data or b"dict(" in data or b"Counter(" in data or bool(attribute_keys(data))
+
+
 ELEMENT_KEY = Needs(
-    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `{`, `dict(` or "
-    "`Counter(` in code",
-    _family((b"torch",), (_names_plain_tensor, lambda data: b"{" in data or b"dict(" in data or b"Counter(" in data)))
+    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `{`, `dict(`, "
+    "`Counter(` or an attribute keyed by a name (`lang.index2word[ni]`) in code",
+    _family((b"torch",), (_names_plain_tensor, _keys_something)))
 # VF406: an element of a plain tensor kept in a name, then the tensor written in place.
 ELEMENT_ALIAS = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in code",

@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..flow.grad_mode import GradShim
 from ..syntax.names import LOCAL, ModuleNames
 
-FACTS_FORMAT = 9  # bump when an entry's layout changes
+FACTS_FORMAT = 10  # bump when an entry's layout changes
 VOLATILE_PARAM = "volatile-param:"  # `Links.external_calls` key: calls passing `volatile=` to a def
 # `Links.external_calls` key of a caller: the defs of that name in the project's other files whose
 # `volatile` parameter has no default (`ExternalCall.path`/`line`: the def).
@@ -104,6 +104,9 @@ class Links:
     # The file reads `x.volatile` without naming torch, and another file of its project imports
     # torch: the attribute is a tensor's flag (`rules.context.RuleContext.tensor_file`).
     torch_project: bool = False
+    # Attributes the file keys by a tensor element (`lang.index2word[ni]`) that the project's
+    # other files assign dicts only (`project.dict_attributes`, VF405).
+    dict_attributes: Tuple[str, ...] = ()
 
     def external_calls_of(self, key: str) -> Tuple[ExternalCall, ...]:
         return dict(self.external_calls).get(key, ())
@@ -123,7 +126,7 @@ class Links:
         """For the result cache: a file's result depends on its links."""
         return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
                                     self.star_exported, self.grad_shims, self.scalar_returns,
-                                    self.torch_project)).encode()).digest()
+                                    self.torch_project, self.dict_attributes)).encode()).digest()
 
 
 class FactStore:
@@ -266,8 +269,9 @@ class FactStore:
                                      tuple((str(m), tuple((str(a), str(b)) for a, b in binds)) for m, binds in stars),
                                      bool(exported), bool(wide),
                                      tuple((str(n), GradShim.from_json(g)) for n, g in shims),
-                                     _returns_from_json(returns), bool(torch_project))
-                    for path, (helpers, external, stars, exported, wide, shims, returns, torch_project)
+                                     _returns_from_json(returns), bool(torch_project),
+                                     tuple(str(name) for name in dicts))
+                    for path, (helpers, external, stars, exported, wide, shims, returns, torch_project, dicts)
                     in raw.items()}
         except (TypeError, ValueError):
             return None
@@ -280,7 +284,8 @@ class FactStore:
                         [[m, [list(b) for b in binds]] for m, binds in link.star_bindings],
                         link.star_exported, link.project_wide,
                         [[n, g.to_json()] for n, g in link.grad_shims],
-                        [[n, list(shape)] for n, shape in link.scalar_returns], link.torch_project]
+                        [[n, list(shape)] for n, shape in link.scalar_returns], link.torch_project,
+                        list(link.dict_attributes)]
                  for path, link in links.items()}
         self.cache.put_json(self.cache.key(anchor, b"", f"facts-{FACTS_FORMAT}-links", key), entry)
 

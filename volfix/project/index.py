@@ -70,6 +70,7 @@ from .modules import (ModuleTable, module_candidates, module_names, notebook_cod
 from .returns import calls_a_parameter, imports_project_module
 from .scalar_links import scalar_links
 from .shims import file_shims, shim_names, shims_called
+from .dict_attributes import dict_attribute_links
 from .torchness import torch_project_files
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -128,6 +129,7 @@ class ProjectIndex:
         self._shim_reach = ""
         self._passing: Optional[Dict[str, Dict[str, List[ExternalCall]]]] = None  # `volatile_param_calls`
         self._torch_project: Optional[FrozenSet[str]] = None  # `torch_project`
+        self._dicts: Optional[Dict[str, Tuple[str, ...]]] = None  # `dict_attributes`
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -183,7 +185,8 @@ class ProjectIndex:
         returns = scalar_links(self, py_files, modules, stars, notebooks)
         passing = self.volatile_param_calls()
         if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns \
-                and not passing and not any(map(self.torch_project, self.run)):
+                and not passing and not any(map(self.torch_project, self.run)) \
+                and not any(map(self.dict_attributes, self.run)):
             return {}
         links = self.links(stars, returns)
         for path, (expected, result) in self._early.items():
@@ -490,10 +493,11 @@ class ProjectIndex:
             shims = self.shims_entered(path) if path in self.data or helpers or external else ()
             scalars = returns.get(path, ())
             torch_project = self.torch_project(path)
+            dicts = self.dict_attributes(path)
             if helpers or external or star_bindings or is_exported or path in self.helpers or shims or scalars \
-                    or torch_project:
+                    or torch_project or dicts:
                 out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims, scalars,
-                                  torch_project)
+                                  torch_project, dicts)
         return out
 
     def volatile_param_calls(self) -> Dict[str, Dict[str, List[ExternalCall]]]:
@@ -507,6 +511,12 @@ class ProjectIndex:
         if self._torch_project is None:
             self._torch_project = torch_project_files(self.run, self.data.get, self.files, self.bytes_of)
         return path in self._torch_project
+
+    def dict_attributes(self, path: str) -> Tuple[str, ...]:
+        """`Links.dict_attributes` of a file of the run (`project.dict_attributes`), computed once."""
+        if self._dicts is None:
+            self._dicts = dict_attribute_links(self.run, self.data.get, self.files, self.bytes_of)
+        return self._dicts.get(path, ())
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
         """A file's `Links.star_bindings` and `Links.star_exported`."""
@@ -563,6 +573,9 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
             if index.torch_project(path):
                 out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
                                                 torch_project=True)
+            if index.dict_attributes(path):
+                out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
+                                                dict_attributes=index.dict_attributes(path))
         return out
     if cache is None:
         return index.build()

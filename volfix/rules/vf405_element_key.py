@@ -18,7 +18,10 @@ class ElementKey(Rule):
     Finds an element of a tensor read from `.data` or made by a constructor (`ni = topi[0][0]`
     after `decoder_output.data.topk(1)`, each `w` of `for w in indices.data:`, `labels[i]` of
     `labels = torch.LongTensor(ys)`) used as the key of a dict or set the file builds
-    (`index2word[ni]`, `vocab.get(w)`, `w in counts`, `w in {EOS, PAD}`).
+    (`index2word[ni]`, `vocab.get(w)`, `w in counts`, `w in {EOS, PAD}`), or of an attribute
+    that the project's other files only ever assign a dict or a set
+    (`data_loader.output_lang.index2word[ni]`, where another module's `Lang` holds
+    `self.index2word = {0: "SOS", 1: "EOS"}`).
 
     ## Why is this bad?
     In PyTorch 0.3 an element of a tensor was a Python number, so it found its number's key.
@@ -84,7 +87,8 @@ class ElementKey(Rule):
         if isinstance(key, (ast.Slice, ast.Tuple)):
             return
         facts = _Keys(ctx.index)
-        if facts.dict(container, at) and facts.element(key, at):
+        if facts.dict(container, at, ctx.links.dict_attributes if ctx.links is not None else ()) \
+                and facts.element(key, at):
             self._report(container, key, ctx)
 
     def _report(self, container: ast.AST, key: ast.AST, ctx) -> None:
@@ -100,10 +104,14 @@ class ElementKey(Rule):
 class _Keys(PlainElements):
     """Plain elements, and the containers (a dict or set the module builds) they key."""
 
-    def dict(self, container: ast.AST, at: ast.AST) -> bool:
+    def dict(self, container: ast.AST, at: ast.AST, project_dicts=()) -> bool:
+        """Whether `container` is a dict or set the module builds, or, an attribute the module
+        never assigns, one the project's other files build (`project_dicts`)."""
         if isinstance(container, ast.Attribute) and not (isinstance(container.value, ast.Name)
                                                           and container.value.id == "self"):
             values = self._assigned(container.attr)  # `output_lang.index2word`: any object's
+            if not values:
+                return container.attr in project_dicts  # `Links.dict_attributes`
         else:
             values = self.names.of(container, at)
         return bool(values) and all(isinstance(v, ast.AST) and self._makes_dict(v) for v in values)
