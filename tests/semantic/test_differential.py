@@ -23,7 +23,7 @@ import ast
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import pytest
 
@@ -317,6 +317,30 @@ def is_program(outcome: Outcome) -> bool:
     return outcome.error is None and bool(outcome.graph or made)
 
 
+# Fixtures whose unsafe fix says, in its note, that it changes what the program does: the region
+# inside a function whose result the caller runs a module on (0.3 kept that call volatile). The
+# unsafe-fixed program must differ by exactly that call's graph (and the result it gives), and
+# the safe-fixed one must not differ at all, but where said.
+_CALLER_RECORDS = ("forward graphs: FF in 0.3, FT after the fix", "run()['outputs']: data in 0.3, graph after the fix")
+ANNOUNCED: Dict[Tuple[str, str], Tuple[str, ...]] = {
+    ("VF101/in-place-write-returns-the-value", "unsafe"): _CALLER_RECORDS,
+    # VF110's safe unwrap of the buffer, `Variable(out.data.new(...))`, leaves a plain tensor: the
+    # 0.3 runtime cannot make a plain tensor volatile when `index_copy_` writes a volatile value
+    # into it (real 0.3 raised TypeError there: a tensor took no Variable in place). On torch
+    # 2.x, where plain `fix` runs, the wrapper and the tensor are the same.
+    ("VF101/in-place-write-returns-the-value", "safe-on-0.3"): _CALLER_RECORDS,
+    ("VF101/modules-bound-by-unpacking", "unsafe"): _CALLER_RECORDS,
+    ("VF103/method-used-as-a-value", "unsafe"): _CALLER_RECORDS,
+    # No fix (the region's flag reads the loop variable the region would bind): the `volatile=`
+    # flags stay, which torch 2.x ignores, so the evaluation pass records as unmigrated code does.
+    ("VF103/flag-read-by-the-loop-it-covers", "unsafe"): ("forward graphs: TFTF in 0.3, TTTT after the fix",),
+    # No fix either (the state leaves `init_state` volatile when the flag is true, and its callers
+    # cannot be given the flag's region): the flag stays, ignored by torch 2.x.
+    ("VF103/volatile-state-repeated-in-a-list", "unsafe"): ("forward graphs: F in 0.3, T after the fix",
+                                                             "run()['loss']: data in 0.3, graph after the fix"),
+}
+
+
 @pytest.mark.parametrize("fixture", FIXTURE_IDS)
 def test_fixed_fixture_matches_its_0_3_run(fixture, workdir):
     legacy = fixture_legacy_run(fixture, workdir)
@@ -331,6 +355,10 @@ def test_fixed_fixture_matches_its_0_3_run(fixture, workdir):
         assert fixed.error is None, fixed.error
         run = run_module(fixed.fixed_source, workdir, f"{label}_{mode}", legacy=mode == "safe-on-0.3")
         differences = outcome_differences(only_shared_names(legacy, run), run)
+        announced = ANNOUNCED.get((fixture, mode))
+        if announced is not None:
+            assert list(announced) == differences, report(differences, legacy, run, fixed.fixed_source)
+            differences = []
         if differences:
             found[mode] = report(differences, legacy, run, fixed.fixed_source)
     assert found == {}, "\n\n".join(f"[{mode}] {text}" for mode, text in found.items())

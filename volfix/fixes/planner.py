@@ -306,9 +306,10 @@ class Planner:
                     continue
                 self.unwrap_only(s, note, weight, applicability=applicability, fixable=weight < W_NONE)
             return later
-        if placement.problem:
+        problem = placement.problem or flag_bound_inside(group)
+        if problem:
             for s in sources:
-                self.outcome(s, None, f"no fix: {placement.problem}", [], weight=W_NONE)
+                self.outcome(s, None, f"no fix: {problem}", [], weight=W_NONE)
             return later
         partial = partly_volatile(self.index, group)
         if partial is not None and partial[1]:
@@ -446,3 +447,36 @@ class Planner:
     def finalize(self) -> None:
         """Merge what every source said about each finding into its fix (`fixes.outcomes`)."""
         Finalizer(self.ctx.findings, self.groups, self.holdings, self.placer).run()
+
+
+def flag_bound_inside(group: Group) -> Optional[str]:
+    """A flag's region whose `set_grad_enabled(...)` would read a name the region itself binds
+    (`mode == 'Train'` for a caller's `train_model = mode == 'Train'`, around the loop `for mode
+    in ...`): at the region's start the name is unbound, or still holds the last iteration's."""
+    flag = group.flag
+    if flag is None or group.placement is None:
+        return None
+    try:
+        read = {n.id for n in ast.walk(ast.parse(flag.text.strip(), mode="eval")) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return None
+    for run in group.placement.runs:
+        for stmt in run.statements:
+            for node in _binding_nodes(stmt):
+                if isinstance(node, ast.Name) and node.id in read and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    return (f"the region's flag `{flag.text.strip()}` reads `{node.id}`, which the region itself binds "
+                            f"(line {node.lineno}): where the region starts it does not hold that value yet")
+    return None
+
+
+def _binding_nodes(stmt: ast.AST):
+    """The nodes of `stmt`, not those of the functions, lambdas, classes and comprehensions in it
+    (their names are their own)."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                todo.append(child)

@@ -38,6 +38,16 @@ class Unpacked:
         self.path = path
 
 
+def displayed_item(value):
+    """The expression a name of `ptn, ecc = nn.Linear(3, 4), nn.Linear(4, 2)` is bound to, when
+    `value` (a binding `NameBindings` gave) unpacks a tuple or list display; else `value`."""
+    if isinstance(value, Unpacked) and isinstance(value.value, (ast.Tuple, ast.List)) and len(value.path) == 1 \
+            and not any(isinstance(e, ast.Starred) for e in value.value.elts) \
+            and value.path[0] < len(value.value.elts):
+        return value.value.elts[value.path[0]]
+    return value
+
+
 class NameBindings:
     """The bindings of names (and `self` attributes) of one module, as VF401 reads them."""
 

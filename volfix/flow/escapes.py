@@ -247,6 +247,13 @@ class Follower(HelperFollower):
                 return found
         if backward_only:
             return None
+        if returned and self.index.method_class(scope) is not None:
+            other = call_sites(self.index, scope)[1]  # `self.run_full` read, not called
+            if other:
+                # `self.run = self.run_full_monger if mem else self.run_full`, then `embedder.run(model,
+                # ...)` in another file: the callers, and what they compute with the result, are unseen
+                return (f"unsafe fix: `{scope.name}()` is also used as a value (line {other[0]}), so volfix "
+                        "cannot see what its callers compute with the result, which 0.3 kept volatile")
         for key, stmt, reader in self.stored_readers(group):
             taint = self._region_output(reader, entry={key: False})
             found = self._consumed(taint, reader, names, False,

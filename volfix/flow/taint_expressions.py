@@ -58,6 +58,13 @@ class TaintExpressions:
             return value
         if kind is ast.Call:
             return self.eval_call(node, state)
+        if kind is ast.BinOp and isinstance(node.op, ast.Mult):
+            # `[zero_state] * n` repeats the same objects: the value itself, only moved
+            for seq, count in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(seq, (ast.List, ast.Tuple)):
+                    if not self.eval(count, state)[0]:
+                        return self.eval(seq, state, moved=moved)
+                    break
         if kind is ast.BinOp:
             left = self.eval(node.left, state)
             right = self.eval(node.right, state)
@@ -171,6 +178,11 @@ class TaintExpressions:
                 if moved_in[0]:
                     self.bind_weak(func.value, state, self._stmt, moved_in[1]) if self._stmt is not None else None
                 return receiver if receiver[0] else (False, False)
+            if not receiver[0] and self._stmt is not None and any(t for t, _ in values) \
+                    and writes_in_place(method) and self.index.qual(func.value) is None:
+                # `desc.index_copy_(0, idx, out)` of a volatile `out`: 0.3 made `desc` volatile
+                # (the in-place result is the receiver), so it carries the value from here on
+                self.bind_weak(func.value, state, self._stmt, False)
             if not receiver[0] and self._stmt is not None and any(t for t, _ in values):
                 if self._keeps_argument(node):
                     # `bot.observe(caption=c)` storing `self.obs.append(caption)`: the object
@@ -320,3 +332,8 @@ class TaintExpressions:
 def _literal_text(node: ast.AST) -> bool:
     """A string literal or an f-string (the receiver of `"...".format(...)`)."""
     return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
+def writes_in_place(method: str) -> bool:
+    """A tensor's in-place method (`copy_`, `index_copy_`, `add_`): its result is its receiver."""
+    return method.endswith("_") and not method.startswith("_")

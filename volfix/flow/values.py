@@ -9,6 +9,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from ..syntax import names as nm
 from ..syntax.index import SCOPES
+from .bindings import displayed_item
 
 # Results that leave autograd: reading them is inspection, not computation.
 KILL_ATTRS = frozenset({"data", "shape", "volatile", "requires_grad", "is_cuda", "dtype", "device",
@@ -465,14 +466,14 @@ def calls_a_module(index, names, node: ast.AST, at: ast.AST) -> Optional[ast.Cal
     for sub in walk_expr(node) if isinstance(node, ast.stmt) else ast.walk(node):
         if not isinstance(sub, ast.Call):
             continue
-        made = names.of(sub.func, at)
-        if made and all(makes_module(index, v) for v in made):
+        made = names.of(sub.func, at)  # `ptn, ecc = nn.Linear(3, 4), nn.Linear(4, 2)` too
+        if made and all(makes_module(index, displayed_item(v)) for v in made):
             return sub
         if isinstance(sub.func, ast.Attribute):
             # `model.ecc(h)` with `model = Net()`, a module of the program: a submodule or a
             # method of it computes with its parameters
             owner = names.of(sub.func.value, at)
-            if owner and all(makes_module(index, v) for v in owner):
+            if owner and all(makes_module(index, displayed_item(v)) for v in owner):
                 return sub
     return None
 

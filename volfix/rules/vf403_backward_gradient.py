@@ -4,7 +4,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
-from ..flow.bindings import Unpacked
+from ..flow.bindings import displayed_item
 from ..flow.scalars import ScalarValues
 from ..flow.shapes import int_value, is_number
 from ..model import Applicability
@@ -255,7 +255,7 @@ class _Chain:
             key = names.key(expr.id, at)  # `one = one.cuda()` reads the `one` bound before it
             if key in self._keys:
                 return True  # a loop's `one = one.cuda()`: decided by the other bindings
-            values = [_element(v) for v in names.bindings(expr.id, at)]
+            values = [displayed_item(v) for v in names.bindings(expr.id, at)]
             if not values:
                 return False
             self._keys[key] = None
@@ -299,7 +299,7 @@ class _Chain:
         for name in pending:  # grows: the names made from these are read the same way
             for node in index.names.get(name, ()):
                 if not isinstance(node.ctx, ast.Load) or not any(
-                        id(_element(v)) in values for v in names.bindings(name, node)):
+                        id(displayed_item(v)) in values for v in names.bindings(name, node)):
                     continue
                 top = _derived_top(node, index)
                 parent = index.parents.get(top)
@@ -314,15 +314,6 @@ class _Chain:
                 values[id(top)] = None
                 pending.extend(m for m in made if m not in pending)
         return None
-
-
-def _element(value):
-    """The value a name of `one, mone = one.cuda(), mone.cuda()` is bound to (else `value`)."""
-    if isinstance(value, Unpacked) and isinstance(value.value, (ast.Tuple, ast.List)) and len(value.path) == 1 \
-            and not any(isinstance(e, ast.Starred) for e in value.value.elts) \
-            and value.path[0] < len(value.value.elts):
-        return value.value.elts[value.path[0]]
-    return value
 
 
 def _made_names(top: ast.AST, parent: Optional[ast.AST], index) -> Optional[List[str]]:

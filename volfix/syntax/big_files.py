@@ -107,9 +107,11 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
 
 
 # `lam = 1e-3`, `k = 0`, `losses = []`, `net = nn.Linear(4, 2)`, `classes = {0: "ant"}` at
-# column 0: a number, an empty container, a module or a one-line dict or set a name holds
+# column 0 (`ptn, ecc = nn.Linear(3, 4), nn.Linear(4, 2)` too): a number, an empty container, a
+# module or a one-line dict or set a name holds
 # (an element of a tensor may key it: VF405), kept from a chunk not parsed.
-_NUMBER_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*(?:-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
+_NUMBER_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*[ \t]*=[ \t]*"
+                          r"(?:-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
                           r"|\[\]|\{[^\r\n#]*\}|\(\)|(?:torch\.)?nn\.[A-Z]\w*\([^\r\n#]*\))[ \t]*(?:#[^\r\n]*)?\r?$",
                           re.M)
 
@@ -129,7 +131,7 @@ def _unparsed(row: int, end: int, lines: List[str], in_string: List[bool],
     for match in _NUMBER_LINE.finditer(chunk):
         i = bisect.bisect_right(starts, starts[row] + match.start()) - 1
         if in_string[i] or _inside_brackets(lines, i, row, end) \
-                or read is not None and _IDENTIFIER.match(lines[i]).group() not in read:  # type: ignore[union-attr]
+                or read is not None and not set(_IDENTIFIER.findall(lines[i].split("=", 1)[0])) & read:
             continue
         try:
             stmt = ast.parse(lines[i]).body[0]
