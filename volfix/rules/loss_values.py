@@ -71,8 +71,8 @@ def bound_to_full_index(subject: ast.AST, index) -> Optional[ast.Subscript]:
 
 
 def full_index(expr: ast.AST) -> bool:
-    """`t[i, j, k, l]`, `t[idx[0], idx[1] + k]`: two or more integer-like indices (no slice,
-    `None`, `...` or list)."""
+    """`t[i, j, k, l]`, `t[idx[0], idx[1] + k]`, `t[0, top_idx[0, i]]`: two or more integer-like
+    indices (no slice, `None`, `...` or list)."""
     if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and len(expr.slice.elts) >= 2):
         return False
     return all(_index_like(e) for e in expr.slice.elts)
@@ -84,7 +84,9 @@ def _index_like(node: ast.AST) -> bool:
     if isinstance(node, (ast.Name, ast.Attribute)):
         return True
     if isinstance(node, ast.Subscript):  # `idx[1]`: an entry of a `nonzero()` row, as a name would be
-        return isinstance(node.value, (ast.Name, ast.Attribute)) and _index_like(node.slice)
+        # (`top_idx[0, i]` of a sort's 2-dim indices too)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return isinstance(node.value, (ast.Name, ast.Attribute)) and bool(parts) and all(map(_index_like, parts))
     if isinstance(node, ast.BinOp):
         return _index_like(node.left) and _index_like(node.right)
     if isinstance(node, ast.UnaryOp):
