@@ -176,15 +176,18 @@ class Callees:
         if key in seen:
             return False
         inner = seen | {key}
-        returns = [node.value for node in own_returns(fn)]
+        returns = [fn.body] if isinstance(fn, ast.Lambda) else [node.value for node in own_returns(fn)]
         return bool(returns) and all(v is not None and holds(v, inner) for v in returns)
 
     def project_callee(self, func: ast.AST, at: ast.AST) -> Optional[ast.AST]:
-        """The `def` a call reaches: a function of this module, or a method of the class
-        holding `at` called on `self`."""
+        """The `def` a call reaches: a function of this module, a lambda a name is bound to once,
+        or a method of the class holding `at` called on `self`."""
         if isinstance(func, ast.Name):
             fn = self._module_def(func.id, at)
-            return fn if isinstance(fn, ast.FunctionDef) else None
+            if isinstance(fn, ast.FunctionDef):
+                return fn
+            bound = self.names.of(func, at)  # `evaluation = lambda o, t: torch.mean(...)`, bound once
+            return bound[0] if bound and len(bound) == 1 and isinstance(bound[0], ast.Lambda) else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             cls = self.index.method_class(self.index.function_of(at))
             return None if cls is None else own_def(cls, func.attr)

@@ -14,7 +14,7 @@ from typing import Callable, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from .backward_terms import backward_term
-from .bindings import Element, NameBindings, Unpacked
+from .bindings import Element, NameBindings, Unpacked, displayed_item
 from .call_returns import CallReturns
 from .scalar_dicts import MAX_DEPTH, DictValues
 from .ranks import Ranks
@@ -64,6 +64,8 @@ class ScalarValues(Callees, CallReturns, DictValues):
         if isinstance(expr, ast.IfExp):  # `loss if total is None else total + loss`: a `None` never reaches `[0]`
             sides = [s for s in (expr.body, expr.orelse) if not is_none(s)]
             numbers = [s for s in sides if narrowed_number(expr, s)]  # `torch.mean(x) if not isinstance(x, int) else x`
+            # `Variable(torch.Tensor([1.0])) if size_average else num_ratings`: one element as well
+            numbers += [s for s in sides if s not in numbers and self.single(s, at, depth + 1, set(seen))]
             return len(numbers) < len(sides) and all(
                 s in numbers or self.one_element(s, at, depth + 1, seen) for s in sides)
         if isinstance(expr, ast.Attribute) and expr.attr == "data":  # `criterion(...).data`
@@ -286,7 +288,8 @@ class ScalarValues(Callees, CallReturns, DictValues):
         one of them is a tensor that may be 0-dim. A 1-dim `torch.zeros(1)` counts among them:
         `.item()` reads its number as `.data[0]` did. `total += v` on such tensors keeps their
         shape (in place), whatever `v` is."""
-        values = [v for v in self.names.bindings(name, at) if not is_none(v)]  # `total = None`: `[0]` of it raises
+        # `total = None`: `[0]` of it raises; `hits, n = 0, 0`: the number unpacked
+        values = [displayed_item(v) for v in self.names.bindings(name, at) if not is_none(v)]
         if not values or any(v is None for v in values):
             return False
         plain = [v for v in values if not self.names.augmented(v)]
