@@ -486,4 +486,9 @@ def _detached(value: ast.AST, subject: str) -> bool:
     if isinstance(value.func, ast.Attribute) and value.func.attr == "detach" and not value.args \
             and ast.dump(value.func.value) == subject:
         return True
-    return len(value.args) == 1 and _detached(value.args[0], subject)
+    # a wrapper of one (`Variable(h.data)`), not any function of it: `fanin_init(tensor.data)`
+    # does its own work, which a plain tensor taking the branch now gets too (rlkit)
+    func = value.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return (name.endswith("Variable") or name == "Parameter") and len(value.args) == 1 \
+        and _detached(value.args[0], subject)
