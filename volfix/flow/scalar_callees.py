@@ -163,13 +163,18 @@ class Callees:
         seen)` for each, the function marked in `seen` (`tag` tells the questions apart): a
         recursive call is decided by the other returns, never by itself alone. Else whether
         every callee `other_callees` finds does (a def here) or returns `shape` (another file's)."""
-        fn = self.project_callee(func, at)
+        fn = self.project_callee(func, at) or self.bound_lambda(func, at)
         if fn is None:
             found = self.other_callees(func, at) or self.passed_functions(func, at)
             external = self.index.scalar_returns
             return bool(found) and all(shape in external.get(c, ()) if isinstance(c, str)
                                        else self.def_returns(c, tag, seen, holds) for c in found)
         return self.def_returns(fn, tag, seen, holds)
+
+    def bound_lambda(self, func: ast.AST, at: ast.AST) -> Optional[ast.Lambda]:
+        """The lambda a called name is bound to, once (`evaluation = lambda o, t: torch.mean(...)`)."""
+        bound = self.names.of(func, at) if isinstance(func, ast.Name) else None
+        return bound[0] if bound and len(bound) == 1 and isinstance(bound[0], ast.Lambda) else None
 
     def def_returns(self, fn: ast.AST, tag: str, seen: Set[str], holds: Callable[[ast.AST, Set[str]], bool]) -> bool:
         key = f"def {tag}{id(fn)}"
@@ -180,14 +185,11 @@ class Callees:
         return bool(returns) and all(v is not None and holds(v, inner) for v in returns)
 
     def project_callee(self, func: ast.AST, at: ast.AST) -> Optional[ast.AST]:
-        """The `def` a call reaches: a function of this module, a lambda a name is bound to once,
-        or a method of the class holding `at` called on `self`."""
+        """The `def` a call reaches: a function of this module, or a method of the class
+        holding `at` called on `self`."""
         if isinstance(func, ast.Name):
             fn = self._module_def(func.id, at)
-            if isinstance(fn, ast.FunctionDef):
-                return fn
-            bound = self.names.of(func, at)  # `evaluation = lambda o, t: torch.mean(...)`, bound once
-            return bound[0] if bound and len(bound) == 1 and isinstance(bound[0], ast.Lambda) else None
+            return fn if isinstance(fn, ast.FunctionDef) else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             cls = self.index.method_class(self.index.function_of(at))
             return None if cls is None else own_def(cls, func.attr)
