@@ -174,6 +174,11 @@ def _self_assignment(stmt: ast.Assign, expr: Expressions, deleted: Set[int]) -> 
     unpacked = isinstance(target, (ast.Tuple, ast.List))
     if left is not None and left == right and unpacked == isinstance(value, (ast.Tuple, ast.List)):
         found = expr.delete_statement(stmt, gone=deleted)
+        parent = expr.index.parents.get(stmt)
+        if found is None and isinstance(parent, ast.If) and parent.body == [stmt] and not parent.orelse \
+                and parent.lineno == stmt.lineno and truth_safe(expr.index, parent.test):
+            # `if return_variable: z = z` on one line (HouseNavAgent's `get_zero_state`): the `if` goes
+            found = _delete_lines(parent, expr.index, expr)
         if found is not None:
             deleted.add(id(stmt))
         return found
