@@ -336,6 +336,14 @@ ANNOUNCED: Dict[Tuple[str, str], Tuple[str, ...]] = {
     ("VF103/flag-read-by-the-loop-it-covers", "unsafe"): ("forward graphs: TFTF in 0.3, TTTT after the fix",),
     # No fix either (the state leaves `init_state` volatile when the flag is true, and its callers
     # cannot be given the flag's region): the flag stays, ignored by torch 2.x.
+    # The unsafe deletion of `p.volatile = True` over `net.parameters()`: `net`'s forward records,
+    # as its note says. Safe-fixed, VF110's unwrap of the input leaves a plain tensor, which the 0.3
+    # runtime does not make volatile through volatile parameters (real 0.3 refused a plain tensor
+    # in a module); on torch 2.x the wrapper and the tensor are the same.
+    ("VF202/parameters-made-volatile", "unsafe"): ("forward graphs: F in 0.3, T after the fix",
+                                                   "run()['out']: data in 0.3, graph after the fix"),
+    ("VF202/parameters-made-volatile", "safe-on-0.3"): ("forward graphs: F in 0.3, T after the fix",
+                                                        "run()['out']: data in 0.3, graph after the fix"),
     ("VF103/volatile-state-repeated-in-a-list", "unsafe"): ("forward graphs: F in 0.3, T after the fix",
                                                              "run()['loss']: data in 0.3, graph after the fix"),
 }

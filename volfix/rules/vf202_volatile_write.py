@@ -4,6 +4,7 @@ import ast
 from ..files import prefilter
 from ..flow.grad_mode import literal_truth
 from ..model import Applicability
+from ..syntax.index import FUNCTIONS
 from .base import Rule, on
 from .variable_calls import branch_flag
 from .volatile_attributes import is_tensor_attribute
@@ -57,7 +58,10 @@ class VolatileAttributeWrite(Rule):
     `torch.set_grad_enabled(train)`, with the VF103 rules (in the `else:` of `if train:`, the
     same). `for v in batch: v.volatile = True`
     makes `batch`'s elements volatile, so `batch` is followed too (returned, it is its callers'
-    to cover: with a flag, that is no fix).
+    to cover: with a flag, that is no fix). `for p in net.parameters(): p.volatile = True` made
+    the module's parameters volatile, so every later forward of `net` was: deleting it is
+    unsafe, and the note says so (so is any loop over what a call hands out, whose objects
+    live elsewhere).
     """
 
     CODE = "VF202"
@@ -95,10 +99,32 @@ class VolatileAttributeWrite(Rule):
             ctx.report(self.CODE, stmt,
                        note=f"unsafe fix: `{ctx.src.segment(node.value)}` is not a local name whose uses could be followed",
                        fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
+        elif _owned_elsewhere(node.value, stmt, ctx) is not None:
+            ctx.report(self.CODE, stmt, note=_owned_elsewhere(node.value, stmt, ctx),
+                       fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
         else:
             finding = ctx.report(self.CODE, stmt)
             ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id,
                            flag=branch_flag(stmt, {node.value.id}, ctx))
+
+
+def _owned_elsewhere(target: ast.Name, stmt: ast.stmt, ctx):
+    """The unsafe note when `target` is the element of a loop over what a call hands out (`for p
+    in net.parameters(): p.volatile = True`): the objects belong to something else (a module,
+    whose every later forward was volatile in 0.3), which no name here follows; else None."""
+    node = ctx.index.parents.get(stmt)
+    while node is not None and not isinstance(node, FUNCTIONS + (ast.Module,)):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name) \
+                and node.target.id == target.id and isinstance(node.iter, ast.Call):
+            func = node.iter.func
+            if isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters"):
+                owner = ctx.src.segment(func.value)
+                return (f"unsafe fix: the loop makes the parameters of `{owner}` volatile, so in 0.3 every later "
+                        f"forward of `{owner}` was volatile and could not train; run those under `torch.no_grad()`")
+            return (f"unsafe fix: `{target.id}` is each element of `{ctx.src.segment(node.iter)}`, objects kept "
+                    "elsewhere whose later uses volfix cannot follow")
+        node = ctx.index.parents.get(node)
+    return None
 
 
 def _volatile_binding(target: ast.AST, stmt: ast.stmt, ctx):
