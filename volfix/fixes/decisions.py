@@ -169,10 +169,15 @@ class Decisions:
 
     def _module_output(self, partner: ast.AST) -> bool:
         """A value a module of the program computes, so it requires grad: a call of one
-        (`self.f_label(x).sum()`), or a name bound to one (`scores = self.f_label(x)`)."""
+        (`self.f_label(x).sum()`), or a name or `self` attribute bound to one (`scores =
+        self.f_label(x)`, `self.loc = self.head(x)`)."""
         names = self._names = self._names or NameBindings(self.index)
         if calls_a_module(self.index, names, partner, partner) is not None:
             return True
+        if isinstance(partner, ast.Attribute):  # `self.loc`, stored as `self.loc = self.head(x)`
+            bound = names.of(partner, partner) or []
+            if any(isinstance(v, ast.AST) and calls_a_module(self.index, names, v, v) is not None for v in bound):
+                return True
         return any(isinstance(v, ast.AST) and calls_a_module(self.index, names, v, v) is not None
                    for n in ast.walk(partner) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                    for v in names.bindings(n.id, n))
