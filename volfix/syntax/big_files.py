@@ -108,11 +108,12 @@ def parse_big(text: str, lines: List[str], extra_words: Iterable[str] = ()) -> O
 
 # `lam = 1e-3`, `k = 0`, `losses = []`, `net = nn.Linear(4, 2)`, `classes = {0: "ant"}` at
 # column 0 (`ptn, ecc = nn.Linear(3, 4), nn.Linear(4, 2)` too): a number, an empty container, a
-# module or a one-line dict or set a name holds
+# module, a one-line dict or set or a lambda a name holds
 # (an element of a tensor may key it: VF405), kept from a chunk not parsed.
 _NUMBER_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*[ \t]*=[ \t]*"
                           r"(?:-?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?"
-                          r"|\[\]|\{[^\r\n#]*\}|\(\)|(?:torch\.)?nn\.[A-Z]\w*\([^\r\n#]*\))[ \t]*(?:#[^\r\n]*)?\r?$",
+                          r"|\[\]|\{[^\r\n#]*\}|\(\)|(?:torch\.)?nn\.[A-Z]\w*\([^\r\n#]*\)|lambda\b[^\r\n#]*)"
+                          r"[ \t]*(?:#[^\r\n]*)?\r?$",
                           re.M)
 
 
@@ -321,7 +322,7 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
         return _moved(stmt, row)
     if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno and (  # type: ignore[attr-defined]
             "torch." in source or _NN_MODULE.search(source) or isinstance(stmt.value, ast.Constant)
-            or _counted(stmt.value) or _empty(stmt.value) or isinstance(stmt.value, _HASHED)):
+            or _counted(stmt.value) or _empty(stmt.value) or isinstance(stmt.value, _HASHED + (ast.Lambda,))):
         # `x = torch.randn(64, 4)`: one line that says what a name holds (a plain tensor
         # makes `Variable(x)` -> `x` exact), kept whole: a stub would hide it. So is
         # `total_loss = 0` before an accumulating loop: a number, which `total_loss[0]` needs,
@@ -329,7 +330,7 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
         # `style_losses = []`: a list whose members are what `.append` adds; `classifier =
         # nn.Linear(4, 2)`: a module, whose output records a graph (a helper's caller feeding
         # it the helper's result makes the helper's region unsafe); `classes = {0: "ant"}`: a dict
-        # an element of a tensor may key (VF405).
+        # an element of a tensor may key (VF405); `evaluation = lambda o, t: ...`: what its calls return.
         return _moved(stmt, row)
     return _stub(stmt, reads, row)
 
