@@ -520,8 +520,14 @@ _ATTRIBUTE_KEY = re.compile(rb"\.([A-Za-z_]\w*)(?:\[\s*[A-Za-z_][\w.]*(?:\[[^\[\
 
 
 def attribute_keys(data: bytes) -> FrozenSet[str]:
-    """The attributes `data` keys by a name or an element read (`_ATTRIBUTE_KEY`), but `data`."""
-    return frozenset((m.group(1) or m.group(2)).decode("ascii") for m in _ATTRIBUTE_KEY.finditer(data)) - {"data"}
+    """The attributes `data` keys by a name or an element read (`_ATTRIBUTE_KEY`), but `data`
+    and what a `for` iterates (`for g in optimizer.param_groups:`: no membership test)."""
+    found = set()
+    for m in _ATTRIBUTE_KEY.finditer(data):
+        if m.group(2) is not None and b"for " in data[data.rfind(b"\n", 0, m.start()) + 1:m.start()]:
+            continue
+        found.add((m.group(1) or m.group(2)).decode("ascii"))
+    return frozenset(found - {"data"})
 
 
 def _keys_something(data: bytes) -> bool:

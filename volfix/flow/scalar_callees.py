@@ -172,8 +172,11 @@ class Callees:
         return self.def_returns(fn, tag, seen, holds)
 
     def bound_lambda(self, func: ast.AST, at: ast.AST) -> Optional[ast.Lambda]:
-        """The lambda a called name is bound to, once (`evaluation = lambda o, t: torch.mean(...)`)."""
-        bound = self.names.of(func, at) if isinstance(func, ast.Name) else None
+        """The lambda a called name is bound to, once (`evaluation = lambda o, t: torch.mean(...)`);
+        only names the module assigns a lambda are looked up (most calls are of others)."""
+        if not isinstance(func, ast.Name) or func.id not in lambda_names(self.index):
+            return None
+        bound = self.names.of(func, at)
         return bound[0] if bound and len(bound) == 1 and isinstance(bound[0], ast.Lambda) else None
 
     def def_returns(self, fn: ast.AST, tag: str, seen: Set[str], holds: Callable[[ast.AST, Set[str]], bool]) -> bool:
@@ -418,3 +421,14 @@ def instance_call(index, cls: ast.ClassDef) -> Optional[ast.FunctionDef]:
     if any(index.qual(base) in _MODULE_BASES for base in cls.bases):
         return own_def(cls, "forward")
     return None
+
+
+def lambda_names(index) -> frozenset:
+    """The names the module assigns a lambda to (`flatten = lambda l: ...`), once per index."""
+    found = getattr(index, "_lambda_names", None)
+    if found is None:
+        found = frozenset(name for name, nodes in index.names.items() if any(
+            isinstance(n.ctx, ast.Store) and isinstance(index.parents.get(n), ast.Assign)
+            and isinstance(index.parents[n].value, ast.Lambda) for n in nodes))
+        index._lambda_names = found
+    return found

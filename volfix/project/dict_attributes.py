@@ -23,10 +23,17 @@ DICT_MAKERS = frozenset({"dict", "set", "frozenset", "OrderedDict", "defaultdict
 
 def asked_attributes(raw: Optional[bytes]) -> FrozenSet[str]:
     """The attributes a file may key by a tensor element (`prefilter.attribute_keys`), when
-    VF405 reads it at all."""
+    VF405 reads it at all, but those the file assigns itself (VF405 reads its own assignments
+    then: `self.layers = ...` above `self.layers[i]`)."""
     if raw is None or not ELEMENT_KEY(raw):
         return frozenset()
-    return attribute_keys(raw)
+    keyed = attribute_keys(raw)
+    if not keyed:
+        return keyed
+    alternatives = b"|".join(re.escape(n.encode("ascii")) for n in sorted(keyed))
+    own = {m.group(1).decode("ascii") for m in re.finditer(
+        rb"\.(" + alternatives + rb")\b[ \t]*(?::[^=\n]*)?(?:[-+*/%@&|^]|//)?=(?!=)", raw)}
+    return keyed - own
 
 
 def dict_attribute_links(run: Iterable[str], read_run: Reader, files: Sequence[str],
@@ -54,7 +61,10 @@ def project_dicts(names: FrozenSet[str], sources: Iterable[bytes]) -> FrozenSet[
                               + rb")\b[ \t]*,[^\n=(]*=(?!=)")
     last_of_tuple = re.compile(rb",[ \t]*[\w.\[\]]*\.(" + alternatives + rb")\b[ \t]*=(?!=)")
     dicts, others = set(), set()
+    dotted = [b"." + n.encode("ascii") for n in names]
     for raw in sources:
+        if not any(d in raw for d in dotted):  # most files: one C-speed search per name
+            continue
         for m in assign.finditer(raw):
             (dicts if _DICT_VALUE.match(raw, m.end()) else others).add(m.group(1).decode("ascii"))
         for pattern in (augmented, tuple_target, last_of_tuple):
