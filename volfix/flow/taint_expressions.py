@@ -9,7 +9,7 @@ import ast
 from typing import Tuple
 
 from .values import KILL_ATTRS, KILL_FUNCS, MOVE_METHODS, MUTATORS, State, combine, describe, key_of, kills, \
-    free_callee, keeps_parameter, saves, target_keys
+    free_callee, keeps_parameter, saves, target_keys, writes_in_place
 
 TEXT_METHODS = frozenset({"format", "format_map", "join"})
 # Methods called for what they show or store as numbers, never for a later computation.
@@ -332,8 +332,3 @@ class TaintExpressions:
 def _literal_text(node: ast.AST) -> bool:
     """A string literal or an f-string (the receiver of `"...".format(...)`)."""
     return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
-
-
-def writes_in_place(method: str) -> bool:
-    """A tensor's in-place method (`copy_`, `index_copy_`, `add_`): its result is its receiver."""
-    return method.endswith("_") and not method.startswith("_")

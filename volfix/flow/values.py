@@ -29,6 +29,13 @@ MOVE_METHODS = frozenset({"cuda", "cpu", "to", "float", "double", "half", "long"
 # Container methods that store their argument: the container now holds the value.
 MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "put",
                       "setdefault"})
+
+
+def writes_in_place(method: str) -> bool:
+    """A tensor's in-place method (`copy_`, `index_copy_`, `normal_`): its result is its receiver."""
+    return method.endswith("_") and not method.startswith("_")
+
+
 # Callables that never hold parameters: passing a graph-free value to them records nothing.
 PURE_CALLS = KILL_FUNCS | frozenset({"list", "tuple", "dict", "set", "zip", "enumerate", "sorted",
                                      "reversed", "range", "min", "max", "sum", "map", "filter",

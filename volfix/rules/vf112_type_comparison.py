@@ -8,6 +8,7 @@ from ..files import prefilter
 from ..model import Applicability
 from ..fixes.edits import TextEdit
 from ..flow.bindings import NameBindings
+from ..flow.values import writes_in_place
 from ..syntax.index import FUNCTIONS
 from .base import Rule, on
 
@@ -382,8 +383,8 @@ def _returns_itself(value: Optional[ast.AST], subject: str) -> bool:
     """`x`, or an in-place method of `x` (`x.normal_(0, std)`), which returns `x`."""
     if value is not None and ast.dump(value) == subject:
         return True
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr.endswith("_") \
-        and not value.func.attr.startswith("_") and ast.dump(value.func.value) == subject
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and writes_in_place(value.func.attr) and ast.dump(value.func.value) == subject
 
 
 _RECURSION_NOTE = ("unsafe fix: the branch calls `{}()` again on its `.data`, a tensor too: the test gets "
