@@ -30,10 +30,7 @@ def asked_attributes(raw: Optional[bytes]) -> FrozenSet[str]:
     keyed = attribute_keys(raw)
     if not keyed:
         return keyed
-    alternatives = b"|".join(re.escape(n.encode("ascii")) for n in sorted(keyed))
-    own = {m.group(1).decode("ascii") for m in re.finditer(
-        rb"\.(" + alternatives + rb")\b[ \t]*(?::[^=\n]*)?(?:[-+*/%@&|^]|//)?=(?!=)", raw)}
-    return keyed - own
+    return keyed - {m.group(1).decode("ascii") for pattern in _stores(keyed) for m in pattern.finditer(raw)}
 
 
 def dict_attribute_links(run: Iterable[str], read_run: Reader, files: Sequence[str],
@@ -54,9 +51,8 @@ def project_dicts(names: FrozenSet[str], sources: Iterable[bytes]) -> FrozenSet[
     (a project may have hundreds of files; this runs in the link step): `x.name = {`,
     `x.name: Dict[str, int] = dict(`... give a dict; any other value, an augmented assignment
     (`x.name += [w]`) or a tuple target (`self.name, self.size = ...`) something else."""
-    alternatives = b"|".join(re.escape(n.encode("ascii")) for n in sorted(names))
-    assign = re.compile(rb"\.(" + alternatives + rb")\b[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(\\\n[ \t]*)?")
-    augmented = re.compile(rb"\.(" + alternatives + rb")\b[ \t]*(?:[-+*/%@&|^]|//|\*\*|<<|>>)=")
+    alternatives = _alternation(names)
+    assign, augmented = _stores(names)
     tuple_target = re.compile(rb"(?m)^[ \t]*(?:[\w.\[\]]+[ \t]*,[ \t]*)*[\w.\[\]]*\.(" + alternatives
                               + rb")\b[ \t]*,[^\n=(]*=(?!=)")
     last_of_tuple = re.compile(rb",[ \t]*[\w.\[\]]*\.(" + alternatives + rb")\b[ \t]*=(?!=)")
@@ -75,3 +71,15 @@ def project_dicts(names: FrozenSet[str], sources: Iterable[bytes]) -> FrozenSet[
 # A dict or a set made where it is assigned: a display or comprehension, or a call of a maker.
 _DICT_VALUE = re.compile(rb"\{|(?:collections\.)?(?:" + b"|".join(sorted(n.encode("ascii") for n in DICT_MAKERS))
                          + rb")\(")
+
+
+def _alternation(names: Iterable[str]) -> bytes:
+    return b"|".join(re.escape(n.encode("ascii")) for n in sorted(names))
+
+
+def _stores(names: Iterable[str]) -> Tuple["re.Pattern[bytes]", "re.Pattern[bytes]"]:
+    """`x.name = ...` (annotated too; the value, after a backslash continuation, starts where the
+    match ends) and `x.name += ...`, for `names`."""
+    alternatives = _alternation(names)
+    return (re.compile(rb"\.(" + alternatives + rb")\b[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(\\\n[ \t]*)?"),
+            re.compile(rb"\.(" + alternatives + rb")\b[ \t]*(?:[-+*/%@&|^]|//|\*\*|<<|>>)="))

@@ -11,8 +11,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import forked, scan
 from .boundary import analyse
 from ..files.discovery import display_path
-from ..files.prefilter import (ELEMENT_KEY, GRAD_FUNCTION_HINT, VOLATILE_PARAM_DEF, asks_other_files,
-                               attribute_keys, helper_hint, torchless_volatile_attribute)
+from ..files.prefilter import (GRAD_FUNCTION_HINT, VOLATILE_PARAM_DEF, asks_other_files, helper_hint,
+                               torchless_volatile_attribute)
+from ..project.dict_attributes import asked_attributes
 from ..model import FileResult
 from ..settings.config import Config
 from ..settings.nearest import ConfigResolver
@@ -57,7 +58,7 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     # An element keying an attribute (`lang.index2word[ni]`): is it a dict another file builds
     # (`Links.dict_attributes`)? Also a light link.
     readers |= {path for path, data in candidates if data is not None and path not in hinted
-                and ELEMENT_KEY(data) and attribute_keys(data)}
+                and asked_attributes(data)}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
