@@ -37,6 +37,11 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
                                `utils.py`'s `correct.float().sum().data[0]`); or `torch`,
                                `.data`, and `[0]` after a name ending in `loss`/`cost` or
                                added to on a line ending in `.data` (`total_loss += raw_loss.data`)
+    VF402-VF406                `.data.resize_`; `cat(`; `.backward(` and a constructor;
+                               `torch`, a plain tensor (`.data`, `Tensor(`, `from_numpy(`...)
+                               and, for VF405, `{`, `dict(`, `Counter(` or an attribute keyed
+                               by a name (`lang.index2word[ni]`: a dict another file may build,
+                               `project.dict_attributes`), for VF406 an item or in-place write
     VF010                      `volfix` or `VF<digit>`, case-insensitive: an unused
                                suppression needs a `# volfix: ignore` or `# noqa: VF...`
 
