@@ -25,7 +25,7 @@ from ..flow.decided import decided_flag
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
-from ..syntax.index import FUNCTIONS
+from ..syntax.index import COMPREHENSIONS, FUNCTIONS, SCOPES
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Outcome, Source
 from .decisions import Decisions, flag_conflict
 from .gates import absorb_gates, mentions_version
@@ -477,6 +477,5 @@ def _binding_nodes(stmt: ast.AST):
         node = todo.pop()
         yield node
         for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-                                      ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            if not isinstance(child, SCOPES + COMPREHENSIONS):
                 todo.append(child)

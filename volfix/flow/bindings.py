@@ -14,6 +14,7 @@ import ast
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..syntax import names as nm
+from ..syntax.index import COMPREHENSIONS
 
 
 class Element:
@@ -148,7 +149,7 @@ class NameBindings:
         own = index.statement_of(at)
         child, parent = at, index.parents.get(at)
         while parent is not None and child is not own:
-            if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and child in (
+            if isinstance(parent, COMPREHENSIONS) and child in (
                     getattr(parent, "elt", None), getattr(parent, "key", None), getattr(parent, "value", None)):
                 for generator in reversed(parent.generators):
                     if name in nm.target_names(generator.target):

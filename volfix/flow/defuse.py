@@ -13,9 +13,10 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
+from ..syntax.index import COMPREHENSIONS
+
 ENTRY, EXIT = 0, 1
 _DEFERRED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Builtins that exhaust a generator handed to them first, before they return: its body runs
 # at their call (`sum(criterion(o, y) for o in outputs)`), like a list comprehension's.
 CONSUMING_BUILTINS = frozenset(("sum", "list", "tuple", "set", "frozenset", "dict", "any", "all", "min",
@@ -115,7 +116,7 @@ class Graph:
             if isinstance(node, _DEFERRED):
                 stack.extend((part, own) for part in _run_now(node))
                 continue
-            if isinstance(node, _COMPREHENSIONS):
+            if isinstance(node, COMPREHENSIONS):
                 stack.extend(self._comprehension(node, own))
                 continue
             stack.extend((child, own) for child in ast.iter_child_nodes(node))

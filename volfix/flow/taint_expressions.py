@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Tuple
 
+from ..syntax.index import COMPREHENSIONS
 from .values import KILL_ATTRS, KILL_FUNCS, MOVE_METHODS, MUTATORS, State, combine, describe, key_of, kills, \
     free_callee, keeps_parameter, saves, target_keys, writes_in_place
 
@@ -105,7 +106,7 @@ class TaintExpressions:
         if kind is ast.IfExp:
             self.eval(node.test, state)
             return combine([self.eval(node.body, state, moved=moved), self.eval(node.orelse, state, moved=moved)])
-        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+        if kind in COMPREHENSIONS:
             return self.eval_comprehension(node, state)
         if kind is ast.NamedExpr:
             tainted, raw = self.eval(node.value, state, moved=moved)

@@ -15,6 +15,7 @@ from .positions import SourceText, indent_step
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)  # scopes of their own too
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
@@ -274,7 +275,7 @@ class ModuleIndex:
         (`[hyp for hyp, score in ranked]` binds its own `hyp`)?"""
         cur = self.parents.get(node)
         while cur is not None and not isinstance(cur, ast.stmt):
-            if isinstance(cur, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and any(
+            if isinstance(cur, COMPREHENSIONS) and any(
                     name in nm.target_names(g.target) for g in cur.generators):
                 return True
             cur = self.parents.get(cur)
