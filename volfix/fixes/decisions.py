@@ -209,7 +209,7 @@ class Decisions:
         trains = self.follower.caller_trains(group) or self.follower.lazy_return(group)
         if trains is not None:
             return UNSAFE, trains, W_UNSAFE
-        met = self.meets_and_leaves(group)
+        met = self.meets_and_leaves(group) or self.follower.called_elsewhere(group)
         if met is not None:
             return UNSAFE, met, W_UNSAFE
         shown = self.cell_result(group)

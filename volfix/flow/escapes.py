@@ -263,6 +263,37 @@ class Follower(HelperFollower):
                 return found
         return None
 
+    def called_elsewhere(self, group) -> Optional[str]:
+        """The region's output returned by a function (or handed back by the functions of this
+        file calling it) that another file of the project calls (`Links.called_elsewhere`):
+        what that caller computes with it volfix does not see, and 0.3 kept it volatile."""
+        called = dict(self.ctx.links.called_elsewhere) if self.ctx.links is not None else {}
+        if not called or not isinstance(group.scope, FUNCTIONS) or not any(
+                e.kind in ("return", "yield") and not e.raw for e in group.taint.escapes):
+            return None
+        chain, seen = [group.scope], {id(group.scope)}
+        for fn in chain:
+            site = called.get(fn.name) if self._top_level(fn) else None  # type: ignore[attr-defined]
+            if site is not None:
+                via = "" if fn is group.scope else f", handed back by `{fn.name}()`,"  # type: ignore[attr-defined]
+                return (f"unsafe fix: the result of `{group.scope.name}()`{via} goes to a caller in another file "
+                        f"({site}) that volfix does not follow; 0.3 kept what it computes with the result volatile")
+            if len(chain) > MAX_HANDED:
+                break
+            for call in call_sites(self.index, fn)[0] + self.instance_calls(fn):
+                caller = self.index.function_of(call)
+                if isinstance(caller, FUNCTIONS) and id(caller) not in seen and any(
+                        e.kind in ("return", "yield") for e in self._region_output(caller, sources=[call]).escapes):
+                    seen.add(id(caller))
+                    chain.append(caller)
+        return None
+
+    def _top_level(self, fn: ast.AST) -> bool:
+        """A module-level function or a method of a module-level class: what other files call."""
+        owner = self.index.parents.get(fn)
+        return isinstance(owner, ast.Module) or isinstance(owner, ast.ClassDef) \
+            and isinstance(self.index.parents.get(owner), ast.Module)
+
     def _callers_consume(self, fn: ast.AST, group, names: NameBindings, backward_only: bool, what: str,
                          seen: Set[int], depth: int = 0) -> Optional[str]:
         """`caller_trains` at each call of `fn` (whose result carries no graph), and on at the
@@ -318,27 +349,7 @@ class Follower(HelperFollower):
 
     def _consumed(self, taint, fn: ast.AST, names: NameBindings, backward_only: bool, what: str,
                   trains: str) -> Optional[str]:
-        """Why computing on in `fn` (where `taint` follows the region's output) tells the fix
-        from 0.3, which kept everything computed from that output volatile (fact 4)."""
-        if taint.training:
-            stmt, step = taint.training[0]
-            return f"unsafe fix: {trains} (`{step}` at line {stmt.lineno})"
-        if backward_only:
-            return None
-        meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
-                 and any(likely_grad(self.index, p, fn) for p in taint.partners.get(id(s), ()))]
-        if meets:
-            # a plain tensor now: combined with one that requires grad, it records
-            return (f"unsafe fix: {what} meets a value that may require grad at line {meets[0].lineno}, "
-                    "where 0.3 kept it volatile")
-        modules = [s for s in taint.uses_outside() if id(s) in taint.recording
-                   and calls_a_module(self.index, names, s, s) is not None]
-        if modules:
-            # `scores = classifier(h)`: the module's parameters require grad, so its output
-            # records a graph
-            return (f"unsafe fix: {what} goes through a module at line {modules[0].lineno}, which records "
-                    "a graph where 0.3 kept it volatile")
-        return None
+        return consumed(self.index, taint, fn, names, backward_only, what, trains)
 
     def stored_readers(self, group) -> List[Tuple[str, ast.stmt, ast.AST]]:
         """(key, storing statement, reading function) for each value computed in the region and
@@ -517,3 +528,28 @@ def framework_method(fn: ast.AST, index) -> bool:
     """`forward`, `__call__`...: frameworks call it for you, its callers cannot be followed."""
     return index.method_class(fn) is not None and (
         fn.name in FRAMEWORK_METHODS or (fn.name.startswith("__") and fn.name.endswith("__")))  # type: ignore[attr-defined]
+
+
+def consumed(index, taint, fn: ast.AST, names: NameBindings, backward_only: bool, what: str,
+             trains: str) -> Optional[str]:
+    """Why computing on in `fn` (where `taint` follows the region's output) tells the fix
+    from 0.3, which kept everything computed from that output volatile (fact 4)."""
+    if taint.training:
+        stmt, step = taint.training[0]
+        return f"unsafe fix: {trains} (`{step}` at line {stmt.lineno})"
+    if backward_only:
+        return None
+    meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
+             and any(likely_grad(index, p, fn) for p in taint.partners.get(id(s), ()))]
+    if meets:
+        # a plain tensor now: combined with one that requires grad, it records
+        return (f"unsafe fix: {what} meets a value that may require grad at line {meets[0].lineno}, "
+                "where 0.3 kept it volatile")
+    modules = [s for s in taint.uses_outside() if id(s) in taint.recording
+               and calls_a_module(index, names, s, s) is not None]
+    if modules:
+        # `scores = classifier(h)`: the module's parameters require grad, so its output
+        # records a graph
+        return (f"unsafe fix: {what} goes through a module at line {modules[0].lineno}, which records "
+                "a graph where 0.3 kept it volatile")
+    return None

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Set
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Flag, Source
 from ..model import Applicability
 from ..syntax import names as nm
+from ..files.prefilter import helper_hint
 from ..project.facts import VOLATILE_PARAM
 from ..syntax.index import FUNCTIONS
 from .calls import argument_for, call_sites, flag_kind, mapper_calls
@@ -385,7 +386,11 @@ class HelperFollower:
                 # A notebook is imported by no one: its own calls are all there are.
                 planner.unwrap_only(source, f"no call in the notebook passes {flagged}", W_INFO)
                 return
-            if self.ctx.links is None or not self.ctx.links.project_wide:
+            # The index looks for the callers of the helpers of the files `HELPER_HINT` names
+            # only (`volatile=<name>`): `if is_training: ... else: Variable(x, volatile=True)`
+            # spells none, so a link of this file for other reasons says nothing of its callers.
+            if self.ctx.links is None or not self.ctx.links.project_wide \
+                    or not helper_hint(self.index.src.text.encode("utf-8", "surrogateescape")):
                 where = "in this run" if self.ctx.links is not None else "in this file"
                 planner.outcome(source, None, f"no fix: {param} is a parameter of {name} and no call {where} "
                                               f"passes {flagged}: its callers decide", [], weight=W_NONE)

@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..flow.grad_mode import GradShim
 from ..syntax.names import LOCAL, ModuleNames
 
-FACTS_FORMAT = 10  # bump when an entry's layout changes
+FACTS_FORMAT = 11  # bump when an entry's layout changes
 VOLATILE_PARAM = "volatile-param:"  # `Links.external_calls` key: calls passing `volatile=` to a def
 # `Links.external_calls` key of a caller: the defs of that name in the project's other files whose
 # `volatile` parameter has no default (`ExternalCall.path`/`line`: the def).
@@ -107,6 +107,10 @@ class Links:
     # Attributes the file keys by a tensor element (`lang.index2word[ni]`) that the project's
     # other files assign dicts only (`project.dict_attributes`, VF405).
     dict_attributes: Tuple[str, ...] = ()
+    # The file's functions and methods another file of the project calls, each with a call
+    # ("path:line"): a region's output they return leaves for code volfix does not see
+    # (`project.callers_elsewhere`).
+    called_elsewhere: Tuple[Tuple[str, str], ...] = ()
 
     def external_calls_of(self, key: str) -> Tuple[ExternalCall, ...]:
         return dict(self.external_calls).get(key, ())
@@ -126,7 +130,7 @@ class Links:
         """For the result cache: a file's result depends on its links."""
         return hashlib.sha256(repr((self.helpers, self.external_calls, self.star_bindings,
                                     self.star_exported, self.grad_shims, self.scalar_returns,
-                                    self.torch_project, self.dict_attributes)).encode()).digest()
+                                    self.torch_project, self.dict_attributes, self.called_elsewhere)).encode()).digest()
 
 
 class FactStore:
@@ -270,9 +274,10 @@ class FactStore:
                                      bool(exported), bool(wide),
                                      tuple((str(n), GradShim.from_json(g)) for n, g in shims),
                                      _returns_from_json(returns), bool(torch_project),
-                                     tuple(str(name) for name in dicts))
-                    for path, (helpers, external, stars, exported, wide, shims, returns, torch_project, dicts)
-                    in raw.items()}
+                                     tuple(str(name) for name in dicts),
+                                     tuple((str(name), str(site)) for name, site in elsewhere))
+                    for path, (helpers, external, stars, exported, wide, shims, returns, torch_project, dicts,
+                               elsewhere) in raw.items()}
         except (TypeError, ValueError):
             return None
 
@@ -285,7 +290,7 @@ class FactStore:
                         link.star_exported, link.project_wide,
                         [[n, g.to_json()] for n, g in link.grad_shims],
                         [[n, list(shape)] for n, shape in link.scalar_returns], link.torch_project,
-                        list(link.dict_attributes)]
+                        list(link.dict_attributes), [list(c) for c in link.called_elsewhere]]
                  for path, link in links.items()}
         self.cache.put_json(self.cache.key(anchor, b"", f"facts-{FACTS_FORMAT}-links", key), entry)
 

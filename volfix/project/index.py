@@ -71,6 +71,7 @@ from .returns import calls_a_parameter, imports_project_module
 from .scalar_links import scalar_links
 from .shims import file_shims, shim_names, shims_called
 from .dict_attributes import dict_attribute_links
+from .callers_elsewhere import callers_elsewhere_links
 from .torchness import torch_project_files
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
                     _uses_variable, has_star_import, spelled_star_modules)
@@ -130,6 +131,7 @@ class ProjectIndex:
         self._passing: Optional[Dict[str, Dict[str, List[ExternalCall]]]] = None  # `volatile_param_calls`
         self._torch_project: Optional[FrozenSet[str]] = None  # `torch_project`
         self._dicts: Optional[Dict[str, Tuple[str, ...]]] = None  # `dict_attributes`
+        self._elsewhere: Optional[Dict[str, Tuple[Tuple[str, str], ...]]] = None  # `called_elsewhere`
 
     # ------------------------------------------------------------------ reading
     def bytes_of(self, path: str) -> Optional[bytes]:
@@ -186,7 +188,7 @@ class ProjectIndex:
         passing = self.volatile_param_calls()
         if not self.helpers and not stars and not self.variable_importers and not self.shims and not returns \
                 and not passing and not any(map(self.torch_project, self.run)) \
-                and not any(map(self.dict_attributes, self.run)):
+                and not any(map(self.dict_attributes, self.run)) and not any(map(self.called_elsewhere, self.run)):
             return {}
         links = self.links(stars, returns)
         for path, (expected, result) in self._early.items():
@@ -494,10 +496,11 @@ class ProjectIndex:
             scalars = returns.get(path, ())
             torch_project = self.torch_project(path)
             dicts = self.dict_attributes(path)
+            elsewhere = self.called_elsewhere(path)
             if helpers or external or star_bindings or is_exported or path in self.helpers or shims or scalars \
-                    or torch_project or dicts:
+                    or torch_project or dicts or elsewhere:
                 out[path] = Links(helpers, external, star_bindings, is_exported, self.project_wide, shims, scalars,
-                                  torch_project, dicts)
+                                  torch_project, dicts, elsewhere)
         return out
 
     def volatile_param_calls(self) -> Dict[str, Dict[str, List[ExternalCall]]]:
@@ -517,6 +520,12 @@ class ProjectIndex:
         if self._dicts is None:
             self._dicts = dict_attribute_links(self.run, self.data.get, self.files, self.bytes_of)
         return self._dicts.get(path, ())
+
+    def called_elsewhere(self, path: str) -> Tuple[Tuple[str, str], ...]:
+        """`Links.called_elsewhere` of a file of the run (`project.callers_elsewhere`), computed once."""
+        if self._elsewhere is None:
+            self._elsewhere = callers_elsewhere_links(self.run, self.data.get, self.files, self.bytes_of, self.shown)
+        return self._elsewhere.get(path, ())
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
         """A file's `Links.star_bindings` and `Links.star_exported`."""
@@ -576,6 +585,9 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
             if index.dict_attributes(path):
                 out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
                                                 dict_attributes=index.dict_attributes(path))
+            if index.called_elsewhere(path):
+                out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
+                                                called_elsewhere=index.called_elsewhere(path))
         return out
     if cache is None:
         return index.build()

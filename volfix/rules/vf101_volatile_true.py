@@ -99,8 +99,12 @@ class VolatileInVariableCall(Rule):
     once to it: `batch = mem.sample(n)`, then `batch[2]`): the region covers the
     target networks' forwards on `next_states`, not the training forward on `states`. A value computed
     in the region and returned carries no graph, as in 0.3: the fix stays safe unless a caller
-    in the run trains on it, combines it with a value that may require grad, or feeds it to a
-    module (`scores = classifier(h)`: 0.3 kept that volatile too). So does a value the region
+    in the file trains on it, combines it with a value that may require grad, or feeds it to a
+    module (`scores = classifier(h)`: 0.3 kept that volatile too). Callers in other files are
+    not followed: when another file of the project calls the function (or one of this file's
+    functions handing its result back), spelling `.name(` for a method or `name(` with an import
+    of the module, the fix is unsafe and the note names that call (quick-nlp's `hidden_state()`,
+    whose state another file's GRU computes with). So does a value the region
     keeps where other functions of the file read it: `self.feat` read by the class's other
     methods (when no other statement of the class stores it), a module-level list it is
     appended to (`features.append(h)`, then `head(torch.cat(features))`). A helper that returns

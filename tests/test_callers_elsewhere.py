@@ -1,0 +1,260 @@
+"""A region's output returned to a caller in another file of the project (`Links.called_elsewhere`,
+`volfix.project.callers_elsewhere`).
+
+Found on quick-nlp: `Cell.one_hidden()` returns `to_gpu(Variable(..., volatile=not
+self.training))`, `hidden_state()` hands it back, and `Encoder` in another file feeds it to its
+GRU. In 0.3 the volatile state made the evaluation forward volatile. Plain `fix` ran the
+creation under `set_grad_enabled(self.training)` and called it safe: the fixed program's
+evaluation recorded, and `check` read clean. The fix is now unsafe, with the caller named. The
+programs run: the original under the 0.3 runtime, the fixed one under torch 2.13."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from volfix.model import Applicability
+from volfix.project.callers_elsewhere import asked_names, callers_elsewhere_links
+from conftest import project_tree, run_results
+
+CORE = '''\
+    import torch
+
+    USE_GPU = torch.cuda.is_available()
+
+
+    def to_gpu(x, *args, **kwargs):
+        return x.cuda(*args, **kwargs) if USE_GPU else x
+    '''
+
+CELL = '''\
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+    from core import to_gpu
+
+
+    class Cell(nn.Module):
+        def __init__(self, input_size, output_size):
+            super(Cell, self).__init__()
+            self.output_size = output_size
+            self.cell = nn.GRU(input_size, output_size)
+
+        def forward(self, inputs, hidden):
+            return self.cell(inputs, hidden)
+
+        def one_hidden(self, bs=1):
+            weights = next(self.parameters()).data
+            return to_gpu(Variable(weights.new(1, bs, self.output_size).zero_(), volatile=not self.training))
+
+        def hidden_state(self, bs):
+            return self.one_hidden(bs)
+    '''
+
+ENCODER = '''\
+    import torch.nn as nn
+
+    from cell import Cell
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super(Encoder, self).__init__()
+            self.rnns = nn.ModuleList([Cell(3, 4)])
+
+        def forward(self, x):
+            hidden = [self.rnns[l].hidden_state(x.size(1)) for l in range(len(self.rnns))]
+            out, h = self.rnns[0](x, hidden[0])
+            return out
+    '''
+
+MAIN = '''\
+    import torch
+
+    from encoder import Encoder
+
+    torch.manual_seed(0)
+    model = Encoder()
+    model.eval()
+    out = model(torch.randn(5, 2, 3))
+    print("eval output requires_grad:", out.requires_grad)
+    '''
+
+FILES = {"core.py": CORE, "cell.py": CELL, "encoder.py": ENCODER, "main.py": MAIN}
+
+
+def _vf103(root):
+    return [d for d in run_results(root, "check")["cell.py"].diagnostics if d.code == "VF103"]
+
+
+def test_a_result_another_file_computes_with_makes_the_fix_unsafe(tmp_path):
+    root = project_tree(tmp_path / "repo", FILES)
+    (found,) = _vf103(root)
+    assert found.fix is not None and found.fix.applicability == Applicability.UNSAFE
+    note = found.note or ""
+    assert "the result of `one_hidden()`, handed back by `hidden_state()`, goes to a caller in another file (" in note
+    assert "/encoder.py:12) that volfix does not follow" in note
+    run_results(root, "fix")
+    assert (root / "cell.py").read_text() == textwrap.dedent(CELL)  # plain fix leaves it, `check` still says so
+    assert len(_vf103(root)) == 1
+
+
+def test_without_a_caller_elsewhere_the_fix_stays_safe(tmp_path):
+    # The encoder makes its own state: nothing of `cell.py`'s region leaves the file.
+    encoder = ENCODER.replace("self.rnns[l].hidden_state(x.size(1))", "x.new(1, x.size(1), 4).zero_()")
+    root = project_tree(tmp_path / "repo", {**FILES, "encoder.py": encoder})
+    (found,) = _vf103(root)
+    assert found.fix is not None and found.fix.applicability == Applicability.SAFE
+
+
+def _run(root, *args):
+    return subprocess.run([sys.executable, *args, "main.py"], cwd=root, capture_output=True, text=True, timeout=240)
+
+
+def test_what_the_plain_fix_now_leaves_is_what_it_told(tmp_path):
+    pytest.importorskip("torch")
+    root = project_tree(tmp_path / "repo", FILES)
+    legacy = _run(root, "-m", "volfix.legacy")
+    assert legacy.returncode == 0, legacy.stderr
+    assert legacy.stdout == "eval output requires_grad: False\n"
+    # The region the engine offered (only with --unsafe-fixes now) covers the state's creation
+    # alone: the other file's GRU records, where 0.3 did not.
+    run_results(root, "fix")
+    cell = (root / "cell.py").read_text()
+    assert "volatile=not self.training" in cell
+    from volfix.run.options import RunOptions
+    from volfix.run.runner import run
+    from volfix.settings.config import Config
+
+    run([str(root)], config=Config(), options=RunOptions(mode="fix", unsafe_fixes=True, use_cache=False))
+    assert "with torch.set_grad_enabled(self.training):" in (root / "cell.py").read_text()
+    fixed = _run(root)
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout == "eval output requires_grad: True\n"  # the difference the note names
+
+
+def test_a_warm_run_sees_the_caller_go(tmp_path, monkeypatch):
+    from volfix.run.options import RunOptions
+    from volfix.run.runner import run
+    from volfix.settings.config import Config
+
+    root = project_tree(tmp_path / "repo", FILES)
+    monkeypatch.chdir(root)
+    options = RunOptions(mode="check")
+
+    def applicability():
+        (cell,) = [r for r in run([str(root)], config=Config(), options=options) if r.path.endswith("cell.py")]
+        return [d.fix.applicability for d in cell.diagnostics if d.code == "VF103"]
+
+    assert applicability() == [Applicability.UNSAFE]
+    assert applicability() == [Applicability.UNSAFE]  # warm
+    assert (root / ".volfix_cache").is_dir()
+    (root / "encoder.py").write_text(textwrap.dedent(ENCODER).replace(
+        "self.rnns[l].hidden_state(x.size(1))", "x.new(1, x.size(1), 4).zero_()"))
+    assert applicability() == [Applicability.SAFE]
+
+
+def test_which_defs_a_file_asks_about():
+    source = textwrap.dedent('''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def evaluate(model, x):
+            out = model(Variable(x, volatile=True))
+            return out
+
+
+        def run_eval(model, xs):
+            return [evaluate(model, x) for x in xs]
+
+
+        def unrelated(x):
+            return x + 1
+
+
+        class Net(object):
+            def forward(self, x):
+                return self.predict(x)
+
+            def predict(self, x):
+                def inner(y):
+                    return Variable(y, volatile=True)
+                return inner(x)
+
+            def __repr__(self):
+                return "volatile"
+        ''').encode()
+    assert asked_names(source) == {"evaluate": False, "run_eval": False, "predict": True}
+    assert asked_names(source.replace(b"volatile", b"requires_grad")) == {}
+
+
+def test_which_calls_another_file_makes():
+    helper = b"def evaluate(model, x):\n    return model(Variable(x, volatile=True))\n\n" \
+             b"class Net(object):\n    def predict(self, x):\n        return self.f(Variable(x, volatile=True))\n"
+    others = {
+        "/p/helper.py": helper,
+        # a comment, and a result only printed: nothing computes with it
+        "/p/a.py": b"import helper\n\n# evaluate(m, x) in a comment\nprint(evaluate(m, x).data)\nnet.predict(x)\n",
+        "/p/b.py": b"def evaluate(m, x):\n    pass\nevaluate(m, x)\n",  # its own `evaluate`, not the module's
+        "/p/c.py": b"import torch.nn as nn\nfrom helper import evaluate\n\nhead = nn.Linear(2, 2)\n"
+                   b"print(evaluate(m, x))\nprint(head(evaluate(m, x)))\n",
+        "/p/d.py": b"def features(net, x):\n    h = net.predict(x)\n    return h\n",  # handed on: unseen
+        "/p/e.py": b"print net.predict(x)\n",  # Python 2: what it does is unseen
+    }
+    found = callers_elsewhere_links(["/p/helper.py"], others.get, sorted(others), others.get, lambda p: p[3:])
+    assert found == {"/p/helper.py": (("evaluate", "c.py:6"), ("predict", "d.py:2"))}
+    del others["/p/d.py"]
+    found = callers_elsewhere_links(["/p/helper.py"], others.get, sorted(others), others.get, lambda p: p[3:])
+    assert found == {"/p/helper.py": (("evaluate", "c.py:6"), ("predict", "e.py:1"))}
+
+
+def test_a_file_linked_for_its_returns_says_nothing_of_a_helpers_callers(tmp_path):
+    # `np_to_variable` chooses volatility by an `if` on its parameter, which the helper links
+    # (`prefilter.HELPER_HINT`: `volatile=<name>`) do not read: its callers were never looked
+    # for. The file is linked all the same (`predict()` is called in `crowd.py`), and that link
+    # must not read as "no call in the project passes a false `is_training`" (found on
+    # svishwa/crowdcount-mcnn, whose callers pass `is_training=self.training`).
+    network = '''\
+        import torch
+        from torch.autograd import Variable
+
+
+        def np_to_variable(x, is_training=False):
+            if is_training:
+                v = Variable(torch.from_numpy(x))
+            else:
+                v = Variable(torch.from_numpy(x), volatile=True)
+            return v
+
+
+        def predict(model, x):
+            return model(Variable(torch.from_numpy(x), volatile=True))
+        '''
+    crowd = '''\
+        import torch.nn as nn
+
+        import network
+
+
+        class CrowdCounter(nn.Module):
+            def __init__(self):
+                super(CrowdCounter, self).__init__()
+                self.net = nn.Linear(2, 1)
+                self.head = nn.Linear(1, 1)
+
+            def forward(self, im):
+                im_data = network.np_to_variable(im, is_training=self.training)
+                return self.net(im_data)
+
+            def counted(self, im):
+                return self.head(network.predict(self.net, im))
+        '''
+    root = project_tree(tmp_path / "repo", {"network.py": network, "crowd.py": crowd})
+    found = {d.location.row: d for d in run_results(root, "check")["network.py"].diagnostics if d.code == "VF101"}
+    assert sorted(found) == [9, 14]
+    assert found[9].fix is None and "its callers decide" in (found[9].note or "")
+    assert found[14].fix is not None and found[14].fix.applicability == Applicability.UNSAFE
+    assert "goes to a caller in another file (" in (found[14].note or "")

@@ -1,0 +1,205 @@
+"""Which functions and methods of a file other files of its project call (`Links.called_elsewhere`):
+a region's output returned to callers volfix does not see.
+
+Found on quick-nlp: `Cell.one_hidden()` returns `to_gpu(Variable(..., volatile=not
+self.training))`, `hidden_state()` hands it back, and `Encoder.reset()` in another file keeps
+`self.rnns[l].hidden_state(bs)` for its GRU. In 0.3 the volatile state made the whole
+evaluation forward volatile; the fix runs the creation under `set_grad_enabled(self.training)`
+and returns a plain tensor, so the other file's forward records again. The caller check
+(`flow.escapes.Follower.caller_trains`) reads the callers of this file only: a returned value
+whose function another file calls makes the fix unsafe.
+
+Read from the bytes in the link step (a project may have thousands of files):
+
+- the names asked are those of the run's files spelling `volatile` (where regions are placed):
+  the functions and methods whose body spells it, and those whose body calls one of them
+  (`hidden_state()` returning `self.one_hidden(bs)`), but no dunder and no name frameworks call
+  (`forward`, `step`: `flow.calls.FRAMEWORK_METHODS`), nor a function nested in another;
+- another file calls a method when it spells `.name(`, and a module-level function when it
+  spells `name(` (not its own `def`) and the word of the defining module (its import).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..files.prefilter import _in_comment
+from ..flow.calls import FRAMEWORK_METHODS
+from .words import _WORD, _any_word, _module_word
+
+Reader = Callable[[str], Optional[bytes]]
+Shown = Callable[[str], str]
+
+_DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")
+_CLASS = re.compile(rb"class[ \t]+[A-Za-z_]")
+_RETURNS = re.compile(rb"\b(?:return|yield)[ \t]+[^\s#]")
+NEWLINE = b"\n"
+MAX_ROUNDS = 3  # defs handing on a def's result, as `flow.escapes.MAX_HANDED`
+
+
+def asked_names(raw: Optional[bytes]) -> Dict[str, bool]:
+    """name -> whether it is a method: the defs of a file whose result may carry a region's
+    output (see the module docstring)."""
+    if raw is None or b"volatile" not in raw or b"def" not in raw:
+        return {}
+    blocks = _def_blocks(raw)
+    chosen: Dict[str, bool] = {}
+    for name, method, body in blocks:
+        if b"volatile" in body and _RETURNS.search(body):
+            chosen[name] = method
+    for _ in range(MAX_ROUNDS):
+        if not chosen:
+            break
+        called = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(chosen)) + rb")[ \t]*\(")
+        new = {name: method for name, method, body in blocks
+               if name not in chosen and _RETURNS.search(body) and called.search(body)}
+        if not new:
+            break
+        chosen.update(new)
+    raw_ones = {name for name, _, body in blocks if name in chosen and _returns_raw(body)}
+    return {n: m for n, m in chosen.items()
+            if not n.startswith("__") and n not in FRAMEWORK_METHODS and n not in raw_ones}
+
+
+_RETURN_LINE = re.compile(rb"(?m)^[ \t]*return[ \t]+(.*?)[ \t]*(?:#.*)?$")
+_MADE = rb"(?:[A-Za-z_][\w.]*\.)?Variable\("
+_NAMES = re.compile(rb"\(?[ \t]*[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]*,?[ \t]*\)?")
+
+
+def _returns_raw(body: bytes) -> bool:
+    """Every `return` of the def hands back a `Variable(...)` it made, or names bound only to
+    one (`return data, target`): a helper's raw value, whose callers the helper links follow
+    (`project.index`). Its callers in this file that compute with it are asked instead."""
+    found = False
+    for m in _RETURN_LINE.finditer(body):
+        value = m.group(1)
+        found = True
+        if re.match(_MADE, value):
+            continue
+        if not _NAMES.fullmatch(value):
+            return False
+        for name in re.findall(rb"[A-Za-z_]\w*", value):
+            stores = re.findall(rb"(?m)^[ \t]*" + re.escape(name) + rb"[ \t]*=(?!=)[ \t]*(.*)$", body)
+            if not stores or not all(re.match(_MADE, v) for v in stores):
+                return False
+    return found
+
+
+def _def_blocks(raw: bytes) -> List[Tuple[str, bool, bytes]]:
+    """(name, is a method, the def's text) of the module-level functions and the methods of
+    module-level classes, by indentation."""
+    lines = raw.splitlines(keepends=True)
+    out: List[Tuple[str, bool, bytes]] = []
+    headers: List[Tuple[int, str]] = []  # the open blocks: (indent, "class" | "def")
+    current: Optional[Tuple[str, bool, int, int]] = None  # (name, method, indent, first line)
+    for i, line in enumerate(lines):
+        stripped = line.lstrip(b" \t")
+        if not stripped.strip() or stripped.startswith(b"#"):
+            continue
+        indent = len(line) - len(stripped)
+        if current is not None and indent <= current[2]:
+            out.append((current[0], current[1], b"".join(lines[current[3]:i])))
+            current = None
+        while headers and headers[-1][0] >= indent:
+            headers.pop()
+        match = _DEF.match(stripped)
+        if match is not None:
+            if current is None:
+                outer = [kind for _, kind in headers]
+                if not outer or outer == ["class"]:
+                    current = (match.group(1).decode("ascii"), bool(outer), indent, i)
+            headers.append((indent, "def"))
+        elif _CLASS.match(stripped):
+            headers.append((indent, "class"))
+    if current is not None:
+        out.append((current[0], current[1], b"".join(lines[current[3]:])))
+    return out
+
+
+def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequence[str], read: Reader,
+                            shown: Shown) -> Dict[str, Tuple[Tuple[str, str], ...]]:
+    """Each file of `run` (`read_run` gives its bytes) -> (name, "path:line" of a call in another
+    Python file of `files`, read with `read`) for the names it asks (`asked_names`)."""
+    asked = {path: names for path in run for names in (asked_names(read_run(path)),) if names}
+    if not asked:
+        return {}
+    wanted = {n.encode() for names in asked.values() for n in names}
+    spells_any = _any_word(wanted)
+    found: Dict[str, Dict[str, str]] = {path: {} for path in asked}
+    for other in files:
+        if not other.endswith(".py"):
+            continue
+        raw = read(other)
+        if raw is None or not spells_any(raw):  # one C-level search first, then the whole words
+            continue
+        words = wanted.intersection(_WORD.findall(raw))
+        if not words:
+            continue
+        pattern = re.compile(rb"(\.)?\b(" + b"|".join(re.escape(w) for w in sorted(words)) + rb")[ \t]*\(")
+        sites: Dict[Tuple[str, bool], int] = {}  # (name, spelled as an attribute) -> first offset
+        for m in pattern.finditer(raw):
+            key = (m.group(2).decode("ascii"), m.group(1) is not None)
+            if key not in sites and not _a_definition(raw, m.start()) and not _in_comment(raw, m.start()):
+                sites[key] = m.start()
+        if not sites:
+            continue
+        judged: Dict[Tuple[str, bool], Optional[int]] = {}  # what this file computes with each name's result
+        for path, names in asked.items():
+            if path == other:
+                continue
+            word = _module_word(path)
+            for name, method in names.items():
+                attribute = (name, True) in sites
+                if not attribute and (method or (name, False) not in sites
+                                      or not (not word or word in raw or b"import *" in raw)):
+                    continue
+                if name in found[path]:
+                    continue
+                key = (name, attribute)
+                if key not in judged:
+                    judged[key] = computing_call(raw, name, attribute, raw.count(NEWLINE, 0, sites[key]) + 1)
+                if judged[key] is not None:
+                    found[path][name] = f"{shown(other)}:{judged[key]}"
+    return {path: tuple(sorted(names.items())) for path, names in found.items() if names}
+
+
+def computing_call(raw: bytes, name: str, attribute: bool, first: int) -> Optional[int]:
+    """The line of a call of `name` (`x.name(...)` when `attribute`) in this file whose result
+    the caller computes with as `flow.escapes.Follower.caller_trains` judges a caller of the
+    same file: trains on it, meets a value that may require grad, feeds a module; or hands it
+    on (returns it, keeps it on an attribute, in a container, a global or a closure), where
+    volfix does not follow it. None when every call only reads it (prints it, takes `.data`,
+    `.cpu().numpy()`). `first` (the first call in the bytes) when the file does not parse."""
+    from ..flow.bindings import NameBindings
+    from ..flow.escapes import consumed
+    from ..flow.taint import TaintAnalysis
+    from .helpers import document_of
+
+    doc = document_of(raw)
+    if doc is None:  # not Python 3, or not decodable: whatever it does with the result is unseen
+        return first
+    index = doc.index()
+    names = NameBindings(index)
+    for call in ast.walk(index.tree):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and attribute and func.attr == name
+                or isinstance(func, ast.Name) and not attribute and func.id == name):
+            continue
+        fn = index.function_of(call)
+        try:
+            taint = TaintAnalysis(fn, index, raw_sources=False, sources=[call]).run()
+        except RecursionError:
+            return call.lineno
+        if taint.escapes or consumed(index, taint, fn, names, False, "", "") is not None:
+            return call.lineno
+    return None
+
+
+def _a_definition(raw: bytes, at: int) -> bool:
+    """`def name(` or `class name(` at `at`."""
+    start = raw.rfind(b"\n", 0, at) + 1
+    return re.match(rb"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+$", raw[start:at]) is not None
+
