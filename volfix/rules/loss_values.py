@@ -3,7 +3,7 @@
 one-element values with names volfix cannot type (`self.gamma * d_loss_real`)."""
 import ast
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
 from ..flow.scalars import ScalarValues
 from ..syntax import names as nm
@@ -67,15 +67,37 @@ def bound_to_full_index(subject: ast.AST, index) -> Optional[ast.Subscript]:
             subject.id in nm.function_params(scope):
         return None
     values = index.plain_assignments(subject.id, scope)
-    return values[0] if values and len(values) == 1 and full_index(values[0]) else None  # type: ignore[return-value]
+    return values[0] if values and len(values) == 1 and full_index(values[0], index) else None  # type: ignore[return-value]
 
 
-def full_index(expr: ast.AST) -> bool:
+def full_index(expr: ast.AST, index=None) -> bool:
     """`t[i, j, k, l]`, `t[idx[0], idx[1] + k]`, `t[0, top_idx[0, i]]`: two or more integer-like
-    indices (no slice, `None`, `...` or list)."""
-    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple) and len(expr.slice.elts) >= 2):
-        return False
-    return all(_index_like(e) for e in expr.slice.elts)
+    indices (no slice, `None`, `...` or list). With the module's `index`, also chained,
+    `t[0][3]`, `t[0][top_idx[0][i]]` (kinetics-i3d's demo), where `t` is a local name every
+    plain binding of which is a call (`out_logit = model(x)`): a loop's batch, a parameter or
+    an unpacked result may be a list, whose first index only picks a tensor."""
+    return index_parts(expr, index) is not None
+
+
+def index_parts(expr: ast.AST, index=None) -> Optional[Tuple[ast.AST, int]]:
+    """(the indexed value, how many integer-like indices) of a full index (`full_index`)."""
+    if not isinstance(expr, ast.Subscript):
+        return None
+    if isinstance(expr.slice, ast.Tuple):
+        elts = expr.slice.elts
+        return (expr.value, len(elts)) if len(elts) >= 2 and all(_index_like(e) for e in elts) else None
+    count, node = 0, expr
+    while isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Tuple) and _index_like(node.slice):
+        count, node = count + 1, node.value
+    if count < 2 or index is None or not isinstance(node, ast.Name):
+        return None
+    scope = index.function_of(node)
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node.id in nm.function_params(scope):
+        return None
+    values = index.plain_assignments(node.id, scope)
+    if not values or not all(isinstance(v, ast.Call) for v in values):
+        return None
+    return node, count
 
 
 def _index_like(node: ast.AST) -> bool:
@@ -86,7 +108,9 @@ def _index_like(node: ast.AST) -> bool:
     if isinstance(node, ast.Subscript):  # `idx[1]`: an entry of a `nonzero()` row, as a name would be
         # (`top_idx[0, i]` of a sort's 2-dim indices too)
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        return isinstance(node.value, (ast.Name, ast.Attribute)) and bool(parts) and all(map(_index_like, parts))
+        # (`top_idx[0][i]` chained too)
+        return (isinstance(node.value, (ast.Name, ast.Attribute)) or isinstance(node.value, ast.Subscript)
+                and _index_like(node.value)) and bool(parts) and all(map(_index_like, parts))
     if isinstance(node, ast.BinOp):
         return _index_like(node.left) and _index_like(node.right)
     if isinstance(node, ast.UnaryOp):

@@ -11,8 +11,8 @@ from ..flow.shapes import is_zero
 from ..model import Applicability
 from ..syntax import names as nm
 from .base import Rule, on
-from .loss_values import (MOVES, WORD, bound_to_full_index, full_index, loss_callee, loss_named,
-                          made_by_loss_callee, unknown_factors)
+from .loss_values import (MOVES, WORD, bound_to_full_index, full_index, index_parts, loss_callee,
+                          loss_named, made_by_loss_callee, unknown_factors)
 
 INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 NUMPY_MESSAGE = "`[0]` on the NumPy array of a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
@@ -175,7 +175,10 @@ class ScalarDataIndex(Rule):
     `self.gamma = config.gamma`, set from another file): the note names them. It is
     unsafe for `t[i, j, k, l].data[0]` too (also `t[idx[0], idx[1] + k, ...]`: an index per
     dimension is one element, but volfix does not know how many dimensions `t` has; also a
-    name bound only to such an index, `local_logprob = ys[q, c]` in a beam search), and for
+    name bound only to such an index, `local_logprob = ys[q, c]` in a beam search; also the
+    chained `t[0][top_idx[0][i]]`, when `t` is a local name bound only to calls, such as
+    `out_logit = model(x)`: a loop's batch, a parameter or an unpacked result may be a list,
+    whose first index only picks a tensor), and for
     `x[0]` on a one-element Variable (in 0.3 a one-element Variable that kept its graph;
     `.item()` is a number) or
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
@@ -268,10 +271,10 @@ class ScalarDataIndex(Rule):
         shown = ctx.src.segment(subject)
         if scalars.one_element(subject, node):
             return subject, Applicability.SAFE, None
-        indexed = subject if full_index(subject) else bound_to_full_index(subject, ctx.index)
+        indexed = subject if full_index(subject, ctx.index) else bound_to_full_index(subject, ctx.index)
         if indexed is not None:
-            base = ctx.src.segment(indexed.value)
-            count = len(indexed.slice.elts)
+            value, count = index_parts(indexed, ctx.index)  # type: ignore[misc]
+            base = ctx.src.segment(value)
             bound = "" if indexed is subject else f" (`{shown} = {ctx.src.segment(indexed)}`, line {indexed.lineno})"
             element = shown if indexed is subject else ctx.src.segment(indexed)
             return subject, Applicability.UNSAFE, (
