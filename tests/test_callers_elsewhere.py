@@ -258,3 +258,31 @@ def test_a_file_linked_for_its_returns_says_nothing_of_a_helpers_callers(tmp_pat
     assert found[9].fix is None and "its callers decide" in (found[9].note or "")
     assert found[14].fix is not None and found[14].fix.applicability == Applicability.UNSAFE
     assert "goes to a caller in another file (" in (found[14].note or "")
+
+
+def test_a_notebook_of_the_run_is_a_caller_too(tmp_path):
+    import json
+
+    main = '''\
+        import torch
+        import torch.nn as nn
+        from torch.autograd import Variable
+
+
+        def predict(model, x):
+            return model(Variable(x, volatile=True))
+        '''
+    cells = ["import torch\nimport torch.nn as nn\nfrom main import *\n", "model = nn.Linear(4, 2)\nhead = nn.Linear(2, 1)\n",
+             "out = head(predict(model, torch.randn(3, 4)))\nprint(out.requires_grad)\n"]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                      "source": cell.splitlines(True)} for cell in cells],
+                           "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                           "nbformat": 4, "nbformat_minor": 2})
+    root = project_tree(tmp_path / "repo", {"main.py": main, "demo.ipynb": notebook})
+    (found,) = [d for d in run_results(root, "check")["main.py"].diagnostics if d.code == "VF101"]
+    assert found.fix is not None and found.fix.applicability == Applicability.UNSAFE
+    assert "goes to a caller in another file (" in (found.note or "") and "demo.ipynb)" in found.note
+    # a notebook that only prints the result leaves the fix safe
+    (root / "demo.ipynb").write_text(notebook.replace("out = head(predict(", "out = (predict("))
+    (found,) = [d for d in run_results(root, "check")["main.py"].diagnostics if d.code == "VF101"]
+    assert found.fix is not None and found.fix.applicability == Applicability.SAFE

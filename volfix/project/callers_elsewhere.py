@@ -9,7 +9,8 @@ and returns a plain tensor, so the other file's forward records again. The calle
 (`flow.escapes.Follower.caller_trains`) reads the callers of this file only: a returned value
 whose function another file calls makes the fix unsafe.
 
-Read from the bytes in the link step (a project may have thousands of files):
+Read from the bytes in the link step (a project may have thousands of files; a notebook of the
+run counts by its code cells):
 
 - the names asked are those of the run's files spelling `volatile` (where regions are placed):
   the functions and methods whose body spells it, and those whose body calls one of them
@@ -26,6 +27,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..files.prefilter import _in_comment
 from ..flow.calls import FRAMEWORK_METHODS
+from .modules import notebook_code
 from .words import _WORD, _any_word, _module_word
 
 Reader = Callable[[str], Optional[bytes]]
@@ -128,11 +130,14 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
     spells_any = _any_word(wanted)
     found: Dict[str, Dict[str, str]] = {path: {} for path in asked}
     for other in files:
-        if not other.endswith(".py"):
+        notebook = other.endswith(".ipynb")
+        if not (notebook or other.endswith(".py")):
             continue
         raw = read(other)
         if raw is None or not spells_any(raw):  # one C-level search first, then the whole words
             continue
+        if notebook:  # its code cells, joined: a call there is named by the notebook alone
+            raw = notebook_code(raw)
         words = wanted.intersection(_WORD.findall(raw))
         if not words:
             continue
@@ -160,7 +165,7 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
                 if key not in judged:
                     judged[key] = computing_call(raw, name, attribute, raw.count(NEWLINE, 0, sites[key]) + 1)
                 if judged[key] is not None:
-                    found[path][name] = f"{shown(other)}:{judged[key]}"
+                    found[path][name] = shown(other) if notebook else f"{shown(other)}:{judged[key]}"
     return {path: tuple(sorted(names.items())) for path, names in found.items() if names}
 
 
