@@ -272,7 +272,8 @@ def test_a_notebook_of_the_run_is_a_caller_too(tmp_path):
         def predict(model, x):
             return model(Variable(x, volatile=True))
         '''
-    cells = ["import torch\nimport torch.nn as nn\nfrom main import *\n", "model = nn.Linear(4, 2)\nhead = nn.Linear(2, 1)\n",
+    cells = ["import torch\nimport torch.nn as nn\nfrom main import *\n",
+             "model = nn.Linear(4, 2)\nhead = nn.Linear(2, 1)\n",
              "out = head(predict(model, torch.randn(3, 4)))\nprint(out.requires_grad)\n"]
     notebook = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                                       "source": cell.splitlines(True)} for cell in cells],
