@@ -35,6 +35,7 @@ Shown = Callable[[str], str]
 
 _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")
 _CLASS = re.compile(rb"class[ \t]+[A-Za-z_]")
+_CALL = re.compile(rb"(\.)?\b([A-Za-z_]\w*)[ \t]*\(")  # a call, by the name it spells
 _RETURNS = re.compile(rb"\b(?:return|yield)[ \t]+[^\s#]")
 NEWLINE = b"\n"
 MAX_ROUNDS = 3  # defs handing on a def's result, as `flow.escapes.MAX_HANDED`
@@ -50,12 +51,18 @@ def asked_names(raw: Optional[bytes]) -> Dict[str, bool]:
     for name, method, body in blocks:
         if b"volatile" in body and _RETURNS.search(body):
             chosen[name] = method
+    calls: Dict[int, set] = {}  # block -> the words it spells, found once
     for _ in range(MAX_ROUNDS):
         if not chosen:
             break
-        called = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(chosen)) + rb")[ \t]*\(")
-        new = {name: method for name, method, body in blocks
-               if name not in chosen and _RETURNS.search(body) and called.search(body)}
+        new = {}
+        for i, (name, method, body) in enumerate(blocks):
+            if name in chosen or not _RETURNS.search(body):
+                continue
+            if i not in calls:  # its words (a name it passes on as a value counts as a call)
+                calls[i] = {w.decode("ascii") for w in set(_WORD.findall(body))}
+            if not calls[i].isdisjoint(chosen):
+                new[name] = method
         if not new:
             break
         chosen.update(new)
@@ -141,9 +148,10 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
         words = wanted.intersection(_WORD.findall(raw))
         if not words:
             continue
-        pattern = re.compile(rb"(\.)?\b(" + b"|".join(re.escape(w) for w in sorted(words)) + rb")[ \t]*\(")
         sites: Dict[Tuple[str, bool], int] = {}  # (name, spelled as an attribute) -> first offset
-        for m in pattern.finditer(raw):
+        for m in _CALL.finditer(raw):
+            if m.group(2) not in words:
+                continue
             key = (m.group(2).decode("ascii"), m.group(1) is not None)
             if key not in sites and not _a_definition(raw, m.start()) and not _in_comment(raw, m.start()):
                 sites[key] = m.start()
