@@ -287,3 +287,18 @@ def test_a_notebook_of_the_run_is_a_caller_too(tmp_path):
     (root / "demo.ipynb").write_text(notebook.replace("out = head(predict(", "out = (predict("))
     (found,) = [d for d in run_results(root, "check")["main.py"].diagnostics if d.code == "VF101"]
     assert found.fix is not None and found.fix.applicability == Applicability.SAFE
+
+
+def test_files_in_no_project_are_not_each_others_callers(tmp_path):
+    # A folder of unmarked checkouts is linked as one group: its files are no project, and one
+    # checkout's `.hidden_state(` must not be taken for a call of another's.
+    from volfix.project.index import ProjectIndex
+
+    files = {str(tmp_path / name): textwrap.dedent(text).encode() for name, text in FILES.items()}
+    cell = str(tmp_path / "cell.py")
+
+    def index(whole_project):
+        return ProjectIndex(sorted(files), dict(files), {}, files.get, whole_project=whole_project)
+
+    assert [name for name, _ in index(True).called_elsewhere(cell)] == ["hidden_state"]
+    assert index(False).called_elsewhere(cell) == ()

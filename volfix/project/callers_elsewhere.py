@@ -9,6 +9,9 @@ and returns a plain tensor, so the other file's forward records again. The calle
 (`flow.escapes.Follower.caller_trains`) reads the callers of this file only: a returned value
 whose function another file calls makes the fix unsafe.
 
+Only a project with a root (`discovery.ProjectRoots`) is searched: files in no project (a
+folder of unmarked checkouts) would take each other's `.predict(` for calls.
+
 Read from the bytes in the link step (a project may have thousands of files; a notebook of the
 run counts by its code cells):
 

@@ -522,9 +522,12 @@ class ProjectIndex:
         return self._dicts.get(path, ())
 
     def called_elsewhere(self, path: str) -> Tuple[Tuple[str, str], ...]:
-        """`Links.called_elsewhere` of a file of the run (`project.callers_elsewhere`), computed once."""
+        """`Links.called_elsewhere` of a file of the run (`project.callers_elsewhere`), computed once;
+        only in a project with a root: files in no project (a folder of unmarked checkouts)
+        would take each other's `.predict(` for calls."""
         if self._elsewhere is None:
-            self._elsewhere = callers_elsewhere_links(self.run, self.data.get, self.files, self.bytes_of, self.shown)
+            self._elsewhere = {} if not self.whole_project else \
+                callers_elsewhere_links(self.run, self.data.get, self.files, self.bytes_of, self.shown)
         return self._elsewhere.get(path, ())
 
     def star_part(self, path: str, stars: Dict[str, Tuple[str, ...]]) -> Tuple[tuple, bool]:
