@@ -25,6 +25,7 @@ run counts by its code cells):
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -38,10 +39,15 @@ Shown = Callable[[str], str]
 
 _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")
 _CLASS = re.compile(rb"class[ \t]+[A-Za-z_]")
-_CALL = re.compile(rb"(\.)?\b([A-Za-z_]\w*)[ \t]*\(")  # a call, by the name it spells
 _RETURNS = re.compile(rb"\b(?:return|yield)[ \t]+[^\s#]")
 NEWLINE = b"\n"
 MAX_ROUNDS = 3  # defs handing on a def's result, as `flow.escapes.MAX_HANDED`
+
+
+def may_ask(raw: Optional[bytes]) -> bool:
+    """A cheap necessary condition of `asked_names`, for the run's link step to decide whether
+    a project is linked at all."""
+    return raw is not None and b"volatile" in raw and b"def" in raw and _RETURNS.search(raw) is not None
 
 
 def asked_names(raw: Optional[bytes]) -> Dict[str, bool]:
@@ -146,21 +152,14 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
         raw = read(other)
         if raw is None or not spells_any(raw):  # one C-level search first, then the whole words
             continue
-        if notebook:  # its code cells, joined: a call there is named by the notebook alone
+        sites = _call_sites(raw, wanted)
+        if sites and notebook:  # its code cells, joined (decoded only now: a notebook's JSON is slow to read)
             raw = notebook_code(raw)
-        words = wanted.intersection(_WORD.findall(raw))
-        if not words:
-            continue
-        sites: Dict[Tuple[str, bool], int] = {}  # (name, spelled as an attribute) -> first offset
-        for m in _CALL.finditer(raw):
-            if m.group(2) not in words:
-                continue
-            key = (m.group(2).decode("ascii"), m.group(1) is not None)
-            if key not in sites and not _a_definition(raw, m.start()) and not _in_comment(raw, m.start()):
-                sites[key] = m.start()
+            sites = _call_sites(raw, wanted)
         if not sites:
             continue
         judged: Dict[Tuple[str, bool], Optional[int]] = {}  # what this file computes with each name's result
+        parsed: List = []  # the file's module index, parsed once for all its names (None: no parse)
         for path, names in asked.items():
             if path == other:
                 continue
@@ -174,28 +173,51 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
                     continue
                 key = (name, attribute)
                 if key not in judged:
-                    judged[key] = computing_call(raw, name, attribute, raw.count(NEWLINE, 0, sites[key]) + 1)
+                    if not parsed:
+                        from .helpers import document_of  # only now: most runs judge no caller
+
+                        doc = document_of(raw)
+                        parsed.append(None if doc is None else doc.index())
+                    judged[key] = computing_call(parsed[0], name, attribute, raw.count(NEWLINE, 0, sites[key]) + 1)
                 if judged[key] is not None:
                     found[path][name] = shown(other) if notebook else f"{shown(other)}:{judged[key]}"
     return {path: tuple(sorted(names.items())) for path, names in found.items() if names}
 
 
-def computing_call(raw: bytes, name: str, attribute: bool, first: int) -> Optional[int]:
+def _call_sites(raw: bytes, wanted) -> Dict[Tuple[str, bool], int]:
+    """(name, spelled as an attribute) -> the offset of the first call of each of `wanted` in
+    `raw` (not its `def`, not in a comment)."""
+    sites: Dict[Tuple[str, bool], int] = {}
+    words = wanted.intersection(_WORD.findall(raw))
+    if not words:
+        return sites
+    for m in _calls_of(tuple(sorted(words))).finditer(raw):
+        key = (m.group(2).decode("ascii"), m.group(1) is not None)
+        if key not in sites and not _a_definition(raw, m.start()) and not _in_comment(raw, m.start()):
+            sites[key] = m.start()
+    return sites
+
+
+@functools.lru_cache(maxsize=256)
+def _calls_of(words: Tuple[bytes, ...]) -> "re.Pattern[bytes]":
+    """The calls of `words` (a file's few, the same in many files: compiled once each)."""
+    return re.compile(rb"(\.)?\b(" + b"|".join(re.escape(w) for w in words) + rb")[ \t]*\(")
+
+
+def computing_call(index, name: str, attribute: bool, first: int) -> Optional[int]:
     """The line of a call of `name` (`x.name(...)` when `attribute`) in this file whose result
     the caller computes with as `flow.escapes.Follower.caller_trains` judges a caller of the
     same file: trains on it, meets a value that may require grad, feeds a module; or hands it
     on (returns it, keeps it on an attribute, in a container, a global or a closure), where
     volfix does not follow it. None when every call only reads it (prints it, takes `.data`,
-    `.cpu().numpy()`). `first` (the first call in the bytes) when the file does not parse."""
+    `.cpu().numpy()`). `first` (the first call in the bytes) when the file did not parse (`index`
+    None: not Python 3, or not decodable), so that what it does with the result is unseen."""
     from ..flow.bindings import NameBindings
     from ..flow.escapes import consumed
     from ..flow.taint import TaintAnalysis
-    from .helpers import document_of
 
-    doc = document_of(raw)
-    if doc is None:  # not Python 3, or not decodable: whatever it does with the result is unseen
+    if index is None:
         return first
-    index = doc.index()
     names = NameBindings(index)
     for call in ast.walk(index.tree):
         if not isinstance(call, ast.Call):

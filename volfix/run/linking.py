@@ -13,7 +13,7 @@ from .boundary import analyse
 from ..files.discovery import display_path
 from ..files.prefilter import (GRAD_FUNCTION_HINT, VOLATILE_PARAM_DEF, asks_other_files, helper_hint,
                                torchless_volatile_attribute)
-from ..project.callers_elsewhere import asked_names
+from ..project.callers_elsewhere import may_ask
 from ..project.dict_attributes import asked_attributes
 from ..model import FileResult
 from ..settings.config import Config
@@ -63,7 +63,7 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     # A function whose result may carry a region's output: do other files call it
     # (`Links.called_elsewhere`)? Also a light link.
     readers |= {path for path, data in candidates if data is not None and path not in hinted
-                and asked_names(data)}
+                and may_ask(data)}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
