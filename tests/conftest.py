@@ -73,6 +73,16 @@ def project_tree(root: Path, files: Dict[str, str]) -> Path:
     return root
 
 
+def code_notebook(*cells: str) -> str:
+    """A notebook's JSON text holding these code cells, unexecuted."""
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": cell.splitlines(True)} for cell in cells],
+                       "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                       "nbformat": 4, "nbformat_minor": 2}, indent=1) + "\n"
+
+
 def run_results(root: Path, mode: str) -> dict:
     """file name -> result of a `check` or `fix` run (default configuration, no cache) over `root`."""
     from volfix.run.options import RunOptions

@@ -17,7 +17,7 @@ import pytest
 
 from volfix.model import Applicability
 from volfix.project.callers_elsewhere import asked_names, callers_elsewhere_links
-from conftest import project_tree, run_results
+from conftest import code_notebook, project_tree, run_results
 
 CORE = '''\
     import torch
@@ -261,8 +261,6 @@ def test_a_file_linked_for_its_returns_says_nothing_of_a_helpers_callers(tmp_pat
 
 
 def test_a_notebook_of_the_run_is_a_caller_too(tmp_path):
-    import json
-
     main = '''\
         import torch
         import torch.nn as nn
@@ -275,10 +273,7 @@ def test_a_notebook_of_the_run_is_a_caller_too(tmp_path):
     cells = ["import torch\nimport torch.nn as nn\nfrom main import *\n",
              "model = nn.Linear(4, 2)\nhead = nn.Linear(2, 1)\n",
              "out = head(predict(model, torch.randn(3, 4)))\nprint(out.requires_grad)\n"]
-    notebook = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                                      "source": cell.splitlines(True)} for cell in cells],
-                           "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
-                           "nbformat": 4, "nbformat_minor": 2})
+    notebook = code_notebook(*cells)
     root = project_tree(tmp_path / "repo", {"main.py": main, "demo.ipynb": notebook})
     (found,) = [d for d in run_results(root, "check")["main.py"].diagnostics if d.code == "VF101"]
     assert found.fix is not None and found.fix.applicability == Applicability.UNSAFE

@@ -13,6 +13,7 @@ from volfix.project.index import module_names
 from volfix.project.modules import ModuleTable, added_search_dirs
 from volfix.run.options import RunOptions
 from volfix.run.runner import run
+from conftest import code_notebook
 
 HELPER = '''\
 import torch
@@ -669,13 +670,6 @@ def predict(model, x):
 '''
 
 
-def _notebook(*cells: str) -> str:
-    import json
-
-    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                                  "source": cell.splitlines(True)} for cell in cells],
-                       "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
-                       "nbformat": 4, "nbformat_minor": 2}, indent=1) + "\n"
 
 
 @pytest.mark.parametrize("keeps", [True, False], ids=["importer-uses-Variable", "importer-does-not"])
@@ -686,7 +680,7 @@ def test_a_star_imported_module_keeps_variable_while_a_notebook_uses_it(tmp_path
     (tmp_path / ".git").mkdir()
     use = "x = Variable(torch.randn(3, 4))\n" if keeps else "x = torch.randn(3, 4)\n"
     write(tmp_path, {"main.py": STAR_EXPORTER,
-                     "demo.ipynb": _notebook("from main import *\n", "model = Net()\n" + use + "print(model(x))\n")})
+                     "demo.ipynb": code_notebook("from main import *\n", "model = Net()\n" + use + "print(model(x))\n")})
     fix(tmp_path)
     fixed = (tmp_path / "main.py").read_text()
     assert "volatile" not in fixed and "@torch.no_grad()" in fixed
@@ -1089,7 +1083,7 @@ def test_a_notebook_passing_volatile_keeps_the_helper_parameter_and_its_fix_unsa
     caller = "import torch\nfrom utils import variable\n\n\ndef evaluate(model, x):\n" \
              "    return model(variable(x, volatile=True))\n"
     write(tmp_path, {"setup.py": "", "utils.py": helper, "evaluate.py": caller,
-                     "demo.ipynb": _notebook("import torch\nfrom utils import variable",
+                     "demo.ipynb": code_notebook("import torch\nfrom utils import variable",
                                              "img = variable(torch.ones(3), volatile=True)")})
     safe = summary(check(tmp_path))
     vf103 = next(e for e in safe if e[1] == "VF103")
@@ -1113,6 +1107,6 @@ def test_a_notebook_calling_its_own_def_of_the_name_is_no_caller_of_the_helper(t
     own = "from torch.autograd import Variable\n\ndef variable(x, volatile=False):\n" \
           "    return Variable(x, volatile=volatile)"
     write(tmp_path, {"setup.py": "", "utils.py": helper, "evaluate.py": caller,
-                     "demo.ipynb": _notebook("import torch", own, "img = variable(torch.ones(3), volatile=True)")})
+                     "demo.ipynb": code_notebook("import torch", own, "img = variable(torch.ones(3), volatile=True)")})
     vf103 = [e for e in summary(check(tmp_path)) if e[0] == "utils.py" and e[1] == "VF103"]
     assert len(vf103) == 1 and "demo.ipynb" not in vf103[0][3] and not vf103[0][3].startswith("unsafe")

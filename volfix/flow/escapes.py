@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from ..findings import W_INFO, W_NONE, W_UNSAFE, Source
 from ..model import Applicability
@@ -31,6 +31,10 @@ MAX_HANDED = 4  # functions a result is followed through when each only hands it
 
 class Follower(HelperFollower):
     """The planner's follower: helpers' flags (`HelperFollower`) and the other escapes."""
+
+    def __init__(self, ctx, planner):
+        super().__init__(ctx, planner)
+        self._calls_memo: Dict[int, list] = {}  # `_calls_of`, per function
 
     # ------------------------------------------------------------------ escapes
     def follow_escapes(self, group) -> list:
@@ -273,26 +277,30 @@ class Follower(HelperFollower):
             return None
         chain, seen = [group.scope], {id(group.scope)}
         for fn in chain:
-            site = called.get(fn.name) if self._top_level(fn) else None  # type: ignore[attr-defined]
+            site = called.get(fn.name) if self.export_key(fn) is not None else None  # type: ignore[attr-defined]
             if site is not None:
                 via = "" if fn is group.scope else f", handed back by `{fn.name}()`,"  # type: ignore[attr-defined]
                 return (f"unsafe fix: the result of `{group.scope.name}()`{via} goes to a caller in another file "
                         f"({site}) that volfix does not follow; 0.3 kept what it computes with the result volatile")
             if len(chain) > MAX_HANDED:
                 break
-            for call in call_sites(self.index, fn)[0] + self.instance_calls(fn):
-                caller = self.index.function_of(call)
-                if isinstance(caller, FUNCTIONS) and id(caller) not in seen and any(
-                        e.kind in ("return", "yield") for e in self._region_output(caller, sources=[call]).escapes):
+            for _, caller, taint in self._calls_of(fn):
+                if isinstance(caller, FUNCTIONS) and id(caller) not in seen and _hands_back(taint):
                     seen.add(id(caller))
                     chain.append(caller)
         return None
 
-    def _top_level(self, fn: ast.AST) -> bool:
-        """A module-level function or a method of a module-level class: what other files call."""
-        owner = self.index.parents.get(fn)
-        return isinstance(owner, ast.Module) or isinstance(owner, ast.ClassDef) \
-            and isinstance(self.index.parents.get(owner), ast.Module)
+    def _calls_of(self, fn: ast.AST) -> List[Tuple[ast.Call, ast.AST, object]]:
+        """Each call of `fn` in this file (by its name, and on this file's instances of its
+        class) with the function making it and how that function computes on with the result
+        (`_region_output`), found once per `fn`: `_callers_consume` and `called_elsewhere` walk
+        the same calls, for every group whose region `fn` returns."""
+        memo = self._calls_memo
+        if id(fn) not in memo:
+            memo[id(fn)] = [(site, caller, self._region_output(caller, sources=[site]))
+                            for site in call_sites(self.index, fn)[0] + self.instance_calls(fn)
+                            for caller in (self.index.function_of(site),) if caller is not fn]
+        return memo[id(fn)]
 
     def _callers_consume(self, fn: ast.AST, group, names: NameBindings, backward_only: bool, what: str,
                          seen: Set[int], depth: int = 0) -> Optional[str]:
@@ -300,19 +308,15 @@ class Follower(HelperFollower):
         callers of a caller that only hands that result back (`unwrap()` returning
         `self.unwrap_sentence(s)`, called by `forward`): what the last one computes with it
         decides."""
-        sites, _ = call_sites(self.index, fn)
-        for site in sites + self.instance_calls(fn):
-            caller = self.index.function_of(site)
-            if caller is fn or fn is group.scope and self._never_volatile(group, site):
+        for site, caller, taint in self._calls_of(fn):
+            if fn is group.scope and self._never_volatile(group, site):
                 continue
-            taint = self._region_output(caller, sources=[site])
             at = f"{what} (line {site.lineno})" + ("," if depth else "")
             found = self._consumed(taint, caller, names, backward_only, at,
                                    f"the call of `{fn.name}()` at line {site.lineno} trains on the result")  # type: ignore[attr-defined]
             if found is not None:
                 return found
-            if isinstance(caller, FUNCTIONS) and id(caller) not in seen and depth < MAX_HANDED \
-                    and any(e.kind in ("return", "yield") for e in taint.escapes):
+            if isinstance(caller, FUNCTIONS) and id(caller) not in seen and depth < MAX_HANDED and _hands_back(taint):
                 seen.add(id(caller))
                 found = self._callers_consume(caller, group, names, backward_only,
                                               f"{what} (line {site.lineno}), handed back by `{caller.name}()`", seen,
@@ -528,6 +532,11 @@ def framework_method(fn: ast.AST, index) -> bool:
     """`forward`, `__call__`...: frameworks call it for you, its callers cannot be followed."""
     return index.method_class(fn) is not None and (
         fn.name in FRAMEWORK_METHODS or (fn.name.startswith("__") and fn.name.endswith("__")))  # type: ignore[attr-defined]
+
+
+def _hands_back(taint) -> bool:
+    """The function `taint` follows returns (or yields) what it computed from the value."""
+    return any(e.kind in ("return", "yield") for e in taint.escapes)
 
 
 def consumed(index, taint, fn: ast.AST, names: NameBindings, backward_only: bool, what: str,

@@ -582,15 +582,11 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
             out[path] = Links(external_calls=external, project_wide=index.project_wide,
                               scalar_returns=out[path].scalar_returns if path in out else ())
         for path in index.run:
-            if index.torch_project(path):
-                out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
-                                                torch_project=True)
-            if index.dict_attributes(path):
-                out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
-                                                dict_attributes=index.dict_attributes(path))
-            if index.called_elsewhere(path):
-                out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide),
-                                                called_elsewhere=index.called_elsewhere(path))
+            extra = {name: value for name, value in (("torch_project", index.torch_project(path)),
+                                                     ("dict_attributes", index.dict_attributes(path)),
+                                                     ("called_elsewhere", index.called_elsewhere(path))) if value}
+            if extra:
+                out[path] = dataclasses.replace(out.get(path) or Links(project_wide=index.project_wide), **extra)
         return out
     if cache is None:
         return index.build()

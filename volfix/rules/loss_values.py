@@ -60,14 +60,20 @@ def unknown_factors(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> lis
 def bound_to_full_index(subject: ast.AST, index) -> Optional[ast.Subscript]:
     """`local_logprob = ys[q, c]`, then `local_logprob.data[0]` (self-critical's beam search):
     a local name every binding of which in its function is one full index, that index."""
+    values = _local_values(subject, index)
+    return values[0] if values and len(values) == 1 and full_index(values[0], index) else None  # type: ignore[return-value]
+
+
+def _local_values(subject: ast.AST, index) -> Optional[list]:
+    """The values a name that is not a parameter of its function is bound to, when its every
+    binding there is a plain `name = value` (`index.plain_assignments`); else None."""
     if not isinstance(subject, ast.Name):
         return None
     scope = index.function_of(subject)
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
             subject.id in nm.function_params(scope):
         return None
-    values = index.plain_assignments(subject.id, scope)
-    return values[0] if values and len(values) == 1 and full_index(values[0], index) else None  # type: ignore[return-value]
+    return index.plain_assignments(subject.id, scope)
 
 
 def full_index(expr: ast.AST, index=None) -> bool:
@@ -89,15 +95,10 @@ def index_parts(expr: ast.AST, index=None) -> Optional[Tuple[ast.AST, int]]:
     count, node = 0, expr
     while isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Tuple) and _index_like(node.slice):
         count, node = count + 1, node.value
-    if count < 2 or index is None or not isinstance(node, ast.Name):
+    if count < 2 or index is None:
         return None
-    scope = index.function_of(node)
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node.id in nm.function_params(scope):
-        return None
-    values = index.plain_assignments(node.id, scope)
-    if not values or not all(isinstance(v, ast.Call) for v in values):
-        return None
-    return node, count
+    values = _local_values(node, index)
+    return (node, count) if values and all(isinstance(v, ast.Call) for v in values) else None
 
 
 def _index_like(node: ast.AST) -> bool:

@@ -47,23 +47,18 @@ def link(paths: Sequence[str], files: List[str], candidates: List[Tuple[str, Opt
     hinted = {path for path, data in candidates
               if data is not None and (helper_hint(data) or b"import *" in data or GRAD_FUNCTION_HINT.search(data)
                                        or VOLATILE_PARAM_DEF.search(data))}
-    # VF401's reads, which only need what other files' functions and classes return: their
-    # projects are linked for that alone (`light`) unless a file hints more.
-    # So are the calls of what a call made (`RoIAlignFunction(7, 7, 1 / 16)(features, rois)`), which
-    # VF501 rewrites when another module's class is a legacy autograd Function.
-    readers = {path for path, data in candidates if data is not None and path not in hinted and asks_other_files(data)}
-    # A `.volatile` read in a file without torch: the project says whether it is a tensor's
-    # flag (`Links.torch_project`), also a light link.
-    readers |= {path for path, data in candidates if data is not None and path not in hinted
-                and torchless_volatile_attribute(data)}
-    # An element keying an attribute (`lang.index2word[ni]`): is it a dict another file builds
-    # (`Links.dict_attributes`)? Also a light link.
-    readers |= {path for path, data in candidates if data is not None and path not in hinted
-                and asked_attributes(data)}
-    # A function whose result may carry a region's output: do other files call it
-    # (`Links.called_elsewhere`)? Also a light link.
-    readers |= {path for path, data in candidates if data is not None and path not in hinted
-                and may_ask(data)}
+    # Files that only need something of their project's other files, whose projects are linked
+    # for that alone (`light`) unless a file hints more: VF401's reads, which need what other
+    # files' functions and classes return, and the calls of what a call made
+    # (`RoIAlignFunction(7, 7, 1 / 16)(features, rois)`), which VF501 rewrites when another
+    # module's class is a legacy autograd Function; a `.volatile` read in a file without torch
+    # (is it a tensor's flag? `Links.torch_project`); an element keying an attribute
+    # (`lang.index2word[ni]`: is it a dict another file builds? `Links.dict_attributes`); a
+    # function whose result may carry a region's output (do other files call it?
+    # `Links.called_elsewhere`).
+    readers = {path for path, data in candidates if data is not None and path not in hinted
+               and (asks_other_files(data) or torchless_volatile_attribute(data) or asked_attributes(data)
+                    or may_ask(data))}
 
     def covered(root: str) -> bool:
         return any(os.path.abspath(p) == root or root.startswith(os.path.abspath(p) + os.sep) for p in paths)
