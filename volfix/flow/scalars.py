@@ -77,6 +77,9 @@ class ScalarValues(Callees, CallReturns, DictValues):
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int \
                 and not empty_literal(expr.value) and self.elements(expr.value, at, depth + 1, seen):  # `f(x)[0]`
             return True
+        if isinstance(expr, ast.Subscript) and is_zero(expr.slice) and self.variable(expr.value, at, depth + 1) \
+                and self.one_element(expr.value, at, depth + 1, seen):
+            return True  # `loss[0]`: 0.3's one-element Variable of a one-element loss (`.data[0]` was a number)
         if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, (ast.Slice, ast.Tuple)) \
                 and not (isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int) \
                 and self.dict_values(expr.value, at, depth + 1, seen):

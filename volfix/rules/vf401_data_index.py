@@ -16,6 +16,10 @@ from .loss_values import (MOVES, WORD, bound_to_full_index, full_index, index_pa
 
 INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 NUMPY_MESSAGE = "`[0]` on the NumPy array of a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
+VIEW_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.view(1)` where a tensor is used next"
+VIEW_TITLE = "Use `.view(1)` (0.3's `[0]` of a Variable had shape (1,))"
+DROP_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use the tensor itself"
+DROP_TITLE = "Drop `[0]`: the 0-dim tensor is what the next step needs"
 TOLIST_MESSAGE = "`.tolist()` of a 0-dim tensor is a number since PyTorch 0.4, so `[0]` raises; use `.item()`"
 
 
@@ -180,7 +184,9 @@ class ScalarDataIndex(Rule):
     `out_logit = model(x)`: a loop's batch, a parameter or an unpacked result may be a list,
     whose first index only picks a tensor), and for
     `x[0]` on a one-element Variable (in 0.3 a one-element Variable that kept its graph;
-    `.item()` is a number) or
+    `.item()` is a number; where the code reads a tensor attribute of it next, `best[0].unsqueeze(0)`,
+    the fix is `best.view(1)`, 0.3's shape (1,), since a number has no `.unsqueeze`, and
+    `loss[0].backward()`, `loss[0].data[0]` drop the `[0]`) or
     on a value volfix cannot tell was a tensor or a Variable (`prec1[0]`: a number for a
     tensor, a one-element Variable for a Variable), and for a running total a function is
     given and adds one-element values to (`total_loss += loss.data`, then `total_loss[0]`, with
@@ -260,6 +266,15 @@ class ScalarDataIndex(Rule):
             # `loss.data[0].item()`, written for 0.4 (where `[0]` of a 0-dim tensor still gave
             # a tensor): one `.item()`, not `.item().item()` on a float
             end, replacement = ctx.src.end(parent), replacement[:-len("()")]
+        if subject is attribute and applicability is Applicability.UNSAFE and not comparison \
+                and _used_as_tensor(node, ctx):
+            # `n[0].unsqueeze(0)`: 0.3's `[0]` of a Variable was a shape-(1,) Variable; a number has no
+            # `.unsqueeze`, so `.item()` would raise where `.view(1)` is what 0.3 gave
+            attribute_read = ctx.index.parents[node].attr  # type: ignore[attr-defined]
+            replacement, title, message = ".view(1)", VIEW_TITLE, VIEW_MESSAGE
+            if _shape_free(node, ctx):  # `loss[0].backward()`, `loss[0].data[0]`: the value itself serves
+                replacement, title, message = "", DROP_TITLE, DROP_MESSAGE
+            note = _view_note(ctx.src.segment(subject), attribute_read, replacement)
         edit = TextEdit(start, end, replacement)
         ctx.report(self.CODE, node, note=note, message=message,
                    fix=ctx.edit_fix(applicability, title, [edit]))
@@ -459,6 +474,38 @@ def _read_as_number(node: ast.AST, ctx) -> bool:
     return isinstance(parent, (ast.UnaryOp, ast.Compare, ast.BinOp)) \
         or isinstance(parent, ast.AugAssign) and parent.value is node \
         and not isinstance(parent.op, _BOOL_KEEPING + (ast.Mod,))
+
+
+# What a Python number has too: `x[0].real` may be either reading.
+_NUMBER_ATTRIBUTES = frozenset({
+    "item", "real", "imag", "conjugate", "is_integer", "hex", "as_integer_ratio", "bit_length", "to_bytes",
+    "numerator", "denominator"})
+
+
+def _used_as_tensor(node: ast.Subscript, ctx) -> bool:
+    """`n[0].unsqueeze(0)`, `loss[0].data`: the read's value is the receiver of a tensor
+    attribute, which a number lacks: the code used it as 0.3's one-element Variable."""
+    parent = ctx.index.parents.get(node)
+    return isinstance(parent, ast.Attribute) and parent.value is node and parent.attr not in _NUMBER_ATTRIBUTES
+
+
+def _shape_free(node: ast.Subscript, ctx) -> bool:
+    """`loss[0].backward()`, `loss[0].data[0]`: the next step gives the same for the 0-dim value
+    as for 0.3's shape-(1,) one (its gradient; the number, which VF401 reads as `.item()`)."""
+    parent = ctx.index.parents[node]
+    if parent.attr == "backward":  # type: ignore[attr-defined]
+        above = ctx.index.parents.get(parent)
+        return isinstance(above, ast.Call) and above.func is parent and not above.args and not above.keywords
+    above = ctx.index.parents.get(parent)
+    return parent.attr == "data" and isinstance(above, ast.Subscript) and above.value is parent \
+        and is_zero(above.slice)  # type: ignore[attr-defined]
+
+
+def _view_note(shown: str, attribute: str, replacement: str) -> str:
+    today = "the 0-dim value itself gives the same" if not replacement else "`.view(1)` is that value today"
+    return (f"unsafe fix: in 0.3 `{shown}[0]` was a Variable of shape (1,) that kept its graph, and the code "
+            f"reads its `.{attribute}`, which a number lacks: {today} (`.item()` would be a Python number); "
+            f"if `{shown}` was a plain tensor, 0.3's `[0]` was a number and this line raised there")
 
 
 def _indexed_again(node: ast.Subscript, ctx) -> bool:
