@@ -189,6 +189,10 @@ def test_which_defs_a_file_asks_about():
         ''').encode()
     assert asked_names(source) == {"evaluate": False, "run_eval": False, "predict": True}
     assert asked_names(source.replace(b"volatile", b"requires_grad")) == {}
+    # A docstring's line at column 0 does not end its def: the `Variable` after it is still the def's.
+    documented = source.replace(b"    def predict(self, x):\n",
+                                b'    def predict(self, x):\n        """Predict.\n\nThe raw scores.\n        """\n')
+    assert asked_names(documented) == {"evaluate": False, "run_eval": False, "predict": True}
 
 
 def test_which_calls_another_file_makes():

@@ -104,6 +104,26 @@ def _returns_raw(body: bytes) -> bool:
     return found
 
 
+def _open_triple_quote(line: bytes, quote: bytes) -> bytes:
+    """The triple quote left open after `line`, given the one open before it (b"" for none):
+    each occurrence of the open quote closes it, of either quote outside one opens it."""
+    if b'"""' not in line and b"'''" not in line:
+        return quote
+    at = 0
+    while True:
+        if quote:
+            at = line.find(quote, at)
+            if at < 0:
+                return quote
+            at, quote = at + 3, b""
+        else:
+            found = [(k, q) for q in (b'"""', b"'''") for k in (line.find(q, at),) if k >= 0]
+            if not found:
+                return b""
+            k, quote = min(found)
+            at = k + 3
+
+
 def _def_blocks(raw: bytes) -> List[Tuple[str, bool, bytes]]:
     """(name, is a method, the def's text) of the module-level functions and the methods of
     module-level classes, by indentation."""
@@ -111,9 +131,12 @@ def _def_blocks(raw: bytes) -> List[Tuple[str, bool, bytes]]:
     out: List[Tuple[str, bool, bytes]] = []
     headers: List[Tuple[int, str]] = []  # the open blocks: (indent, "class" | "def")
     current: Optional[Tuple[str, bool, int, int]] = None  # (name, method, indent, first line)
+    quote = b""  # the triple quote of a string the line before left open (a docstring's lines at column 0)
     for i, line in enumerate(lines):
         stripped = line.lstrip(b" \t")
-        if not stripped.strip() or stripped.startswith(b"#"):
+        opened = quote
+        quote = _open_triple_quote(line, quote)
+        if opened or not stripped.strip() or stripped.startswith(b"#"):
             continue
         indent = len(line) - len(stripped)
         if current is not None and indent <= current[2]:
