@@ -331,9 +331,6 @@ ANNOUNCED: Dict[Tuple[str, str], Tuple[str, ...]] = {
     ("VF101/in-place-write-returns-the-value", "safe-on-0.3"): _CALLER_RECORDS,
     ("VF101/modules-bound-by-unpacking", "unsafe"): _CALLER_RECORDS,
     ("VF103/method-used-as-a-value", "unsafe"): _CALLER_RECORDS,
-    # No fix (the region's flag reads the loop variable the region would bind): the `volatile=`
-    # flags stay, which torch 2.x ignores, so the evaluation pass records as unmigrated code does.
-    ("VF103/flag-read-by-the-loop-it-covers", "unsafe"): ("forward graphs: TFTF in 0.3, TTTT after the fix",),
     # No fix either (the state leaves `init_state` volatile when the flag is true, and its callers
     # cannot be given the flag's region): the flag stays, ignored by torch 2.x.
     # The unsafe deletion of `p.volatile = True` over `net.parameters()`: `net`'s forward records,

@@ -32,7 +32,7 @@ from .gates import absorb_gates, mentions_version
 from .negation import negate
 from .outcomes import Finalizer
 from .partial import partly_volatile
-from .regions import Placement, RegionPlacer
+from .regions import Placement, RegionPlacer, _within
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
 NOTE_MAY_REQUIRE_GRAD = "if the argument requires grad, gradients will now flow into it"
@@ -53,6 +53,7 @@ class Group:
     plans: list = field(default_factory=list)  # its RegionPlans, one per run for a `with` form
     header: str = ""
     unit_rows: Optional[Tuple[int, int]] = None
+    narrowed: Optional[str] = None  # why a flag's region kept inside its loop is unsafe
 
     @property
     def flag(self) -> Optional[Flag]:
@@ -222,7 +223,42 @@ class Planner:
             keep = {id(s) for s in stmts}
             group.placement = self.placer.place(group.scope, anchors, group.taint, deleted=deleted,
                                                 flag=group.flag is not None, keep=keep)
+            group.narrowed = None
+            if group.placement.runs and not group.placement.problem and flag_bound_inside(group):
+                self.narrow_to_flag_loop(group, anchors, keep)
         return group
+
+    def narrow_to_flag_loop(self, group: Group, anchors: List[ast.stmt], keep: Set[int]) -> None:
+        """A flag's region that grew around the loop binding its flag (`for mode in ['Train',
+        'Dev']:` with `train_model = mode == 'Train'`, because `stats` the calls fill is read
+        after the loop) goes inside that loop, one region per pass, when that placement holds:
+        unsafe, since what the passes leave for after the loop no longer keeps a volatile pass's
+        volatility there (0.3 did)."""
+        flag = group.flag
+        try:
+            read = {n.id for n in ast.walk(ast.parse(flag.text.strip(), mode="eval")) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            return
+        loops = [node for run in group.placement.runs for stmt in run.statements for node in ast.walk(stmt)
+                 if isinstance(node, (ast.For, ast.AsyncFor))
+                 and any(isinstance(t, ast.Name) and t.id in read for t in ast.walk(node.target))]
+        if len(loops) != 1:
+            return
+        loop = loops[0]
+        inside = [a for a in anchors if a is not loop and _within(a, loop)]
+        after = sorted((a for a in anchors if id(a) in keep and not _within(a, loop)), key=lambda a: a.lineno)
+        if not inside or not after:
+            return
+        wide = group.placement
+        group.placement = self.placer.place(group.scope, inside, group.taint, deleted=group.deleted, flag=True,
+                                            keep={id(a) for a in inside if id(a) in keep})
+        if not group.placement.runs or group.placement.problem or flag_bound_inside(group):
+            group.placement = wide
+            return
+        group.narrowed = (f"the region goes inside the loop over `{loop.target.id if isinstance(loop.target, ast.Name) else 'its items'}`"  # noqa: E501
+                          f", whose passes set the flag; what they compute is used after the loop (line "
+                          f"{after[0].lineno}), outside any region: 0.3 kept what a volatile pass computed volatile there")
+        return
 
     def same_scope_stmt(self, source: Source) -> bool:
         return isinstance(source.stmt, ast.stmt) and self.index.function_of(source.stmt) is source.scope \
@@ -329,6 +365,8 @@ class Planner:
         applicability, note, weight = self.decisions.safety(group, partial)
         if forced is not None and applicability is SAFE:
             applicability, note, weight = UNSAFE, forced, W_UNSAFE
+        if group.narrowed is not None and applicability is SAFE:
+            applicability, note, weight = UNSAFE, f"unsafe fix: {group.narrowed}", W_UNSAFE
         if placement.decorator_reason and applicability is SAFE and note is None:
             note, weight = f"decorator: {placement.decorator_reason}", W_INFO
         edits = [e for s in sources for e in s.own_edits]
