@@ -341,6 +341,15 @@ ANNOUNCED: Dict[Tuple[str, str], Tuple[str, ...]] = {
                                                    "run()['out']: data in 0.3, graph after the fix"),
     ("VF202/parameters-made-volatile", "safe-on-0.3"): ("forward graphs: F in 0.3, T after the fix",
                                                         "run()['out']: data in 0.3, graph after the fix"),
+    # The unsafe region still covers the cascade's `robust_loss(...)` step, which reads no volatile
+    # value, as its note says: the caller's `backward()` finds no graph (plain `fix` leaves it).
+    ("VF101/nested-step-reading-no-volatile-value", "unsafe"): (
+        "exception: none in 0.3, RuntimeError after the fix", "forward graphs: FFT in 0.3, FFF after the fix",
+        "parameter 0: values differ", "parameter 1: values differ"),
+    # The unsafe region still covers `select_layer()`, whose linear branch 0.3 did not make
+    # volatile, as its note says: the caller's `backward()` through `self.dual_net` finds no graph.
+    ("VF101/partial-callee-result-kept-on-self", "unsafe"): (
+        "exception: none in 0.3, RuntimeError after the fix", "forward graphs: FT in 0.3, FF after the fix"),
     ("VF103/volatile-state-repeated-in-a-list", "unsafe"): ("forward graphs: F in 0.3, T after the fix",
                                                              "run()['loss']: data in 0.3, graph after the fix"),
 }

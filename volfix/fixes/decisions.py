@@ -203,6 +203,20 @@ class Decisions:
                                 f"kept where code after the region may read it"), W_UNSAFE
             return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), "
                             f"which is used after it (line {used})"), W_UNSAFE
+        wanted = {id(s) for s in group.stmts} | {id(s.stmt) for s in group.sources}
+        unrelated = self.placer.nested_unrelated(placement.runs, group.scope, group.taint, wanted)
+        if unrelated is not None:
+            stmt, handed = unrelated
+            caller = self.follower.a_caller_trains(group.scope) if handed == "return" else None
+            if handed == "train" or caller is not None:
+                step = "a training step later in this function" if caller is None else \
+                    f"the result, on which the call of line {caller} trains"
+                return UNSAFE, (f"unsafe fix: the region also covers `{_first_line(self.ctx.src.segment(stmt))}` "
+                                f"(line {stmt.lineno}), which reads no volatile value and may record a graph that "
+                                f"reaches {step}; 0.3 recorded it"), W_UNSAFE
+        kept = self.kept_from_partial_callee(group)
+        if kept is not None:
+            return UNSAFE, kept, W_UNSAFE
         escape = self.follower.open_escape(group)
         if escape is not None:
             return UNSAFE, escape, W_UNSAFE
@@ -237,6 +251,60 @@ class Decisions:
         return SAFE, None, 0
 
 
+    def kept_from_partial_callee(self, group) -> Optional[str]:
+        """The region passes a volatile value to a function of this file that may return
+        without computing from it (`select_layer(layer, dual_net, zs[i])`, whose `zsi` only one
+        branch reads), and what the region computes is kept on an attribute (`self.dual_net =
+        dual_net`): in 0.3 such a result was no volatile value and recorded its graph, which
+        whoever reads the attribute may train on (convex_adversarial's `DualNetBounds`)."""
+        stored = [e for e in group.taint.escapes if e.kind == "attribute" and not e.raw]
+        if not stored or not group.placement or not group.placement.runs:
+            return None
+        tainted = group.taint.tainted_keys
+        defs = {s.name: s for s in self.index.module_statements if isinstance(s, FUNCTIONS)}
+        for run in group.placement.runs:
+            for top in run.statements:
+                for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
+                    fn = defs.get(call.func.id) if isinstance(call.func, ast.Name) else None
+                    if fn is None:
+                        continue
+                    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+                    for position, arg in enumerate(call.args[:len(params)]):
+                        if isinstance(arg, ast.Starred) or not any(
+                                isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(arg)):
+                            continue
+                        if not _reaches_every_return(fn, params[position]):
+                            kept = stored[0]
+                            where = f"`{self.ctx.src.segment(kept.node)}`" if kept.node is not None else kept.what
+                            return (f"unsafe fix: `{fn.name}()` (line {call.lineno}) may return a value it does not "
+                                    f"compute from `{self.ctx.src.segment(arg)}` (its `{params[position]}`), which 0.3 "
+                                    f"did not make volatile; the region keeps what it computes in {where} "
+                                    f"(line {kept.stmt.lineno}), where a reader may train on it")
+        return None
+
+
+def _reaches_every_return(fn: ast.AST, param: str) -> bool:
+    """Every `return` of `fn` returns something read from `param` (through the names the body
+    binds from it, in any order); a def that returns nothing does not."""
+    reached = {param}
+    changed = True
+    body = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))]
+    while changed:
+        changed = False
+        for stmt in body:
+            value = stmt.iter if isinstance(stmt, ast.For) else stmt.value
+            if value is None or not any(isinstance(n, ast.Name) and n.id in reached for n in ast.walk(value)):
+                continue
+            targets = [stmt.target] if isinstance(stmt, (ast.For, ast.AugAssign, ast.AnnAssign)) else stmt.targets
+            for n in (m for t in targets for m in ast.walk(t)):
+                if isinstance(n, ast.Name) and n.id not in reached:
+                    reached.add(n.id)
+                    changed = True
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(r.value is not None and any(
+        isinstance(n, ast.Name) and n.id in reached for n in ast.walk(r.value)) for r in returns)
+
+
 def flag_conflict(group, all_groups) -> Optional[int]:
     """The row of another group's region that a flag's region overlaps: a `no_grad` one, or a
     flag's region decided before it (two grad modes cannot both hold there)."""
@@ -247,3 +315,8 @@ def flag_conflict(group, all_groups) -> Optional[int]:
             if other.flag is None or all_groups.index(other) < all_groups.index(group):
                 return other.sources[0].stmt.lineno
     return None
+
+
+def _first_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return first if first == text.strip() else first.rstrip() + " ..."

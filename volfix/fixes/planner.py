@@ -255,7 +255,8 @@ class Planner:
         if not group.placement.runs or group.placement.problem or flag_bound_inside(group):
             group.placement = wide
             return
-        group.narrowed = (f"the region goes inside the loop over `{loop.target.id if isinstance(loop.target, ast.Name) else 'its items'}`"  # noqa: E501
+        over = f"`{loop.target.id}`" if isinstance(loop.target, ast.Name) else "its items"
+        group.narrowed = (f"the region goes inside the loop over {over}"
                           f", whose passes set the flag; what they compute is used after the loop (line "
                           f"{after[0].lineno}), outside any region: 0.3 kept what a volatile pass computed volatile there")
         return

@@ -311,6 +311,57 @@ class RegionPlacer:
             runs.append(self.sub_run(run, current, wanted))
         return [r for r in runs if r is not None], covers
 
+    def nested_unrelated(self, runs: List[Run], scope: ast.AST, taint: TaintResult,
+                         wanted: Set[int]) -> Optional[Tuple[ast.stmt, str]]:
+        """The first statement inside a compound statement of the runs (the branch of an `if`
+        that also holds volatile uses) that reads no volatile value and may record a graph:
+        `split` leaves such statements out only at the runs' own level (SPEC §2.3), so the region
+        turns off what it records (convex_adversarial's cascade: `robust_loss(model, eps, X_cert,
+        y_cert)` beside `ce = ce[...]` in one `else:`)."""
+        for run in runs:
+            for top in run.statements:
+                for stmt in iter_statements([top]):
+                    if stmt is top or isinstance(stmt, _COMPOUND) or id(stmt) in wanted \
+                            or id(stmt) in taint.defs or id(stmt) in taint.recording:
+                        continue
+                    if self.kinds.harmless(stmt, scope) or self.trainer.makes_volatile([stmt]) \
+                            or not any(isinstance(n, ast.Call) for n in ast.walk(stmt)):
+                        continue
+                    handed = self._handed_on(stmt, scope, taint)
+                    if handed is not None:
+                        return stmt, handed
+        return None
+
+    def _handed_on(self, stmt: ast.stmt, scope: ast.AST, taint: TaintResult) -> Optional[str]:
+        """"return" or "train" when what `stmt` binds reaches, through the scope's bindings, a
+        `return`/`yield` or a training step: the graph 0.3 recorded there may be used (a loss
+        handed back to a caller that trains on it)."""
+        body = scope.body if isinstance(scope, FUNCTIONS) else getattr(scope, "body", [])
+        statements = list(iter_statements(body))
+        reached = set(_bound_names(stmt))
+        changed = bool(reached)
+        while changed:
+            changed = False
+            for other in statements:
+                if isinstance(other, _COMPOUND) or id(other) in taint.defs or not _reads_any(other, reached):
+                    continue  # (what a volatile value's statement binds is volatile: the region's own)
+                more = set(_bound_names(other)) - reached
+                if more:
+                    reached |= more
+                    changed = True
+        if not reached:
+            return None
+        trained = {id(s) for s, _ in taint.training}
+        handed = None
+        for other in statements:
+            if isinstance(other, _COMPOUND) or not _reads_any(other, reached):
+                continue
+            if other.lineno > stmt.lineno and (id(other) in trained or self.trainer.in_statements([other]) is not None):
+                return "train"
+            if isinstance(other, ast.Return) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(other)):
+                handed = "return"
+        return handed
+
     def sub_run(self, run: Run, positions: List[int], wanted: Set[int]) -> Optional[Run]:
         holding = [p for p in positions if _holds_any(run.statements[p], wanted)]
         if not holding:
@@ -526,6 +577,20 @@ class RegionPlacer:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _bound_names(stmt: ast.stmt) -> List[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+        if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _reads_any(stmt: ast.stmt, names: Set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(stmt))
 
 
 def row_of(stmt: ast.stmt) -> int:

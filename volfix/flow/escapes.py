@@ -290,6 +290,17 @@ class Follower(HelperFollower):
                     chain.append(caller)
         return None
 
+    def a_caller_trains(self, fn: ast.AST) -> Optional[int]:
+        """The line of a call of `fn` in this file whose caller trains on the result (any item
+        of it: `robust_ce, ..., _ = robust_loss_cascade(...)`, then `robust_ce.backward()`)."""
+        if not isinstance(fn, FUNCTIONS):
+            return None
+        names = NameBindings(self.index)
+        for site, caller, taint in self._calls_of(fn):
+            if self._consumed(taint, caller, names, True, "", "") is not None:
+                return site.lineno
+        return None
+
     def _calls_of(self, fn: ast.AST) -> List[Tuple[ast.Call, ast.AST, object]]:
         """Each call of `fn` in this file (by its name, and on this file's instances of its
         class) with the function making it and how that function computes on with the result
