@@ -215,6 +215,26 @@ def test_which_calls_another_file_makes():
     assert found == {"/p/helper.py": (("evaluate", "c.py:6"), ("predict", "e.py:1"))}
 
 
+def test_calls_under_another_name_and_uses_as_a_value_count():
+    """A fresh tree's shapes, each confirmed by running (0.3: False, safe-fixed: True): `from
+    pkg.feats import extract as ex`, then `head(ex(cnn, x))`; `hooks = {'feat': feats.extract}`,
+    whose calls volfix does not see. An import, `__all__` and a comment name it without using it."""
+    helper = b"def extract(cnn, x):\n    return cnn(Variable(x, volatile=True))\n"
+    others = {
+        "/p/pkg/feats.py": helper,
+        "/p/pkg/__init__.py": b"from .feats import extract\n__all__ = ['extract']\n# extract is the one\n",
+        "/p/alias.py": b"import torch.nn as nn\nfrom pkg.feats import extract as ex\n\nhead = nn.Linear(3, 1)\n"
+                       b"print(head(ex(cnn, x)))\n",
+    }
+    found = callers_elsewhere_links(["/p/pkg/feats.py"], others.get, sorted(others), others.get, lambda p: p[3:])
+    assert found == {"/p/pkg/feats.py": (("extract", "alias.py:5"),)}
+    others["/p/alias.py"] = others["/p/alias.py"].replace(b"head(ex(cnn, x))", b"ex(cnn, x).data")  # only read
+    assert callers_elsewhere_links(["/p/pkg/feats.py"], others.get, sorted(others), others.get, lambda p: p[3:]) == {}
+    others["/p/hooks.py"] = b"from pkg import feats\nhooks = {'feat': feats.extract}\n"
+    found = callers_elsewhere_links(["/p/pkg/feats.py"], others.get, sorted(others), others.get, lambda p: p[3:])
+    assert found == {"/p/pkg/feats.py": (("extract", "hooks.py:2"),)}
+
+
 def test_a_file_linked_for_its_returns_says_nothing_of_a_helpers_callers(tmp_path):
     # `np_to_variable` chooses volatility by an `if` on its parameter, which the helper links
     # (`prefilter.HELPER_HINT`: `volatile=<name>`) do not read: its callers were never looked

@@ -175,10 +175,10 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
         raw = read(other)
         if raw is None or not spells_any(raw):  # one C-level search first, then the whole words
             continue
-        sites = _call_sites(raw, wanted)
+        sites, called_as = _sites_and_aliases(raw, wanted)
         if sites and notebook:  # its code cells, joined (decoded only now: a notebook's JSON is slow to read)
             raw = notebook_code(raw)
-            sites = _call_sites(raw, wanted)
+            sites, called_as = _sites_and_aliases(raw, wanted)
         if not sites:
             continue
         judged: Dict[Tuple[str, bool], Optional[int]] = {}  # what this file computes with each name's result
@@ -201,10 +201,60 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
 
                         doc = document_of(raw)
                         parsed.append(None if doc is None else doc.index())
-                    judged[key] = computing_call(parsed[0], name, attribute, raw.count(NEWLINE, 0, sites[key]) + 1)
+                    line = raw.count(NEWLINE, 0, sites[key]) + 1
+                    judged[key] = line if called_as.get(key) == "" else \
+                        computing_call(parsed[0], called_as.get(key, name), attribute, line)
                 if judged[key] is not None:
                     found[path][name] = shown(other) if notebook else f"{shown(other)}:{judged[key]}"
     return {path: tuple(sorted(names.items())) for path, names in found.items() if names}
+
+
+def _sites_and_aliases(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int], Dict[Tuple[str, bool], str]]:
+    """`_call_sites`, with the calls of a name imported under another one (`from pkg.feats
+    import extract as ex`, then `ex(cnn, x)`) counted for the name; and (name, False) -> the alias
+    its counted call spells."""
+    sites = _call_sites(raw, wanted)
+    called_as: Dict[Tuple[str, bool], str] = {}
+    for key, at in _references(raw, wanted).items():  # `hooks = {'feat': feats.extract}`: called unseen
+        if key not in sites:
+            sites[key], called_as[key] = at, ""
+    if b" as " not in raw:
+        return sites, called_as
+    aliases = {m.group(2): m.group(1).decode("ascii") for m in _ALIAS.finditer(raw) if m.group(1) in wanted}
+    if not aliases:
+        return sites, called_as
+    for (alias, attribute), at in _call_sites(raw, set(aliases)).items():
+        key = (aliases[alias.encode("ascii")], False)
+        if not attribute and (key not in sites or called_as.get(key) == ""):
+            sites[key], called_as[key] = at, alias
+    return sites, called_as
+
+
+_ALIAS = re.compile(rb"\b(\w+)[ \t]+as[ \t]+(\w+)\b")  # `import extract as ex`, also in a list
+
+
+def _references(raw: bytes, wanted) -> Dict[Tuple[str, bool], int]:
+    """(name, spelled as an attribute) -> the offset of the first use of each of `wanted` as a
+    value, neither called nor bound nor imported (`hooks = {'feat': feats.extract_ref}`): what
+    calls it, and what that computes with the result, volfix does not see."""
+    out: Dict[Tuple[str, bool], int] = {}
+    words = wanted.intersection(_WORD.findall(raw))
+    if not words:
+        return out
+    for m in _references_of(tuple(sorted(words))).finditer(raw):
+        key = (m.group(2).decode("ascii"), m.group(1) is not None)
+        if key in out or _in_comment(raw, m.start()) or raw[m.start() - 1:m.start()] in (b"'", b'"'):
+            continue  # (a name in a string: `__all__ = ['extract']`)
+        line = raw[raw.rfind(b"\n", 0, m.start()) + 1:m.start()].lstrip()
+        if line.startswith((b"import ", b"from ", b"def ", b"class ", b"async def ")) or line.endswith(b"def "):
+            continue
+        out[key] = m.start()
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _references_of(words: Tuple[bytes, ...]) -> "re.Pattern[bytes]":
+    return re.compile(rb"(\.)?\b(" + b"|".join(re.escape(w) for w in words) + rb")\b(?![ \t]*(?:[(\w]|=(?!=)|\.))")
 
 
 def _call_sites(raw: bytes, wanted) -> Dict[Tuple[str, bool], int]:
