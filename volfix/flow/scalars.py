@@ -432,7 +432,8 @@ class ScalarValues(Callees, CallReturns, DictValues):
     def member(self, iterable: ast.AST, path: Tuple[int, ...], at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """The part at `path` of every element of `iterable` is one element: `path` () is
         the element itself; `d.items()` (1: a value of the dict), `enumerate(xs)` (1: an
-        element of `xs`), `zip(a, b)` (k: an element of the k-th), a list of tuples."""
+        element of `xs`), `zip(a, b)` (k: an element of the k-th), a list of tuples; each
+        through `sorted(...)`, `list(...)`, `tuple(...)`, `reversed(...)`."""
         if depth > MAX_DEPTH:
             return False
         if not path:
@@ -446,6 +447,8 @@ class ScalarValues(Callees, CallReturns, DictValues):
                 return path[0] == 1 and self.member(args[0], path[1:], at, depth + 1, seen)
             if self._builtin(func, "zip", at):
                 return path[0] < len(args) and self.member(args[path[0]], path[1:], at, depth + 1, seen)
+            if len(args) == 1 and any(self._builtin(func, name, at) for name in ("sorted", "list", "tuple", "reversed")):
+                return self.member(args[0], path, at, depth + 1, seen)  # `sorted(d.items())`: the same elements
             return False
         if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)):
             return self.item(iterable.elt, path, iterable.elt, depth + 1, seen)
