@@ -584,9 +584,16 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
 
 
 def _bound_names(stmt: ast.stmt) -> List[str]:
+    """The names `stmt` binds, and those whose value it writes into (`out[i] = ...`: `out`)."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
         if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    names = [name for t in targets for name in target_names(t)]
+    for t in targets:
+        while isinstance(t, (ast.Subscript, ast.Attribute)):
+            t = t.value
+        if isinstance(t, ast.Name):
+            names.append(t.id)
+    return names
 
 
 def _reads_any(stmt: ast.stmt, names: Set[str]) -> bool:

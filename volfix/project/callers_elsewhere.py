@@ -211,11 +211,12 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
 
 def _sites_and_aliases(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int], Dict[Tuple[str, bool], str]]:
     """`_call_sites`, with the calls of a name imported under another one (`from pkg.feats
-    import extract as ex`, then `ex(cnn, x)`) counted for the name; and (name, False) -> the alias
-    its counted call spells."""
-    sites = _call_sites(raw, wanted)
+    import extract as ex`, then `ex(cnn, x)`) counted for the name, and a use of a name as a
+    value (`hooks = {'feat': feats.extract}`: its calls are unseen); and (name, False) -> the
+    alias its counted call spells ("" for a use as a value)."""
+    sites, used = _uses(raw, wanted)
     called_as: Dict[Tuple[str, bool], str] = {}
-    for key, at in _references(raw, wanted).items():  # `hooks = {'feat': feats.extract}`: called unseen
+    for key, at in used.items():
         if key not in sites:
             sites[key], called_as[key] = at, ""
     if b" as " not in raw:
@@ -223,7 +224,7 @@ def _sites_and_aliases(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int],
     aliases = {m.group(2): m.group(1).decode("ascii") for m in _ALIAS.finditer(raw) if m.group(1) in wanted}
     if not aliases:
         return sites, called_as
-    for (alias, attribute), at in _call_sites(raw, set(aliases)).items():
+    for (alias, attribute), at in _uses(raw, set(aliases))[0].items():
         key = (aliases[alias.encode("ascii")], False)
         if not attribute and (key not in sites or called_as.get(key) == ""):
             sites[key], called_as[key] = at, alias
@@ -233,48 +234,39 @@ def _sites_and_aliases(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int],
 _ALIAS = re.compile(rb"\b(\w+)[ \t]+as[ \t]+(\w+)\b")  # `import extract as ex`, also in a list
 
 
-def _references(raw: bytes, wanted) -> Dict[Tuple[str, bool], int]:
-    """(name, spelled as an attribute) -> the offset of the first use of each of `wanted` as a
-    value, neither called nor bound nor imported (`hooks = {'feat': feats.extract_ref}`): what
-    calls it, and what that computes with the result, volfix does not see."""
-    out: Dict[Tuple[str, bool], int] = {}
-    words = wanted.intersection(_WORD.findall(raw))
-    if not words:
-        return out
-    for m in _references_of(tuple(sorted(words))).finditer(raw):
-        key = (m.group(2).decode("ascii"), m.group(1) is not None)
-        if key in out or _in_comment(raw, m.start()) or raw[m.start() - 1:m.start()] in (b"'", b'"'):
-            continue  # (a name in a string: `__all__ = ['extract']`)
-        line = raw[raw.rfind(b"\n", 0, m.start()) + 1:m.start()].lstrip()
-        if line.startswith((b"import ", b"from ", b"def ", b"class ", b"async def ")) or line.endswith(b"def "):
-            continue
-        out[key] = m.start()
-    return out
-
-
-@functools.lru_cache(maxsize=256)
-def _references_of(words: Tuple[bytes, ...]) -> "re.Pattern[bytes]":
-    return re.compile(rb"(\.)?\b(" + b"|".join(re.escape(w) for w in words) + rb")\b(?![ \t]*(?:[(\w]|=(?!=)|\.))")
-
-
 def _call_sites(raw: bytes, wanted) -> Dict[Tuple[str, bool], int]:
+    return _uses(raw, wanted)[0]
+
+
+def _uses(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int], Dict[Tuple[str, bool], int]]:
     """(name, spelled as an attribute) -> the offset of the first call of each of `wanted` in
-    `raw` (not its `def`, not in a comment)."""
+    `raw` (not its `def`, not in a comment); and of the first use of each as a value, neither
+    called nor bound, imported, defined, in a comment or in a string (`__all__ = ['extract']`)."""
     sites: Dict[Tuple[str, bool], int] = {}
+    used: Dict[Tuple[str, bool], int] = {}
     words = wanted.intersection(_WORD.findall(raw))
     if not words:
-        return sites
-    for m in _calls_of(tuple(sorted(words))).finditer(raw):
+        return sites, used
+    for m in _uses_of(tuple(sorted(words))).finditer(raw):
         key = (m.group(2).decode("ascii"), m.group(1) is not None)
-        if key not in sites and not _a_definition(raw, m.start()) and not _in_comment(raw, m.start()):
-            sites[key] = m.start()
-    return sites
+        after = m.group(3)
+        if after and after.endswith(b"("):
+            if key not in sites and not _a_definition(raw, m.start()) and not _in_comment(raw, m.start()):
+                sites[key] = m.start()
+            continue
+        if after or key in used or raw[m.start() - 1:m.start()] in (b"'", b'"') or _in_comment(raw, m.start()):
+            continue  # bound (`name =`), read further (`name.x`, `name y`), or named in a string or comment
+        line = raw[raw.rfind(b"\n", 0, m.start()) + 1:m.start()].lstrip()
+        if not line.startswith((b"import ", b"from ", b"def ", b"class ", b"async def ")) and not line.endswith(b"def "):
+            used[key] = m.start()
+    return sites, used
 
 
 @functools.lru_cache(maxsize=256)
-def _calls_of(words: Tuple[bytes, ...]) -> "re.Pattern[bytes]":
-    """The calls of `words` (a file's few, the same in many files: compiled once each)."""
-    return re.compile(rb"(\.)?\b(" + b"|".join(re.escape(w) for w in words) + rb")[ \t]*\(")
+def _uses_of(words: Tuple[bytes, ...]) -> "re.Pattern[bytes]":
+    """The uses of `words` (a file's few, the same in many files: compiled once each), with what
+    follows each: `(` for a call; `=`, `.` or a word for a use that is no value; else nothing."""
+    return re.compile(rb"(\.)?\b(" + b"|".join(re.escape(w) for w in words) + rb")\b([ \t]*(?:\(|=(?!=)|\.|\w))?")
 
 
 def computing_call(index, name: str, attribute: bool, first: int) -> Optional[int]:
