@@ -232,7 +232,7 @@ def test_calls_under_another_name_and_uses_as_a_value_count():
     assert callers_elsewhere_links(["/p/pkg/feats.py"], others.get, sorted(others), others.get, lambda p: p[3:]) == {}
     others["/p/hooks.py"] = b"from pkg import feats\nhooks = {'feat': feats.extract}\n"
     found = callers_elsewhere_links(["/p/pkg/feats.py"], others.get, sorted(others), others.get, lambda p: p[3:])
-    assert found == {"/p/pkg/feats.py": (("extract", "hooks.py:2"),)}
+    assert found == {"/p/pkg/feats.py": (("extract", "hooks.py:2, where it is named as a value"),)}
 
 
 def test_a_file_linked_for_its_returns_says_nothing_of_a_helpers_callers(tmp_path):

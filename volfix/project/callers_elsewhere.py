@@ -205,7 +205,8 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
                     judged[key] = line if called_as.get(key) == "" else \
                         computing_call(parsed[0], called_as.get(key, name), attribute, line)
                 if judged[key] is not None:
-                    found[path][name] = shown(other) if notebook else f"{shown(other)}:{judged[key]}"
+                    site = shown(other) if notebook else f"{shown(other)}:{judged[key]}"
+                    found[path][name] = site + (", where it is named as a value" if called_as.get(key) == "" else "")
     return {path: tuple(sorted(names.items())) for path, names in found.items() if names}
 
 
