@@ -82,7 +82,7 @@ def plain_run_contains(outer, inner):
     if outer.block is inner.block:
         return outer.first <= inner.first and inner.last <= outer.last
     first = inner.block[inner.first]
-    return any(regions_module._within(first, s) for s in outer.statements)
+    return any(regions_module.within(first, s) for s in outer.statements)
 
 
 def plain_select_compatible(groups: Sequence[Tuple[object, Sequence[TextEdit]]]):

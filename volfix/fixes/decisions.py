@@ -13,10 +13,11 @@ from typing import List, Optional, Tuple
 from ..findings import W_UNSAFE
 from ..flow.rewraps import hidden_rewraps
 from ..flow.bindings import NameBindings
-from ..flow.values import calls_a_module
+from ..flow.values import calls_a_module, derived_names, reads_any
 from ..model import Applicability
 from ..syntax.index import FUNCTIONS
 from .handed import handed_on
+from .nested_steps import nested_unrelated
 from .regions import Placement
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
@@ -204,7 +205,7 @@ class Decisions:
             return UNSAFE, (f"unsafe fix: the region also covers `{name}` (line {bound}), "
                             f"which is used after it (line {used})"), W_UNSAFE
         wanted = {id(s) for s in group.stmts} | {id(s.stmt) for s in group.sources}
-        unrelated = self.placer.nested_unrelated(placement.runs, group.scope, group.taint, wanted)
+        unrelated = nested_unrelated(self.placer, placement.runs, group.scope, group.taint, wanted)
         if unrelated is not None:
             stmt, handed = unrelated
             caller = self.follower.a_caller_trains(group.scope) if handed == "return" else None
@@ -286,23 +287,9 @@ class Decisions:
 def _reaches_every_return(fn: ast.AST, param: str) -> bool:
     """Every `return` of `fn` returns something read from `param` (through the names the body
     binds from it, in any order); a def that returns nothing does not."""
-    reached = {param}
-    changed = True
-    body = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))]
-    while changed:
-        changed = False
-        for stmt in body:
-            value = stmt.iter if isinstance(stmt, ast.For) else stmt.value
-            if value is None or not any(isinstance(n, ast.Name) and n.id in reached for n in ast.walk(value)):
-                continue
-            targets = [stmt.target] if isinstance(stmt, (ast.For, ast.AugAssign, ast.AnnAssign)) else stmt.targets
-            for n in (m for t in targets for m in ast.walk(t)):
-                if isinstance(n, ast.Name) and n.id not in reached:
-                    reached.add(n.id)
-                    changed = True
+    reached = derived_names((n for n in ast.walk(fn) if isinstance(n, ast.stmt)), {param})
     returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
-    return bool(returns) and all(r.value is not None and any(
-        isinstance(n, ast.Name) and n.id in reached for n in ast.walk(r.value)) for r in returns)
+    return bool(returns) and all(r.value is not None and reads_any(r.value, reached) for r in returns)
 
 
 def flag_conflict(group, all_groups) -> Optional[int]:

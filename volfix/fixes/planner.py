@@ -32,7 +32,7 @@ from .gates import absorb_gates, mentions_version
 from .negation import negate
 from .outcomes import Finalizer
 from .partial import partly_volatile
-from .regions import Placement, RegionPlacer, _within
+from .regions import Placement, RegionPlacer, within
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
 NOTE_MAY_REQUIRE_GRAD = "if the argument requires grad, gradients will now flow into it"
@@ -234,19 +234,15 @@ class Planner:
         after the loop) goes inside that loop, one region per pass, when that placement holds:
         unsafe, since what the passes leave for after the loop no longer keeps a volatile pass's
         volatility there (0.3 did)."""
-        flag = group.flag
-        try:
-            read = {n.id for n in ast.walk(ast.parse(flag.text.strip(), mode="eval")) if isinstance(n, ast.Name)}
-        except SyntaxError:
-            return
+        read = _flag_names(group)
         loops = [node for run in group.placement.runs for stmt in run.statements for node in ast.walk(stmt)
                  if isinstance(node, (ast.For, ast.AsyncFor))
                  and any(isinstance(t, ast.Name) and t.id in read for t in ast.walk(node.target))]
         if len(loops) != 1:
             return
         loop = loops[0]
-        inside = [a for a in anchors if a is not loop and _within(a, loop)]
-        after = sorted((a for a in anchors if id(a) in keep and not _within(a, loop)), key=lambda a: a.lineno)
+        inside = [a for a in anchors if a is not loop and within(a, loop)]
+        after = sorted((a for a in anchors if id(a) in keep and not within(a, loop)), key=lambda a: a.lineno)
         if not inside or not after:
             return
         wide = group.placement
@@ -256,10 +252,9 @@ class Planner:
             group.placement = wide
             return
         over = f"`{loop.target.id}`" if isinstance(loop.target, ast.Name) else "its items"
-        group.narrowed = (f"the region goes inside the loop over {over}"
-                          f", whose passes set the flag; what they compute is used after the loop (line "
-                          f"{after[0].lineno}), outside any region: 0.3 kept what a volatile pass computed volatile there")
-        return
+        group.narrowed = (f"the region goes inside the loop over {over}, whose passes set the flag; what they "
+                          f"compute is used after the loop (line {after[0].lineno}), outside any region: 0.3 kept "
+                          f"what a volatile pass computed volatile there")
 
     def same_scope_stmt(self, source: Source) -> bool:
         return isinstance(source.stmt, ast.stmt) and self.index.function_of(source.stmt) is source.scope \
@@ -492,13 +487,9 @@ def flag_bound_inside(group: Group) -> Optional[str]:
     """A flag's region whose `set_grad_enabled(...)` would read a name the region itself binds
     (`mode == 'Train'` for a caller's `train_model = mode == 'Train'`, around the loop `for mode
     in ...`): at the region's start the name is unbound, or still holds the last iteration's."""
-    flag = group.flag
-    if flag is None or group.placement is None:
+    if group.flag is None or group.placement is None:
         return None
-    try:
-        read = {n.id for n in ast.walk(ast.parse(flag.text.strip(), mode="eval")) if isinstance(n, ast.Name)}
-    except SyntaxError:
-        return None
+    flag, read = group.flag, _flag_names(group)
     for run in group.placement.runs:
         for stmt in run.statements:
             for node in _binding_nodes(stmt):
@@ -506,6 +497,14 @@ def flag_bound_inside(group: Group) -> Optional[str]:
                     return (f"the region's flag `{flag.text.strip()}` reads `{node.id}`, which the region itself binds "
                             f"(line {node.lineno}): where the region starts it does not hold that value yet")
     return None
+
+
+def _flag_names(group: Group) -> Set[str]:
+    """The names the flag's expression reads (none when it does not parse)."""
+    try:
+        return {n.id for n in ast.walk(ast.parse(group.flag.text.strip(), mode="eval")) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return set()
 
 
 def _binding_nodes(stmt: ast.AST):

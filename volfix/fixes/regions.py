@@ -215,8 +215,8 @@ class RegionPlacer:
                         or self.training_call([parent]) is not None:
                     break
                 node = parent
-            if not any(_within(node, t) for t in tops):
-                tops = [t for t in tops if not _within(t, node)] + [node]
+            if not any(within(node, t) for t in tops):
+                tops = [t for t in tops if not within(t, node)] + [node]
         runs: List[Run] = []
         for top in sorted(tops, key=lambda t: (t.lineno, t.col_offset)):
             slot = self.index.slot_of(top)
@@ -311,57 +311,6 @@ class RegionPlacer:
             runs.append(self.sub_run(run, current, wanted))
         return [r for r in runs if r is not None], covers
 
-    def nested_unrelated(self, runs: List[Run], scope: ast.AST, taint: TaintResult,
-                         wanted: Set[int]) -> Optional[Tuple[ast.stmt, str]]:
-        """The first statement inside a compound statement of the runs (the branch of an `if`
-        that also holds volatile uses) that reads no volatile value and may record a graph:
-        `split` leaves such statements out only at the runs' own level (SPEC §2.3), so the region
-        turns off what it records (convex_adversarial's cascade: `robust_loss(model, eps, X_cert,
-        y_cert)` beside `ce = ce[...]` in one `else:`)."""
-        for run in runs:
-            for top in run.statements:
-                for stmt in iter_statements([top]):
-                    if stmt is top or isinstance(stmt, _COMPOUND) or id(stmt) in wanted \
-                            or id(stmt) in taint.defs or id(stmt) in taint.recording:
-                        continue
-                    if self.kinds.harmless(stmt, scope) or self.trainer.makes_volatile([stmt]) \
-                            or not any(isinstance(n, ast.Call) for n in ast.walk(stmt)):
-                        continue
-                    handed = self._handed_on(stmt, scope, taint)
-                    if handed is not None:
-                        return stmt, handed
-        return None
-
-    def _handed_on(self, stmt: ast.stmt, scope: ast.AST, taint: TaintResult) -> Optional[str]:
-        """"return" or "train" when what `stmt` binds reaches, through the scope's bindings, a
-        `return`/`yield` or a training step: the graph 0.3 recorded there may be used (a loss
-        handed back to a caller that trains on it)."""
-        body = scope.body if isinstance(scope, FUNCTIONS) else getattr(scope, "body", [])
-        statements = list(iter_statements(body))
-        reached = set(_bound_names(stmt))
-        changed = bool(reached)
-        while changed:
-            changed = False
-            for other in statements:
-                if isinstance(other, _COMPOUND) or id(other) in taint.defs or not _reads_any(other, reached):
-                    continue  # (what a volatile value's statement binds is volatile: the region's own)
-                more = set(_bound_names(other)) - reached
-                if more:
-                    reached |= more
-                    changed = True
-        if not reached:
-            return None
-        trained = {id(s) for s, _ in taint.training}
-        handed = None
-        for other in statements:
-            if isinstance(other, _COMPOUND) or not _reads_any(other, reached):
-                continue
-            if other.lineno > stmt.lineno and (id(other) in trained or self.trainer.in_statements([other]) is not None):
-                return "train"
-            if isinstance(other, ast.Return) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(other)):
-                handed = "return"
-        return handed
-
     def sub_run(self, run: Run, positions: List[int], wanted: Set[int]) -> Optional[Run]:
         holding = [p for p in positions if _holds_any(run.statements[p], wanted)]
         if not holding:
@@ -419,7 +368,7 @@ class RegionPlacer:
                 if id(owner) in inside or self.index.comprehension_binds(node, name):
                     continue
                 after = (node.lineno, node.col_offset) > end_pos or id(owner) in spanned
-                in_loop = any(_within(node, loop) for loop in loops)
+                in_loop = any(within(node, loop) for loop in loops)
                 if (after or in_loop) and self.reached_by(stmt, scope, name, node):
                     return name, stmt.lineno, node.lineno
         return None
@@ -579,27 +528,6 @@ class RegionPlacer:
 # ---------------------------------------------------------------------- helpers
 
 
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
-             ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _bound_names(stmt: ast.stmt) -> List[str]:
-    """The names `stmt` binds, and those whose value it writes into (`out[i] = ...`: `out`)."""
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
-        if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
-    names = [name for t in targets for name in target_names(t)]
-    for t in targets:
-        while isinstance(t, (ast.Subscript, ast.Attribute)):
-            t = t.value
-        if isinstance(t, ast.Name):
-            names.append(t.id)
-    return names
-
-
-def _reads_any(stmt: ast.stmt, names: Set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(stmt))
-
-
 def row_of(stmt: ast.stmt) -> int:
     decorators = getattr(stmt, "decorator_list", None) or []
     return min([stmt.lineno] + [d.lineno for d in decorators])
@@ -617,7 +545,7 @@ _HOLDING = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, a
     getattr(ast, n) for n in ("TryStar", "Match") if hasattr(ast, n))
 
 
-def _within(node: ast.AST, outer: ast.AST) -> bool:
+def within(node: ast.AST, outer: ast.AST) -> bool:
     return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
         (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
 

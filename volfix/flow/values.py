@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from ..syntax.index import SCOPES
@@ -484,3 +484,29 @@ def calls_a_module(index, names, node: ast.AST, at: ast.AST) -> Optional[ast.Cal
                 return sub
     return None
 
+
+def reads_any(node: ast.AST, names: Set[str]) -> bool:
+    """`node` reads one of `names`."""
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(node))
+
+
+def derived_names(statements: Iterable[ast.stmt], seed: Iterable[str]) -> Set[str]:
+    """`seed` and the names that `statements` bind from a value reading one of them (an
+    assignment's targets and the containers it writes into, a loop's target over such an
+    iterable), in any order: what may hold something computed from `seed`."""
+    statements = [s for s in statements if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For,
+                                                          ast.AsyncFor))]
+    reached = set(seed)
+    changed = bool(reached)
+    while changed:
+        changed = False
+        for stmt in statements:
+            looped = isinstance(stmt, (ast.For, ast.AsyncFor))
+            value = stmt.iter if looped else stmt.value
+            if value is None or not reads_any(value, reached):
+                continue
+            more = set(nm.target_names(stmt.target) if looped else nm.assigned_names(stmt)) - reached
+            if more:
+                reached |= more
+                changed = True
+    return reached

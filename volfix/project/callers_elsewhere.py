@@ -211,10 +211,10 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
 
 
 def _sites_and_aliases(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int], Dict[Tuple[str, bool], str]]:
-    """`_call_sites`, with the calls of a name imported under another one (`from pkg.feats
-    import extract as ex`, then `ex(cnn, x)`) counted for the name, and a use of a name as a
-    value (`hooks = {'feat': feats.extract}`: its calls are unseen); and (name, False) -> the
-    alias its counted call spells ("" for a use as a value)."""
+    """The first call of each of `wanted` (`_uses`), with the calls of a name imported under
+    another one (`from pkg.feats import extract as ex`, then `ex(cnn, x)`) counted for the name,
+    and a use of a name as a value (`hooks = {'feat': feats.extract}`: its calls are unseen); and
+    (name, False) -> the alias its counted call spells ("" for a use as a value)."""
     sites, used = _uses(raw, wanted)
     called_as: Dict[Tuple[str, bool], str] = {}
     for key, at in used.items():
@@ -232,11 +232,8 @@ def _sites_and_aliases(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int],
     return sites, called_as
 
 
+_NOT_A_USE = (b"import ", b"from ", b"def ", b"class ", b"async def ")  # lines naming without using
 _ALIAS = re.compile(rb"\b(\w+)[ \t]+as[ \t]+(\w+)\b")  # `import extract as ex`, also in a list
-
-
-def _call_sites(raw: bytes, wanted) -> Dict[Tuple[str, bool], int]:
-    return _uses(raw, wanted)[0]
 
 
 def _uses(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int], Dict[Tuple[str, bool], int]]:
@@ -258,7 +255,7 @@ def _uses(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int], Dict[Tuple[s
         if after or key in used or raw[m.start() - 1:m.start()] in (b"'", b'"') or _in_comment(raw, m.start()):
             continue  # bound (`name =`), read further (`name.x`, `name y`), or named in a string or comment
         line = raw[raw.rfind(b"\n", 0, m.start()) + 1:m.start()].lstrip()
-        if not line.startswith((b"import ", b"from ", b"def ", b"class ", b"async def ")) and not line.endswith(b"def "):
+        if not line.startswith(_NOT_A_USE) and not line.endswith(b"def "):
             used[key] = m.start()
     return sites, used
 

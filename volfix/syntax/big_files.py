@@ -28,7 +28,7 @@ import re
 from typing import Iterable, List, Optional, Set, Tuple
 
 from .async_keywords import PLACEHOLDER  # the parsed text has `async=` masked
-from .names import iter_statements, target_names
+from .names import iter_statements, target_names, written_roots
 from .positions import physical_lines
 
 BIG_FILE_LINES = 10_000  # from this many lines on, a module is parsed in chunks
@@ -362,21 +362,9 @@ def _attribute_roots(stmt: ast.stmt) -> Set[str]:
                     and isinstance(node.func.value, ast.Name):
                 out.add(node.func.value.id)
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                out.update(_attribute_roots(node))
+                out.update(written_roots(node))
         return out - {"self", "cls"}
-    if isinstance(stmt, ast.Assign):
-        targets = stmt.targets
-    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-        targets = [stmt.target]
-    else:
-        return set()
-    out = set()
-    for target in targets:
-        while isinstance(target, (ast.Attribute, ast.Subscript)):
-            target = target.value
-            if isinstance(target, ast.Name):
-                out.add(target.id)
-    return out
+    return set(written_roots(stmt))
 
 
 def _moved(stmt: ast.stmt, row: int) -> ast.stmt:

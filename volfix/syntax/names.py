@@ -58,6 +58,28 @@ def target_names(target: ast.AST) -> Iterator[str]:
         yield from target_names(target.value)
 
 
+def written_roots(stmt: ast.stmt) -> List[str]:
+    """The names whose attributes or items an assignment writes (`x.volatile = True`: `x`;
+    `out[i] = v`: `out`)."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+        if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+    out = []
+    for target in targets:
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            while isinstance(target, (ast.Attribute, ast.Subscript)):
+                target = target.value
+            if isinstance(target, ast.Name):
+                out.append(target.id)
+    return out
+
+
+def assigned_names(stmt: ast.stmt) -> List[str]:
+    """The names an assignment binds, and those whose attributes or items it writes."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+        if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+    return [name for t in targets for name in target_names(t)] + written_roots(stmt)
+
+
 def import_bindings(node: ast.stmt) -> Iterator[Tuple[str, str]]:
     """(local name, qualified name) pairs an import statement binds. Relative imports keep
     their dots (`from .utils import to_var` -> '.utils.to_var'); `volfix.flow.project`
