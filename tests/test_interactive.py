@@ -53,7 +53,7 @@ def prepare(x):
     return x.cuda(async=True)
 """
 B_RENAMED = B.replace("async=", "non_blocking=")
-B_BOTH = B_RENAMED.replace("    x.volatile = False\n", "")
+B_BOTH = B_RENAMED.replace("    x.volatile = False\n", "    x = x.detach()\n")
 
 # What remains, in `--format concise`, when each fix is declined.
 A_VF101 = "a.py:8:21: VF101 [*] `volatile=True` is ignored since PyTorch 0.4; use `torch.no_grad()`"

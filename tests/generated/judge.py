@@ -42,6 +42,7 @@ import torch
 from volfix.api import fix_source
 from volfix.model import Applicability, FileResult
 
+from fix_written import todays_detach
 from forward_probe import ForwardProbe
 
 RTOL, ATOL = 1e-6, 1e-7
@@ -289,7 +290,9 @@ def _side(source: str, legacy: Observation, today: Observation, unsafe: bool,
     if reuse is not None and reuse.source == fixed.fixed_source and not unsafe:
         observation, diffs = reuse.observation, reuse.diffs
     else:
-        observation = run(fixed.fixed_source, legacy=not unsafe)
+        # The `.detach()` a fix wrote keeps today's meaning there (tests/fix_written.py).
+        observation = run(fixed.fixed_source if unsafe else todays_detach(source, fixed.fixed_source),
+                          legacy=not unsafe)
         diffs = differences(legacy, observation)
     already = differences(legacy, today)
     # An exception the unfixed program does not raise is always the fixes' doing.

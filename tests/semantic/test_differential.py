@@ -35,6 +35,7 @@ from volfix.api import fix_source  # noqa: E402
 from volfix.settings.config import Config  # noqa: E402
 from volfix.syntax.async_keywords import mask_async  # noqa: E402
 
+from fix_written import todays_detach  # noqa: E402
 from harness import (  # noqa: E402
     EXAMPLES, PACKAGE, Outcome, outcome_differences, run_module, run_package, run_program,
     sources_in,
@@ -72,14 +73,6 @@ KNOWN_DIFFERENCES: Dict[tuple, str] = {
     # that requires grad, and it gets no gradient (0.3 could not tell that tensor from data).
     ("wrapper_type_guard", "unsafe"): "the unsafe VF112 fix lets tensors skip the wrapper, as its note "
                                       "says: the tensor passed with requires_grad=True gets no gradient",
-    # A fixer bug (found 2026-11-27): VF110's safe `Variable(features.data)` -> `features.detach()`
-    # in the encoder's forward. In 0.3 the first dropped volatility and the second keeps it
-    # (SEMANTICS.md fact 10); plain `fix` leaves the batch's `volatile=True` (its VF101 is
-    # unsafe), so under the 0.3 semantics the detached features stay volatile and
-    # `loss.backward()` raises. On torch 2.x the two spellings are the same.
-    ("caption_encoder", "safe-on-0.3"): "VF110's safe .detach() keeps 0.3's volatility where "
-                                        "Variable(x.data) dropped it: backward raises under the 0.3 "
-                                        "semantics while the batch's VF101 is left",
 }
 
 
@@ -113,10 +106,16 @@ def pair_for(name: str, mode: str, workdir: Path) -> Pair:
         source = (EXAMPLES / f"{name}.py").read_text(encoding="utf-8")
         result = fix_source(source, path=f"{name}.py", unsafe_fixes=mode == "unsafe", config=Config())
         assert result.error is None, result.error
-        fixed_run = run_program(result.fixed_source, workdir, f"{name}_{mode}",
+        fixed_run = run_program(runnable(source, result.fixed_source, mode), workdir, f"{name}_{mode}",
                                 legacy=mode == "safe-on-0.3")
         _pairs[name, mode] = Pair(source, result.fixed_source, legacy_run(name, workdir), fixed_run)
     return _pairs[name, mode]
+
+
+def runnable(original: str, fixed: str, mode: str) -> str:
+    """What runs for `mode`: under the 0.3 semantics, the `.detach()` calls a fix wrote keep
+    today's meaning (tests/fix_written.py)."""
+    return todays_detach(original, fixed) if mode == "safe-on-0.3" else fixed
 
 
 def params(names, modes=MODES):
@@ -232,6 +231,10 @@ def package_dirs(tmp_path_factory) -> Dict[str, Path]:
             results = runner.run([str(dirs[mode])], config=Config(),
                                  options=RunOptions(mode="fix", unsafe_fixes=mode == "unsafe", use_cache=False))
             assert [f"{r.path}: {r.error}" for r in results if r.error] == []
+    dirs["safe-on-0.3"] = Path(shutil.copytree(dirs["safe"], base / "safe-on-0.3" / PACKAGE.name))
+    for path in dirs["safe-on-0.3"].rglob("*.py"):
+        original = (dirs["original"] / path.relative_to(dirs["safe-on-0.3"])).read_text(encoding="utf-8")
+        path.write_text(todays_detach(original, path.read_text(encoding="utf-8")), encoding="utf-8")
     return dirs
 
 
@@ -243,7 +246,7 @@ def test_fixed_package_matches_its_0_3_run(name, mode, package_dirs):
     global _package_legacy
     if _package_legacy is None:
         _package_legacy = run_package(package_dirs["original"], legacy=True)
-    directory = package_dirs["unsafe" if mode == "unsafe" else "safe"]
+    directory = package_dirs[mode]
     fixed_source = "\n".join(sources_in(directory).values())
     fixed = run_package(directory, legacy=mode == "safe-on-0.3")
     differences = outcome_differences(_package_legacy, fixed)
@@ -367,7 +370,8 @@ def test_fixed_fixture_matches_its_0_3_run(fixture, workdir):
     for mode in MODES:
         fixed = fix_source(source, path=f"{label}.py", unsafe_fixes=mode == "unsafe", config=Config())
         assert fixed.error is None, fixed.error
-        run = run_module(fixed.fixed_source, workdir, f"{label}_{mode}", legacy=mode == "safe-on-0.3")
+        run = run_module(runnable(source, fixed.fixed_source, mode), workdir, f"{label}_{mode}",
+                         legacy=mode == "safe-on-0.3")
         differences = outcome_differences(only_shared_names(legacy, run), run)
         announced = ANNOUNCED.get((fixture, mode))
         if announced is not None:
@@ -382,3 +386,48 @@ def test_some_fixtures_are_programs(workdir):
     """The fixture comparison is not all skips: the module-level training script with
     evaluation blocks is a whole program."""
     assert is_program(fixture_legacy_run("VF101/script-eval-blocks-in-nested-training-loops", workdir))
+
+
+def test_unvolatiled_value_detached_on_torch_2(workdir):
+    """`orig_outputs[i].volatile = False` in the model's forward, the volatile input made by the
+    caller (Guided-Denoise). Plain `fix` leaves the caller's `volatile=True` (its fix is unsafe)
+    and rewrites the statement to `x = x.detach()`: on torch 2.x that program is its 0.3 run,
+    classifier gradient included. Deleting the statement, as volfix once did, lets the clean
+    path's graph reach the classifier."""
+    fixture = "VF202/unvolatiled-by-the-callee"
+    source = fixture_source(fixture)
+    legacy = fixture_legacy_run(fixture, workdir)
+    assert legacy.error is None and is_program(legacy)
+    fixed = fix_source(source, path="unvolatiled.py", config=Config())
+    assert "orig_outputs[i] = orig_outputs[i].detach()" in fixed.fixed_source
+    assert "Variable(orig, volatile=True)" in fixed.fixed_source  # the caller's site is left
+    run = run_module(fixed.fixed_source, workdir, "unvolatiled_plain_fix_today")
+    assert outcome_differences(only_shared_names(legacy, run), run) == []
+    deleted = fixed.fixed_source.replace("orig_outputs[i] = orig_outputs[i].detach()", "pass")
+    old = run_module(deleted, workdir, "unvolatiled_deleted_today")
+    assert "run()['classifier_grad']: values differ" in outcome_differences(only_shared_names(legacy, old), old)
+
+
+def test_only_the_detach_a_fix_wrote_gets_todays_meaning():
+    """tests/fix_written.py marks the `.detach()` calls the fix wrote, not the program's own,
+    also when a region re-indents them, and the mark clears the runtime's volatile flag."""
+    from volfix.legacy import Variable, is_volatile, legacy_semantics
+
+    original = ("h = repackage(h).detach()\n"
+                "def f(x, net):\n"
+                "    out = net(x)\n"
+                "    out.volatile = False\n"
+                "    y = out.detach()\n"
+                "    return y\n")
+    fixed = ("h = repackage(h).detach()\n"
+             "def f(x, net):\n"
+             "    with torch.no_grad():\n"
+             "        out = net(x)\n"
+             "    out = out.detach()\n"
+             "    with torch.no_grad():\n"
+             "        y = out.detach()\n"
+             "    return y\n")
+    assert todays_detach(original, fixed) == fixed.replace("out = out.detach()", "out = out.detach()._volfix_today()")
+    with legacy_semantics():
+        v = Variable(torch.ones(2), volatile=True)
+        assert is_volatile(v.detach()) and not is_volatile(v.detach()._volfix_today())

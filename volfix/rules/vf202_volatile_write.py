@@ -1,5 +1,6 @@
 """VF202: assigning `x.volatile = ...`."""
 import ast
+from typing import Optional
 
 from ..files import prefilter
 from ..flow.grad_mode import literal_truth
@@ -50,8 +51,14 @@ class VolatileAttributeWrite(Rule):
     ```
 
     ## Fix safety
-    `x.volatile = False` is deleted (safe: it had no effect on 0.4+, and values computed under
-    `no_grad` are already plain tensors). `x.volatile = True` is deleted and the statements
+    `x.volatile = False` becomes `x = x.detach()` (safe). In 0.3 it made a volatile value a
+    leaf that records nothing, so what was later computed from `x` trained nothing before it;
+    deleted, `x` would keep its graph wherever its `volatile=True` is in a caller or left for
+    `--unsafe-fixes`, and the gradient would also reach the modules that computed `x`. Over
+    the elements of a loop (`for t in batch: t.volatile = False`) each element changed in
+    place, which rebinding the loop variable does not do: the statement is deleted, unsafe
+    (over `net.parameters()` safe: today a parameter is never volatile, as in 0.3 after the
+    loop). `x.volatile = True` is deleted and the statements
     after it that compute with `x` go under `torch.no_grad()`, with the VF101 rules; also inside
     a loop or a branch. Written only when a test holds (`if not train: x.volatile = True`,
     also over a loop), the value is volatile as with `volatile=not train`: the region is
@@ -84,15 +91,7 @@ class VolatileAttributeWrite(Rule):
         if deletion is None:
             ctx.report(self.CODE, stmt, note="no fix: the statement shares its line with another one")
         elif value is False:
-            source = _volatile_binding(node.value, stmt, ctx)
-            if source is not None:
-                # In 0.3 this made the value plain again (SEMANTICS.md fact 9): deleted while the
-                # `volatile=` that made it volatile stays, the value would be volatile to its end.
-                ctx.report(self.CODE, stmt, note=f"unsafe fix: it undoes the `volatile=` of line {source}, whose "
-                                                 "fix must come with it",
-                           fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
-            else:
-                ctx.report(self.CODE, stmt, fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE, deletion))
+            self.unvolatile(node, stmt, deletion, ctx)
         elif value is None:
             ctx.report(self.CODE, stmt, note="no fix: the assigned value is not a literal")
         elif not isinstance(node.value, ast.Name):
@@ -106,6 +105,36 @@ class VolatileAttributeWrite(Rule):
             finding = ctx.report(self.CODE, stmt)
             ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id,
                            flag=branch_flag(stmt, {node.value.id}, ctx))
+
+
+    def unvolatile(self, node: ast.Attribute, stmt: ast.Assign, deletion, ctx) -> None:
+        """`x.volatile = False`. In 0.3 it made a volatile value a leaf that records nothing
+        (SEMANTICS.md fact 9; on anything else it was a no-op or raised), so the value's later
+        uses did not record. Deleted, the value keeps whatever graph it has today: none where its
+        `volatile=True` source became a region, the whole one where that source is in a caller,
+        or left for `--unsafe-fixes`. `x = x.detach()` (the human migrations' spelling) is the
+        0.3 meaning either way."""
+        target = node.value
+        loop = _loop_binding(target, stmt, ctx)
+        if loop is not None:
+            # `for t in tensors: t.volatile = False` changed each element in place; rebinding the
+            # loop variable changes none (and `t.detach_()` raises on a view).
+            if _over_parameters(loop):
+                ctx.report(self.CODE, stmt, fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE, deletion))
+            else:
+                ctx.report(self.CODE, stmt,
+                           note=f"unsafe fix: it made each element of `{ctx.src.segment(loop.iter)}` a leaf that "
+                                "records nothing, in place; deleted, an element that records a graph today keeps it",
+                           fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
+        elif _rebindable(target):
+            text = ctx.src.segment(target)
+            ctx.report(self.CODE, stmt, fix=ctx.edit_fix(Applicability.SAFE, f"Replace with `{text} = {text}.detach()`",
+                                                         ctx.expr.replace(stmt, f"{text} = {text}.detach()")))
+        else:
+            ctx.report(self.CODE, stmt,
+                       note=f"unsafe fix: `{ctx.src.segment(target)}` cannot be rebound to its detached value, so "
+                            "deleted, a value that records a graph today keeps it",
+                       fix=ctx.edit_fix(Applicability.UNSAFE, self.FIX_TITLE, deletion))
 
 
 def _owned_elsewhere(target: ast.Name, stmt: ast.stmt, ctx):
@@ -127,19 +156,35 @@ def _owned_elsewhere(target: ast.Name, stmt: ast.stmt, ctx):
     return None
 
 
-def _volatile_binding(target: ast.AST, stmt: ast.stmt, ctx):
-    """The line of an earlier statement of the same scope that binds `target` (a name) from a
-    call passing `volatile=` (`target = model(Variable(x, volatile=True))`), or None."""
+
+def _loop_binding(target: ast.AST, stmt: ast.stmt, ctx) -> Optional[ast.For]:
+    """The enclosing `for` of the same function whose target binds the name `target`, or None."""
     if not isinstance(target, ast.Name):
         return None
-    scope = ctx.index.function_of(stmt)
-    for name in ctx.index.names.get(target.id, ()):
-        if not isinstance(name.ctx, ast.Store) or ctx.index.function_of(name) is not scope \
-                or name.lineno >= stmt.lineno:
-            continue
-        binding = ctx.index.statement_of(name)
-        for node in ast.walk(binding):
-            if isinstance(node, ast.Call) and any(k.arg == "volatile" and literal_truth(k.value) is not False
-                                                  for k in node.keywords):
-                return binding.lineno
+    node = ctx.index.parents.get(stmt)
+    while node is not None and not isinstance(node, FUNCTIONS + (ast.Module,)):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and any(
+                isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(node.target)):
+            return node
+        node = ctx.index.parents.get(node)
     return None
+
+
+def _over_parameters(loop: ast.For) -> bool:
+    func = loop.iter.func if isinstance(loop.iter, ast.Call) else None
+    return isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters")
+
+
+def _rebindable(expr: ast.AST) -> bool:
+    """A name, or attributes and subscripts of one, whose index computes nothing that could
+    differ when read twice (`orig_outputs[i]`, `self.hidden[0]`)."""
+    if isinstance(expr, ast.Name):
+        return True
+    if isinstance(expr, ast.Attribute):
+        return _rebindable(expr.value)
+    if isinstance(expr, ast.Subscript):
+        return _rebindable(expr.value) and all(
+            isinstance(n, (ast.Name, ast.Constant, ast.Attribute, ast.Tuple, ast.Slice, ast.BinOp, ast.UnaryOp,
+                           ast.Load, ast.operator, ast.unaryop))
+            for n in ast.walk(expr.slice))
+    return False
