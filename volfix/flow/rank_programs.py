@@ -11,6 +11,7 @@ from typing import List, Optional, Tuple
 from ..syntax import names as nm
 from .calls import bound_positional, call_sites, parameter_defaults, passed_argument
 from .rank_lattice import CYCLE, Rank, join
+from .scalar_callees import UNSHARED
 from .shapes import is_none
 
 _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -41,7 +42,7 @@ class ProgramRanks:
         """(call, what it passes for `name`, or the default where it passes nothing) for each
         call of the module-level `fn` in a program (a notebook, or a script run as `__main__`:
         no other file calls it); None when any is unknown, or there is no call."""
-        if not self.in_program() or not isinstance(self.index.parents.get(fn), ast.Module):
+        if not isinstance(self.index.parents.get(fn), ast.Module) or not self.all_calls_here(fn):
             return None
         passed = self.passed(fn, name)
         if not passed:
@@ -100,6 +101,12 @@ class ProgramRanks:
                     return None
                 sites.append(parent)
         return sites
+
+    def all_calls_here(self, fn: ast.AST) -> bool:
+        """The calls of the module-level `fn` in this file are all its calls: the file is a
+        program, or no other file of the project names `fn` (`UNSHARED`: LSTNet's `main.py`, a
+        script without a `__main__` test, passing its loss modules to `evaluate()`)."""
+        return self.in_program() or UNSHARED + fn.name in self.index.scalar_returns  # type: ignore[attr-defined]
 
     def in_program(self) -> bool:
         if self.index.notebook:

@@ -103,7 +103,9 @@ def imports_project_module(raw: bytes, path: str, modules: ModuleTable,
 
 
 # `f(True).data[0]`: the name of a call whose `.data[0]` (or `[0]`) is read.
-_CALLED_READ = re.compile(rb"\b([A-Za-z_]\w*)\([^()\n]*\)(?:\.data)?\[0\]")
+# `f(x).data[0]`, `crit(out, Variable(y)).data[0]`: a call (its arguments on one line, one level
+# of parentheses inside) whose result is read.
+_CALLED_READ = re.compile(rb"\b([A-Za-z_]\w*)\((?:[^()\n]|\([^()\n]*\))*\)(?:\.data)?\[0\]")
 
 
 def calls_a_parameter(raw: bytes) -> bool:
