@@ -360,9 +360,34 @@ def _empty_loop(stmt: ast.For, index: ModuleIndex, expr: Expressions) -> Optiona
         looped = looped or isinstance(parent, (ast.For, ast.AsyncFor, ast.While))
         parent = index.parents.get(parent)
     if any(isinstance(n, ast.Name) and n.id == name and n is not stmt.target and isinstance(n.ctx, ast.Load)
-           and (looped or n.lineno > stmt.end_lineno) for n in ast.walk(scope)):
+           and (looped or n.lineno > stmt.end_lineno) and not _rebound_around(n, name, index, scope)
+           for n in ast.walk(scope)):
         return None  # the value the loop leaves in its name is read
+    block = index.siblings(stmt)
+    if block is not None and len(block) == 1 \
+            and not expr.src.comments_between(expr.src.start(stmt), expr.src.end(stmt)):
+        # the only statement of its block (HashNet's `else: for j in range(10): pass`): a `pass`,
+        # which the next pass takes with an `else:` (`_empty_else`) or an `if` (`_empty_if`)
+        return [TextEdit(expr.src.start(stmt), expr.src.end(stmt), "pass")]
     return _delete_lines(stmt, index, expr)
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _rebound_around(read: ast.Name, name: str, index: ModuleIndex, scope: ast.AST) -> bool:
+    """`read` reads a binding of its own: a comprehension's variable (`[x[j] for j in ...]`), or
+    the target of another loop whose body holds it (HashNet's three `for j in range(10):`)."""
+    child, node = read, index.parents.get(read)
+    while node is not None and node is not scope:
+        if isinstance(node, _COMPREHENSIONS) and any(
+                isinstance(t, ast.Name) and t.id == name for g in node.generators for t in ast.walk(g.target)):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor)) and child in node.body and any(
+                isinstance(t, ast.Name) and t.id == name for t in ast.walk(node.target)):
+            return True
+        child, node = node, index.parents.get(node)
+    return False
 
 
 def _else_row(src, after_row: int, before_row: int) -> Optional[int]:

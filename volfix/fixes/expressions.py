@@ -128,7 +128,10 @@ class Expressions:
         first, last = stmt.lineno, stmt.end_lineno
         before = src.line(first)[: src.char_col(first, stmt.col_offset)]
         after = src.line(last)[src.char_col(last, stmt.end_col_offset):]
-        if before.strip() or (after.strip() and not after.strip().startswith("#")):
+        rest = after.strip()
+        if rest.startswith(";"):  # `self.scale = Variable(self.scale);` (LSTNet): the `;` ends nothing else
+            rest = rest[1:].strip()
+        if before.strip() or (rest and not rest.startswith("#")):
             return None
         comments = src.comments_between(src.start(stmt), src.line_end(last))
         siblings = self.index.siblings(stmt)
