@@ -6,7 +6,7 @@ criterion(...)`; `self._losses` set in the class's methods), and the value at on
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import Optional, Set, Tuple
 
 MAX_DEPTH = 24  # how deep one question of `ScalarValues` (and of this half) goes
 
@@ -66,13 +66,19 @@ class DictValues:
                 if self.index.function_of(n) is scope and isinstance(n.ctx, ast.Load)]
 
     def _self_dict_values(self, attr: str, at: ast.AST, depth: int, seen: Set[str]) -> bool:
-        family = self.names.class_family(self.index.method_class(self.index.function_of(at)))
-        nodes = self.index.attributes.get(attr, ())
+        parts = self._self_dict(attr, at)
+        return parts is not None and self._dict_of_ones(parts[0], parts[1], at, depth, seen)
+
+    def _self_dict(self, attr: str, at: ast.AST) -> Optional[Tuple[list, list]]:
+        """The bindings of `self.attr` and its reads in the methods of the class holding `at`
+        (the dict's writes go through them); None when code outside the class writes it
+        (`net._losses['x'] = ...`)."""
         if self.index.written_on_others(attr):
-            return False  # `net._losses['x'] = ...` from outside the class
-        reads = [n for n in nodes if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
-                 and n.value.id == "self" and self._method_of(n) in family]
-        return self._dict_of_ones(self.names.self_bindings(attr, at), reads, at, depth, seen)
+            return None
+        family = self.names.class_family(self.index.method_class(self.index.function_of(at)))
+        reads = [n for n in self.index.attributes.get(attr, ()) if isinstance(n.ctx, ast.Load)
+                 and isinstance(n.value, ast.Name) and n.value.id == "self" and self._method_of(n) in family]
+        return self.names.self_bindings(attr, at), reads
 
     def _method_of(self, node: ast.AST) -> Optional[ast.ClassDef]:
         """The class whose method holds `node`, also inside a function nested in the method
@@ -91,23 +97,50 @@ class DictValues:
         if not values or not all(isinstance(v, ast.Dict) and None not in v.keys or self._zipped(v, at) is not None
                                  for v in values):
             return False
-        stored = []
-        for node in reads:
-            parent = self.index.parents.get(node)
-            if _writes_dict(parent, node):
-                if not isinstance(parent, ast.Subscript):  # `d.update(...)`: what it stores is not read here
-                    return False
-                holder = self.index.parents.get(parent)
-                if isinstance(parent.ctx, ast.Del):
-                    continue
-                if not (isinstance(holder, ast.Assign) and parent in holder.targets):
-                    return False
-                stored.append(holder.value)
+        stored = self._stored(reads)
+        if stored is None:
+            return False
         if not stored and all(isinstance(d, ast.Dict) and not d.values for d in values):
             return False  # `{}` and nothing stored that volfix sees: no value to tell
         return all(self.elements(self._zipped(d, at), at, depth + 1, seen) if not isinstance(d, ast.Dict)
                    else all(self.one_element(v, v, depth + 1, seen) for v in d.values) for d in values) and all(
             self.one_element(v, v, depth + 1, seen) for v in stored)
+
+    def _stored(self, reads: list) -> Optional[list]:
+        """What the `reads` of a dict store into it (`d[key] = value`); None when one writes
+        otherwise (`d.update(...)`, an augmented or unpacking assignment)."""
+        stored = []
+        for node in reads:
+            parent = self.index.parents.get(node)
+            if _writes_dict(parent, node):
+                if not isinstance(parent, ast.Subscript):  # `d.update(...)`: what it stores is not read here
+                    return None
+                holder = self.index.parents.get(parent)
+                if isinstance(parent.ctx, ast.Del):
+                    continue
+                if not (isinstance(holder, ast.Assign) and parent in holder.targets):
+                    return None
+                stored.append(holder.value)
+        return stored
+
+    def stored_values(self, expr: ast.AST, at: ast.AST) -> Optional[list]:
+        """Every value the dict `self.attr` (bound and stored to in its class's methods, as
+        `dict_values` reads it) or name holds: those of its dict displays and those stored into
+        it; None when it is bound or written otherwise."""
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            parts = self._self_dict(expr.attr, at) \
+                if self.index.method_class(self.index.function_of(at)) is not None else None
+            if parts is None:
+                return None
+            values, reads = parts
+        elif isinstance(expr, ast.Name):
+            values, reads = self.names.bindings(expr.id, at), self._local_reads(expr.id, at)
+        else:
+            return None
+        if not values or not all(isinstance(v, ast.Dict) and None not in v.keys for v in values):
+            return None
+        stored = self._stored(reads)
+        return None if stored is None else [v for d in values for v in d.values] + stored
 
     def _zipped(self, value: ast.AST, at: ast.AST) -> Optional[ast.AST]:
         """`dict(zip(names, losses))`: the sequence of its values (`losses`); else None."""

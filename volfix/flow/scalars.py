@@ -25,7 +25,7 @@ from .shapes import (DATA_CONSTRUCTORS, ELEMENTWISE, LOSS_FUNCTIONS, REDUCTIONS,
 
 
 # Builtins whose result holds the elements of their one argument (`sorted(d.items())`).
-_SAME_ELEMENTS = ("sorted", "list", "tuple", "reversed")
+SAME_ELEMENTS = ("sorted", "list", "tuple", "reversed")
 
 class ScalarValues(Callees, CallReturns, DictValues):
     """Which expressions are certainly one-element tensors (0-dim since PyTorch 0.4)."""
@@ -450,7 +450,7 @@ class ScalarValues(Callees, CallReturns, DictValues):
                 return path[0] == 1 and self.member(args[0], path[1:], at, depth + 1, seen)
             if self._builtin(func, "zip", at):
                 return path[0] < len(args) and self.member(args[path[0]], path[1:], at, depth + 1, seen)
-            if len(args) == 1 and any(self._builtin(func, name, at) for name in _SAME_ELEMENTS):
+            if len(args) == 1 and any(self._builtin(func, name, at) for name in SAME_ELEMENTS):
                 return self.member(args[0], path, at, depth + 1, seen)  # `sorted(d.items())`: the same elements
             return False
         if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)):

@@ -4,9 +4,9 @@ from typing import Optional, Tuple
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
-from ..flow.bindings import NameBindings
+from ..flow.bindings import Element, NameBindings
 from ..flow.calls import bound_positional, call_sites, passed_argument
-from ..flow.scalars import ScalarValues
+from ..flow.scalars import SAME_ELEMENTS, ScalarValues
 from ..flow.shapes import is_zero
 from ..model import Applicability
 from ..syntax import names as nm
@@ -328,6 +328,12 @@ class ScalarDataIndex(Rule):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: volfix cannot tell that `{shown}` has one element ({why}); if it has "
                 f"several, `.data[0]` meant the first and `.item()` raises")
+        member = _loss_dict_member(subject, node, ctx, scalars)
+        if member is not None:
+            return subject, Applicability.UNSAFE, (
+                f"unsafe fix: `{shown}` is a value of `{member[0]}`, which holds {member[1]}: volfix cannot tell "
+                f"that it has one element (not bound to a known loss or reduction); if it has several, "
+                f"`.data[0]` meant the first and `.item()` raises")
         return None
 
     @staticmethod
@@ -568,3 +574,36 @@ def _losses_passed(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) ->
         args.append(ctx.src.segment(arg))
     return (fn.name, ", ".join(f"`{a}`" for a in list(dict.fromkeys(args))[:3]),
             "a loss" if losses else "a loss or one element")
+
+
+def _loss_dict_member(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) -> Optional[Tuple[str, str]]:
+    """(the dict, what it holds) when `subject` is a name bound only as a value of a dict walked
+    with `.items()` or `.values()` (also through `sorted(...)`), every value of which is one
+    element or named like a loss, one at least so (Sundrops' `for key, var in
+    self._event_summaries.items()`, each stored from `self._losses[k]`, a dict written
+    elsewhere too); else None."""
+    if not isinstance(subject, ast.Name):
+        return None
+    bindings = scalars.names.bindings(subject.id, at)
+    dicts = []
+    for binding in bindings:
+        if not isinstance(binding, Element):
+            return None
+        iterable = binding.iterable
+        while isinstance(iterable, ast.Call) and len(iterable.args) == 1 and not iterable.keywords \
+                and any(scalars._builtin(iterable.func, name, at) for name in SAME_ELEMENTS):
+            iterable = iterable.args[0]
+        if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args
+                and (iterable.func.attr, binding.path) in (("items", (1,)), ("values", ()))):
+            return None
+        dicts.append(iterable.func.value)
+    texts = {ctx.src.segment(d) for d in dicts}
+    if len(texts) != 1:
+        return None
+    stored = scalars.stored_values(dicts[0], at)
+    if not stored:
+        return None
+    named = [v for v in stored if loss_named(v)]
+    if not named or not all(v in named or scalars.one_element(v, v) for v in stored):
+        return None
+    return texts.pop(), ", ".join(f"`{ctx.src.segment(v)}`" for v in named[:2]) + (" ..." if len(named) > 2 else "")
