@@ -38,11 +38,15 @@ class ProgramRanks:
                 out = join(out, self.rank(arg, call, depth + 1))
         return out
 
-    def program_arguments(self, fn: ast.AST, name: str) -> Optional[List[Tuple[ast.Call, ast.AST]]]:
+    def program_arguments(self, fn: ast.AST, name: str, unshared: bool = False
+                          ) -> Optional[List[Tuple[ast.Call, ast.AST]]]:
         """(call, what it passes for `name`, or the default where it passes nothing) for each
         call of the module-level `fn` in a program (a notebook, or a script run as `__main__`:
-        no other file calls it); None when any is unknown, or there is no call."""
-        if not isinstance(self.index.parents.get(fn), ast.Module) or not self.all_calls_here(fn):
+        no other file calls it), or with `unshared`, in a file no other file of whose project
+        names `fn` (`all_calls_here`: asked of the project, so only where a loss module may be
+        passed); None when any is unknown, or there is no call."""
+        if not isinstance(self.index.parents.get(fn), ast.Module) or not (
+                self.in_program() or unshared and self.all_calls_here(fn)):
             return None
         passed = self.passed(fn, name)
         if not passed:

@@ -80,7 +80,7 @@ class Callees:
         values each passes (a name by its bindings where the call reads it), or a default.
         None when any is unknown."""
         scope = self.index.function_of(at)
-        arguments = self.ranks.program_arguments(scope, name) \
+        arguments = self.ranks.program_arguments(scope, name, unshared=True) \
             if isinstance(scope, ast.FunctionDef) and name in nm.function_params(scope) else None
         if arguments is None:
             return None
