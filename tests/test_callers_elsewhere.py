@@ -321,3 +321,76 @@ def test_files_in_no_project_are_not_each_others_callers(tmp_path):
 
     assert [name for name, _ in index(True).called_elsewhere(cell)] == ["hidden_state"]
     assert index(False).called_elsewhere(cell) == ()
+
+
+# A region's output kept on an attribute of the instance, read in another file.
+ENC = '''\
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super(Encoder, self).__init__()
+            self.cnn = nn.Linear(3, 4)
+
+        def run(self, x):
+            self.feat = self.cnn(Variable(x, volatile=True))
+    '''
+
+HEAD = '''\
+    import torch
+    import torch.nn as nn
+
+    from enc import Encoder
+
+    torch.manual_seed(0)
+    enc = Encoder()
+    head = nn.Linear(4, 2)
+    enc.run(torch.randn(5, 3))
+    out = head(enc.feat)
+    print("head output requires_grad:", out.requires_grad)
+    '''
+
+
+def _enc_vf101(root):
+    return [d for d in run_results(root, "check")["enc.py"].diagnostics if d.code == "VF101"]
+
+
+def test_an_attribute_read_in_another_file_makes_the_region_unsafe(tmp_path):
+    """`self.feat = self.cnn(Variable(x, volatile=True))`, then `head(enc.feat)` in `main.py`:
+    in 0.3 the head's forward was volatile; `@torch.no_grad()` on `run()` leaves it recording.
+    The fix was safe and plain `fix` applied it; now it is unsafe and names the read."""
+    root = project_tree(tmp_path / "repo", {"enc.py": ENC, "main.py": HEAD})
+    (found,) = _enc_vf101(root)
+    assert found.fix is not None and found.fix.applicability == Applicability.UNSAFE
+    assert "the region's output is kept in `self.feat` (line 12)" in (found.note or "")
+    assert "/main.py:10); 0.3 kept that computation volatile" in (found.note or "")
+
+
+def test_an_attribute_only_printed_elsewhere_keeps_the_fix_safe(tmp_path):
+    printed = HEAD.replace("out = head(enc.feat)\n", "out = enc.feat.data\n").replace(
+        'print("head output requires_grad:", out.requires_grad)', "print(enc.feat)")
+    root = project_tree(tmp_path / "repo", {"enc.py": ENC, "main.py": printed})
+    (found,) = _enc_vf101(root)
+    assert found.fix is not None and found.fix.applicability == Applicability.SAFE
+
+
+def test_the_plain_fix_leaves_the_attribute_read_as_0_3_ran_it(tmp_path):
+    pytest.importorskip("torch")
+    root = project_tree(tmp_path / "repo", {"enc.py": ENC, "main.py": HEAD})
+    legacy = _run(root, "-m", "volfix.legacy")
+    assert legacy.returncode == 0, legacy.stderr
+    assert legacy.stdout == "head output requires_grad: False\n"
+    run_results(root, "fix")
+    assert (root / "enc.py").read_text() == textwrap.dedent(ENC)  # left for --unsafe-fixes, with its note
+    from volfix.run.options import RunOptions
+    from volfix.run.runner import run
+    from volfix.settings.config import Config
+
+    run([str(root)], config=Config(), options=RunOptions(mode="fix", unsafe_fixes=True, use_cache=False))
+    assert "@torch.no_grad()" in (root / "enc.py").read_text()
+    fixed = _run(root)
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout == "head output requires_grad: True\n"  # the difference the note names

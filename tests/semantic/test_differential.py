@@ -353,6 +353,12 @@ ANNOUNCED: Dict[Tuple[str, str], Tuple[str, ...]] = {
     # volatile, as its note says: the caller's `backward()` through `self.dual_net` finds no graph.
     ("VF101/partial-callee-result-kept-on-self", "unsafe"): (
         "exception: none in 0.3, RuntimeError after the fix", "forward graphs: FT in 0.3, FF after the fix"),
+    # The unsafe region in `run()` leaves the module's `head(enc.feat)` recording, as its note says
+    # ("the value kept in `self.feat` ..., read by the module's code as `enc.feat` ..., goes
+    # through a module"); plain `fix` leaves it, so the safe side matches 0.3.
+    ("VF101/region-output-read-on-the-instance", "unsafe"): (
+        "forward graphs: FF in 0.3, FT after the fix", "run()['out']: data in 0.3, graph after the fix",
+        "run()['recorded']: False in 0.3, True after the fix"),
     ("VF103/volatile-state-repeated-in-a-list", "unsafe"): ("forward graphs: F in 0.3, T after the fix",
                                                              "run()['loss']: data in 0.3, graph after the fix"),
 }

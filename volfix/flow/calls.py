@@ -77,6 +77,9 @@ def flag_kind(arg: Optional[ast.AST], known: bool = True) -> str:
     return "expr" if truth is None else ("true" if truth else "false")
 
 
+# The key of `Links.called_elsewhere` for an attribute a method holding a region stores
+# (`.feat`), read in another file (`project.callers_elsewhere`); a function's key is its name.
+ELSEWHERE_ATTRIBUTE = "."
 # Methods that frameworks call for you (`model(x)` runs `forward`) or that many classes
 # define: a call by this name says nothing about which class it reaches.
 FRAMEWORK_METHODS = frozenset({"forward", "__call__", "cuda", "cpu", "to", "eval", "train", "step",

@@ -13,7 +13,7 @@ from ..findings import W_INFO, W_NONE, W_UNSAFE, Source
 from ..model import Applicability
 from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
-from .calls import FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
+from .calls import ELSEWHERE_ATTRIBUTE as ATTRIBUTE, FRAMEWORK_METHODS, argument_for, call_sites, flag_kind
 from .defuse import ENTRY, Graph
 from .follow import CallerReport, HelperFlag, HelperFollower, HelperRecord, awaiting_note
 from .scalars import ScalarValues
@@ -258,11 +258,16 @@ class Follower(HelperFollower):
                 # ...)` in another file: the callers, and what they compute with the result, are unseen
                 return (f"unsafe fix: `{scope.name}()` is also used as a value (line {other[0]}), so volfix "
                         "cannot see what its callers compute with the result, which 0.3 kept volatile")
-        for key, stmt, reader in self.stored_readers(group):
-            taint = self._region_output(reader, entry={key: False})
+        for key, stmt, reader, read in self.stored_readers(group):
+            # a read on an instance follows from the read itself: its name is bound before it
+            taint = self._region_output(reader, entry={key: False}) if read is None else \
+                self._region_output(reader, sources=[read])
+            by = f"`{reader.name}()`" if isinstance(reader, FUNCTIONS) else "the module's code"  # type: ignore[attr-defined]
+            if read is not None:
+                by = f"{by} as `{self.ctx.src.segment(read)}` (line {read.lineno})"
             found = self._consumed(taint, reader, names, False,
-                                   f"the value kept in `{key}` (line {stmt.lineno}), read by `{reader.name}()`,",
-                                   f"`{reader.name}()` trains on the value kept in `{key}` (line {stmt.lineno})")
+                                   f"the value kept in `{key}` (line {stmt.lineno}), read by {by},",
+                                   f"{by} trains on the value kept in `{key}` (line {stmt.lineno})")
             if found is not None:
                 return found
         return None
@@ -272,8 +277,12 @@ class Follower(HelperFollower):
         file calling it) that another file of the project calls (`Links.called_elsewhere`):
         what that caller computes with it volfix does not see, and 0.3 kept it volatile."""
         called = dict(self.ctx.links.called_elsewhere) if self.ctx.links is not None else {}
-        if not called or not isinstance(group.scope, FUNCTIONS) or not any(
-                e.kind in ("return", "yield") and not e.raw for e in group.taint.escapes):
+        if not called or not isinstance(group.scope, FUNCTIONS):
+            return None
+        kept = self.kept_for_elsewhere(group, called)
+        if kept is not None:
+            return kept
+        if not any(e.kind in ("return", "yield") and not e.raw for e in group.taint.escapes):
             return None
         chain, seen = [group.scope], {id(group.scope)}
         for fn in chain:
@@ -288,6 +297,24 @@ class Follower(HelperFollower):
                 if isinstance(caller, FUNCTIONS) and id(caller) not in seen and _hands_back(taint):
                     seen.add(id(caller))
                     chain.append(caller)
+        return None
+
+    def kept_for_elsewhere(self, group, called: dict) -> Optional[str]:
+        """The region's output kept on `self.feat` by a method of a class, where another file of
+        the project reads the attribute and computes with it (`Links.called_elsewhere`'s
+        `.feat`): 0.3 kept that computation volatile, which the region does not reach."""
+        cls = self.index.method_class(group.scope)
+        owner = group.scope.args.args[0].arg if cls is not None and group.scope.args.args else None
+        for escape in group.taint.escapes:
+            node = escape.node
+            if escape.raw or escape.kind != "attribute" or owner is None or not isinstance(node, ast.Attribute) \
+                    or not isinstance(node.value, ast.Name) or node.value.id != owner:
+                continue
+            site = called.get(ATTRIBUTE + node.attr)
+            if site is not None and escape.stmt is not None:
+                return (f"unsafe fix: the region's output is kept in `{owner}.{node.attr}` (line "
+                        f"{escape.stmt.lineno}), which a file volfix does not follow reads and computes with "
+                        f"({site}); 0.3 kept that computation volatile")
         return None
 
     def a_caller_trains(self, fn: ast.AST) -> Optional[int]:
@@ -366,14 +393,16 @@ class Follower(HelperFollower):
                   trains: str) -> Optional[str]:
         return consumed(self.index, taint, fn, names, backward_only, what, trains)
 
-    def stored_readers(self, group) -> List[Tuple[str, ast.stmt, ast.AST]]:
-        """(key, storing statement, reading function) for each value computed in the region and
-        kept where other functions of the file read it: `self.feat = self.enc(x)` read by the
-        class's other methods (when no other statement of the class stores `self.feat`, so
-        that what they read is this value), or a module-level list it is appended to
-        (`feats.append(h)`) read by other module-level functions."""
+    def stored_readers(self, group) -> List[Tuple[str, ast.stmt, ast.AST, Optional[ast.AST]]]:
+        """(key, storing statement, reading function, the read) for each value computed in the
+        region and kept where other functions of the file read it: `self.feat = self.enc(x)`
+        read by the class's other methods (when no other statement of the class stores
+        `self.feat`, so that what they read is this value; the read None: `key` holds it from
+        the method's start) or on an instance outside them (`instance_readers`), or a
+        module-level list it is appended to (`feats.append(h)`) read by other module-level
+        functions."""
         scope, index = group.scope, self.index
-        out: List[Tuple[str, ast.stmt, ast.AST]] = []
+        out: List[Tuple[str, ast.stmt, ast.AST, Optional[ast.AST]]] = []
         cls = index.method_class(scope)
         owner = scope.args.args[0].arg if cls is not None and scope.args.args else None  # type: ignore[attr-defined]
         bound = index.global_reads(scope)
@@ -392,7 +421,8 @@ class Follower(HelperFollower):
                         reads.append(method)
                 if not stored_elsewhere:
                     key = f"{owner}.{node.attr}"
-                    out.extend((key, escape.stmt, m) for m in dict.fromkeys(reads))
+                    out.extend((key, escape.stmt, m, None) for m in dict.fromkeys(reads))
+                    out.extend((key, escape.stmt, m, n) for m, n in self.instance_readers(cls, node.attr))
         for key in group.taint.tainted_keys:
             if "." in key or key not in bound or not isinstance(index.parents.get(scope), ast.Module):
                 continue
@@ -403,7 +433,33 @@ class Follower(HelperFollower):
             for name in index.global_readers(key):
                 reader = index.module_functions.get(name)
                 if reader is not None and reader is not scope:
-                    out.append((key, stmts[0], reader))
+                    out.append((key, stmts[0], reader, None))
+        return out
+
+    def instance_readers(self, cls: ast.ClassDef, attr: str) -> List[Tuple[ast.AST, ast.AST]]:
+        """(the function or module reading it, the read) for each read of the attribute outside
+        the class's methods on a name bound only to instances of `cls` made in this file (`enc =
+        Encoder()`, then `head(enc.feat)` after `enc.run(x)` kept the region's output there);
+        none when code outside the class stores the attribute (`index.written_on_others`)."""
+        index = self.index
+        if index.written_on_others(attr):
+            return []
+        names = NameBindings(index)
+        out: List[Tuple[ast.AST, ast.AST]] = []
+        for node in index.attributes.get(attr, []):
+            holder = node.value
+            if not isinstance(node.ctx, ast.Load) or not isinstance(holder, ast.Name):
+                continue
+            reader = index.function_of(node) or index.tree
+            method = reader
+            while isinstance(method, FUNCTIONS) and index.method_class(method) is None:
+                method = index.function_of(method)
+            if isinstance(method, FUNCTIONS) and index.method_class(method) is cls:
+                continue  # the class's own methods: `_own_attribute`
+            made = names.bindings(holder.id, node)
+            if made and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == cls.name
+                            for v in made):
+                out.append((reader, node))
         return out
 
     def instance_calls(self, fn: ast.AST) -> List[ast.Call]:

@@ -20,7 +20,11 @@ run counts by its code cells):
   (`hidden_state()` returning `self.one_hidden(bs)`), but no dunder and no name frameworks call
   (`forward`, `step`: `flow.calls.FRAMEWORK_METHODS`), nor a function nested in another;
 - another file calls a method when it spells `.name(`, and a module-level function when it
-  spells `name(` (not its own `def`) and the word of the defining module (its import).
+  spells `name(` (not its own `def`) and the word of the defining module (its import);
+- the attributes a method spelling `volatile` stores on `self` (`self.feat = ...`) are asked
+  too, under `.feat`: another file reads one when it spells `.feat` as a value (not `self.feat`,
+  not called, not assigned) and the defining module's word, and computes with it
+  (`computing_read`): `head(enc.feat)` after `enc.run(x)`.
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ import re
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..files.prefilter import _in_comment
-from ..flow.calls import FRAMEWORK_METHODS
+from ..flow.calls import ELSEWHERE_ATTRIBUTE as ATTRIBUTE, FRAMEWORK_METHODS
 from .modules import notebook_code
 from .words import _WORD, _any_word, _module_word
 
@@ -45,9 +49,25 @@ MAX_ROUNDS = 3  # defs handing on a def's result, as `flow.escapes.MAX_HANDED`
 
 
 def may_ask(raw: Optional[bytes]) -> bool:
-    """A cheap necessary condition of `asked_names`, for the run's link step to decide whether
-    a project is linked at all."""
-    return raw is not None and b"volatile" in raw and b"def" in raw and _RETURNS.search(raw) is not None
+    """A cheap necessary condition of `asked_names` and `asked_attributes`, for the run's link
+    step to decide whether a project is linked at all."""
+    return raw is not None and b"volatile" in raw and b"def" in raw and (
+        _RETURNS.search(raw) is not None or _SELF_STORE.search(raw) is not None)
+
+
+# `self.feat = ...` (not `==`), also as the first target of several
+_SELF_STORE = re.compile(rb"(?m)^[ \t]*self\.([A-Za-z_]\w*)[ \t]*(?:,[^=\n]*)?=(?!=)")
+
+
+def asked_attributes(raw: Optional[bytes]) -> List[str]:
+    """The attributes a method whose body spells `volatile` stores on `self` (`self.feat =
+    self.cnn(Variable(x, volatile=True))`): a region's output kept there is read by whoever
+    reads the attribute of the instance, maybe in another file (`head(enc.feat)`)."""
+    if raw is None or b"volatile" not in raw or b"self" not in raw:
+        return []
+    found = {m.group(1).decode("ascii") for name, method, body in _def_blocks(raw)
+             if method and b"volatile" in body for m in _SELF_STORE.finditer(body)}
+    return sorted(a for a in found if not a.startswith("__"))
 
 
 def asked_names(raw: Optional[bytes]) -> Dict[str, bool]:
@@ -163,11 +183,13 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
     """Each file of `run` (`read_run` gives its bytes) -> (name, "path:line" of a call in another
     Python file of `files`, read with `read`) for the names it asks (`asked_names`)."""
     asked = {path: names for path in run for names in (asked_names(read_run(path)),) if names}
-    if not asked:
+    attributes = {path: attrs for path in run for attrs in (asked_attributes(read_run(path)),) if attrs}
+    if not asked and not attributes:
         return {}
-    wanted = {n.encode() for names in asked.values() for n in names}
+    wanted = {n.encode() for names in asked.values() for n in names} | \
+        {a.encode() for attrs in attributes.values() for a in attrs}
     spells_any = _any_word(wanted)
-    found: Dict[str, Dict[str, str]] = {path: {} for path in asked}
+    found: Dict[str, Dict[str, str]] = {path: {} for path in set(asked) | set(attributes)}
     for other in files:
         notebook = other.endswith(".ipynb")
         if not (notebook or other.endswith(".py")):
@@ -207,6 +229,23 @@ def callers_elsewhere_links(run: Iterable[str], read_run: Reader, files: Sequenc
                 if judged[key] is not None:
                     site = shown(other) if notebook else f"{shown(other)}:{judged[key]}"
                     found[path][name] = site + (", where it is named as a value" if called_as.get(key) == "" else "")
+        for path, attrs in attributes.items():
+            if path == other:
+                continue
+            word = _module_word(path)
+            for attr in attrs:
+                key = (attr, True)
+                if ATTRIBUTE + attr in found[path] or called_as.get(key) != "" or key not in sites \
+                        or (word and word not in raw and b"import *" not in raw):
+                    continue  # not read as a value here, or the file names nothing of the defining module
+                if not parsed:
+                    from .helpers import document_of
+
+                    doc = document_of(raw)
+                    parsed.append(None if doc is None else doc.index())
+                line = computing_read(parsed[0], attr, raw.count(NEWLINE, 0, sites[key]) + 1)
+                if line is not None:
+                    found[path][ATTRIBUTE + attr] = shown(other) if notebook else f"{shown(other)}:{line}"
     return {path: tuple(sorted(names.items())) for path, names in found.items() if names}
 
 
@@ -296,6 +335,29 @@ def computing_call(index, name: str, attribute: bool, first: int) -> Optional[in
             return call.lineno
         if taint.escapes or consumed(index, taint, fn, names, False, "", "") is not None:
             return call.lineno
+    return None
+
+
+def computing_read(index, attr: str, first: int) -> Optional[int]:
+    """The line of a read `x.attr` (not on `self`) in this file whose value the reader computes
+    with as `computing_call` judges a call's result; `first` when the file did not parse."""
+    from ..flow.bindings import NameBindings
+    from ..flow.escapes import consumed
+    from ..flow.taint import TaintAnalysis
+
+    if index is None:
+        return first
+    names = NameBindings(index)
+    for node in index.attributes.get(attr, ()):
+        if not isinstance(node.ctx, ast.Load) or isinstance(node.value, ast.Name) and node.value.id == "self":
+            continue
+        fn = index.function_of(node)
+        try:
+            taint = TaintAnalysis(fn, index, raw_sources=False, sources=[node]).run()
+        except RecursionError:
+            return node.lineno
+        if taint.escapes or consumed(index, taint, fn, names, False, "", "") is not None:
+            return node.lineno
     return None
 
 
