@@ -407,12 +407,12 @@ def _is_none(node: ast.AST) -> bool:
 def _identity_helpers(index: ModuleIndex, expr: Expressions, created) -> List[TextEdit]:
     """`def var(a): return Variable(a)` became `def var(a): return a`: its calls `var(t)`
     become `t` and the function goes, when every use is such a call in this file and no
-    other file is likely to import it (a notebook, a script with a `__main__` guard, a
-    private name, or a def inside a function, whose calls are all in that function: OpenNMT's
+    other file is likely to import it (a notebook, a script with a `__main__` guard, a test
+    module, a private name, or a def inside a function, whose calls are all in that function: OpenNMT's
     `def var(a): return Variable(a, volatile=True)` in `translate_batch`); a module's public
     function stays, since an importer would lose it."""
     tree = index.tree
-    importable = not (CELL_SEPARATOR in expr.src.text or _has_main_guard(tree))
+    importable = not (CELL_SEPARATOR in expr.src.text or _has_main_guard(tree) or _test_module(tree))
     local = [f for f in index.functions if isinstance(f, ast.FunctionDef)
              and isinstance(index.parents.get(f), (ast.FunctionDef, ast.AsyncFunctionDef))]
     for fn in list(index.module_statements) + local:
@@ -471,6 +471,18 @@ def _bound_names(stmt: ast.stmt) -> List[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [stmt.name]
     return [t.id for t in getattr(stmt, "targets", ()) if isinstance(t, ast.Name)]
+
+
+def _test_module(tree: ast.Module) -> bool:
+    """A pytest or unittest module (it imports one of them and defines `test_*` functions or a
+    `TestCase`): the runner collects it, no module imports it (pytorch-attention's
+    `def Volatile(x): return Variable(x, volatile=True)` in `test/test_attention.py`)."""
+    imported = {alias.name.split(".")[0] for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
+                for alias in (s.names if isinstance(s, ast.Import) else [ast.alias(s.module or "")])}
+    if not imported & {"pytest", "unittest"}:
+        return False
+    return any(isinstance(s, ast.FunctionDef) and s.name.startswith("test") or isinstance(s, ast.ClassDef)
+               and s.name.startswith("Test") for s in tree.body)
 
 
 def _has_main_guard(tree: ast.Module) -> bool:
