@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..findings import W_UNSAFE
-from ..flow.rewraps import hidden_rewraps
+from ..flow.rewraps import hidden_rewraps, unvolatiles
 from ..flow.bindings import NameBindings
 from ..flow.values import calls_a_module, derived_names, reads_any
 from ..model import Applicability
@@ -53,6 +53,15 @@ class Decisions:
             stmt, what = taint.training[0]
             early = self.before_meeting(group)
             if early is None:
+                plain = hidden_rewraps(self.index, taint.uses, certain=True, rebuilds=unvolatiles)
+                if plain:
+                    # the module's forward made a value plain again on the way (`.volatile = False`,
+                    # maybe under a test): whether 0.3 raised there depends on what it un-volatiled
+                    call = self.ctx.src.segment(plain[0].func)
+                    return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through "
+                                     f"`{call}()` (line {plain[0].lineno}), whose `forward` sets `.volatile = False` "
+                                     "on a value it computed: 0.3 trained there if that value is what reaches the "
+                                     "step, and raised otherwise; unwrapped, the step trains on it"] * len(sources))
                 # 0.3 raised there (SEMANTICS.md fact 5): the legacy program never trained on
                 # this value. Unwrapped, it does: a change a reviewer must accept (SPEC §2.10).
                 return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}), where 0.3 raised; "

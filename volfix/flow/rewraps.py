@@ -12,15 +12,18 @@ file's class)."""
 from __future__ import annotations
 
 import ast
-from typing import List
+from typing import Callable, List, Optional
 
 _RUNS = ("forward", "__call__")
 
 
-def hidden_rewraps(index, stmts: List[ast.stmt], certain: bool = False) -> List[ast.Call]:
+def hidden_rewraps(index, stmts: List[ast.stmt], certain: bool = False,
+                   rebuilds: Optional[Callable[[ast.ClassDef, object], bool]] = None) -> List[ast.Call]:
     """The calls of an object (`encoder(images)`, `self.encoder(images)`) in `stmts` whose
     code may rebuild its result from `.data`, in order; with `certain`, only those of a module
-    of this file whose `forward` does (`Variable(features.data)`)."""
+    of this file whose `forward` does (`Variable(features.data)`; or whatever `rebuilds` says
+    of the class: `unvolatiles`)."""
+    judge = rebuilds or _rebuilds
     from .scalars import ScalarValues  # the rank and binding analyses import this module's package
 
     values = None
@@ -33,7 +36,7 @@ def hidden_rewraps(index, stmts: List[ast.stmt], certain: bool = False) -> List[
             values = values or ScalarValues(index)
             classes = values.instance_classes(node.func, node)
             if certain:
-                if classes and all(isinstance(c, ast.ClassDef) and _rebuilds(c, index) for c in classes):
+                if classes and all(isinstance(c, ast.ClassDef) and judge(c, index) for c in classes):
                     out.append(node)
             elif classes is None or any(not isinstance(c, ast.ClassDef) or _reads_data(c) for c in classes):
                 out.append(node)
@@ -59,6 +62,14 @@ def _rebuilds(cls: ast.ClassDef, index) -> bool:
     """The class's `forward` (or `__call__`) makes a Variable of something's `.data`."""
     return any(isinstance(n, ast.Call) and index.is_variable(n.func) and n.args
                and isinstance(n.args[0], ast.Attribute) and n.args[0].attr == "data" for n in _run_nodes(cls))
+
+
+def unvolatiles(cls: ast.ClassDef, index) -> bool:
+    """The class's `forward` (or `__call__`) makes a value plain again: `x.volatile = False`
+    (Guided-Denoise's `orig_outputs[i].volatile = False`, under `if train:`)."""
+    return any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "volatile"
+                                                 for t in n.targets)
+               and isinstance(n.value, ast.Constant) and n.value.value is False for n in _run_nodes(cls))
 
 
 def _run_nodes(cls: ast.ClassDef):
