@@ -545,8 +545,10 @@ ELEMENT_KEY = Needs(
     _family((b"torch",), (_names_plain_tensor, _keys_something)))
 # VF406: an element of a plain tensor kept in a name, then the tensor written in place.
 ELEMENT_ALIAS = Needs(
-    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in code",
-    _family((b"torch",), (_names_plain_tensor, lambda data: b"] =" in data or b"]=" in data or b"_(" in data)))
+    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in "
+    "code, or `.append(` with `-=`, `+=` or `.backward(`",
+    _family((b"torch",), (_names_plain_tensor, lambda data: b"] =" in data or b"]=" in data or b"_(" in data or (
+        b".append(" in data and (b"-=" in data or b"+=" in data or b".backward(" in data)))))
 # VF403: `x.backward(g)` with a one-element gradient made by a constructor.
 _GRADIENT_MAKERS = (b"Tensor(", b"ones(", b"tensor(")
 BACKWARD_GRADIENT = Needs(
