@@ -106,7 +106,6 @@ class VolatileAttributeWrite(Rule):
             ctx.add_source(finding, stmt, own_edits=deletion, deleted=stmt, seed=node.value.id,
                            flag=branch_flag(stmt, {node.value.id}, ctx))
 
-
     def unvolatile(self, node: ast.Attribute, stmt: ast.Assign, deletion, ctx) -> None:
         """`x.volatile = False`. In 0.3 it made a volatile value a leaf that records nothing
         (SEMANTICS.md fact 9; on anything else it was a no-op or raised), so the value's later
@@ -154,7 +153,6 @@ def _owned_elsewhere(target: ast.Name, stmt: ast.stmt, ctx):
                     "elsewhere whose later uses volfix cannot follow")
         node = ctx.index.parents.get(node)
     return None
-
 
 
 def _loop_binding(target: ast.AST, stmt: ast.stmt, ctx) -> Optional[ast.For]:
