@@ -93,6 +93,8 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
             if same is not None:
                 edits.extend(expr.replace(node, expr.text_in_place_of(node, same)))
     if not edits:
+        edits = _dead_flag_locals(original_tree, index, expr, deleted)
+    if not edits:
         edits = aliases(index, expr, created) or _identity_helpers(index, expr, created)
     return edits + piled_blank_lines(expr.src.text, edits)
 
@@ -194,6 +196,81 @@ def _self_assignment(stmt: ast.Assign, expr: Expressions, deleted: Set[int]) -> 
     return [TextEdit(src.start(target), src.end(value), f"{lhs} = {rhs}")]
 
 
+def _dead_flag_locals(original_tree: ast.Module, index: ModuleIndex, expr: Expressions,
+                      deleted: Set[int]) -> List[TextEdit]:
+    """`volatile = not train` (or `= True`, `= not torch.is_grad_enabled()`), whose every read in
+    the original was a `volatile=` argument the fixes removed or spelled out in a region's
+    header: the assignment is deleted. Only in functions (a module's names may be imported), only
+    a value that does nothing but read (`_pure`), and only where nothing in the fixed function
+    reads the name any more."""
+    originals = _defs_by_path(original_tree)
+    edits: List[TextEdit] = []
+    for path, fns in _defs_by_path(index.tree).items():
+        before = originals.get(path)
+        if len(fns) != 1 or before is None or len(before) != 1:
+            continue
+        fn, old = fns[0], before[0]
+        for name in _flag_only_names(old):
+            stores = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name]
+            if any(not isinstance(n.ctx, ast.Store) for n in stores) or not stores:
+                continue
+            stmts = [index.parents.get(n) for n in stores]
+            if not all(isinstance(st, ast.Assign) and len(st.targets) == 1 and st.targets[0] is n
+                       and index.function_of(st) is fn and _pure_value(st.value, index)
+                       for st, n in zip(stmts, stores)):
+                continue
+            found = []
+            for st in stmts:
+                gone = expr.delete_statement(st, gone=deleted)
+                if gone is None:
+                    break
+                deleted.add(id(st))
+                found.extend(gone)
+            else:
+                edits.extend(found)
+    return edits
+
+
+def _defs_by_path(tree: ast.Module) -> dict:
+    """Functions by their dotted path of enclosing class and function names."""
+    out: dict = {}
+    todo = [(tree, "")]
+    while todo:
+        node, prefix = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                path = f"{prefix}.{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out.setdefault(path, []).append(child)
+                todo.append((child, path))
+            else:
+                todo.append((child, prefix))
+    return out
+
+
+def _flag_only_names(fn: ast.AST) -> Set[str]:
+    """The names a function binds by assignment and reads only inside `volatile=` arguments (none
+    when it reads `locals()` or declares names `global`)."""
+    reads: dict = {}
+    flag_reads: Set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) or isinstance(node, ast.Name) and node.id in (
+                "locals", "vars", "eval", "exec"):
+            return set()
+        if isinstance(node, ast.keyword) and node.arg == "volatile":
+            flag_reads.update(id(n) for n in ast.walk(node.value) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            reads.setdefault(node.id, []).append(node)
+    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} if hasattr(fn, "args") else set()
+    return {name for name, nodes in reads.items()
+            if name not in params and all(id(n) in flag_reads for n in nodes)}
+
+
+def _pure_value(value: ast.AST, index: ModuleIndex) -> bool:
+    """`_pure`, and also `torch.is_grad_enabled()`."""
+    return _pure(value, lambda call: index.qual(call.func) == "torch.is_grad_enabled" and not call.args)
+
+
 def _unpacked(node: ast.GeneratorExp, index: ModuleIndex) -> bool:
     """Is the generator the whole value of an assignment to several targets (`a, b = (...)`)?"""
     parent = index.parents.get(node)
@@ -236,12 +313,14 @@ def _same_either_way(node: ast.IfExp) -> Optional[ast.AST]:
     return None
 
 
-def _pure(test: ast.AST) -> bool:
+def _pure(test: ast.AST, allowed: Callable[[ast.Call], bool] = lambda call: False) -> bool:
     """A test whose evaluation does nothing but read: names, attributes, constants, compares,
-    boolean operators and `hasattr`/`isinstance`/`callable` (dropping it changes nothing)."""
+    boolean operators and `hasattr`/`isinstance`/`callable`, or calls `allowed` accepts (dropping
+    it changes nothing)."""
     for node in ast.walk(test):
         if isinstance(node, ast.Call):
-            if not (isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "isinstance", "callable")):
+            if not (isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "isinstance", "callable")
+                    or allowed(node)):
                 return False
         elif isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.Subscript,
                                ast.comprehension)):

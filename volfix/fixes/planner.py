@@ -22,6 +22,7 @@ from ..flow import grad_mode
 from .edits import TextEdit
 from ..flow.calls import call_sites
 from ..flow.decided import decided_flag
+from ..flow.grad_mode import literal_truth
 from ..flow.escapes import Follower
 from ..flow.taint import TaintAnalysis, TaintResult
 from ..model import Applicability
@@ -120,6 +121,11 @@ class Planner:
             if self.ctx.covered(source.node):
                 # Nothing records in there, so whether the argument requires grad cannot matter.
                 self.outcome(source, SAFE, "already inside a grad-disabled region", source.own_edits, weight=W_INFO)
+                continue
+            if source.flag is not None and reads_grad_mode(self.index, source.flag.node):
+                self.outcome(source, SAFE, "the flag reads `torch.is_grad_enabled()`, which PyTorch 0.4 added when "
+                                           "it stopped reading `volatile=`: the flag never did anything, so only "
+                                           "unwrapped", source.own_edits, weight=W_INFO)
                 continue
             by_scope.setdefault(id(source.scope), []).append(source)
         for scoped in by_scope.values():
@@ -403,6 +409,9 @@ class Planner:
             text, imports = ctx.spell("torch.no_grad", node)
             return f"{text}()", imports
         flag = group.flag
+        # a local bound once to a false literal (`volatile = False`, then `volatile=volatile`; a
+        # true one makes the source always volatile, `Follower.resolve_local_flag`)
+        literal = flag.text == self.segment(flag.node) and literal_truth(flag.node) is not None
         nested = any(o.flag is None and o is not group and o.placement and o.placement.runs
                      and any(r.contains(mine) for r in o.placement.runs for mine in group.placement.runs)
                      for o in all_groups)
@@ -411,7 +420,7 @@ class Planner:
             null, i2 = ctx.spell("contextlib.nullcontext", node)
             return f"{no_grad}() if {flag.text} else {null}()", i1 | i2
         enabled, imports = ctx.spell("torch.set_grad_enabled", node)
-        return f"{enabled}({negate(flag, self.segment, self.index)})", imports
+        return f"{enabled}({'True' if literal else negate(flag, self.segment, self.index)})", imports
 
     def decided_true(self, group: Group) -> bool:
         """Every run of a flag's region lies where an enclosing `if` has tested the flag true
@@ -481,6 +490,13 @@ class Planner:
     def finalize(self) -> None:
         """Merge what every source said about each finding into its fix (`fixes.outcomes`)."""
         Finalizer(self.ctx.findings, self.groups, self.holdings, self.placer).run()
+
+
+def reads_grad_mode(index, flag: ast.AST) -> bool:
+    """A flag computed from `torch.is_grad_enabled()` (`volatile = not torch.is_grad_enabled()`):
+    code written for 0.4 or later, where `volatile=` was already ignored, and where the region
+    it asks for (`set_grad_enabled(torch.is_grad_enabled())`) would change nothing."""
+    return any(isinstance(n, ast.Call) and index.qual(n.func) == "torch.is_grad_enabled" for n in ast.walk(flag))
 
 
 def flag_bound_inside(group: Group) -> Optional[str]:

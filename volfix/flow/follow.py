@@ -31,6 +31,7 @@ from ..files.prefilter import helper_hint
 from ..project.facts import VOLATILE_PARAM
 from ..syntax.index import FUNCTIONS
 from .calls import argument_for, call_sites, flag_kind, mapper_calls
+from .grad_mode import literal_truth
 from .instances import constructor_flag, instance_sites
 from .taint import TaintAnalysis
 from .taint_items import Items, reaches_only
@@ -197,6 +198,9 @@ class HelperFollower:
             return
         value = self.local_value(source.flag.node, source.scope)
         if value is not source.flag.node:
+            if literal_truth(value) is (not source.flag.negated):  # `volatile = True`: always volatile
+                source.flag = None
+                return
             source.flag.node = value
             source.flag.text = self.src.segment(value)
 

@@ -51,7 +51,12 @@ class VolatileFlagInVariableCall(Rule):
     (`volatile=not train` becomes `set_grad_enabled(train)`, `volatile=phase == "val"` becomes
     `set_grad_enabled(phase != "val")`, `volatile=not self.training and not self.search` becomes
     `set_grad_enabled(self.training or self.search)`; a flag read from a local such as
-    `not_training = not training` is followed to `training`). `set_grad_enabled` takes a bool
+    `not_training = not training` is followed to `training`; one bound to `True` makes the value
+    always volatile, and the region is `torch.no_grad()`; such a local, read by nothing but
+    `volatile=` arguments, goes with them). A flag computed from `torch.is_grad_enabled()`
+    (`volatile = not torch.is_grad_enabled()`) is code written for 0.4, which added that function
+    and stopped reading `volatile=`: the call is only unwrapped, with no
+    `set_grad_enabled(torch.is_grad_enabled())` region. `set_grad_enabled` takes a bool
     and raises TypeError for anything else, where 0.3's `volatile=` took any integer: a flag
     left without its `not` that volfix cannot tell is a bool (a parameter without a `True` or
     `False` default, an `int` option, `self.search = 0`) is spelled `bool(train)`. Known
