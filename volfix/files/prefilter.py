@@ -46,13 +46,8 @@ and for notebooks (JSON keeps these words verbatim in cell sources).
                                suppression needs a `# volfix: ignore` or `# noqa: VF...`
 
 Two stages. First C-speed `in` scans for the plain substrings (most files stop here).
-Then, for the few files left, each occurrence is checked: a *word* (not `VariableTracker`,
-`volatile_reads`) that is *in code*: an occurrence is ignored only when its line, before
-it, holds a `#` and no quote character at all. That rule never hides code: if the `#` does
-not start a comment it is inside a string, and a string that ends before the occurrence
-puts a quote in front of it. (Docstrings are not detected; the engine handles them.) In
-notebooks, a JSON escape (`\\n`) before a word counts as a word boundary, and every cell
-line holds a quote, so notebook occurrences always count.
+Then, for the few files left, each occurrence is checked: a *word* that is *in code*
+(`files.code_words`).
 
 A code without a decision here makes every file a candidate (`compile_prefilter`), so a new
 rule is never silently starved; `tests/test_prefilter.py` asks every registered code for one.
@@ -79,164 +74,11 @@ import re
 from dataclasses import dataclass
 from typing import Callable, FrozenSet, Iterable, Optional, Tuple
 
+from .code_words import (ANY_STAR_IMPORT, AS, BACKSLASH, DOT_AFTER, GAP_BYTES, IDENT_BYTES, JSON_ESCAPES,
+                         STAR_IMPORT, after_dot, attribute_key_or_keyword, code_word, in_comment, in_import,
+                         keyword, starts_word)
+
 Predicate = Callable[[bytes], bool]
-
-_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-                         ) | frozenset(range(0x80, 0x100))
-_BACKSLASH = 92
-_JSON_ESCAPES = frozenset(b"nrt")
-# Whitespace and backslash continuations; in a notebook's JSON also `"` and `,` between the
-# lines of a cell's source.
-_GAP_BYTES = frozenset(b" \t\r\n\f\",")
-
-
-def _starts_word(data: bytes, i: int) -> bool:
-    if i == 0:
-        return True
-    prev = data[i - 1]
-    if prev not in _IDENT_BYTES:
-        return True
-    # `\nVariable` in a notebook's JSON: the escape ends the previous line.
-    return prev in _JSON_ESCAPES and i >= 2 and data[i - 2] == _BACKSLASH
-
-
-def _in_comment(data: bytes, i: int) -> bool:
-    """True only when the occurrence at `i` is certainly not code (see module docstring)."""
-    prefix = data[max(data.rfind(b"\n", 0, i), data.rfind(b"\r", 0, i)) + 1:i]  # a lone CR ends a line too
-    return b"#" in prefix and b'"' not in prefix and b"'" not in prefix
-
-
-def _code_word(word: bytes, context: Optional[Callable[[bytes, int, int], bool]] = None
-               ) -> Predicate:
-    """Whether `word` occurs as a whole word, outside comments (and, with `context`, where
-    `context(data, start, end)` accepts it)."""
-    n = len(word)
-
-    def test(data: bytes) -> bool:
-        find = data.find
-        end = len(data)
-        i = find(word)
-        while i >= 0:
-            j = i + n
-            if (j >= end or data[j] not in _IDENT_BYTES) and _starts_word(data, i) \
-                    and not _in_comment(data, i) and (context is None or context(data, i, j)):
-                return True
-            i = find(word, j)
-        return False
-
-    return test
-
-
-_QUOTES = frozenset(b"'\"")
-_SPACE_BYTES = frozenset(b" \t\r\n\f")
-
-
-def _keyword(data: bytes, start: int, end: int) -> bool:
-    """`volatile` followed by `=` (not `==`): a keyword argument."""
-    n = len(data)
-    j = end
-    while j < n and data[j] in b" \t\\":
-        j += 1
-    return j < n and data[j] == 61 and (j + 1 >= n or data[j + 1] != 61)
-
-
-def _attribute_key_or_keyword(data: bytes, start: int, end: int) -> bool:
-    """`volatile` as an attribute (`x.volatile`, `x . volatile`), a string where VF203 reads
-    one (`_volatile_string`) or a keyword (`volatile=`): every form VF2xx looks at. Not: an
-    annotation (`volatile: bool` in a stub), prose in a docstring, `asm volatile`, a
-    descriptor of a class (`Tensor.volatile.__get__`, PyTorch's override tables)."""
-    n = len(data)
-    if start and data[start - 1] in _QUOTES:
-        return _volatile_string(data, start, end)
-    i = start - 1
-    while i >= 0:
-        c = data[i]
-        if c in _QUOTES:  # a notebook's JSON between two lines of a cell, or a string's end
-            return True
-        if c in _SPACE_BYTES or c == _BACKSLASH:
-            i -= 1
-        elif c in _JSON_ESCAPES and i >= 1 and data[i - 1] == _BACKSLASH:  # `\n` in a notebook
-            i -= 2
-        else:
-            break
-    if i >= 0 and data[i] == 46:  # "."
-        return not data.startswith(b".__", end)  # `Tensor.volatile.__get__`: not a flag
-    j = end
-    while j < n and data[j] in b" \t\\":
-        j += 1
-    return j < n and data[j] == 61 and (j + 1 >= n or data[j + 1] != 61)  # "=", not "=="
-
-
-def _volatile_string(data: bytes, start: int, end: int) -> bool:
-    """A quote before `volatile`: whether it is a string VF203 reads, the name of a
-    `getattr(x, "volatile")` / `setattr` / `hasattr` (after a comma), a dict key
-    (`{"volatile": True}`) or a subscript key (`kw["volatile"] = True`). Not
-    `methods.remove("volatile")` (`torch._tensor`). Errs on the side of yes: in a notebook's
-    JSON (escaped quotes), after a string prefix, and across a line break."""
-    if (start >= 2 and data[start - 2] == _BACKSLASH) or _JSON_START.match(data):
-        return True
-    quote = data[start - 1]
-    if end >= len(data) or data[end] != quote:
-        return False  # `"volatile mode"`: not the exact string
-    i = start - 2
-    while i >= 0 and data[i] in b" \t":
-        i -= 1
-    if i < 0 or data[i] in _IDENT_BYTES or data[i] in b"\r\n\\" or data[i] == 44:  # a prefix, a line break, ","
-        return True
-    n = len(data)
-    j = end + 1
-    while j < n and data[j] in b" \t":
-        j += 1
-    return j >= n or data[j] in b":]\r\n\\#"
-
-
-# What may stand between `import` and a name it binds: names, `as`, commas, parentheses,
-# line breaks and continuations, comments, and (a notebook's JSON) quotes.
-# A comment runs to its line's end (a newline, or `\n` in a notebook's JSON): it cannot stop
-# early and hand its words to the first alternative, which made the match exponential in
-# the number of comments.
-_IMPORT_TAIL = re.compile(rb'(?:[\w\s,()\\"]|#(?:[^\r\n\\]|\\(?!n))*(?=\r|\n|\\n|$))*')
-_JSON_SEPARATOR = re.compile(rb'"\s*,\s*"')
-_JSON_START = re.compile(rb"\s*\{")
-_STAR_IMPORT = re.compile(rb"autograd(?:\.variable)?\s+import\s+\*")
-# A star import of any module, at a line start (in a notebook's JSON: after `"` or `\n`).
-_ANY_STAR_IMPORT = re.compile(rb'(?:^|"|\\n)[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*', re.M)
-
-
-def _after_dot(data: bytes, start: int) -> bool:
-    """`.` before `start`, across spaces and a backslash continuation (not a bare line
-    break: `Dynamo.\nVariable trackers` in a docstring is prose)."""
-    i = start - 1
-    while i >= 0 and data[i] in b" \t":
-        i -= 1
-    if i >= 2 and data[i] == 10 and data[i - 1] == 13 and data[i - 2] == _BACKSLASH:
-        i -= 1  # `\\` CRLF: on to the CR
-    if i >= 1 and data[i] in (10, 13) and data[i - 1] == _BACKSLASH:
-        i -= 2
-        while i >= 0 and data[i] in b" \t":
-            i -= 1
-    return i >= 0 and data[i] == 46
-
-
-_AS = re.compile(rb"[ \t]+as[ \t]")
-_DOT_AFTER = re.compile(rb"[ \t]*\.")
-
-
-def _in_import(data: bytes, i: int) -> bool:
-    """Whether the name at `i` is one an `import` statement binds: only names, `as`,
-    commas and comments since the last `import`, and no line break unless a parenthesis
-    is open or the line is continued. In a notebook's JSON the tail is unescaped first."""
-    k = data.rfind(b"import", 0, i)
-    if k < 0 or _IMPORT_TAIL.fullmatch(data, k + 6, i) is None:  # cheap: fails at `=`, `.`
-        return False
-    tail = data[k + 6:i]
-    if _JSON_START.match(data):  # a notebook: `"...import (\n",\n    "    Variable`
-        tail = (_JSON_SEPARATOR.sub(b"", tail).replace(b"\\\\", b"\0").replace(b"\\n", b"\n")
-                .replace(b"\0", b"\\"))
-        if _IMPORT_TAIL.fullmatch(tail) is None:
-            return False
-    breaks = tail.count(b"\n") + tail.count(b"\r") - tail.count(b"\r\n")  # CRLF, CR or LF
-    return breaks == 0 or tail.count(b"(") > tail.count(b")") or breaks == tail.count(b"\\\n") + tail.count(b"\\\r")
 
 
 def _variable_bound_and_used(data: bytes) -> bool:
@@ -247,20 +89,20 @@ def _variable_bound_and_used(data: bytes) -> bool:
     `ag.Variable(...)`). Not: a string (`"Variable",`), prose in a docstring (`Variable
     trackers are ...`), `Variable._execution_engine` (torch's own uses): half of torch's
     own candidates. Errs on the side of yes (an import's tail is only roughly checked)."""
-    bound = _STAR_IMPORT.search(data) is not None
+    bound = STAR_IMPORT.search(data) is not None
     used = False
     find = data.find
     n = len(data)
     i = find(b"Variable")
     while i >= 0:
         j = i + 8
-        if (j >= n or data[j] not in _IDENT_BYTES) and _starts_word(data, i) and not _in_comment(data, i):
-            if _in_import(data, i):
+        if (j >= n or data[j] not in IDENT_BYTES) and starts_word(data, i) and not in_comment(data, i):
+            if in_import(data, i):
                 bound = True
-                used = used or _AS.match(data, j) is not None
+                used = used or AS.match(data, j) is not None
             else:
-                bound = bound or _after_dot(data, i)
-                used = used or _DOT_AFTER.match(data, j) is None
+                bound = bound or after_dot(data, i)
+                used = used or DOT_AFTER.match(data, j) is None
             if bound and used:
                 return True
         i = find(b"Variable", j)
@@ -284,9 +126,9 @@ def _contains(token: bytes) -> Predicate:
 
 
 def _attribute_word(word: bytes, after: Optional[Callable[[bytes, int], bool]] = None) -> Predicate:
-    """`_code_word` for an attribute or method: `word` right after a `.` (and, with `after`,
+    """`code_word` for an attribute or method: `word` right after a `.` (and, with `after`,
     where `after(data, end)` accepts what follows it)."""
-    return _code_word(word, lambda data, start, end: start > 0 and data[start - 1] == 46
+    return code_word(word, lambda data, start, end: start > 0 and data[start - 1] == 46
                       and (after is None or after(data, end)))
 
 
@@ -326,18 +168,18 @@ def has_async_keyword(data: bytes) -> bool:
     n = len(data)
     i = find(b"async")
     while i >= 0:
-        if _starts_word(data, i):
+        if starts_word(data, i):
             j = i + 5
             while j < n:
                 c = data[j]
-                if c in _GAP_BYTES:
+                if c in GAP_BYTES:
                     j += 1
-                elif c == _BACKSLASH:  # a line continuation, or a JSON escape
-                    j += 2 if j + 1 < n and data[j + 1] in _JSON_ESCAPES else 1
+                elif c == BACKSLASH:  # a line continuation, or a JSON escape
+                    j += 2 if j + 1 < n and data[j + 1] in JSON_ESCAPES else 1
                 else:
                     break
             if j < n and data[j] == 61 and (j + 1 >= n or data[j + 1] != 61) \
-                    and not _in_comment(data, i):  # "=", not "=="
+                    and not in_comment(data, i):  # "=", not "=="
                 return True
         i = find(b"async", i + 5)
     return False
@@ -383,10 +225,10 @@ TORCH_VARIABLE = Needs(
     "`autograd.Variable`) and used; or `Variable` and a `volatile=` keyword; or `Variable` "
     "and a star import (`from main import *`: a project module's `Variable`)",
     _any(_family((b"torch", b"Variable", b"autograd"),
-                 (_variable_bound_and_used, _code_word(b"autograd"))),
-         _family((b"Variable", b"volatile"), (_code_word(b"Variable"), _code_word(b"volatile", _keyword))),
-         _family((b"Variable", b"import *"), (_code_word(b"Variable"), lambda data: _ANY_STAR_IMPORT.search(data)
-                                              is not None))))
+                 (_variable_bound_and_used, code_word(b"autograd"))),
+         _family((b"Variable", b"volatile"), (code_word(b"Variable"), code_word(b"volatile", keyword))),
+         _family((b"Variable", b"import *"), (code_word(b"Variable"), lambda data: ANY_STAR_IMPORT.search(data)
+                                             is not None))))
 # Packages built on torch that the files of a project import instead of torch itself (the
 # ones without "torch" in their name; `volfix.rules.volatile_attributes.TORCH_PACKAGES`).
 _TORCH_PACKAGE = re.compile(rb"\b(?:allennlp|fastai|pyro|ignite|onmt|inferno|skorch)\b")
@@ -401,16 +243,16 @@ TORCH_VOLATILE = Needs(
     "`torch` (or a package built on it: allennlp, fastai, pyro, ...), and `volatile` as a word "
     "in code: an attribute (not `.volatile.__get__`), a getattr name or dict key, or a keyword",
     _family((b"volatile",), (lambda data: b"torch" in data or _TORCH_PACKAGE.search(data) is not None,
-                             _code_word(b"volatile", _attribute_key_or_keyword))))
+                             code_word(b"volatile", attribute_key_or_keyword))))
 
 
 def _attribute(data: bytes, start: int, end: int) -> bool:
     """`volatile` as an attribute (`x.volatile`), not a descriptor (`Tensor.volatile.__get__`)
     and not a string or a keyword: what VF201 and VF202 read and write."""
-    return _after_dot(data, start) and not data.startswith(b".__", end)
+    return after_dot(data, start) and not data.startswith(b".__", end)
 
 
-_VOLATILE_ATTRIBUTE = _code_word(b"volatile", _attribute)
+_VOLATILE_ATTRIBUTE = code_word(b"volatile", _attribute)
 
 
 # The modules an import of torch or of a package built on it names
@@ -447,7 +289,7 @@ TORCH_VOLATILE_KEYWORD = Needs(
     "`torch` (or a package built on it), and `volatile=` in code: a keyword argument or a "
     "parameter's default; or, in a file naming neither, a `def` with a `volatile` parameter (the "
     "project decides, as for `VOLATILE_ATTRIBUTE`)",
-    _any(_family((b"volatile",), (names_torch, _code_word(b"volatile", _keyword))), _torchless_volatile_def))
+    _any(_family((b"volatile",), (names_torch, code_word(b"volatile", keyword))), _torchless_volatile_def))
 ASYNC_KEYWORD = Needs("the word `async`, then whitespace and `=`", has_async_keyword)
 _ACCUMULATED_NAME = re.compile(rb'[ \t"]*([A-Za-z_]\w*)[ \t]*\+=')
 # One scan each (a literal prefix makes `re` skip fast): `.data` ending a line (the last: a
@@ -477,7 +319,7 @@ def _indexed_name(data: bytes, name: bytes) -> bool:
     token = name + b"[0]"
     i = data.find(token)
     while i >= 0:
-        if i == 0 or (data[i - 1] not in _IDENT_BYTES and data[i - 1] != 46):
+        if i == 0 or (data[i - 1] not in IDENT_BYTES and data[i - 1] != 46):
             return True
         i = data.find(token, i + 1)
     return False
@@ -508,7 +350,7 @@ def asks_other_files(data: bytes) -> bool:
 DATA_RESIZE = Needs("`.data.resize_` in code", _family((b".data.resize_",), (
     _attribute_word(b"data", lambda data, end: data.startswith(b".resize_", end)),)))
 # VF404: `torch.cat(values)` of 0-dim values.
-CONCATENATION = Needs("`cat(` and `torch` in code", _family((b"cat(", b"torch"), (_code_word(b"cat"),)))
+CONCATENATION = Needs("`cat(` and `torch` in code", _family((b"cat(", b"torch"), (code_word(b"cat"),)))
 # VF405: an element of a plain tensor (`.data`, a constructor's) as the key of a dict the file builds.
 _PLAIN_TENSORS = (b".data", b"Tensor(", b"from_numpy(", b"arange(", b"randperm(")
 
@@ -556,7 +398,7 @@ BACKWARD_GRADIENT = Needs(
     _family((b".backward(",), (lambda data: any(token in data for token in _GRADIENT_MAKERS),)))
 # VF302: `retain_variables=` in a call.
 RETAIN_VARIABLES = Needs("`retain_variables` as a word in code", _family((b"retain_variables",), (
-    _code_word(b"retain_variables"),)))
+    code_word(b"retain_variables"),)))
 # VF303: `x.multinomial()` without a sample count (only keywords other than `num_samples`).
 _COUNTLESS = re.compile(rb"\(\s*(?:\)|replacement|generator)")
 MULTINOMIAL_SAMPLES = Needs("`.multinomial(` followed by `)` or a `replacement=` or `generator=` keyword", _family(
@@ -567,7 +409,7 @@ STOCHASTIC_REINFORCE = Needs("`.reinforce(` in code", _family((b".reinforce(",),
 LEGACY_FUNCTION = Needs(
     "`Function` and `def forward(self` in code, or `)(`: a call of what a call made (`Fn(7, 7)(x, rois)` of a "
     "class another module defines)",
-    _any(_family((b"def forward(self", b"Function"), (_code_word(b"Function"),)), _family((b")(",), ())))
+    _any(_family((b"def forward(self", b"Function"), (code_word(b"Function"),)), _family((b")(",), ())))
 # VF001/VF002: no token of their own; reported for files another rule needs (module docstring).
 TOKENLESS = Needs("nothing of its own: reported for files another rule needs", lambda data: False)
 

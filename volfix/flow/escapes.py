@@ -21,7 +21,8 @@ from .shapes import moved_module
 from .taint import TaintAnalysis
 from .taint_items import returned_items
 from .bindings import NameBindings
-from .values import calls_a_module, key_of, likely_grad
+from .consumed import consumed, framework_method, hands_back
+from .values import key_of
 
 
 # Returned containers: the caller may take the item that is not volatile.
@@ -294,7 +295,7 @@ class Follower(HelperFollower):
             if len(chain) > MAX_HANDED:
                 break
             for _, caller, taint in self._calls_of(fn):
-                if isinstance(caller, FUNCTIONS) and id(caller) not in seen and _hands_back(taint):
+                if isinstance(caller, FUNCTIONS) and id(caller) not in seen and hands_back(taint):
                     seen.add(id(caller))
                     chain.append(caller)
         return None
@@ -354,7 +355,7 @@ class Follower(HelperFollower):
                                    f"the call of `{fn.name}()` at line {site.lineno} trains on the result")  # type: ignore[attr-defined]
             if found is not None:
                 return found
-            if isinstance(caller, FUNCTIONS) and id(caller) not in seen and depth < MAX_HANDED and _hands_back(taint):
+            if isinstance(caller, FUNCTIONS) and id(caller) not in seen and depth < MAX_HANDED and hands_back(taint):
                 seen.add(id(caller))
                 found = self._callers_consume(caller, group, names, backward_only,
                                               f"{what} (line {site.lineno}), handed back by `{caller.name}()`", seen,
@@ -593,39 +594,3 @@ def _attribute_targets(target: ast.AST, attr: str) -> List[ast.Attribute]:
     """The `<name>.<attr>` stores among an assignment's targets."""
     return [t for t in ast.walk(target) if isinstance(t, ast.Attribute) and t.attr == attr
             and isinstance(t.value, ast.Name)]
-
-
-def framework_method(fn: ast.AST, index) -> bool:
-    """`forward`, `__call__`...: frameworks call it for you, its callers cannot be followed."""
-    return index.method_class(fn) is not None and (
-        fn.name in FRAMEWORK_METHODS or (fn.name.startswith("__") and fn.name.endswith("__")))  # type: ignore[attr-defined]
-
-
-def _hands_back(taint) -> bool:
-    """The function `taint` follows returns (or yields) what it computed from the value."""
-    return any(e.kind in ("return", "yield") for e in taint.escapes)
-
-
-def consumed(index, taint, fn: ast.AST, names: NameBindings, backward_only: bool, what: str,
-             trains: str) -> Optional[str]:
-    """Why computing on in `fn` (where `taint` follows the region's output) tells the fix
-    from 0.3, which kept everything computed from that output volatile (fact 4)."""
-    if taint.training:
-        stmt, step = taint.training[0]
-        return f"unsafe fix: {trains} (`{step}` at line {stmt.lineno})"
-    if backward_only:
-        return None
-    meets = [s for s in taint.uses_outside() if id(s) in taint.meeting
-             and any(likely_grad(index, p, fn) for p in taint.partners.get(id(s), ()))]
-    if meets:
-        # a plain tensor now: combined with one that requires grad, it records
-        return (f"unsafe fix: {what} meets a value that may require grad at line {meets[0].lineno}, "
-                "where 0.3 kept it volatile")
-    modules = [s for s in taint.uses_outside() if id(s) in taint.recording
-               and calls_a_module(index, names, s, s) is not None]
-    if modules:
-        # `scores = classifier(h)`: the module's parameters require grad, so its output
-        # records a graph
-        return (f"unsafe fix: {what} goes through a module at line {modules[0].lineno}, which records "
-                "a graph where 0.3 kept it volatile")
-    return None

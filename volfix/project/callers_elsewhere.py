@@ -33,7 +33,7 @@ import functools
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..files.prefilter import _in_comment
+from ..files.code_words import in_comment
 from ..flow.calls import ELSEWHERE_ATTRIBUTE as ATTRIBUTE, FRAMEWORK_METHODS
 from .modules import notebook_code
 from .words import _WORD, _any_word, _module_word
@@ -288,10 +288,10 @@ def _uses(raw: bytes, wanted) -> Tuple[Dict[Tuple[str, bool], int], Dict[Tuple[s
         key = (m.group(2).decode("ascii"), m.group(1) is not None)
         after = m.group(3)
         if after and after.endswith(b"("):
-            if key not in sites and not _a_definition(raw, m.start()) and not _in_comment(raw, m.start()):
+            if key not in sites and not _a_definition(raw, m.start()) and not in_comment(raw, m.start()):
                 sites[key] = m.start()
             continue
-        if after or key in used or raw[m.start() - 1:m.start()] in (b"'", b'"') or _in_comment(raw, m.start()):
+        if after or key in used or raw[m.start() - 1:m.start()] in (b"'", b'"') or in_comment(raw, m.start()):
             continue  # bound (`name =`), read further (`name.x`, `name y`), or named in a string or comment
         line = raw[raw.rfind(b"\n", 0, m.start()) + 1:m.start()].lstrip()
         if not line.startswith(_NOT_A_USE) and not line.endswith(b"def "):
@@ -315,7 +315,7 @@ def computing_call(index, name: str, attribute: bool, first: int) -> Optional[in
     `.cpu().numpy()`). `first` (the first call in the bytes) when the file did not parse (`index`
     None: not Python 3, or not decodable), so that what it does with the result is unseen."""
     from ..flow.bindings import NameBindings
-    from ..flow.escapes import consumed
+    from ..flow.consumed import consumed
     from ..flow.taint import TaintAnalysis
 
     if index is None:
@@ -342,7 +342,7 @@ def computing_read(index, attr: str, first: int) -> Optional[int]:
     """The line of a read `x.attr` (not on `self`) in this file whose value the reader computes
     with as `computing_call` judges a call's result; `first` when the file did not parse."""
     from ..flow.bindings import NameBindings
-    from ..flow.escapes import consumed
+    from ..flow.consumed import consumed
     from ..flow.taint import TaintAnalysis
 
     if index is None:

@@ -9,7 +9,7 @@ import os
 import re
 from typing import Callable, Dict, List, Set
 
-from ..files.prefilter import _in_comment as in_comment
+from ..files.code_words import in_comment
 
 
 def _module_word(path: str) -> bytes:

@@ -1,18 +1,18 @@
 """VF401: `loss.data[0]` on values that are 0-dim tensors since PyTorch 0.4."""
 import ast
-from typing import Optional, Tuple
+from typing import Optional
 
 from ..files import prefilter
 from ..fixes.edits import TextEdit
-from ..flow.bindings import Element, NameBindings
-from ..flow.calls import bound_positional, call_sites, passed_argument
-from ..flow.scalars import SAME_ELEMENTS, ScalarValues
+from ..flow.bindings import NameBindings
+from ..flow.scalars import ScalarValues
 from ..flow.shapes import is_zero
 from ..model import Applicability
-from ..syntax import names as nm
 from .base import Rule, on
-from .loss_values import (MOVES, WORD, bound_to_full_index, full_index, index_parts, loss_callee,
-                          loss_named, made_by_loss_callee, unknown_factors)
+from .loss_values import (MOVES, bound_to_full_index, full_index, index_parts, loss_callee, loss_named,
+                          made_by_loss_callee, unknown_factors)
+from .scalar_evidence import accumulated_unknowns, loss_dict_member, losses_passed, scalar_helper
+
 
 INDEX_MESSAGE = "`[0]` on a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
 NUMPY_MESSAGE = "`[0]` on the NumPy array of a 0-dim tensor raises since PyTorch 0.4; use `.item()`"
@@ -305,15 +305,15 @@ class ScalarDataIndex(Rule):
                 f"`.item()` raises")
         if scalars.accumulated_parameter(subject, node):
             return subject, Applicability.UNSAFE, _accumulator_note(shown)
-        passed = _losses_passed(subject, node, ctx, scalars)
+        passed = losses_passed(subject, node, ctx, scalars)
         if passed is not None:
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: every call of `{passed[0]}()` in this file passes {passed[2]} for "
                 f"`{shown}` ({passed[1]}); a call from elsewhere with several elements would make `.item()` raise")
-        scalar_helper = _scalar_helper(subject, node, ctx, scalars.names)
-        if scalar_helper is not None:
+        helper = scalar_helper(subject, node, ctx, scalars.names)
+        if helper is not None:
             return subject, Applicability.UNSAFE, (
-                f"unsafe fix: `{scalar_helper}()` is named for a scalar and `{shown}` is its parameter; a call "
+                f"unsafe fix: `{helper}()` is named for a scalar and `{shown}` is its parameter; a call "
                 f"with several elements would make `.item()` raise")
         made = made_by_loss_callee(subject, ctx, scalars, node)
         if made is not None:
@@ -328,7 +328,7 @@ class ScalarDataIndex(Rule):
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: volfix cannot tell that `{shown}` has one element ({why}); if it has "
                 f"several, `.data[0]` meant the first and `.item()` raises")
-        member = _loss_dict_member(subject, node, ctx, scalars)
+        member = loss_dict_member(subject, node, ctx, scalars)
         if member is not None:
             return subject, Applicability.UNSAFE, (
                 f"unsafe fix: `{shown}` is a value of `{member[0]}`, which holds {member[1]}: volfix cannot tell "
@@ -346,7 +346,7 @@ class ScalarDataIndex(Rule):
         if not scalars.one_element(subject, node):
             if scalars.accumulated_parameter(subject, node):
                 return subject, Applicability.UNSAFE, _accumulator_note(shown)
-            unknown = _accumulated_unknowns(subject, node, scalars)
+            unknown = accumulated_unknowns(subject, node, scalars)
             if unknown:
                 names = ", ".join(f"`{ctx.src.segment(u)}`" for u in dict.fromkeys(unknown))
                 return subject, Applicability.UNSAFE, (
@@ -422,26 +422,6 @@ def _numpy_of(expr: ast.AST) -> Optional[ast.AST]:
             expr = expr.func.value
         else:
             return expr
-
-
-def _accumulated_unknowns(subject: ast.AST, at: ast.AST, scalars: ScalarValues) -> list:
-    """`total_loss[0]` after `total_loss = 0` and `total_loss += word_cnt * criterion(out, y).data`
-    (PyTorch_GBW_LM: `word_cnt` comes out of a batch tuple): the names volfix cannot type in
-    the terms, when every other binding is a number or one element and each term is arithmetic
-    `unknown_factors` accepts. [] otherwise."""
-    if not isinstance(subject, ast.Name):
-        return []
-    unknown: list = []
-    for value in scalars.names.bindings(subject.id, at) or []:
-        if not isinstance(value, ast.AST):
-            return []
-        if scalars.scalar(value, at, 0) or scalars.one_element(value, at):
-            continue
-        found = unknown_factors(value, at, scalars)
-        if not found:
-            return []
-        unknown += found
-    return unknown
 
 
 def _comparison(subject: ast.AST, at: ast.AST, names: NameBindings) -> Optional[str]:
@@ -528,82 +508,3 @@ def _accumulator_note(shown: str) -> str:
             f"elements `[0]` meant the first and `.item()` raises")
 
 
-def _own_parameter(subject: ast.AST, at: ast.AST, ctx, names: NameBindings):
-    """The function reading `subject` when it is a parameter of it never bound again there,
-    or bound again only where that cannot reach the read (`err = err.data[0]` first thing in
-    `def show(err)`)."""
-    fn = ctx.index.own_parameter(subject, at)
-    if fn is None and isinstance(subject, ast.Name):
-        scope = ctx.index.function_of(at)
-        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and subject.id in nm.function_params(scope) \
-                and names.bindings(subject.id, at) == [None]:
-            fn = scope
-    return fn if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-
-
-def _scalar_helper(subject: ast.AST, at: ast.AST, ctx, names: NameBindings) -> Optional[str]:
-    """`def unwrap_scalar_variable(var): ... return var.data[0]` (jihunchoi's helper, called from
-    other files): a function named for a scalar reading its parameter's first element."""
-    fn = _own_parameter(subject, at, ctx, names)
-    if fn is None or not any(word.lower() == "scalar" for word in WORD.findall(fn.name)):
-        return None
-    return fn.name
-
-
-def _losses_passed(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) -> Optional[Tuple[str, str, str]]:
-    """(function, the arguments, what they are) when `subject` is a parameter of the function reading it,
-    not rebound where that reaches the read, and every call of that function in this file passes a value named
-    like a loss, or certainly one element, for it (`def _get_data(self, d): return
-    d.data[0]`, called as `self._get_data(g_loss)`, `self._get_data(d_adv_loss)`; `unwrap(x.sum())`)."""
-    fn = _own_parameter(subject, at, ctx, scalars.names)
-    if fn is None:
-        return None  # not a parameter, or one the function binds where it reaches the read
-    sites, other = call_sites(ctx.index, fn)
-    if not sites or other:
-        return None
-    positional = bound_positional(fn, method=ctx.index.method_class(fn) is not None)
-    args, losses = [], True
-    for site in sites:
-        arg, known = passed_argument(site, positional, subject.id)
-        if arg is None or not known:
-            return None
-        named = loss_named(arg)
-        if not named and not scalars.one_element(arg, site):
-            return None
-        losses = losses and named
-        args.append(ctx.src.segment(arg))
-    return (fn.name, ", ".join(f"`{a}`" for a in list(dict.fromkeys(args))[:3]),
-            "a loss" if losses else "a loss or one element")
-
-
-def _loss_dict_member(subject: ast.AST, at: ast.AST, ctx, scalars: ScalarValues) -> Optional[Tuple[str, str]]:
-    """(the dict, what it holds) when `subject` is a name bound only as a value of a dict walked
-    with `.items()` or `.values()` (also through `sorted(...)`), every value of which is one
-    element or named like a loss, one at least so (Sundrops' `for key, var in
-    self._event_summaries.items()`, each stored from `self._losses[k]`, a dict written
-    elsewhere too); else None."""
-    if not isinstance(subject, ast.Name):
-        return None
-    bindings = scalars.names.bindings(subject.id, at)
-    dicts = []
-    for binding in bindings:
-        if not isinstance(binding, Element):
-            return None
-        iterable = binding.iterable
-        while isinstance(iterable, ast.Call) and len(iterable.args) == 1 and not iterable.keywords \
-                and any(scalars._builtin(iterable.func, name, at) for name in SAME_ELEMENTS):
-            iterable = iterable.args[0]
-        if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args
-                and (iterable.func.attr, binding.path) in (("items", (1,)), ("values", ()))):
-            return None
-        dicts.append(iterable.func.value)
-    texts = {ctx.src.segment(d) for d in dicts}
-    if len(texts) != 1:
-        return None
-    stored = scalars.stored_values(dicts[0], at)
-    if not stored:
-        return None
-    named = [v for v in stored if loss_named(v)]
-    if not named or not all(v in named or scalars.one_element(v, v) for v in stored):
-        return None
-    return texts.pop(), ", ".join(f"`{ctx.src.segment(v)}`" for v in named[:2]) + (" ..." if len(named) > 2 else "")
