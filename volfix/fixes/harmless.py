@@ -4,7 +4,8 @@ A region may cover statements that cannot record a graph or change a grad-depend
 `inert` ones (docstrings, constants, `model.eval()`, logging, `AverageMeter()` set-up), which
 never keep a function from becoming a decorator, and `harmless` ones (assignments of values
 without autograd history, of a `torch.nn` module made but not run, `pass`/`break`, asserts
-calling nothing that may record, `if`s of such statements), which never split a region in two.
+calling nothing that may record, `if`s of such statements and `for i in range(n)` loops of
+them), which never split a region in two.
 """
 from __future__ import annotations
 
@@ -138,7 +139,8 @@ class StatementKinds:
         """A statement that cannot record a graph or change a grad-dependent result, so a region
         may cover it: `inert` ones, assignments of values without autograd history
         (`n += x.size(0)`, `name = prefix + "_x"`), moves (`a = b`), `pass`/`break`/`continue`,
-        `assert` statements calling nothing that may record, and `if` statements on such values holding only such statements. Remembered: the
+        `assert` statements calling nothing that may record, and `if` statements on such values (and
+        `for` loops over `range(...)` of them) holding only such statements. Remembered: the
         planner asks about the same statements for every region of a long script."""
         key = (id(stmt), id(scope))
         found = self._harmless.get(key)
@@ -154,13 +156,28 @@ class StatementKinds:
             return value is not None and (self.free(value, scope) or only_names(value)
                                           or self.module_made(value, scope))
         if isinstance(stmt, ast.Expr):
-            return self.free(stmt.value, scope) or self.list_growth(stmt.value, scope)
+            return self.free(stmt.value, scope) or self.list_growth(stmt.value, scope) \
+                or self.meter_call(stmt.value, scope)
         if isinstance(stmt, ast.Assert):  # a truth test, kept nowhere: only its calls could record
             return all(not isinstance(n, ast.Call) or self.free(n, scope) for n in ast.walk(stmt))
         if isinstance(stmt, ast.If):
             return self.free(stmt.test, scope) and all(
                 self.harmless(s, scope) for s in stmt.body + stmt.orelse)
+        if isinstance(stmt, ast.For):
+            # `for i in range(len(targets)): feats[idx + i] = np.array(out[i].data.cpu().numpy())`
+            return self.counted(stmt.iter, scope) and isinstance(stmt.target, ast.Name) and all(
+                self.harmless(s, scope) for s in stmt.body + stmt.orelse)
         return False
+
+    def counted(self, iterable: ast.AST, scope: ast.AST) -> bool:
+        """`range(...)` (Python 2's `xrange`; also under `enumerate`, `reversed`) of values without
+        autograd history: iterating it records nothing."""
+        if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and not iterable.keywords
+                and len(iterable.args) >= 1 and self.index.lookup_for(iterable.func)(iterable.func.id) is None):
+            return False
+        if iterable.func.id in ("enumerate", "reversed") and len(iterable.args) == 1:
+            return self.counted(iterable.args[0], scope)
+        return iterable.func.id in ("range", "xrange") and all(self.free(a, scope) for a in iterable.args)
 
     def module_made(self, value: ast.AST, scope: ast.AST) -> bool:
         """`interpo = nn.Upsample(size=(o_h, o_w), mode='bilinear')`: a `torch.nn` module made,
@@ -185,6 +202,16 @@ class StatementKinds:
             return False
         made = self.only_assigned(scope)(value.func.value.id)
         return bool(made) and all(isinstance(v, (ast.List, ast.ListComp)) for v in made)
+
+    def meter_call(self, value: ast.AST, scope: ast.AST) -> bool:
+        """`skip_ratios.set_len(len(skips))` on a name the scope binds only to a bookkeeping
+        object (`skip_ratios = ListAverageMeter()`), given values without autograd history."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name)):
+            return False
+        made = self.only_assigned(scope)(value.func.value.id)
+        return bool(made) and all(self.bookkeeping(v) for v in made) and all(
+            self.free(a, scope) for a in list(value.args) + [k.value for k in value.keywords])
 
     def bookkeeping(self, value: ast.AST) -> bool:
         """`time.time()`, `AverageMeter()`: set-up that no grad mode can change."""

@@ -41,6 +41,7 @@ PURE_CALLS = KILL_FUNCS | frozenset({"list", "tuple", "dict", "set", "zip", "enu
                                      "reversed", "range", "min", "max", "sum", "map", "filter",
                                      "iter", "next", "any", "all", "open", "setattr", "vars"})
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+NUMPY_MODULES = frozenset({"np", "numpy", "np.random", "numpy.random", "np.linalg", "numpy.linalg"})
 MAX_LOOP_ROUNDS = 8
 
 Key = str  # "x" or "self.priors"
@@ -213,6 +214,7 @@ def autograd_free(node: ast.AST, values_of: Optional[Callable[[str], Optional[li
     that builds on itself, `history = torch.cat([history, h.detach()])`, is free when every
     other value is). Tensors too: a fresh one (`torch.from_numpy(a)`, `Variable(x.data)`),
     moved or joined free ones (`v.cuda()`, `torch.cat([...])`), either side of a conditional;
+    what a NumPy function returns (`np.array(h.data.cpu().numpy())`);
     with `callee_free`, the calls it vouches for (a function of the file returning such values)."""
     def free(sub: ast.AST, deeper: int = depth) -> bool:
         return autograd_free(sub, values_of, deeper, callee_free, pending)
@@ -257,6 +259,8 @@ def _free_call(node: ast.Call, free: Callable[[ast.AST], bool], callee_free) -> 
         if isinstance(func.value, ast.Constant) or key_of(func.value) in ("os", "os.path") \
                 or func.attr in STRING_METHODS:
             return True  # `"".join(chars)`, `name.replace(" ", "_")`, `os.path.basename(p)`
+        if key_of(func.value) in NUMPY_MODULES:
+            return True  # `np.array(h.data.cpu().numpy())`: an array or a number, never a graph
         if key_of(func.value) == "torch":
             if func.attr in FRESH_TENSORS:
                 return not any(k.arg == "requires_grad" for k in node.keywords)
