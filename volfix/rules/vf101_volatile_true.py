@@ -56,7 +56,9 @@ class VolatileInVariableCall(Rule):
     (through assignments, loops and containers; returning, copying or appending a value only
     moves it) go under `torch.no_grad()`. A statement between them that reads no volatile value
     stays outside and the region is split around it, unless it cannot record a graph
-    (constants, logging, arithmetic on Python numbers, moves). A call that trains
+    (constants, logging, arithmetic on Python numbers, moves, NumPy copies such as
+    `feats[i] = np.array(h.data.cpu().numpy())` and `for i in range(n)` loops of them, a
+    method of a `...Meter()` given plain values). A call that trains
     (`backward()`, `torch.autograd.grad()`, an optimizer `step()`, or a function of the file
     that does, followed through its callees with the call's literal flags, also where a callee
     passes its own on by name: `run_one_epoch(loader, training=False)` calling `make_step(data,
