@@ -222,21 +222,21 @@ class ScalarDataIndex(Rule):
     def subscript(self, node, ctx):
         if not (isinstance(node.ctx, ast.Load) and is_zero(node.slice)):
             return
-        if _indexed_again(node, ctx):
+        if indexed_again(node, ctx):
             return
         attribute = node.value
         scalars = ScalarValues(ctx.index)  # one per read: its memos serve each question below
         listed = _listed(attribute)
         moved = _moved_data(attribute) if listed is None else None
         if listed is not None:  # `loss.data.tolist()[0]`: 0.3's list of one number, a number today
-            found = self._data_index(listed, node, ctx, scalars)
+            found = self.data_index(listed, node, ctx, scalars)
             found = found and (found[0], found[1], found[2] and found[2].replace("`.data[0]`", "`[0]`"),
                                TOLIST_MESSAGE)
         elif moved is not None:  # `loss.data.cpu()[0]`: `loss.data[0]`, moved first
-            found = self._data_index(moved, node, ctx, scalars)
+            found = self.data_index(moved, node, ctx, scalars)
             found, listed = found and (found[0], found[1], found[2], INDEX_MESSAGE), moved
         elif isinstance(attribute, ast.Attribute) and attribute.attr == "data":
-            found = self._data_index(attribute.value, node, ctx, scalars)
+            found = self.data_index(attribute.value, node, ctx, scalars)
         else:
             found = self._plain_index(attribute, node, ctx, scalars)
         if not found:
@@ -280,7 +280,7 @@ class ScalarDataIndex(Rule):
                    fix=ctx.edit_fix(applicability, title, [edit]))
 
     @staticmethod
-    def _data_index(subject, node, ctx, scalars: ScalarValues):
+    def data_index(subject, node, ctx, scalars: ScalarValues):
         """`x.data[0]`: reported when `x` is certainly one element (safe), a full index
         `t[i, j]` or a value named like a loss (unsafe)."""
         shown = ctx.src.segment(subject)
@@ -494,7 +494,7 @@ def _view_note(shown: str, attribute: str, replacement: str) -> str:
             f"if `{shown}` was a plain tensor, 0.3's `[0]` was a number and this line raised there")
 
 
-def _indexed_again(node: ast.Subscript, ctx) -> bool:
+def indexed_again(node: ast.Subscript, ctx) -> bool:
     """`loss.data[0][0]`, `x.data[0][1:]`: code that ran on 0.3 indexed what `[0]` gave, so it
     was a row of a value with two or more dimensions, never a Python number. No reduction
     changed such a value's rank in 0.4: the read still works, and `.item()[0]` would raise."""

@@ -19,7 +19,7 @@ NO_GRAD_STYLES = ("auto", "with", "decorator")
 class Config:
     # Rule selection, as in ruff: prefixes such as "VF1" or "VF101", or "ALL" (every rule).
     # The default, "VF", is every rule that is on by default: a prefix shorter than a code
-    # does not switch on VF010 or VF104.
+    # does not switch on VF010, VF104 or VF407.
     select: Tuple[str, ...] = ("VF",)
     ignore: Tuple[str, ...] = ()
     extend_select: Tuple[str, ...] = ()
