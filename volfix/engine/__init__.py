@@ -52,7 +52,7 @@ def _check_text(source: Union[str, bytes], *, path: str, config: Config, with_fi
     if with_fixes:
         keep = links is not None and links.star_exported
         diagnostics = with_fix_edits(text, analysis, options, keep_variable_import=keep, wanted=fixes_for)
-    return FileResult(path=path, diagnostics=tuple(diagnostics), source=text)
+    return FileResult(path=path, diagnostics=tuple(diagnostics), source=text, undecided=analysis.undecided)
 
 
 def fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fixes: bool = False,
@@ -78,7 +78,8 @@ def _fix_text(source: Union[str, bytes], *, path: str, config: Config, unsafe_fi
     diagnostics.sort(key=lambda d: (d.cell or 0, d.location, d.code))
     return FileResult(path=path, diagnostics=tuple(diagnostics), source=text, fixed_source=fixed,
                       fixed_count=len(applied), changed=fixed != text,
-                      applied_codes=tuple(d.code for d in applied), applied=tuple(applied))
+                      applied_codes=tuple(d.code for d in applied), applied=tuple(applied),
+                      undecided=final.undecided)
 
 
 def decode(source: Union[str, bytes]):

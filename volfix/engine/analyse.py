@@ -43,6 +43,8 @@ class Analysis:
     groups: List[FixGroup] = field(default_factory=list)
     doc: Optional[Document] = None
     ctx: Optional[RuleContext] = None
+    # VF407's reads when VF407 is not selected: a clean `check` names how many it left undecided
+    undecided: int = 0
 
 
 @dataclass
@@ -106,6 +108,8 @@ def analyse(text: str, options: Options, doc: Optional[Document] = None,
             groups = {}
     analysis = finish(doc.text, diagnostics, list(groups.values()), options, doc)
     analysis.ctx = ctx
+    if "VF401" in options.enabled and "VF407" not in options.enabled:
+        analysis.undecided = sum(f.code == "VF407" for f in ctx.findings)
     return analysis
 
 

@@ -277,6 +277,13 @@ def render_summary(results: List[FileResult], ctx: ReportContext) -> str:
         lines.append(f"volfix failed on {_plural(failed, 'file')} (a volfix bug): see the errors above.")
     if not lines:
         lines.append("All checks passed!" + _not_parsed(ctx.not_parsed))
+    undecided = sum(r.undecided for r in results)
+    if undecided and ctx.mode != "diff":
+        one = undecided == 1
+        lines.append(f"{undecided} `.data[0]` {'read of a value' if one else 'reads of values'} whose shape the "
+                     f"code does not tell (0-dim since PyTorch 0.4, or not): `--extend-select VF407` lists "
+                     f"{'it' if one else 'them'}; `volfix verify --fix -- python <program>` decides "
+                     f"{'it' if one else 'them'} by running the program.")
     if ctx.baseline_hidden:
         lines.append(f"{_plural(ctx.baseline_hidden, 'finding')} recorded in the baseline "
                      f"`{ctx.baseline}` not shown.")

@@ -47,6 +47,8 @@ class RuleContext:
         self.no_grad_style = no_grad_style
         self.links = links  # volfix.flow.project.Links of this file, or None outside a run
         self.findings: List[Finding] = []
+        # `x.data[0]` reads VF401 left, with the `ScalarValues` that read them (VF407)
+        self.unreported_reads: Dict[int, object] = {}
         self.sources: List[Source] = []
         self.flag_sources: List[Source] = []  # VF103 whose flag may come from a parameter
         self.torch_file = index.imports_torch()

@@ -237,6 +237,8 @@ class ScalarDataIndex(Rule):
             found, listed = found and (found[0], found[1], found[2], INDEX_MESSAGE), moved
         elif isinstance(attribute, ast.Attribute) and attribute.attr == "data":
             found = self.data_index(attribute.value, node, ctx, scalars)
+            if not found:
+                ctx.unreported_reads[id(node)] = scalars  # VF407's question, with these memos
         else:
             found = self._plain_index(attribute, node, ctx, scalars)
         if not found:

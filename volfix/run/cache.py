@@ -39,7 +39,7 @@ from .._version import __version__
 from ..model import Applicability, Diagnostic, Edit, FileResult, Fix, Location
 
 CACHE_DIR_NAME = ".volfix_cache"
-FORMAT = 3  # bump when the entry layout changes
+FORMAT = 4  # bump when the entry layout changes
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by volfix.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -335,7 +335,8 @@ def result_to_json(result: FileResult) -> Dict[str, Any]:
             "diagnostics": [diagnostic_to_json(d) for d in result.diagnostics],
             "source": result.source, "fixed_source": result.fixed_source,
             "fixed_count": result.fixed_count, "changed": result.changed,
-            "error": result.error, "applied_codes": list(result.applied_codes)}
+            "error": result.error, "applied_codes": list(result.applied_codes),
+            "undecided": result.undecided}
 
 
 def result_from_json(raw: Any) -> FileResult:
@@ -343,11 +344,12 @@ def result_from_json(raw: Any) -> FileResult:
     if not isinstance(raw, dict):
         raise TypeError("entry is not an object")
     changed, fixed_count, codes = raw["changed"], raw["fixed_count"], raw["applied_codes"]
+    undecided = raw["undecided"]
     if type(changed) is not bool or type(fixed_count) is not int or not _strs(*codes) \
-            or type(raw["path"]) is not str:
+            or type(raw["path"]) is not str or type(undecided) is not int:
         raise TypeError("bad result")
     return FileResult(path=raw["path"],
                       diagnostics=tuple(diagnostic_from_json(d) for d in raw["diagnostics"]),
                       source=_opt_str(raw["source"]), fixed_source=_opt_str(raw["fixed_source"]),
                       fixed_count=fixed_count, changed=changed, error=_opt_str(raw["error"]),
-                      applied_codes=tuple(codes))
+                      applied_codes=tuple(codes), undecided=undecided)
