@@ -464,6 +464,21 @@ def test_elements_of_plain_tensors_find_their_numbers_keys(legacy):
         index2word[torch.arange(3)[torch.tensor(2)]]  # indexing by a tensor: not 0.3's
 
 
+def test_elements_print_as_0_3s_numbers(legacy, tmp_path):
+    """A data generator writes `str(tensor[-1])` into a text file and reads it back with `int()`
+    (neural-combinatorial-rl's sorting task): 0.3's element was a number, so the file held `3`;
+    today's 0-dim tensor writes `tensor(3)`, which `int()` cannot read. Under the runtime
+    `str()` and `print` give the number again; `repr` and formatting stay torch's."""
+    sample = torch.LongTensor([5, 3])
+    path = tmp_path / "sorted.txt"
+    path.write_text(" ".join(str(sample[i]) for i in range(2)) + " " + str(sample[-1]) + "\n")
+    assert [int(tok) for tok in path.read_text().split()] == [5, 3, 3]
+    assert str(torch.FloatTensor([0.5])[0]) == "0.5" and f"{sample[0]}" == "5"
+    assert repr(sample[0]) == "tensor(5)"
+    element = legacy(sample)[0]  # a Variable's element: a one-element Variable in 0.3, printed as one
+    assert str(element) == repr(element) != "5"
+
+
 def test_elements_of_plain_tensors_are_copies_as_numbers_were(legacy):
     """A DQN's prioritized replay reads `old_val = target[0][action]`, writes `target[0][action]
     = reward + ...`, then takes `abs(old_val - target[0][action])` as the priority. 0.3's

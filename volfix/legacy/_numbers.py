@@ -27,7 +27,8 @@ class Element(torch.Tensor):
     holds a copy, as a number did (`old_val = target[0][action]`, then `target[0][action] =
     reward`: 0.3's `old_val` kept the old value), and hashes as its number, so that as a dict
     key or set member it finds what 0.3's number found (`index2word[topi[0][0]]`; today's
-    tensor hashes by identity, a `KeyError`). Operations on it give plain tensors."""
+    tensor hashes by identity, a `KeyError`), and `str()` gives the number, as 0.3 wrote it
+    into a text file (`repr` stays torch's). Operations on it give plain tensors."""
 
     __torch_function__ = torch._C._disabled_torch_function_impl
 
@@ -39,6 +40,9 @@ class Element(torch.Tensor):
 
     def __format__(self, spec):
         return self.as_subclass(torch.Tensor).__format__(spec)
+
+    def __str__(self):  # `str(t[i])`, `print(t[i])`: 0.3's number (a data file written with `str()`)
+        return str(number_of(self))
 
 
 _ORIGINAL_CAT = torch.cat
