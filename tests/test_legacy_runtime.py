@@ -479,6 +479,24 @@ def test_elements_print_as_0_3s_numbers(legacy, tmp_path):
     assert str(element) == repr(element) != "5"
 
 
+def test_byte_masks_write_as_in_0_3(legacy):
+    """0.3 had no bool tensors: masks were ByteTensors (`mask = torch.zeros(n).byte()`, then
+    `logits[mask] = -np.inf`, a pointer network's visited cities). Today a write through a uint8
+    mask raises `masked_fill_ only supports boolean masks`; under the runtime it writes, through
+    indexing, `masked_fill` and `masked_fill_`, on plain tensors and on Variables."""
+    mask = torch.ByteTensor([1, 0, 1])
+    logits = torch.zeros(3)
+    logits[mask] = -1.0
+    assert logits.tolist() == [-1.0, 0.0, -1.0]
+    assert logits.masked_fill(mask, 5.0).tolist() == [5.0, 0.0, 5.0]
+    rows = torch.zeros(2, 3)
+    rows[0, mask] = 2.0
+    assert rows.tolist() == [[2.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
+    v = legacy(torch.zeros(3))
+    v.data.masked_fill_(mask, 1.0)
+    assert v.data.tolist() == [1.0, 0.0, 1.0]
+
+
 def test_elements_of_plain_tensors_are_copies_as_numbers_were(legacy):
     """A DQN's prioritized replay reads `old_val = target[0][action]`, writes `target[0][action]
     = reward + ...`, then takes `abs(old_val - target[0][action])` as the priority. 0.3's

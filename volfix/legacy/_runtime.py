@@ -40,6 +40,9 @@ _ORIGINAL_ITER = torch.Tensor.__iter__
 _ORIGINAL_BACKWARD = torch.autograd.backward
 _ORIGINAL_TENSOR_BACKWARD = torch.Tensor.backward
 _ORIGINAL_MULTINOMIAL = _TensorBase.multinomial
+_ORIGINAL_SETITEM = _TensorBase.__setitem__
+_ORIGINAL_MASKED_FILL = _TensorBase.masked_fill
+_ORIGINAL_MASKED_FILL_ = _TensorBase.masked_fill_
 _ORIGINAL_FUNCTION_CALL = torch.autograd.Function.__call__
 _ORIGINAL_GRAD = torch.autograd.grad
 _NOWRAP = get_default_nowrap_functions()
@@ -369,6 +372,27 @@ def _legacy_multinomial(self, num_samples=1, *args, **kwargs):
     return _ORIGINAL_MULTINOMIAL(self, num_samples, *args, **kwargs)
 
 
+def _bool_mask(mask):
+    """0.3's masks were ByteTensors (there were no bool tensors); today a write through a uint8
+    mask raises (`masked_fill_ only supports boolean masks`)."""
+    return mask.bool() if isinstance(mask, torch.Tensor) and mask.dtype is torch.uint8 else mask
+
+
+def _legacy_setitem(self, index, value):
+    """`logits[mask] = -np.inf` with a ByteTensor `mask`: 0.3's masked write."""
+    if isinstance(index, tuple):
+        index = tuple(_bool_mask(i) for i in index)
+    return _ORIGINAL_SETITEM(self, _bool_mask(index), value)
+
+
+def _legacy_masked_fill(self, mask, value):
+    return _ORIGINAL_MASKED_FILL(self, _bool_mask(mask), value)
+
+
+def _legacy_masked_fill_(self, mask, value):
+    return _ORIGINAL_MASKED_FILL_(self, _bool_mask(mask), value)
+
+
 def _legacy_grad(outputs, inputs, grad_outputs=None, *args, **kwargs):
     """`torch.autograd.grad` with 0.3's one-element gradients."""
     return _ORIGINAL_GRAD(outputs, inputs, _one_element_gradients(outputs, grad_outputs), *args, **kwargs)
@@ -490,6 +514,9 @@ def _install() -> _Patches:
     patches.set(torch.autograd, "backward", _legacy_backward)
     patches.set(torch.Tensor, "backward", _legacy_tensor_backward)
     patches.set(torch.Tensor, "multinomial", _legacy_multinomial)
+    patches.set(torch.Tensor, "__setitem__", _legacy_setitem)
+    patches.set(torch.Tensor, "masked_fill", _legacy_masked_fill)
+    patches.set(torch.Tensor, "masked_fill_", _legacy_masked_fill_)
     patches.set(torch, "cat", legacy_cat)
     patches.set(torch.autograd.Function, "__call__", _legacy_function_call)
     patches.set(torch.autograd.Function, "__init__", _legacy_function_init)
