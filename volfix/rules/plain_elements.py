@@ -73,11 +73,11 @@ class PlainElements:
             return self.plain(expr.value, at, depth + 1)
         if isinstance(expr, ast.Call):
             func = expr.func
+            qual = self.index.qual(func)
+            if qual in _TORCH_STEPS and expr.args:  # `torch.multinomial(prob, 1)`: before the method form
+                return self.plain(expr.args[0], at, depth + 1)
             if isinstance(func, ast.Attribute) and func.attr in _TENSOR_STEPS:
                 return self.plain(func.value, at, depth + 1)
-            qual = self.index.qual(func)
-            if qual in _TORCH_STEPS and expr.args:
-                return self.plain(expr.args[0], at, depth + 1)
             return qual in _CONSTRUCTORS  # `torch.LongTensor(ids)`: a tensor in 0.3 too
         if isinstance(expr, ast.Name):
             bound = self.names.bindings(expr.id, at)

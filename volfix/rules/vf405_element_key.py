@@ -16,8 +16,9 @@ class ElementKey(Rule):
     """
     ## What it does
     Finds an element of a tensor read from `.data` or made by a constructor (`ni = topi[0][0]`
-    after `decoder_output.data.topk(1)`, each `w` of `for w in indices.data:`, `labels[i]` of
-    `labels = torch.LongTensor(ys)`) used as the key of a dict or set the file builds
+    after `decoder_output.data.topk(1)`, also in torch's function forms: `word_id =
+    torch.multinomial(prob, 1)[0]` with `prob = output.squeeze().data.exp()`; each `w` of `for w
+    in indices.data:`, `labels[i]` of `labels = torch.LongTensor(ys)`) used as the key of a dict or set the file builds
     (`index2word[ni]`, `vocab.get(w)`, `w in counts`, `w in {EOS, PAD}`), or of an attribute
     that the project's other files only ever assign a dict or a set
     (`data_loader.output_lang.index2word[ni]`, where another module's `Lang` holds
