@@ -159,6 +159,12 @@ class TaintExpressions:
             for a in args:
                 self.eval(a, state, moved=True)
             return False, False
+        if isinstance(func, ast.Attribute) and (self.index.qual(func) or "").startswith("numpy."):
+            # `np.stack([m[0] for m in memory])`: a NumPy array, never volatile and never a graph
+            # (0.3 kept volatility on Variables only), whatever the arguments held
+            for a in args:
+                self.eval(a, state, moved=True)
+            return False, False
         if isinstance(func, ast.Attribute):
             method = func.attr
             if kills(node) or saves(node) or (method in TEXT_METHODS and _literal_text(func.value)):
