@@ -60,9 +60,12 @@ def test_numpy_and_math_read_without_recording():
     found = uses(PROGRAM, "evaluate")
     assert found["out = model(v)"] is True  # the model's parameters
     assert found["scaled = out * weight"] is True  # `weight` may need grad
-    assert found["log.append(np.mean(np.asarray(rewards)))"] is False
-    assert found["spread = np.std(out)"] is False
     assert found["perplexity = math.exp(out)"] is False
+    # A NumPy call's result is an array, never volatile (0.3 kept volatility on Variables
+    # only): the taint ends there, so these are no uses at all (pianomania's DQN stacked a
+    # replay memory with `np.stack` and trained on it)
+    assert "log.append(np.mean(np.asarray(rewards)))" not in found
+    assert "spread = np.std(out)" not in found
 
 
 def test_a_number_total_adds_without_recording():
