@@ -271,6 +271,12 @@ class Original:
         return fingerprints(self.tree)  # type: ignore[arg-type]
 
     @functools.cached_property
+    def flag_locals(self) -> dict:
+        from ..fixes.cleanup import flag_locals
+
+        return flag_locals(self.tree)  # type: ignore[arg-type]
+
+    @functools.cached_property
     def names_used(self) -> set:
         tree = self.tree
         return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
@@ -305,7 +311,7 @@ def cleanup(original: Union[str, Original], text: str, options: Options, parse: 
             parsed = (text, tree)
         if tree is None:
             break
-        edits = leftovers(before.tree, tree, _analysed_text(text, parse), before.fingerprints)
+        edits = leftovers(before.tree, tree, _analysed_text(text, parse), before.fingerprints, before.flag_locals)
         if not edits:
             break
         _, chosen = select_compatible([(i, [e]) for i, e in enumerate(edits)])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, List, Optional, Set, Union
+from typing import Callable, Dict, List, Optional, Set, Union
 
 from .edits import TextEdit, blank_lines_around, piled_blank_lines
 from .gates import reads_version_only
@@ -23,10 +23,11 @@ from .expressions import Expressions
 
 
 def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
-              before: Set[str]) -> List[TextEdit]:
+              before: Set[str], flag_only: Dict[str, Set[str]]) -> List[TextEdit]:
     """Edits collapsing the leftovers of `text` that `original_tree` did not have. `before`:
-    `fingerprints(original_tree)`, computed once per original by the caller
-    (`engine.fixing.Original`), which previews many fixes and passes against it."""
+    `fingerprints(original_tree)`, and `flag_only`: `flag_locals(original_tree)`, each computed
+    once per original by the caller (`engine.fixing.Original`), which previews many fixes and
+    passes against it."""
     if original_tree is None:
         return []
     index = ModuleIndex(tree, SourceText(text))
@@ -93,7 +94,7 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
             if same is not None:
                 edits.extend(expr.replace(node, expr.text_in_place_of(node, same)))
     if not edits:
-        edits = _dead_flag_locals(original_tree, index, expr, deleted)
+        edits = _dead_flag_locals(flag_only, index, expr, deleted)
     if not edits:
         edits = aliases(index, expr, created) or _identity_helpers(index, expr, created)
     return edits + piled_blank_lines(expr.src.text, edits)
@@ -196,21 +197,30 @@ def _self_assignment(stmt: ast.Assign, expr: Expressions, deleted: Set[int]) -> 
     return [TextEdit(src.start(target), src.end(value), f"{lhs} = {rhs}")]
 
 
-def _dead_flag_locals(original_tree: ast.Module, index: ModuleIndex, expr: Expressions,
+def flag_locals(tree: ast.Module) -> Dict[str, Set[str]]:
+    """For each function path defined once in `tree`: the names its body reads only inside
+    `volatile=` arguments (`_dead_flag_locals` deletes their assignments once the fixes leave
+    them unread)."""
+    found = {path: _flag_only_names(fns[0]) for path, fns in _defs_by_path(tree).items() if len(fns) == 1}
+    return {path: names for path, names in found.items() if names}
+
+
+def _dead_flag_locals(flag_only: Dict[str, Set[str]], index: ModuleIndex, expr: Expressions,
                       deleted: Set[int]) -> List[TextEdit]:
     """`volatile = not train` (or `= True`, `= not torch.is_grad_enabled()`), whose every read in
     the original was a `volatile=` argument the fixes removed or spelled out in a region's
-    header: the assignment is deleted. Only in functions (a module's names may be imported), only
-    a value that does nothing but read (`_pure`), and only where nothing in the fixed function
-    reads the name any more."""
-    originals = _defs_by_path(original_tree)
+    header (`flag_only`, by function path): the assignment is deleted. Only in functions (a
+    module's names may be imported), only a value that does nothing but read (`_pure`), and only
+    where nothing in the fixed function reads the name any more."""
+    if not flag_only:
+        return []
     edits: List[TextEdit] = []
     for path, fns in _defs_by_path(index.tree).items():
-        before = originals.get(path)
-        if len(fns) != 1 or before is None or len(before) != 1:
+        names = flag_only.get(path)
+        if len(fns) != 1 or not names:
             continue
-        fn, old = fns[0], before[0]
-        for name in _flag_only_names(old):
+        fn = fns[0]
+        for name in sorted(names):
             stores = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name]
             if any(not isinstance(n.ctx, ast.Store) for n in stores) or not stores:
                 continue
