@@ -276,6 +276,8 @@ def fix_title(plan: FixPlan, rule, finding: Finding, doc: Document) -> str:
     `@torch.no_grad()`". Lines are the file's (a notebook's: the cell's) before the fix."""
     unwrap = "" if finding.call_site else "Unwrap and "
     if not plan.regions:
+        if finding.call_site:  # `fixes.planner.Planner.unflag_call`
+            return "Stop passing the flag (its helper is unwrapped in its own file)"
         return rule.FIX_TITLE or "Apply the fix"
     home = doc.part_of_row(doc.src.row_col(finding.start)[0])
     decorated = [r for r in plan.regions if r.form == "decorator"]

@@ -62,6 +62,16 @@ class Decisions:
                                      f"`{call}()` (line {plain[0].lineno}), whose `forward` sets `.volatile = False` "
                                      "on a value it computed: 0.3 trained there if that value is what reaches the "
                                      "step, and raised otherwise; unwrapped, the step trains on it"] * len(sources))
+                rebuilt = hidden_rewraps(self.index, taint.uses, certain=True)
+                if rebuilt:
+                    # a module rebuilds the value from `.data` on the way (fact 10): 0.3 trained
+                    # on what it returns, as the unwrapped program does
+                    call = self.ctx.src.segment(rebuilt[0].func)
+                    return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through `{call}()` "
+                                     f"(line {rebuilt[0].lineno}), whose `forward` rebuilds its result from `.data`: "
+                                     "0.3 trained on that result, as the unwrapped code does, and ran what comes "
+                                     "before the rebuild without a graph; unwrapped, that part records one"]
+                                    * len(sources))
                 # 0.3 raised there (SEMANTICS.md fact 5): the legacy program never trained on
                 # this value. Unwrapped, it does: a change a reviewer must accept (SPEC §2.10).
                 return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}), where 0.3 raised; "

@@ -468,6 +468,12 @@ class Planner:
         if not fixable or not source.own_edits and not source.call_site:
             self.outcome(source, None if not fixable else SAFE, note, [], weight=weight)
             return
+        if source.call_site and not source.own_edits and applicability is UNSAFE \
+                and self.ctx.helper_call(source.node) is not None:
+            # a decision to leave the value volatile-free (0.3 trained there, or raised), not a
+            # caller's region (`the calls passing a true volatile get the region`)
+            self.unflag_call(source, note, weight)
+            return
         if applicability is None:
             applicability = SAFE
         if not source.plain:
@@ -480,6 +486,38 @@ class Planner:
         deleted = {id(s.deleted) for s in self.ctx.sources if s.deleted is not None}
         self.outcome(source, applicability, note,
                      self.ctx.expr.keep_blocks_alive([source], source.own_edits, deleted), weight=weight)
+
+    def unflag_call(self, source: Source, note: Optional[str], weight: int) -> None:
+        """Unwrap a call of another file's helper (`to_var(images, volatile=True)`): it stops
+        passing the flag, by dropping the argument when the helper's default is false (`def
+        to_var(x, volatile=False)`), else by passing False. Then no call asks the helper for a
+        volatile value, and its own file unwraps it (VF103) and drops the parameter (VF105);
+        left as it was, the two files' findings each wait for the other. Unsafe: the helper
+        may read its flag for more than `Variable(volatile=)`."""
+        hc = self.ctx.helper_call(source.node)
+        call, arg, param = source.node, hc.arg, hc.sig.param
+        why = None
+        if param is None or arg is None:
+            why = f"{hc.name} ({hc.where}) makes the value volatile itself"
+        elif hc.sig.negated:
+            why = f"{hc.name} ({hc.where}) reads `{param}` negated, and may read it for more"
+        if why is not None:
+            if note and note.startswith("unsafe fix: "):
+                note = "no fix: " + note[len("unsafe fix: "):]
+            self.outcome(source, None, f"{note or 'no fix'}; {why}: fix it in its file",
+                         [], weight=max(weight, W_NONE))
+            return
+        keyword = next((k for k in call.keywords if k.value is arg), None)
+        last = keyword is None and call.args and call.args[-1] is arg and not call.keywords \
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+        if dict(hc.sig.defaults).get(param) in ("false", "none") and (keyword is not None or last):
+            edits = self.ctx.expr.drop_argument(call, keyword or arg)
+        else:
+            edits = [TextEdit(self.src.start(arg), self.src.end(arg), "False")]
+        if not (note and note.startswith("unsafe fix: ")):
+            note, weight = (f"unsafe fix: the call stops passing `{param}`; if {hc.name} ({hc.where}) reads "
+                            f"it for more than `Variable(volatile=)`, what it does changes"), W_UNSAFE
+        self.outcome(source, UNSAFE, note, edits, weight=weight)
 
     def outcome(self, source: Source, applicability: Optional[Applicability], note: Optional[str],
                 edits: list, *, weight: int = W_INFO, regions=(), imports=frozenset(),

@@ -13,6 +13,7 @@ from typing import Dict, List, Set, Tuple
 
 from .scalar_callees import (AUTOGRAD_FUNCTION, INSTANCE_CALL, INSTANCE_METHOD, ITEM, ITEM_1D, LIST, MAX_ITEMS,
                              ONE, TRAINS, VARIABLE, instance_call, own_def, trains_key)
+from .rewraps import rewrap_facts, rewrap_keys
 from .scalars import ScalarValues
 from .shapes import is_zero, own_returns
 from .trains import TrainingCalls, training_keys
@@ -67,6 +68,9 @@ def returns_facts(index) -> Dict[str, Tuple[str, ...]]:
             call = instance_call(index, stmt)
             if call is not None:
                 defs.append((stmt.name + INSTANCE_CALL, call))
+        if isinstance(stmt, ast.ClassDef):
+            for key in rewrap_facts(stmt, index):
+                out[stmt.name + key] = ("yes",)
         for key, fn in defs:
             shape = returns_shape(values, fn)
             if shape:
@@ -122,7 +126,7 @@ def asked_returns(index, reads: bool = True, regions: bool = False) -> List[str]
             instances = ScalarValues(index).instance_classes
             for calls in index.calls.values():
                 for call in calls:
-                    for key in training_keys(index, call, instances):
+                    for key in training_keys(index, call, instances) + rewrap_keys(index, call, instances):
                         index.scalar_returns.get(key)
         if not reads:
             return sorted(index.scalar_returns.asked)

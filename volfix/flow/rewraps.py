@@ -15,6 +15,12 @@ import ast
 from typing import Callable, List, Optional
 
 _RUNS = ("forward", "__call__")
+# The keys of `ModuleIndex.scalar_returns` after a class's qualified name that say its `forward`
+# rebuilds a value from `.data` (`_rebuilds`) or sets `.volatile = False` (`unvolatiles`): the
+# project index links them from the class's file (`flow.returns.returns_facts`) for the files
+# that call its instances (`rewrap_keys`).
+REBUILDS = "().#rebuilds-from-data"
+UNVOLATILES = "().#unvolatiles"
 
 
 def hidden_rewraps(index, stmts: List[ast.stmt], certain: bool = False,
@@ -36,11 +42,30 @@ def hidden_rewraps(index, stmts: List[ast.stmt], certain: bool = False,
             values = values or ScalarValues(index)
             classes = values.instance_classes(node.func, node)
             if certain:
-                if classes and all(isinstance(c, ast.ClassDef) and judge(c, index) for c in classes):
+                key = UNVOLATILES if judge is unvolatiles else REBUILDS
+                if classes and all(judge(c, index) if isinstance(c, ast.ClassDef)
+                                   else isinstance(c, str) and bool(index.scalar_returns.get(c + key))
+                                   for c in classes):
                     out.append(node)
             elif classes is None or any(not isinstance(c, ast.ClassDef) or _reads_data(c) for c in classes):
                 out.append(node)
     return out
+
+
+def rewrap_keys(index, call: ast.Call, instances) -> List[str]:
+    """The keys `hidden_rewraps` reads for `call` when it calls an instance of another file's
+    class (`encoder(images)`, `Encoder` imported; `instances`: `ScalarValues.instance_classes`),
+    for `flow.returns.asked_returns`."""
+    if not call.args or not _object(call.func) or index.qual(call.func) is not None \
+            or index.module_def(_name(call.func), call) is not None:
+        return []
+    return [c + key for c in instances(call.func, call) or () if isinstance(c, str) for key in (REBUILDS, UNVOLATILES)]
+
+
+def rewrap_facts(cls: ast.ClassDef, index) -> List[str]:
+    """The keys (after the class's name) of what its `forward` does to a value it is given, for
+    `flow.returns.returns_facts`."""
+    return [key for key, judge in ((REBUILDS, _rebuilds), (UNVOLATILES, unvolatiles)) if judge(cls, index)]
 
 
 def _object(func: ast.AST) -> bool:
