@@ -533,6 +533,40 @@ def test_tensors_are_no_sequences_for_constructors_and_numpy(legacy):
 # ------------------------------------------------------------ the context manager
 
 
+def test_integer_tensors_divide_as_in_0_3(legacy):
+    """0.3 divided an integer tensor by an integer as C does (a beam search's `prev_k =
+    bestScoresId / num_words` of flat `topk` indices); today `/` divides truly and gives floats
+    (deprecated in 1.5, changed in 1.7), and the beam's indices then fail as indices. Float
+    operands, and Variables of floats, divide as before."""
+    ids = torch.LongTensor([7, -7, 9])
+    assert (ids / 2).tolist() == [3, -3, 4] and (ids / 2).dtype is torch.int64
+    assert (ids / torch.LongTensor([2, 2, 2])).tolist() == [3, -3, 4]
+    assert (7 / torch.LongTensor([2])).tolist() == [3]
+    assert torch.div(ids, 2).tolist() == [3, -3, 4] and ids.div(2).tolist() == [3, -3, 4]
+    copy = ids.clone()
+    copy /= 2
+    assert copy.tolist() == [3, -3, 4]
+    copy = ids.clone()
+    copy.div_(2)
+    assert copy.tolist() == [3, -3, 4]
+    assert (torch.FloatTensor([7]) / 2).tolist() == [3.5] and (ids.float() / 2).tolist() == [3.5, -3.5, 4.5]
+    assert (legacy(ids) / 2).tolist() == [3, -3, 4]
+    w = legacy(torch.FloatTensor([3.0]), requires_grad=True)
+    (w / 2).sum().backward()
+    assert w.grad.tolist() == [0.5]
+
+
+def test_size_0_of_a_one_element_result_is_one(legacy):
+    """0.3's one-element results had shape (1,): `idxs.size(0)` of `all_idxs[-1]` (a beam
+    search's last index) was 1; today's 0-dim result raises. Other sizes are torch's."""
+    ids = legacy(torch.LongTensor([4, 5, 6]))
+    last = ids[-1]
+    assert last.size(0) == 1 and last.size(-1) == 1 and tuple(last.size()) == ()
+    assert torch.zeros(2, 3).size(1) == 3
+    with pytest.raises(IndexError):
+        last.size(1)
+
+
 def test_exit_restores_torch():
     import torch.autograd.variable as variable_module
 
@@ -555,6 +589,9 @@ def test_exit_restores_torch():
     with pytest.raises(IndexError):
         torch.tensor(1.0)[0]
     assert torch.Tensor([torch.tensor(2.0)]).tolist() == [2.0] and torch.tensor(2.0).tolist() == 2.0
+    assert (torch.LongTensor([7]) / 2).tolist() == [3.5] and torch.LongTensor([7]).div(2).tolist() == [3.5]
+    with pytest.raises(IndexError):
+        torch.tensor(1).size(0)
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
         torch.ones(2, requires_grad=True).sum().backward(torch.FloatTensor([1]))
     with pytest.raises(TypeError, match="retain_variables"):
