@@ -483,7 +483,8 @@ def test_byte_masks_write_as_in_0_3(legacy):
     """0.3 had no bool tensors: masks were ByteTensors (`mask = torch.zeros(n).byte()`, then
     `logits[mask] = -np.inf`, a pointer network's visited cities). Today a write through a uint8
     mask raises `masked_fill_ only supports boolean masks`; under the runtime it writes, through
-    indexing, `masked_fill` and `masked_fill_`, on plain tensors and on Variables."""
+    indexing, `masked_fill` and `masked_fill_`, on plain tensors and on Variables, and
+    `masked_select` and `masked_scatter(_)` take it too."""
     mask = torch.ByteTensor([1, 0, 1])
     logits = torch.zeros(3)
     logits[mask] = -1.0
@@ -495,6 +496,11 @@ def test_byte_masks_write_as_in_0_3(legacy):
     v = legacy(torch.zeros(3))
     v.data.masked_fill_(mask, 1.0)
     assert v.data.tolist() == [1.0, 0.0, 1.0]
+    assert torch.arange(3.0).masked_select(mask).tolist() == [0.0, 2.0]
+    assert torch.zeros(3).masked_scatter(mask, torch.ones(3)).tolist() == [1.0, 0.0, 1.0]
+    scattered = torch.zeros(3)
+    scattered.masked_scatter_(mask, torch.ones(3))
+    assert scattered.tolist() == [1.0, 0.0, 1.0]
 
 
 def test_elements_of_plain_tensors_are_copies_as_numbers_were(legacy):

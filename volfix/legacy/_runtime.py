@@ -43,6 +43,9 @@ _ORIGINAL_MULTINOMIAL = _TensorBase.multinomial
 _ORIGINAL_SETITEM = _TensorBase.__setitem__
 _ORIGINAL_MASKED_FILL = _TensorBase.masked_fill
 _ORIGINAL_MASKED_FILL_ = _TensorBase.masked_fill_
+_ORIGINAL_MASKED_SELECT = _TensorBase.masked_select
+_ORIGINAL_MASKED_SCATTER = _TensorBase.masked_scatter
+_ORIGINAL_MASKED_SCATTER_ = _TensorBase.masked_scatter_
 _ORIGINAL_FUNCTION_CALL = torch.autograd.Function.__call__
 _ORIGINAL_GRAD = torch.autograd.grad
 _ORIGINAL_TRUEDIV = _TensorBase.__truediv__
@@ -400,6 +403,18 @@ def _legacy_masked_fill_(self, mask, value):
     return _ORIGINAL_MASKED_FILL_(self, _bool_mask(mask), value)
 
 
+def _legacy_masked_select(self, mask):
+    return _ORIGINAL_MASKED_SELECT(self, _bool_mask(mask))
+
+
+def _legacy_masked_scatter(self, mask, source):
+    return _ORIGINAL_MASKED_SCATTER(self, _bool_mask(mask), source)
+
+
+def _legacy_masked_scatter_(self, mask, source):
+    return _ORIGINAL_MASKED_SCATTER_(self, _bool_mask(mask), source)
+
+
 def _integral(value) -> bool:
     """An integer tensor, or a Python int (not a bool)."""
     if isinstance(value, torch.Tensor):
@@ -581,6 +596,9 @@ def _install() -> _Patches:
     patches.set(torch.Tensor, "__setitem__", _legacy_setitem)
     patches.set(torch.Tensor, "masked_fill", _legacy_masked_fill)
     patches.set(torch.Tensor, "masked_fill_", _legacy_masked_fill_)
+    patches.set(torch.Tensor, "masked_select", _legacy_masked_select)
+    patches.set(torch.Tensor, "masked_scatter", _legacy_masked_scatter)
+    patches.set(torch.Tensor, "masked_scatter_", _legacy_masked_scatter_)
     patches.set(torch, "cat", legacy_cat)
     patches.set(torch.Tensor, "__truediv__", _legacy_truediv)
     patches.set(torch.Tensor, "__rtruediv__", _legacy_rtruediv)
