@@ -385,6 +385,15 @@ ELEMENT_KEY = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `{`, `dict(`, "
     "`Counter(` or an attribute keyed by a name (`lang.index2word[ni]`) in code",
     _family((b"torch",), (_names_plain_tensor, _keys_something)))
+# VF408: `str()` of an element of a plain tensor.
+ELEMENT_TEXT = Needs(
+    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `str(` in code",
+    _family((b"torch",), (_names_plain_tensor, lambda data: b"str(" in data)))
+# VF409: a ByteTensor mask written through.
+BYTE_MASK = Needs(
+    "`.byte()` or `ByteTensor`; and `masked_`, `index_put` or `] =` in code",
+    _family((b"yte",), (lambda data: b".byte()" in data or b"ByteTensor" in data,
+                        lambda data: b"masked_" in data or b"index_put" in data or b"] =" in data or b"]=" in data)))
 # VF406: an element of a plain tensor kept in a name, then the tensor written in place.
 ELEMENT_ALIAS = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in "

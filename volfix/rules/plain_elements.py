@@ -5,6 +5,7 @@ import ast
 import re
 
 from ..flow.bindings import Element, Unpacked
+from ..flow.calls import bound_positional, call_sites, passed_argument
 from ..flow.rank_calls import PAIRS
 from ..flow.scalars import ScalarValues
 
@@ -81,8 +82,72 @@ class PlainElements:
             return qual in _CONSTRUCTORS  # `torch.LongTensor(ids)`: a tensor in 0.3 too
         if isinstance(expr, ast.Name):
             bound = self.names.bindings(expr.id, at)
-            return bool(bound) and all(self._plain_binding(b, at, depth + 1) for b in bound)
+            if all(b is None for b in bound):  # (a parameter's binding is no value)
+                return self._plain_parameter(expr, depth)
+            return all(self._plain_binding(b, at, depth + 1) for b in bound)
         return False
+
+    def one_element(self, key: ast.AST, at: ast.AST, depth: int = 0) -> bool:
+        """An `element` that certainly reads one element: its tensor's rank is known and equals
+        the integers that index it (`t[j]` of a 1-dim `t`; each `w` of `for w in t` of a
+        1-dim `t`), also through a parameter every call fills with tensors of that rank."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(key, ast.Subscript):
+            count = len(key.slice.elts) if isinstance(key.slice, ast.Tuple) else 1
+            return self._rank(key.value, at, depth + 1) == count
+        if isinstance(key, ast.Name):
+            bound = self.names.bindings(key.id, at)
+            return bool(bound) and all(self._one_element_binding(b, at, depth + 1) for b in bound)
+        return False
+
+    def _one_element_binding(self, bound, at: ast.AST, depth: int) -> bool:
+        if isinstance(bound, Element):
+            iterable = bound.iterable
+            if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+                    and iterable.func.id == "enumerate" and bound.path == (1,) and len(iterable.args) == 1:
+                iterable = iterable.args[0]
+            elif bound.path:
+                return False
+            return self._rank(iterable, at, depth) == 1
+        return isinstance(bound, ast.AST) and self.one_element(bound, at, depth)
+
+    def _rank(self, expr: ast.AST, at: ast.AST, depth: int):
+        """`ranks.exact`, and for a parameter (`_plain_parameter`'s), the rank every call passes."""
+        rank = self.ranks.exact(expr, at)
+        if rank is not None or not isinstance(expr, ast.Name) or depth > _MAX_DEPTH \
+                or not all(b is None for b in self.names.bindings(expr.id, at)):
+            return rank
+        passed = self._passed(expr)
+        ranks = {self._rank(arg, site, depth + 1) for arg, site in passed or ()}
+        return ranks.pop() if len(ranks) == 1 else None
+
+    def _passed(self, name: ast.Name):
+        """(argument, call) of every call of the function whose parameter `name` is, when the
+        function is used by calls only and never binds the name again; else None."""
+        fn = self.index.function_of(name)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or name.id not in _parameters(fn) \
+                or any(isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)
+                       for n in ast.walk(fn)):
+            return None
+        sites, other = call_sites(self.index, fn)
+        if not sites or other:
+            return None
+        positional = bound_positional(fn, self.index.method_class(fn) is not None)
+        out = []
+        for site in sites:
+            arg, _ = passed_argument(site, positional, name.id)
+            if arg is None:
+                return None
+            out.append((arg, site))
+        return out
+
+    def _plain_parameter(self, name: ast.Name, depth: int) -> bool:
+        """A parameter of the function reading it, never bound there again, that every call
+        of the function in this file fills with a plain tensor (`to_string(x)` after `x =
+        torch.randperm(n)`), when the function is used by calls only."""
+        passed = self._passed(name)
+        return bool(passed) and all(self.plain(arg, site, depth + 1) for arg, site in passed)
 
     def _plain_binding(self, bound, at: ast.AST, depth: int) -> bool:
         if isinstance(bound, Unpacked):
@@ -94,6 +159,11 @@ class PlainElements:
     def _splits(value: ast.AST) -> bool:
         func = value.func if isinstance(value, ast.Call) else None
         return isinstance(func, ast.Attribute) and func.attr in PAIRS
+
+
+def _parameters(fn: ast.AST) -> set:
+    args = fn.args  # type: ignore[attr-defined]
+    return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
 
 
 def _holder(receiver: ast.AST) -> bool:
