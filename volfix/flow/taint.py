@@ -369,6 +369,12 @@ class TaintAnalysis(TaintExpressions, ValueFacts, TupleItems):
             if merged == entry:
                 break
             entry = merged
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and not stmt.orelse:
+            # A `for` over a program's data runs at least once: what its body binds anew on
+            # every pass (`for t in train: x = Variable(t)`) is what the statements after it
+            # read, not a value from before the loop or from the previous pass of an enclosing
+            # loop (the last epoch's volatile test batch)
+            return {key: value for key, value in entry.items() if key in out}
         return self.block(stmt.orelse, dict(entry))  # type: ignore[attr-defined]
 
     def expressions(self, stmt: ast.stmt, nodes: List[ast.AST], state: State) -> None:
