@@ -20,6 +20,7 @@ from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
 from .aliases import aliases, inside_scope
 from .expressions import Expressions
+from .redundant_detach import redundant_detaches
 
 
 def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
@@ -93,6 +94,8 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
             same = _none_guard(node) or _same_either_way(node)
             if same is not None:
                 edits.extend(expr.replace(node, expr.text_in_place_of(node, same)))
+    if not edits:
+        edits = redundant_detaches(index, expr, created, deleted)
     if not edits:
         edits = _dead_flag_locals(flag_only, index, expr, deleted)
     if not edits:

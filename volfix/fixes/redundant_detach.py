@@ -1,0 +1,76 @@
+"""`x = x.detach()` right after the `with torch.no_grad():` block that computed `x`: what a fix of
+`x.volatile = False` (VF202) leaves when another fix's region ends just above it (a DQN's
+target values: `with torch.no_grad(): target_q, _ = torch.max(target_net(next_obs), 1)`, then
+`target_q = target_q.detach()`). What a no_grad block computes has no graph, so the copy
+changes nothing, and a reviewer deletes it."""
+from __future__ import annotations
+
+import ast
+from typing import Callable, List, Optional, Set
+
+from ..syntax import names as nm
+from ..syntax.index import FUNCTIONS, ModuleIndex
+from .edits import TextEdit
+from .expressions import Expressions
+
+
+def redundant_detaches(index: ModuleIndex, expr: Expressions, created: Callable[[ast.AST], bool],
+                       deleted: Set[int]) -> List[TextEdit]:
+    edits: List[TextEdit] = []
+    for node in index.parents:
+        name = _detached_name(node) if isinstance(node, ast.Assign) else None
+        if name is None or not created(node):
+            continue
+        block = index.siblings(node)
+        if not block or block.index(node) == 0:
+            continue
+        region = block[block.index(node) - 1]
+        if not (isinstance(region, ast.With) and created(region) and _no_grad(region, index)
+                and _computed_only_inside(name, region, node, index)):
+            continue
+        found = expr.delete_statement(node, gone=deleted)
+        if found is not None:
+            deleted.add(id(node))
+            edits.extend(found)
+    return edits
+
+
+def _detached_name(stmt: ast.Assign) -> Optional[str]:
+    """`x` of `x = x.detach()`."""
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return None
+    value = stmt.value
+    if isinstance(value, ast.Call) and not value.args and not value.keywords \
+            and isinstance(value.func, ast.Attribute) and value.func.attr == "detach" \
+            and isinstance(value.func.value, ast.Name) and value.func.value.id == stmt.targets[0].id:
+        return stmt.targets[0].id
+    return None
+
+
+def _no_grad(stmt: ast.With, index: ModuleIndex) -> bool:
+    return len(stmt.items) == 1 and isinstance(stmt.items[0].context_expr, ast.Call) \
+        and index.qual(stmt.items[0].context_expr.func) == "torch.no_grad"
+
+
+def _computed_only_inside(name: str, region: ast.With, at: ast.stmt, index: ModuleIndex) -> bool:
+    """Every binding of `name` in the function is inside `region`, and each computes a new value
+    (a call, an operator or an index: not `x = self.weight`, a parameter that keeps
+    `requires_grad` under `no_grad`); the name is no parameter of the function."""
+    scope = index.function_of(at)
+    if isinstance(scope, FUNCTIONS) and name in nm.function_params(scope):
+        return False
+    inside = {id(n) for n in ast.walk(region)}
+    found = False
+    for node in index.names.get(name, ()):
+        if isinstance(node.ctx, ast.Load) or index.function_of(node) is not scope or node is at.targets[0]:
+            continue
+        if id(node) not in inside:
+            return False
+        parent = index.parents.get(node)
+        while isinstance(parent, (ast.Tuple, ast.List)):
+            parent = index.parents.get(parent)
+        if not (isinstance(parent, ast.Assign)
+                and isinstance(parent.value, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp))):
+            return False
+        found = True
+    return found
