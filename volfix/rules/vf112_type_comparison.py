@@ -1,4 +1,4 @@
-"""VF112: `type(x) == Variable` and `isinstance(x, Variable)`."""
+"""VF112: `type(x) == Variable`, `isinstance(x, Variable)` and `Variable` as an annotation."""
 import ast
 import copy
 import dataclasses
@@ -10,7 +10,7 @@ from ..fixes.edits import TextEdit
 from ..flow.bindings import NameBindings
 from ..flow.values import writes_in_place
 from ..syntax.index import FUNCTIONS
-from .base import Rule, on
+from .base import MODULE, Rule, on
 
 
 class VariableTypeComparison(Rule):
@@ -18,6 +18,9 @@ class VariableTypeComparison(Rule):
     ## What it does
     Finds `type(x) == Variable`, `type(x) is Variable` (and the negations) and
     `isinstance(x, Variable)`.
+
+    Also finds `Variable` used as a type annotation (`states: Variable = ...`, `def
+    forward(self, h: Variable) -> Variable:`, `Optional[Variable]`).
 
     ## Why is this bad?
     Since PyTorch 0.4 `Variable(...)` returns a plain `torch.Tensor`, so `type(x) == Variable`
@@ -48,6 +51,9 @@ class VariableTypeComparison(Rule):
     ```
 
     ## Fix safety
+    An annotation becomes `torch.Tensor`: safe (an annotation decides nothing at run time, and
+    the import it kept can go).
+
     `isinstance(x, Variable)` -> `isinstance(x, torch.Tensor)` computes what the check computes
     today, but not what it computed in 0.3, where plain tensors failed it. So it is safe where
     no plain tensor can tell: the branch only detaches `x` (`if isinstance(x, Variable): x =
@@ -137,6 +143,20 @@ class VariableTypeComparison(Rule):
                     [TextEdit(ctx.src.start(node), ctx.src.end(node), text)], imports))
                 return
 
+    @on(MODULE)
+    def annotations(self, tree, ctx):
+        """`Variable` read inside a type annotation (found from the names `Variable` the module
+        reads, so no walk of the tree)."""
+        index = ctx.index
+        nodes = [n for n in index.names.get("Variable", ()) if isinstance(n.ctx, ast.Load)]
+        nodes += [a for a in index.attributes.get("Variable", ()) if isinstance(a.ctx, ast.Load)]
+        for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
+            if _in_annotation(node, index) and index.is_variable(node):
+                tensor, imports = ctx.spell("torch.Tensor", node)
+                ctx.report(self.CODE, node, message=_ANNOTATION_MESSAGE, fix=ctx.edit_fix(
+                    Applicability.SAFE, "Annotate with `torch.Tensor`",
+                    [TextEdit(ctx.src.start(node), ctx.src.end(node), tensor)], imports))
+
     def after_planning(self, ctx) -> None:
         """A safe unwrap in the scope of a type test left for --unsafe-fixes becomes unsafe: the
         test would see a tensor where 0.3 saw a Variable (the two fixes go together): an unwrap
@@ -205,6 +225,24 @@ class VariableTypeComparison(Rule):
         ctx.report(self.CODE, call, message=message, note=note,
                    fix=ctx.edit_fix(Applicability.UNSAFE if note else Applicability.SAFE, self.FIX_TITLE,
                                     edits, imports))
+
+
+def _in_annotation(node: ast.AST, index) -> bool:
+    """`x: Variable`, `def f(h: Variable) -> Variable:`, `Optional[Variable]`: `node` is (inside)
+    a type annotation."""
+    child, parent = node, index.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.arg):
+            return parent.annotation is child
+        child, parent = parent, index.parents.get(parent)
+    if isinstance(parent, ast.AnnAssign):
+        return parent.annotation is child
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return parent.returns is child
+    return False
+
+
+_ANNOTATION_MESSAGE = "`Variable` as a type annotation names a legacy alias since PyTorch 0.4; use `torch.Tensor`"
 
 
 def _unsafe_because(node: ast.Compare, subject: ast.AST, negate: bool, ctx) -> Optional[str]:
