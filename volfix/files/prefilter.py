@@ -394,6 +394,13 @@ BYTE_MASK = Needs(
     "`.byte()` or `ByteTensor`; and `masked_`, `index_put` or `] =` in code",
     _family((b"yte",), (lambda data: b".byte()" in data or b"ByteTensor" in data,
                         lambda data: b"masked_" in data or b"index_put" in data or b"] =" in data or b"]=" in data)))
+# VF410: `/` of an integer tensor (a beam search's flat `topk` indices) by an integer.
+_INTEGER_MAKERS = (b"topk(", b".max(", b".min(", b".sort(", b"argmax", b"argmin", b".long()", b"LongTensor",
+                   b"IntTensor", b"nonzero", b"multinomial", b"randperm")
+INTEGER_DIVISION = Needs(
+    "`torch` and `/`; and a maker of integer tensors (`topk(`, `.max(`, `.sort(`, `argmax`, `.long()`, "
+    "`LongTensor`, `nonzero`, `multinomial`, `randperm`...) in code",
+    _family((b"torch", b"/"), (lambda data: any(word in data for word in _INTEGER_MAKERS),)))
 # VF406: an element of a plain tensor kept in a name, then the tensor written in place.
 ELEMENT_ALIAS = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in "
