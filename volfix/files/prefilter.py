@@ -389,6 +389,10 @@ ELEMENT_KEY = Needs(
 ELEMENT_TEXT = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `str(` in code",
     _family((b"torch",), (_names_plain_tensor, lambda data: b"str(" in data)))
+# VF411: an element of a plain tensor passed to an environment's `step(`.
+ELEMENT_ACTION = Needs(
+    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `.step(` in code",
+    _family((b"torch", b".step("), (_names_plain_tensor,)))
 # VF409: a ByteTensor mask written through.
 BYTE_MASK = Needs(
     "`.byte()` or `ByteTensor`; and `masked_`, `index_put` or `] =` in code",

@@ -7,7 +7,9 @@ import re
 from ..flow.bindings import Element, Unpacked
 from ..flow.calls import bound_positional, call_sites, passed_argument
 from ..flow.rank_calls import PAIRS
+from ..flow.scalar_callees import own_def
 from ..flow.scalars import ScalarValues
+from ..flow.shapes import own_returns
 
 # Methods of a tensor whose result (or each item of it, `topv, topi = x.topk(1)`) is a tensor
 # of the receiver's kind: a plain tensor's gives a plain tensor.
@@ -33,7 +35,7 @@ class PlainElements:
 
     def __init__(self, index) -> None:
         self.index = index
-        scalars = ScalarValues(index)
+        self.scalars = scalars = ScalarValues(index)
         self.names, self.ranks = scalars.names, scalars.ranks
 
     def element(self, key: ast.AST, at: ast.AST, depth: int = 0) -> bool:
@@ -79,7 +81,9 @@ class PlainElements:
                 return self.plain(expr.args[0], at, depth + 1)
             if isinstance(func, ast.Attribute) and func.attr in _TENSOR_STEPS:
                 return self.plain(func.value, at, depth + 1)
-            return qual in _CONSTRUCTORS  # `torch.LongTensor(ids)`: a tensor in 0.3 too
+            if qual in _CONSTRUCTORS:  # `torch.LongTensor(ids)`: a tensor in 0.3 too
+                return True
+            return self._plain_call(expr, at, depth)
         if isinstance(expr, ast.Name):
             bound = self.names.bindings(expr.id, at)
             if all(b is None for b in bound):  # (a parameter's binding is no value)
@@ -141,6 +145,30 @@ class PlainElements:
                 return None
             out.append((arg, site))
         return out
+
+    def _plain_call(self, call: ast.Call, at: ast.AST, depth: int) -> bool:
+        """A constructor under a name of the module (`longTensor = torch.cuda.LongTensor if
+        use_cuda else torch.LongTensor`, then `longTensor([[a]])`), or a function or a method
+        of an instance of the module's class every `return` of which gives a plain tensor (a
+        DQN's `dqn.action(state)`, returning `...data.max(1)[1].view(1, 1)` or
+        `longTensor([[random.randrange(2)]])`)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            bound = self.names.bindings(func.id, at)
+            if bound and all(isinstance(b, ast.AST) and not isinstance(b, Unpacked)
+                             and self.index.qual(b) in _CONSTRUCTORS for b in bound):
+                return True
+            fn = self.index.module_def(func.id, call)
+        elif isinstance(func, ast.Attribute):
+            classes = self.scalars.instance_classes(func.value, at)
+            defs = [own_def(c, func.attr) if isinstance(c, ast.ClassDef) else None for c in classes or ()]
+            fn = defs[0] if defs and all(d is not None and d is defs[0] for d in defs) else None
+        else:
+            fn = None
+        if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+            return False
+        returns = [r.value for r in own_returns(fn)]
+        return bool(returns) and all(r is not None and self.plain(r, r, depth + 1) for r in returns)
 
     def _plain_parameter(self, name: ast.Name, depth: int) -> bool:
         """A parameter of the function reading it, never bound there again, that every call

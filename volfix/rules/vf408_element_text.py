@@ -75,7 +75,7 @@ class ElementText(Rule):
             return
         number = f"{ctx.expr.attr_base(element)}.item()"
         certain = elements.one_element(element, node)
-        if not certain and _indices(element, elements.names.bindings(element.id, node)
+        if not certain and indices_of(element, elements.names.bindings(element.id, node)
                                     if isinstance(element, ast.Name) else ()) < 2:
             return  # `str(y[0])` of a tensor of unknown rank: as likely a row, whose text 0.3 wrote as a tensor's
         text = ctx.src.segment(element)
@@ -88,11 +88,11 @@ class ElementText(Rule):
                                     ctx.expr.replace(element, number)))
 
 
-def _indices(element: ast.AST, bound=()) -> int:
+def indices_of(element: ast.AST, bound=()) -> int:
     """How many integers index the element's tensor: `d[0, i, j, 0]` 4, `topi[0][0]` 2; for a
     name, the fewest of the values `bound` to it (`score = detections[0, i, j, 0]`)."""
     if isinstance(element, ast.Name):
-        counts = [_indices(b) if isinstance(b, ast.AST) else 0 for b in bound]
+        counts = [indices_of(b) if isinstance(b, ast.AST) else 0 for b in bound]
         return min(counts) if counts else 0
     count = 0
     while isinstance(element, ast.Subscript):
