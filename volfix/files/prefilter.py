@@ -390,9 +390,12 @@ ELEMENT_TEXT = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `str(` in code",
     _family((b"torch",), (_names_plain_tensor, lambda data: b"str(" in data)))
 # VF411: an element of a plain tensor passed to an environment's `step(`.
+_ENVIRONMENT_STEP = re.compile(rb"(?i)env\w*\s*\.step\(")
 ELEMENT_ACTION = Needs(
-    "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `.step(` in code",
-    _family((b"torch", b".step("), (_names_plain_tensor,)))
+    "`torch` and `gym`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and "
+    "`env.step(` (or another name holding `env`) in code",
+    _family((b"torch", b"gym", b".step("),
+            (_names_plain_tensor, lambda data: _ENVIRONMENT_STEP.search(data) is not None)))
 # VF409: a ByteTensor mask written through.
 BYTE_MASK = Needs(
     "`.byte()` or `ByteTensor`; and `masked_`, `index_put` or `] =` in code",

@@ -11,6 +11,7 @@ from .vf408_element_text import indices_of
 
 # The receiver of a gym environment's `step`: `env`, `self.env`, `envs`, `test_env`, `environment`.
 _ENVIRONMENT = re.compile(r"(?:^|_)envs?(?:$|_)|environment", re.IGNORECASE)
+_GYM = frozenset({"gym", "gymnasium"})
 
 
 class ElementAction(Rule):
@@ -21,8 +22,10 @@ class ElementAction(Rule):
     model(Variable(state, volatile=True)).data.max(1)[1].view(1, 1)` or `action =
     torch.LongTensor([[random.randrange(2)]])`, the DQN idiom of PyTorch 0.3's reinforcement
     learning tutorial. The receiver is a name or attribute called like an environment (`env`,
-    `self.env`, `envs`, `test_env`, `environment`). Where volfix does not know the tensor's
-    rank, only an element read by two integers or more.
+    `self.env`, `envs`, `test_env`, `environment`), in a file that imports `gym` (or
+    `gymnasium`): an environment class of the project's own may well take the tensor
+    (`if action == 1:`). Where volfix does not know the tensor's rank, only an element read by
+    two integers or more.
 
     ## Why is this bad?
     In PyTorch 0.3 an element of a tensor was a Python number, which a discrete action space
@@ -72,8 +75,8 @@ class ElementAction(Rule):
         receiver = func.value
         name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr \
             if isinstance(receiver, ast.Attribute) else None
-        if name is None or not _ENVIRONMENT.search(name):
-            return
+        if name is None or not _ENVIRONMENT.search(name) or not ctx.index.imports_any(_GYM):
+            return  # an environment of the file's own (`if action == 1:`) may take the tensor
         action = node.args[0]
         elements = PlainElements(ctx.index)
         if not elements.element(action, node):
