@@ -402,12 +402,12 @@ BYTE_MASK = Needs(
     _family((b"yte",), (lambda data: b".byte()" in data or b"ByteTensor" in data,
                         lambda data: b"masked_" in data or b"index_put" in data or b"] =" in data or b"]=" in data)))
 # VF410: `/` of an integer tensor (a beam search's flat `topk` indices) by an integer.
-_INTEGER_MAKERS = (b"topk(", b".max(", b".min(", b".sort(", b"argmax", b"argmin", b".long()", b"LongTensor",
-                   b"IntTensor", b"nonzero", b"multinomial", b"randperm")
+_INTEGER_MAKERS = re.compile(rb"topk\(|\.max\(|\.min\(|\.sort\(|argmax|argmin|\.long\(\)|LongTensor|IntTensor"
+                             rb"|nonzero|multinomial|randperm")
 INTEGER_DIVISION = Needs(
     "`torch` and `/`; and a maker of integer tensors (`topk(`, `.max(`, `.sort(`, `argmax`, `.long()`, "
     "`LongTensor`, `nonzero`, `multinomial`, `randperm`...) in code",
-    _family((b"torch", b"/"), (lambda data: any(word in data for word in _INTEGER_MAKERS),)))
+    _family((b"torch", b"/"), (lambda data: _INTEGER_MAKERS.search(data) is not None,)))
 # VF406: an element of a plain tensor kept in a name, then the tensor written in place.
 ELEMENT_ALIAS = Needs(
     "`torch`; `.data` or a constructor (`Tensor(`, `from_numpy(`, `arange(`, `randperm(`); and `] =` or `_(` in "

@@ -57,8 +57,10 @@ def rewrap_keys(index, call: ast.Call, instances) -> List[str]:
     class (`encoder(images)`, `Encoder` imported; `instances`: `ScalarValues.instance_classes`),
     for `flow.returns.asked_returns`."""
     if not call.args or not _object(call.func) or index.qual(call.func) is not None \
+            or isinstance(call.func, ast.Name) and not any(
+                not isinstance(n.ctx, ast.Load) for n in index.names.get(call.func.id, ())) \
             or index.module_def(_name(call.func), call) is not None:
-        return []
+        return []  # (a name nothing assigns, such as `print`; an import, a def: no instance)
     return [c + key for c in instances(call.func, call) or () if isinstance(c, str) for key in (REBUILDS, UNVOLATILES)]
 
 

@@ -75,10 +75,11 @@ class IntegerDivision(Rule):
 
     @on(MODULE)
     def module(self, tree, ctx):
-        kinds = _Integers(ctx.index)
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        kinds = None
+        for node in ctx.index.divisions:  # (collected by the module's one walk)
+            if not _may_be_integer(node.right):
                 continue
+            kinds = kinds or _Integers(ctx.index)
             kind = kinds.tensor(node.left, node)
             if kind is None or not kinds.number(node.right, node):
                 continue
@@ -94,6 +95,12 @@ class IntegerDivision(Rule):
                                f"`/` gives floats; use `{text}`",
                        fix=ctx.edit_fix(Applicability.SAFE, self.FIX_TITLE,
                                         ctx.expr.replace(node, text), imports))
+
+
+def _may_be_integer(node: ast.AST) -> bool:
+    """What `_Integers.number` can take for an int, by its form alone (cheap, asked first)."""
+    return isinstance(node, (ast.Name, ast.Call, ast.Subscript)) or (
+        isinstance(node, ast.Constant) and type(node.value) is int)
 
 
 def _operand(node: ast.AST, text: str) -> str:

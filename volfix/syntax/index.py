@@ -73,6 +73,7 @@ class ModuleIndex:
         self.by_type: Dict[type, List[ast.AST]] = {}
         self.functions: List[ast.AST] = []
         self.multiline_strings: List[ast.AST] = []
+        self.divisions: List[ast.BinOp] = []  # every `a / b` (VF410's question)
         self.mentions: Dict[str, Set[int]] = {}  # name -> ids of statements whose own expressions read it
         self.module_statements: List[ast.stmt] = []  # every statement not inside a def or class, in order
         self.declared: Set[str] = set()  # names some `global` or `nonlocal` statement declares
@@ -120,7 +121,7 @@ class ModuleIndex:
                                                        self.calls, self.by_type)
         mentions = self.mentions
         module_statements = self.module_statements
-        functions, multiline_strings = self.functions, self.multiline_strings
+        functions, multiline_strings, divisions = self.functions, self.multiline_strings, self.divisions
         AST, Name, Attribute, Call, Constant = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Constant
         collected = (ast.Compare, ast.Dict, ast.Subscript)
         scopes = SCOPES
@@ -153,6 +154,8 @@ class ModuleIndex:
                 calls.setdefault(callee_key(node), []).append(node)
             elif kind in collected:
                 by_type.setdefault(kind, []).append(node)
+            elif kind is ast.BinOp and type(node.op) is ast.Div:
+                divisions.append(node)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 functions.append(node)
             elif kind is ast.Global or kind is ast.Nonlocal:
