@@ -66,12 +66,9 @@ class Decisions:
                 if rebuilt:
                     # a module rebuilds the value from `.data` on the way (fact 10): 0.3 trained
                     # on what it returns, as the unwrapped program does
-                    call = self.ctx.src.segment(rebuilt[0].func)
-                    return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through `{call}()` "
-                                     f"(line {rebuilt[0].lineno}), whose `forward` rebuilds its result from `.data`: "
-                                     "0.3 trained on that result, as the unwrapped code does, and ran what comes "
-                                     "before the rebuild without a graph; unwrapped, that part records one"]
-                                    * len(sources))
+                    return Training([self._rebuilt(what, stmt, rebuilt[0], "0.3 trained on that result, as the "
+                                                   "unwrapped code does, and ran what comes before the rebuild without "
+                                                   "a graph; unwrapped, that part records one")] * len(sources))
                 # 0.3 raised there (SEMANTICS.md fact 5): the legacy program never trained on
                 # this value. Unwrapped, it does: a change a reviewer must accept (SPEC §2.10).
                 return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}), where 0.3 raised; "
@@ -81,12 +78,9 @@ class Decisions:
             if rebuilt:
                 # a module of the file rebuilds the value from `.data` on the way (0.3 trained on
                 # what it returns): a region around its call would stop that training
-                call = self.ctx.src.segment(rebuilt[0].func)
-                return Training([f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through `{call}()` "
-                                 f"(line {rebuilt[0].lineno}), whose `forward` rebuilds its result from `.data`: "
-                                 "0.3 trained on that result and ran what comes before the rebuild without a "
-                                 "graph; unwrapped, that part records one (no region can cover it from here)"]
-                                * len(sources))
+                return Training([self._rebuilt(what, stmt, rebuilt[0], "0.3 trained on that result and ran what "
+                                               "comes before the rebuild without a graph; unwrapped, that part records "
+                                               "one (no region can cover it from here)")] * len(sources))
             # 0.3 raised at that backward (fact 5): what the author meant is the computation
             # before the value meets the trained one, without a graph (a target network's pass)
             return Training(placement=early,
@@ -109,6 +103,13 @@ class Decisions:
                 # region would make it raise today too, where unwrapped it trains
                 return Training([f"{trained}, where 0.3 raised; unwrapped, the step trains on it"] * len(sources))
         return None
+
+    def _rebuilt(self, what: str, stmt: ast.stmt, call: ast.Call, then: str) -> str:
+        """The note of a value that reaches `what` through `call()` of a module whose `forward`
+        rebuilds its result from `.data` (fact 10)."""
+        return (f"unsafe fix: the value reaches `{what}` (line {stmt.lineno}) through "
+                f"`{self.ctx.src.segment(call.func)}()` (line {call.lineno}), whose `forward` rebuilds its "
+                f"result from `.data`: {then}")
 
     def trains_without_source(self, group) -> Optional[Tuple[ast.stmt, str]]:
         """A training step the taint reaches (`taint.training`) that is outside an `if` holding
