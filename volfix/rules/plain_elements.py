@@ -1,8 +1,9 @@
-"""Plain tensors and their elements, for VF405 and VF406: 0.3's `torch.FloatTensor` & co.
+"""Plain tensors and their elements, for VF405, VF406, VF408 and VF411: 0.3's `torch.FloatTensor` & co.
 (what `.data` gives, or a constructor makes), whose element was a Python number where today it
 is a 0-dim tensor (a view of the tensor, hashed by identity)."""
 import ast
 import re
+from typing import Optional
 
 from ..flow.bindings import Element, Unpacked
 from ..flow.calls import bound_positional, call_sites, passed_argument
@@ -10,6 +11,7 @@ from ..flow.rank_calls import PAIRS
 from ..flow.scalar_callees import own_def
 from ..flow.scalars import ScalarValues
 from ..flow.shapes import own_returns
+from ..syntax import names as nm
 
 # Methods of a tensor whose result (or each item of it, `topv, topi = x.topk(1)`) is a tensor
 # of the receiver's kind: a plain tensor's gives a plain tensor.
@@ -130,7 +132,7 @@ class PlainElements:
         """(argument, call) of every call of the function whose parameter `name` is, when the
         function is used by calls only and never binds the name again; else None."""
         fn = self.index.function_of(name)
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or name.id not in _parameters(fn) \
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or name.id not in nm.function_params(fn) \
                 or any(isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)
                        for n in ast.walk(fn)):
             return None
@@ -177,6 +179,20 @@ class PlainElements:
         passed = self._passed(name)
         return bool(passed) and all(self.plain(arg, site, depth + 1) for arg, site in passed)
 
+    def number_read(self, element: ast.AST, at: ast.AST) -> Optional[bool]:
+        """For a rule that would read `element` as 0.3's number (`element.item()`, VF408 and
+        VF411): None when it is no element of a plain tensor, or one read by a single integer
+        from a tensor of unknown rank (as likely a row, which 0.3 gave as a tensor too); True
+        when it certainly reads one element (`one_element`: a safe fix); False when two
+        integers or more read it from a tensor of unknown rank (an unsafe fix,
+        `UNKNOWN_RANK_NOTE`)."""
+        if not self.element(element, at):
+            return None
+        if self.one_element(element, at):
+            return True
+        bound = self.names.bindings(element.id, at) if isinstance(element, ast.Name) else ()
+        return False if indices_of(element, bound) >= 2 else None
+
     def _plain_binding(self, bound, at: ast.AST, depth: int) -> bool:
         if isinstance(bound, Unpacked):
             # `topv, topi = x.data.topk(1)`: each item of a plain tensor's sort, max or topk
@@ -189,9 +205,22 @@ class PlainElements:
         return isinstance(func, ast.Attribute) and func.attr in PAIRS
 
 
-def _parameters(fn: ast.AST) -> set:
-    args = fn.args  # type: ignore[attr-defined]
-    return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+# The note of a `number_read` that is False.
+UNKNOWN_RANK_NOTE = ("unsafe fix: volfix cannot tell the tensor's rank: if `{}` is a row of a tensor with more "
+                     "dimensions, `.item()` raises")
+
+
+def indices_of(element: ast.AST, bound=()) -> int:
+    """How many integers index the element's tensor: `d[0, i, j, 0]` 4, `topi[0][0]` 2; for a
+    name, the fewest of the values `bound` to it (`score = detections[0, i, j, 0]`)."""
+    if isinstance(element, ast.Name):
+        counts = [indices_of(b) if isinstance(b, ast.AST) else 0 for b in bound]
+        return min(counts) if counts else 0
+    count = 0
+    while isinstance(element, ast.Subscript):
+        count += len(element.slice.elts) if isinstance(element.slice, ast.Tuple) else 1
+        element = element.value
+    return count
 
 
 def _holder(receiver: ast.AST) -> bool:

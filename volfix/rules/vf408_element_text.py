@@ -5,7 +5,7 @@ import ast
 from ..files import prefilter
 from ..model import Applicability
 from .base import Rule, on
-from .plain_elements import ELEMENT_NAMES, PlainElements
+from .plain_elements import ELEMENT_NAMES, UNKNOWN_RANK_NOTE, PlainElements
 
 
 class ElementText(Rule):
@@ -70,32 +70,13 @@ class ElementText(Rule):
         if ctx.index.module_names.bound("str"):
             return  # the module binds its own `str`
         element = node.args[0]
-        elements = PlainElements(ctx.index)
-        if not elements.element(element, node):
+        certain = PlainElements(ctx.index).number_read(element, node)
+        if certain is None:
             return
-        number = f"{ctx.expr.attr_base(element)}.item()"
-        certain = elements.one_element(element, node)
-        if not certain and indices_of(element, elements.names.bindings(element.id, node)
-                                    if isinstance(element, ast.Name) else ()) < 2:
-            return  # `str(y[0])` of a tensor of unknown rank: as likely a row, whose text 0.3 wrote as a tensor's
-        text = ctx.src.segment(element)
+        text, number = ctx.src.segment(element), f"{ctx.expr.attr_base(element)}.item()"
         ctx.report(self.CODE, element,
                    message=f"`{text}` is a tensor element, a 0-dim tensor since PyTorch 0.4, not a number: `str()` "
                            f"of it gives `tensor(...)`; use `{number}`",
-                   note=None if certain else (f"unsafe fix: volfix cannot tell the tensor's rank: if `{text}` is a "
-                                              "row of a tensor with more dimensions, `.item()` raises"),
+                   note=None if certain else UNKNOWN_RANK_NOTE.format(text),
                    fix=ctx.edit_fix(Applicability.SAFE if certain else Applicability.UNSAFE, self.FIX_TITLE,
                                     ctx.expr.replace(element, number)))
-
-
-def indices_of(element: ast.AST, bound=()) -> int:
-    """How many integers index the element's tensor: `d[0, i, j, 0]` 4, `topi[0][0]` 2; for a
-    name, the fewest of the values `bound` to it (`score = detections[0, i, j, 0]`)."""
-    if isinstance(element, ast.Name):
-        counts = [indices_of(b) if isinstance(b, ast.AST) else 0 for b in bound]
-        return min(counts) if counts else 0
-    count = 0
-    while isinstance(element, ast.Subscript):
-        count += len(element.slice.elts) if isinstance(element.slice, ast.Tuple) else 1
-        element = element.value
-    return count

@@ -5,6 +5,7 @@ from typing import Optional
 from ..files import prefilter
 from ..flow.bindings import NameBindings
 from ..model import Applicability
+from ..syntax import names as nm
 from .base import Rule, on
 
 _MASK_METHODS = frozenset({"masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_"})
@@ -159,5 +160,4 @@ class _Bytes:
         fn = self.index.function_of(name)
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
-        args = fn.args
-        return name.id in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        return name.id in nm.function_params(fn)

@@ -6,8 +6,7 @@ import re
 from ..files import prefilter
 from ..model import Applicability
 from .base import Rule, on
-from .plain_elements import ELEMENT_NAMES, PlainElements
-from .vf408_element_text import indices_of
+from .plain_elements import ELEMENT_NAMES, UNKNOWN_RANK_NOTE, PlainElements
 
 # The receiver of a gym environment's `step`: `env`, `self.env`, `envs`, `test_env`, `environment`.
 _ENVIRONMENT = re.compile(r"(?:^|_)envs?(?:$|_)|environment", re.IGNORECASE)
@@ -78,18 +77,13 @@ class ElementAction(Rule):
         if name is None or not _ENVIRONMENT.search(name) or not ctx.index.imports_any(_GYM):
             return  # an environment of the file's own (`if action == 1:`) may take the tensor
         action = node.args[0]
-        elements = PlainElements(ctx.index)
-        if not elements.element(action, node):
-            return
-        certain = elements.one_element(action, node)
-        if not certain and indices_of(action, elements.names.bindings(action.id, node)
-                                      if isinstance(action, ast.Name) else ()) < 2:
-            return  # `env.step(a[0])` of a tensor of unknown rank: as likely a continuous action's row
+        certain = PlainElements(ctx.index).number_read(action, node)
+        if certain is None:
+            return  # (`env.step(a[0])` of a tensor of unknown rank: as likely a continuous action's row)
         text, number = ctx.src.segment(action), f"{ctx.expr.attr_base(action)}.item()"
         ctx.report(self.CODE, action,
                    message=f"`{text}` is a tensor element, a 0-dim tensor since PyTorch 0.4, not a number: "
                            f"`{ctx.src.segment(func)}()` refuses it; use `{number}`",
-                   note=None if certain else (f"unsafe fix: volfix cannot tell the tensor's rank: if `{text}` is a "
-                                              "row of a tensor with more dimensions, `.item()` raises"),
+                   note=None if certain else UNKNOWN_RANK_NOTE.format(text),
                    fix=ctx.edit_fix(Applicability.SAFE if certain else Applicability.UNSAFE, self.FIX_TITLE,
                                     ctx.expr.replace(action, number)))
