@@ -17,14 +17,16 @@ from .expressions import Expressions
 def redundant_detaches(index: ModuleIndex, expr: Expressions, created: Callable[[ast.AST], bool],
                        deleted: Set[int]) -> List[TextEdit]:
     edits: List[TextEdit] = []
-    for node in index.parents:
+    for attribute in index.attributes.get("detach", ()):  # (the module's `.detach` reads, from its one walk)
+        node = index.parents.get(index.parents.get(attribute))
         name = _detached_name(node) if isinstance(node, ast.Assign) else None
         if name is None or not created(node):
             continue
         block = index.siblings(node)
-        if not block or block.index(node) == 0:
+        position = block.index(node) if block else 0
+        if position == 0:
             continue
-        region = block[block.index(node) - 1]
+        region = block[position - 1]
         if not (isinstance(region, ast.With) and created(region) and _no_grad(region, index)
                 and _computed_only_inside(name, region, node, index)):
             continue
