@@ -306,9 +306,10 @@ def _decide(stmt: ast.stmt, row: int, text: str, starts: List[int], triggers, re
     source = text[starts[first]:starts[last] if last < len(starts) else len(text)]
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         # For name resolution. An alias of a legacy name (`from torch.autograd import
-        # Variable as V`) makes its readers matter, as the name itself would.
+        # Variable as V`), or of one whose call is a trigger (`from torch import ByteTensor as
+        # BT`: `Tensor(`), makes its readers matter, as the name itself would.
         relevant.update(alias.asname for alias in stmt.names
-                        if alias.asname and any(t in alias.name for t in triggers))
+                        if alias.asname and any(t in alias.name + "(" for t in triggers))
         return _moved(stmt, row)
     triggered = any(t in source for t in triggers)
     reads = set(_IDENTIFIER.findall(source)) & relevant if relevant else set()
