@@ -9,6 +9,7 @@ from ..model import Applicability
 from ..fixes.edits import TextEdit
 from ..flow.bindings import NameBindings
 from ..flow.values import writes_in_place
+from ..syntax import names as nm
 from ..syntax.index import FUNCTIONS
 from .base import MODULE, Rule, on
 
@@ -145,10 +146,12 @@ class VariableTypeComparison(Rule):
 
     @on(MODULE)
     def annotations(self, tree, ctx):
-        """`Variable` read inside a type annotation (found from the names `Variable` the module
-        reads, so no walk of the tree)."""
+        """`Variable` read inside a type annotation (found from the names the module reads for
+        it, `Variable` or an alias, so no walk of the tree)."""
         index = ctx.index
-        nodes = [n for n in index.names.get("Variable", ()) if isinstance(n.ctx, ast.Load)]
+        spelled = {"Variable"} | {name for name in index.module_names.final  # `Variable as V`
+                                  if any(nm.is_variable(q) for q in index.module_names.every(name))}
+        nodes = [n for name in spelled for n in index.names.get(name, ()) if isinstance(n.ctx, ast.Load)]
         nodes += [a for a in index.attributes.get("Variable", ()) if isinstance(a.ctx, ast.Load)]
         for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
             if _in_annotation(node, index) and index.is_variable(node):
