@@ -319,6 +319,16 @@ CASES = [
          inference=("scores",),
          graph_before="T{4}", graph_after="F{4}",
          repair=Repair(".data[0]", ".data.tolist()", IndexError, "invalid index of a 0-dim tensor")),
+    # Multi-scale SSIM (pytorch-msssim): per-scale SSIM values that are 0-dim only while
+    # `size_average` keeps its default, joined by `torch.cat` (VF404 through the default), and
+    # `.data[0]` of the similarity (the last scale's value, 0-dim). The repair stacks and reads
+    # as 0.3 did; a denoiser trains on `1 - msssim(...)` and is evaluated with volatile inputs.
+    Case("multiscale_ssim", frozenset({"VF101", "VF110", "VF401", "VF404"}),
+         inference=("restored",), grads=("weight",),
+         graph_before="T{3}", graph_after="T{2}F",
+         repair=Repair("mssim = torch.cat(mssim)", "mssim = torch.stack(mssim)", RuntimeError,
+                       "zero-dimensional tensor", more=(("mcs = torch.cat(mcs)", "mcs = torch.stack(mcs)"),
+                                                        (".data[0]", ".data.tolist()")))),
     # WGAN's `one`/`mone` gradients (VF403): the critic's mean had shape (1,) in 0.3 and is
     # 0-dim today, where `backward` refuses a gradient of shape (1,). The repair squeezes the
     # gradient as the fix's `torch.tensor(1, dtype=torch.float)` does, and reads the numbers

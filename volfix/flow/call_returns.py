@@ -20,13 +20,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from .bindings import Element, Unpacked
-from .calls import bound_positional, parameter_defaults, passed_argument
+from .calls import bound_positional, call_sites, parameter_defaults, passed_argument
 from .scalar_callees import INSTANCE_METHOD, ONE_DEFAULTS, ONE_MADE, own_def
 from .shapes import moved_itself, own_returns
 
 Env = Dict[str, object]  # a parameter's name -> the constant it holds for the call
 MADE = "__init__."  # the keys of `Env` for the parameters of the `__init__` that made `self`
 MAX_NESTED = 4  # returned calls followed, one into the other
+_JOINS = ("torch.cat", "torch.concat", "torch.stack")
 
 
 class CallReturns:
@@ -113,6 +114,55 @@ class CallReturns:
                   if not self.reachable_one(fn, {q: w for q, w in env.items() if q != p}, 1, set())}
         return needed if needed and self.reachable_one(fn, needed, 1, set()) else env
 
+    def one_by_defaults(self, value: ast.AST, at: ast.AST) -> Optional[Env]:
+        """`sim` of `sim, cs = ssim(a, b, size_average=size_average, full=True)` inside `def
+        msssim(a, b, size_average=True)` (pytorch-msssim): one element while the parameters of
+        the def holding `at` keep their constant defaults, and not known without that. The
+        parameters it rests on, with their defaults (`_needed`'s way; {}: none); None when it is
+        not one element even so."""
+        fn = self.index.function_of(at)
+        env = _defaults(fn) if isinstance(fn, ast.FunctionDef) else {}
+        if not env or not self._one_given(value, fn, env):
+            return None
+        if self._one_given(value, fn, {}):
+            return {}
+        needed = {p: v for p, v in env.items()
+                  if not self._one_given(value, fn, {q: w for q, w in env.items() if q != p})}
+        return needed if needed and self._one_given(value, fn, needed) else env
+
+    def _one_given(self, value: ast.AST, fn: ast.FunctionDef, env: Env) -> bool:
+        """`value` (read in `fn`) is one element when `fn`'s parameters hold `env`: each of the
+        name's bindings, an item of a returned tuple (`sim, cs = ssim(...)`) included."""
+        if not isinstance(value, ast.Name):
+            return self._one_under(value, fn, env, 0, set())
+        bound = self.names.bindings(value.id, value)
+        if not bound or any(not isinstance(b, (ast.AST, Unpacked)) or isinstance(b, ast.AST) and self.names.augmented(b)
+                            for b in bound):
+            return False
+        for b in bound:
+            if isinstance(b, Unpacked):
+                callee = self.project_callee(b.value.func, b.value) if isinstance(b.value, ast.Call) \
+                    and len(b.path) == 1 else None
+                passed = None if callee is None else self._bind(callee, b.value, env)
+                if not passed or not self.reachable_one(callee, passed, 0, set(), b.path[0]):
+                    return False
+            elif not self._one_under(b, fn, env, 0, set()):
+                return False
+        return True
+
+    def keep_defaults(self, fn: ast.AST, needed: Env) -> Optional[bool]:
+        """Whether the calls of the module-level `fn` keep the parameters `needed` names at those
+        values (pass nothing for them, or the same constant): True when every call does, False
+        when none does; None when some do, or the calls are not all known (the file is no
+        program, or uses the name otherwise)."""
+        if not isinstance(fn, ast.FunctionDef) or not isinstance(self.index.parents.get(fn), ast.Module) \
+                or not self.ranks.in_program():
+            return None
+        sites, other = call_sites(self.index, fn)
+        spelled = _spelled(needed, bound_positional(fn, False))
+        kept = {_keeps(site, spelled) for site in sites}
+        return None if other or len(kept) != 1 else kept.pop()
+
     def constant_call_item(self, call: ast.Call, position: int, at: ast.AST, depth: int, seen: Set[str]) -> bool:
         """`loss, x = calc(x, average=True)`: the item at `position` of every tuple a def of this
         module (or of the class holding `at`) returns, given the constants the call passes and
@@ -159,6 +209,13 @@ class CallReturns:
         ...` is the first binding alone."""
         if self.one_element(value, value, depth + 1, set(seen)):
             return True
+        if isinstance(value, ast.BinOp) and hops < MAX_NESTED:  # `torch.prod(mcs) * mssim[-1] ** w`
+            sides = (value.left, value.right)
+            numbers = [self.scalar(s, value, depth + 1, set(seen)) for s in sides]
+            return not all(numbers) and all(
+                number or self._one_under(s, fn, env, depth, seen, hops + 1) for s, number in zip(sides, numbers))
+        if isinstance(value, ast.Subscript) and not isinstance(value.slice, (ast.Slice, ast.Tuple)):
+            return self._joined_one(value.value, fn, env)
         if isinstance(value, ast.Name) and hops < MAX_NESTED:
             values = self._rebound(value, fn, env, self.names.bindings(value.id, value))
             if not values or any(not isinstance(v, ast.AST) or self.names.augmented(v) for v in values):
@@ -170,6 +227,26 @@ class CallReturns:
         callee = self.project_callee(value.func, value)
         passed = None if callee is None else self._bind(callee, value, env)
         return bool(passed) and self.reachable_one(callee, passed, depth + 1, seen)
+
+    def _joined_one(self, joined: ast.AST, fn: ast.FunctionDef, env: Env) -> bool:
+        """`mssim` of `mssim = torch.cat(mssim)` (or `torch.stack`), every value of the list
+        one element when the parameters hold `env`: a 1-dim tensor of them, in 0.3 as today
+        (once VF404 stacks them), whose element `mssim[levels - 1]` is one."""
+        bound = self.names.bindings(joined.id, joined) if isinstance(joined, ast.Name) else []
+        if not bound or not all(isinstance(b, ast.Call) and len(b.args) == 1 and not b.keywords
+                                and self.index.qual(b.func) in _JOINS for b in bound):
+            return False
+        for b in bound:
+            seq = b.args[0]
+            lists = self.names.bindings(seq.id, seq) if isinstance(seq, ast.Name) else []
+            added = self.names.appended(seq.id, seq) if lists else None
+            if added is None or not all(isinstance(v, ast.List) and not any(isinstance(e, ast.Starred) for e in v.elts)
+                                        for v in lists):
+                return False
+            members = [e for v in lists for e in v.elts] + added
+            if not members or not all(self._one_given(m, fn, env) for m in members):
+                return False
+        return True
 
     def _rebound(self, read: ast.Name, fn: ast.FunctionDef, env: Env, values: list) -> list:
         """The bindings of `values` (those reaching `read`, a parameter's last as None) that an

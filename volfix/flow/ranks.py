@@ -176,6 +176,9 @@ class Ranks(CallRanks, ProgramRanks):
         pair = self._pair(value, at, depth) if isinstance(value, ast.Call) else None
         if pair is not None:
             return pair if int_value(expr.slice) in (0, 1, -1, -2) else None  # `x.max(1)[1]`
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                and not value.args and not value.keywords and int_value(expr.slice) is not None:
+            return NUMBER  # `levels = weights.size()[0]`
         base = self.rank(value, at, depth + 1)
         if not isinstance(base, tuple) and base != CYCLE:
             return None

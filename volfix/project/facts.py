@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..flow.grad_mode import GradShim
 from ..syntax.names import LOCAL, ModuleNames
 
-FACTS_FORMAT = 14  # bump when an entry's layout changes
+FACTS_FORMAT = 15  # bump when an entry's layout changes
 VOLATILE_PARAM = "volatile-param:"  # `Links.external_calls` key: calls passing `volatile=` to a def
 # `Links.external_calls` key of a caller: the defs of that name in the project's other files whose
 # `volatile` parameter has no default (`ExternalCall.path`/`line`: the def).

@@ -16,7 +16,8 @@ class ScalarConcatenation(Rule):
     ## What it does
     Finds `torch.cat(values)` where a value of the list is certainly a 0-dim tensor today: a
     full reduction (`x.mean()`, `x.sum()`, `torch.prod(x)`), a loss, an element of a 1-dim
-    tensor, or a name bound to one (a list literal, or a list built by `append`).
+    tensor, or a name bound to one (a list literal, or a list built by `append`), also through
+    the defaults of the function's parameters.
 
     ## Why is this bad?
     PyTorch 0.3 had no 0-dim tensors: a reduction gave shape `(1,)`, and joining such values
@@ -51,6 +52,14 @@ class ScalarConcatenation(Rule):
     graphs. In a list literal that also holds other values, each 0-dim value is joined as its
     shape-`(1,)` view instead (`a.mean().view(1)`), which is what 0.3 joined. Both are safe. A
     list built elsewhere whose other values volfix cannot size gets no fix.
+
+    Values that are 0-dim only while a parameter of the function keeps its default
+    (`def msssim(img1, img2, size_average=True)` handing `size_average` on to an `if
+    size_average: ret = ssim_map.mean()`) are found too. In a program whose calls of the
+    function all keep the default, the fix is safe; where a caller volfix does not see may pass
+    another value (a library's function), it is unsafe: with `size_average=False` the values
+    have dimensions, which `torch.cat` joined end to end and `torch.stack` puts side by side.
+    When every call of the program passes another value, nothing is reported.
     """
 
     CODE = "VF404"
@@ -89,10 +98,25 @@ class ScalarConcatenation(Rule):
         # 0-dim by its rank, or by what VF401 knows of one-element values (`sim, cs = ssim(a, b,
         # full=True)` of a function whose `if full: return ret, cs` the call's constant decides)
         ranks = [0 if scalars.ranks.exact(v, v) == 0 or scalars.one_element(v, v) else None for v in values]
+        # or 0-dim while parameters of the def keep their defaults (`def msssim(a, b,
+        # size_average=True)` handing `size_average` on to `_ssim`'s `if size_average:`)
+        needed: dict = {}
+        for k, v in enumerate(values):
+            given = None if ranks[k] == 0 else scalars.one_by_defaults(v, call)
+            if given is not None and all(needed.get(p, d) == d for p, d in given.items()):
+                ranks[k] = 0
+                needed.update(given)
         if 0 not in ranks:
             return
+        kept = scalars.keep_defaults(ctx.index.function_of(call), needed) if needed else True
+        if kept is False:
+            return  # every call of the function passes another value: the values have dimensions
         src = ctx.src
         fix = None
+        safety = Applicability.SAFE if kept else Applicability.UNSAFE
+        defaults = " and ".join(f"`{p}` keeps its default, `{d!r}`" for p, d in sorted(needed.items()))
+        caveat = None if kept else f"the values are 0-dim while {defaults}; a call passing another value " \
+                                   "joins values that have dimensions, which stacking shapes otherwise than 0.3"
         if all(r == 0 for r in ranks):
             func = call.func
             imports: frozenset = frozenset()
@@ -101,14 +125,14 @@ class ScalarConcatenation(Rule):
             else:  # `from torch import cat`
                 stack, imports = ctx.spell("torch.stack", call)
                 edits = [TextEdit(src.start(func), src.end(func), stack)]
-            fix = ctx.edit_fix(Applicability.SAFE, "Stack the 0-dim values", edits, imports)
+            fix = ctx.edit_fix(safety, "Stack the 0-dim values", edits, imports)
         elif isinstance(seq, (ast.List, ast.Tuple)):
             edits = [e for value, rank in zip(values, ranks) if rank == 0
                      for e in ctx.expr.replace(value, f"{ctx.expr.attr_base(value)}.view(1)")]
-            fix = ctx.edit_fix(Applicability.SAFE, "Join each 0-dim value as its (1,) view", edits)
+            fix = ctx.edit_fix(safety, "Join each 0-dim value as its (1,) view", edits)
         zero = values[ranks.index(0)]
         ctx.report(self.CODE, call, fix=fix,
-                   note=None if fix is not None else
+                   note=caveat if fix is not None else
                    f"no fix: `{src.segment(zero)}` is 0-dim, and volfix cannot size the other values joined",
                    message=f"`torch.cat` of 0-dim tensors (`{src.segment(zero)}`) raises since PyTorch 0.4; "
                            f"{'use `torch.stack`' if all(r == 0 for r in ranks) else 'join them as `(1,)` views'}")
