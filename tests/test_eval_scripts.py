@@ -436,3 +436,39 @@ def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
         ("score.data[0]", "score.item()", ["C"])]
     assert "Reads rewritten by class: A 0, B 0, C 1, unclassified 0." in proc.stdout
     assert "score.data[0]" in (repo / "evaluate.py").read_text()  # the tree itself is never changed
+
+
+def test_runs_tell_apart_reads_of_one_expression_by_their_rows(tmp_path):
+    """`v.data[0]` twice, a one-element loss (class A) and then a row of a 1-dim value (class
+    B): the rewritten read is looked up at its row in the original (the fixed copy's lines
+    moved when the import went), not by its expression alone (the negotiator's `p_agree`)."""
+    repo = tmp_path / "repos" / "me+twice"
+    repo.mkdir(parents=True)
+    (repo / "evaluate.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        from torch.autograd import Variable
+
+        judge = getattr(nn, "MSELoss")()
+        x = Variable(torch.randn(3), volatile=True)
+        v = judge(x, x * 2)
+        print("%.4f" % v.data[0])
+        v = x * 2
+        print("%.4f" % v.data[0])
+        """).lstrip())
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": [{"repo": "me/twice", "tree": "corpus", "command": ["evaluate.py"],
+                                          "stubs": [], "why": "the toy"}]}))
+    sites = tmp_path / "sites.json"
+    sites.write_text(json.dumps({"sites": [
+        {"repo": "me/twice", "path": "evaluate.py", "row": 8, "expression": "v.data[0]", "occurrence": 0,
+         "class": "A", "reason": "a loss chosen by name"},
+        {"repo": "me/twice", "path": "evaluate.py", "row": 10, "expression": "v.data[0]", "occurrence": 0,
+         "class": "B", "reason": "an element of a 1-dim value"}]}))
+    proc = subprocess.run([sys.executable, str(EVALUATION), "runs", "--repos", str(tmp_path / "repos"),
+                           "--runs", str(runs), "--sites", str(sites), "--json", str(tmp_path / "out.json")],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [result] = json.loads((tmp_path / "out.json").read_text())
+    assert [(r["before"], r["after"], r["classes"]) for r in result["fixed"]] == [("v.data[0]", "v.item()", ["A"])]
+    assert "Reads rewritten by class: A 1, B 0, C 0, unclassified 0." in proc.stdout

@@ -26,6 +26,7 @@ rewrote a read classified B (a rewrite the run should never make) or ended in di
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import subprocess
@@ -54,14 +55,39 @@ def tree_of(run: dict, dirs: Dict[str, Optional[str]]) -> Optional[str]:
     return os.path.join(base, name)
 
 
-def classes(indexes: List[str]) -> Dict[Tuple[str, str, str], List[str]]:
-    """(repository, path, expression) -> the classes of the data index's reads of it."""
-    out: Dict[Tuple[str, str, str], List[str]] = {}
+def classes(indexes: List[str]) -> Dict[Tuple[str, str, str], List[Tuple[int, str]]]:
+    """(repository, path, expression) -> (row, class) of each of the data index's reads of it."""
+    out: Dict[Tuple[str, str, str], List[Tuple[int, str]]] = {}
     for path in indexes:
         with open(path, encoding="utf-8") as handle:
             for site in json.load(handle)["sites"]:
-                out.setdefault((site["repo"], site["path"], site["expression"]), []).append(site["class"])
+                out.setdefault((site["repo"], site["path"], site["expression"]), []).append(
+                    (site["row"], site["class"]))
     return out
+
+
+def classes_of(sites: List[Tuple[int, str]], original: str, work: str, read: dict) -> List[str]:
+    """The class of the data index's read a rewritten read is: the expression's, or, where the
+    index holds it at several rows of different classes (the negotiator's `p_agree.data[0]`),
+    the class at the row nearest to where the read stands in the original (its line is the
+    fixed copy's: the lines are matched with difflib)."""
+    if len({c for _, c in sites}) <= 1:
+        return [c for _, c in sites]
+    row = _original_row(os.path.join(original, read["file"]), os.path.join(work, read["file"]), read["line"])
+    return [min(sites, key=lambda site: abs(site[0] - row))[1]]
+
+
+def _original_row(original: str, fixed: str, line: int) -> int:
+    try:
+        with open(original, encoding="utf-8", errors="replace") as a, open(fixed, encoding="utf-8",
+                                                                           errors="replace") as b:
+            before, after = a.read().splitlines(), b.read().splitlines()
+    except OSError:
+        return line
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if j1 <= line - 1 < j2 or (tag == "delete" and j1 == line - 1):
+            return i1 + min(line - 1 - j1, max(i2 - i1 - 1, 0)) + 1
+    return line
 
 
 def verify(volfix: Volfix, work: str, original: str, run: dict) -> Tuple[Optional[dict], str]:
@@ -109,7 +135,8 @@ def measure(runs: List[dict], dirs: Dict[str, Optional[str]], indexes: List[str]
             result.update(agree=data["agree"], exit_before=data["before"]["exit_status"],
                           exit_after=data["after"]["exit_status"],
                           findings=[f["message"] for f in data["findings"]],
-                          fixed=[dict(read, classes=known.get((run["repo"], read["file"], read["before"]), []))
+                          fixed=[dict(read, classes=classes_of(
+                                     known.get((run["repo"], read["file"], read["before"]), []), original, work, read))
                                  for read in data["fixed"]])
     return results
 
