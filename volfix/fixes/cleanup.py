@@ -20,6 +20,8 @@ from ..syntax.index import ModuleIndex
 from ..syntax.positions import SourceText
 from .aliases import aliases, inside_scope
 from .expressions import Expressions
+from .emptied_branches import else_row as _else_row, empty_body, empty_else as _empty_else
+from .list_copies import copy_unneeded
 from .redundant_detach import redundant_detaches
 
 
@@ -63,6 +65,11 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
                 if found is not None:
                     edits.extend(found)
                     taken.update(id(n) for n in ast.walk(node))
+            elif node.orelse and _only_pass(node.body) and _body_pass_key(node) not in before:
+                found = empty_body(node, expr)
+                if found is not None:
+                    edits.extend(found)
+                    taken.update(id(n) for n in node.body)
         if isinstance(node, ast.For) and created(node) and id(node) not in taken \
                 and _only_pass(node.body) and not node.orelse:
             found = _empty_loop(node, index, expr)
@@ -86,10 +93,10 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
                 edits.extend(expr.replace(node, expr.src.segment(iterable)))
         if isinstance(node, ast.ListComp) and created(node):
             iterable = _identity_iterable(node)
-            if iterable is not None:
-                text = expr.src.segment(iterable)
+            if iterable is not None and not index.binds_anywhere("list"):
+                text = expr.src.segment(iterable)  # the copy stays where the list may be changed or kept
                 edits.extend(expr.replace(node, text if isinstance(iterable, (ast.Name, ast.Attribute))
-                                          else f"list({text})"))
+                                          and copy_unneeded(node, index) else f"list({text})"))
         elif isinstance(node, ast.IfExp) and created(node):
             same = _none_guard(node) or _same_either_way(node)
             if same is not None:
@@ -120,6 +127,8 @@ def fingerprints(tree: ast.Module) -> Set[str]:
             # an `else` holding a `pass` the author wrote (an `if` on the same test): never emptied by a fix
             if any(isinstance(s, ast.Pass) for s in n.orelse):
                 out.add(_else_pass_key(n))
+            if any(isinstance(s, ast.Pass) for s in n.body):
+                out.add(_body_pass_key(n))
     return out
 
 
@@ -134,6 +143,10 @@ def _if_key(node: ast.If) -> str:
 
 def _else_pass_key(node: ast.If) -> str:
     return "else-pass:" + _NAME_ID.sub("Name(id=''", ast.dump(node.test))
+
+
+def _body_pass_key(node: ast.If) -> str:
+    return "body-pass:" + _NAME_ID.sub("Name(id=''", ast.dump(node.test))
 
 
 def _only_pass(block: List[ast.stmt]) -> bool:
@@ -392,20 +405,6 @@ def _identical_branches(stmt: ast.If, expr: Expressions, keep_else: bool) -> Opt
     return [TextEdit(src.line_starts[stmt.lineno - 1], src.line_after(stmt.end_lineno), "".join(lines))]
 
 
-def _empty_else(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
-    """`else: pass` left where the fix emptied the `else` branch (`else: x = Variable(x)`
-    became `x = x`, then went): the `else` goes."""
-    src = expr.src
-    last = stmt.body[-1]
-    else_row = _else_row(src, last.end_lineno, stmt.orelse[0].lineno)
-    if else_row is None or else_row == last.end_lineno or src.line(else_row).strip() != "else:":
-        return None
-    if stmt.orelse[0].lineno == else_row or src.comments_between(src.line_starts[else_row - 1],
-                                                                 src.line_end(stmt.end_lineno)):
-        return None
-    return [TextEdit(src.line_starts[else_row - 1], src.line_after(stmt.end_lineno), "")]
-
-
 def _empty_if(stmt: ast.If, index: ModuleIndex, expr: Expressions) -> Optional[List[TextEdit]]:
     """`if flag: pass` left where the fix emptied the only branch (`if flag: x = Variable(x)`,
     or both branches of `if sep: t = Variable(t)` / `else: t = [Variable(u) for u in t]`): the
@@ -480,16 +479,6 @@ def _rebound_around(read: ast.Name, name: str, index: ModuleIndex, scope: ast.AS
             return True
         child, node = node, index.parents.get(node)
     return False
-
-
-def _else_row(src, after_row: int, before_row: int) -> Optional[int]:
-    """The row of the `else:` between the two branches."""
-    for row in range(after_row + 1, before_row + 1):
-        if src.line(row).strip().startswith("else"):
-            return row
-    if src.line(after_row).rstrip().endswith("else:"):
-        return after_row
-    return None
 
 
 def _is_none(node: ast.AST) -> bool:
