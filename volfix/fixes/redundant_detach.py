@@ -55,16 +55,20 @@ def _no_grad(stmt: ast.With, index: ModuleIndex) -> bool:
 
 
 def _computed_only_inside(name: str, region: ast.With, at: ast.stmt, index: ModuleIndex) -> bool:
-    """Every binding of `name` in the function is inside `region`, and each computes a new value
+    """Every binding of `name` in the function that can reach `at` is inside `region` (one in a
+    later statement of its block, with no loop around them, cannot: taochenshh/dqn-pytorch's
+    `target_q = target_q.view(-1, 1)` after the copy), and each computes a new value
     (a call, an operator or an index: not `x = self.weight`, a parameter that keeps
     `requires_grad` under `no_grad`); the name is no parameter of the function."""
     scope = index.function_of(at)
     if isinstance(scope, FUNCTIONS) and name in nm.function_params(scope):
         return False
     inside = {id(n) for n in ast.walk(region)}
+    later = _after_without_loop(at, scope, index)
     found = False
     for node in index.names.get(name, ()):
-        if isinstance(node.ctx, ast.Load) or index.function_of(node) is not scope or node is at.targets[0]:
+        if isinstance(node.ctx, ast.Load) or index.function_of(node) is not scope or node is at.targets[0] \
+                or id(node) in later:
             continue
         if id(node) not in inside:
             return False
@@ -76,3 +80,16 @@ def _computed_only_inside(name: str, region: ast.With, at: ast.stmt, index: Modu
             return False
         found = True
     return found
+
+
+def _after_without_loop(at: ast.stmt, scope: ast.AST, index: ModuleIndex) -> Set[int]:
+    """The nodes of the statements after `at` in its block, when no loop of the function holds
+    `at` (none of them runs before it); else none."""
+    node = index.parents.get(at)
+    while node is not None and node is not scope:
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            return set()
+        node = index.parents.get(node)
+    block = index.siblings(at) or []
+    position = next((k for k, s in enumerate(block) if s is at), len(block))
+    return {id(n) for stmt in block[position + 1:] for n in ast.walk(stmt)}
