@@ -2,6 +2,7 @@
 import ast
 import copy
 import dataclasses
+import re
 from typing import List, Optional, Tuple
 
 from ..files import prefilter
@@ -21,7 +22,8 @@ class VariableTypeComparison(Rule):
     `isinstance(x, Variable)`.
 
     Also finds `Variable` used as a type annotation (`states: Variable = ...`, `def
-    forward(self, h: Variable) -> Variable:`, `Optional[Variable]`).
+    forward(self, h: Variable) -> Variable:`, `Optional[Variable]`, and as a string: `h:
+    "Variable"`).
 
     ## Why is this bad?
     Since PyTorch 0.4 `Variable(...)` returns a plain `torch.Tensor`, so `type(x) == Variable`
@@ -159,6 +161,17 @@ class VariableTypeComparison(Rule):
                 ctx.report(self.CODE, node, message=_ANNOTATION_MESSAGE, fix=ctx.edit_fix(
                     Applicability.SAFE, "Annotate with `torch.Tensor`",
                     [TextEdit(ctx.src.start(node), ctx.src.end(node), tensor)], imports))
+        legacy = {name for name in spelled if nm.is_variable(index.module_names.final.get(name, ""))}
+        quoted = re.compile(r"""["'][^"'\n]*\b(?:""" + "|".join(sorted(legacy)) + r")\b") if legacy else None
+        for node in _string_annotations(tree, index) if quoted and quoted.search(ctx.src.text) else ():
+            names = _string_annotation(node, legacy, index)
+            if names:  # `def step(h: "Variable")`: the name the string spells goes with the import
+                tensor, imports = ctx.spell("torch.Tensor", node)
+                literal = ctx.src.segment(node)
+                text = literal[0] + re.sub(r"\b(?:" + "|".join(sorted(names)) + r")\b", tensor, literal[1:-1]) + literal[-1]
+                ctx.report(self.CODE, node, message=_ANNOTATION_MESSAGE, fix=ctx.edit_fix(
+                    Applicability.SAFE, "Annotate with `torch.Tensor`",
+                    [TextEdit(ctx.src.start(node), ctx.src.end(node), text)], imports))
 
     def after_planning(self, ctx) -> None:
         """A safe unwrap in the scope of a type test left for --unsafe-fixes becomes unsafe: the
@@ -243,6 +256,36 @@ def _in_annotation(node: ast.AST, index) -> bool:
     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return parent.returns is child
     return False
+
+
+def _string_annotations(tree: ast.Module, index) -> List[ast.Constant]:
+    """The string annotations of the module: of parameters, returns and annotated assignments."""
+    found = []
+    for fn in index.functions:
+        args = fn.args
+        for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
+            found.append(arg.annotation)
+        found.append(fn.returns)
+    found += [n.annotation for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)]
+    return sorted((n for n in found if isinstance(n, ast.Constant) and isinstance(n.value, str)),
+                  key=lambda n: (n.lineno, n.col_offset))
+
+
+def _string_annotation(node: ast.Constant, legacy: set, index) -> set:
+    """The names of `legacy` (Variable, or an alias of it) a string annotation spells as names:
+    `h: "Variable"`, `-> 'Optional[Variable]'`. Only a plain one-line literal (no prefix, no
+    escape, no nested quote of its kind) whose text parses as an expression."""
+    if not isinstance(node.value, str) or not _in_annotation(node, index):
+        return set()
+    literal = index.src.segment(node)
+    if len(literal) < 2 or literal[0] not in "'\"" or literal[-1] != literal[0] or literal[1:-1] != node.value \
+            or "\\" in literal or "\n" in literal:
+        return set()
+    try:
+        parsed = ast.parse(node.value.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(parsed) if isinstance(n, ast.Name) and n.id in legacy}
 
 
 _ANNOTATION_MESSAGE = "`Variable` as a type annotation names a legacy alias since PyTorch 0.4; use `torch.Tensor`"
