@@ -21,7 +21,7 @@ from ..syntax.positions import SourceText
 from .aliases import aliases, inside_scope
 from .expressions import Expressions
 from .emptied_branches import else_row as _else_row, empty_body, empty_else as _empty_else
-from .list_copies import copy_unneeded
+from .list_copies import copy_unneeded, kept_copy
 from .redundant_detach import redundant_detaches
 
 
@@ -65,7 +65,8 @@ def leftovers(original_tree: Optional[ast.Module], tree: ast.Module, text: str,
                 if found is not None:
                     edits.extend(found)
                     taken.update(id(n) for n in ast.walk(node))
-            elif node.orelse and _only_pass(node.body) and _body_pass_key(node) not in before:
+            elif node.orelse and _only_pass(node.body) and _body_pass_key(node) not in before \
+                    and all(created(s) and kept_copy(s) for s in node.orelse):
                 found = empty_body(node, expr)
                 if found is not None:
                     edits.extend(found)

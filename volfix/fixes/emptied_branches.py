@@ -25,8 +25,8 @@ def empty_else(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
 
 def empty_body(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
     """`if sep_sel: pass` / `else: sel_tgt = list(sel_tgt)`, left where the fix emptied the
-    `if` branch and not the `else`: `if not sep_sel: sel_tgt = list(sel_tgt)`. The test is
-    tested once either way. Not for an `elif` chain in the `else`, a `pass` sharing a line, or
+    `if` branch and kept only a list's copy in the `else` (the caller checks that):
+    `if not sep_sel: sel_tgt = list(sel_tgt)`. The test is tested once either way. Not for an `elif` chain in the `else`, a `pass` sharing a line, or
     a comment between the header and the `else` body."""
     src = expr.src
     last = stmt.body[-1]

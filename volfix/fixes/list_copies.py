@@ -63,3 +63,11 @@ def _reads_only(node: ast.AST, parent: ast.AST, index: ModuleIndex) -> bool:
             return True
         return index.qual(func) in _TORCH_READERS
     return False
+
+
+def kept_copy(stmt: ast.stmt) -> bool:
+    """`xs = list(xs)`: the copy the clean-up keeps (then alone in an `else` whose `if` branch
+    the fix emptied, `fixes.emptied_branches.empty_body` turns the `if` around)."""
+    value = stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list" \
+        and len(value.args) == 1 and not value.keywords and isinstance(value.args[0], (ast.Name, ast.Attribute))
