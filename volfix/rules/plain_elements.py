@@ -55,9 +55,11 @@ class PlainElements:
         return False
 
     def _element_binding(self, bound, at: ast.AST, depth: int) -> bool:
+        # the names a bound value reads are read where it stands: `token_id = token_id[0][0]`
+        # reads the `topk` result, not itself
         if isinstance(bound, Element):
-            return self._loop_item(bound.iterable, bound.path, at, depth)
-        return isinstance(bound, ast.AST) and self.element(bound, at, depth)
+            return self._loop_item(bound.iterable, bound.path, bound.iterable, depth)
+        return isinstance(bound, ast.AST) and self.element(bound, bound, depth)
 
     def _loop_item(self, iterable: ast.AST, path, at: ast.AST, depth: int) -> bool:
         """`for w in indices.data:` or `for i, w in enumerate(indices.data):`. (A row of a
@@ -115,8 +117,8 @@ class PlainElements:
                 iterable = iterable.args[0]
             elif bound.path:
                 return False
-            return self._rank(iterable, at, depth) == 1
-        return isinstance(bound, ast.AST) and self.one_element(bound, at, depth)
+            return self._rank(iterable, bound.iterable, depth) == 1
+        return isinstance(bound, ast.AST) and self.one_element(bound, bound, depth)
 
     def _rank(self, expr: ast.AST, at: ast.AST, depth: int):
         """`ranks.exact`, and for a parameter (`_plain_parameter`'s), the rank every call passes."""
@@ -196,8 +198,8 @@ class PlainElements:
     def _plain_binding(self, bound, at: ast.AST, depth: int) -> bool:
         if isinstance(bound, Unpacked):
             # `topv, topi = x.data.topk(1)`: each item of a plain tensor's sort, max or topk
-            return len(bound.path) == 1 and self._splits(bound.value) and self.plain(bound.value, at, depth)
-        return isinstance(bound, ast.AST) and self.plain(bound, at, depth)
+            return len(bound.path) == 1 and self._splits(bound.value) and self.plain(bound.value, bound.value, depth)
+        return isinstance(bound, ast.AST) and self.plain(bound, bound, depth)
 
     @staticmethod
     def _splits(value: ast.AST) -> bool:
