@@ -397,10 +397,14 @@ ELEMENT_ACTION = Needs(
     _family((b"torch", b"gym", b".step("),
             (_names_plain_tensor, lambda data: _ENVIRONMENT_STEP.search(data) is not None)))
 # VF409: a ByteTensor mask written through.
+def _mask_use(data: bytes) -> bool:
+    return b"masked_" in data or b"index_put" in data or b"] =" in data or b"]=" in data
+
+
 BYTE_MASK = Needs(
-    "`.byte()` or `ByteTensor`; and `masked_`, `index_put` or `] =` in code",
-    _family((b"yte",), (lambda data: b".byte()" in data or b"ByteTensor" in data,
-                        lambda data: b"masked_" in data or b"index_put" in data or b"] =" in data or b"]=" in data)))
+    "`.byte()`, `ByteTensor` or `uint8`; and `masked_`, `index_put` or `] =` in code",
+    _any(_family((b"yte",), (lambda data: b".byte()" in data or b"ByteTensor" in data, _mask_use)),
+         _family((b"uint8",), (_mask_use,))))
 # VF410: `/` of an integer tensor (a beam search's flat `topk` indices) by an integer.
 _INTEGER_MAKERS = re.compile(rb"topk\(|\.max\(|\.min\(|\.sort\(|argmax|argmin|\.long\(\)|LongTensor|IntTensor"
                              rb"|nonzero|multinomial|randperm")

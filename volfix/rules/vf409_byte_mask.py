@@ -3,7 +3,9 @@ import ast
 from typing import Optional
 
 from ..files import prefilter
-from ..flow.bindings import NameBindings
+from ..flow.bindings import NameBindings, Unpacked
+from ..flow.scalars import ScalarValues
+from ..flow.shapes import own_returns
 from ..model import Applicability
 from ..syntax import names as nm
 from .base import Rule, on
@@ -13,7 +15,11 @@ _BYTE_TENSORS = frozenset({"torch.ByteTensor", "torch.cuda.ByteTensor"})
 # Methods whose result is a uint8 tensor when their receiver is one.
 _KEEPS = frozenset({"clone", "cuda", "cpu", "contiguous", "view", "view_as", "expand", "expand_as", "unsqueeze",
                     "squeeze", "t", "transpose", "permute", "reshape", "detach", "repeat", "index_select"})
-_MAX_DEPTH = 8
+_MAX_DEPTH = 16
+_UINT8 = frozenset({"numpy.uint8", "torch.uint8"})
+# NumPy and torch makers that take a `dtype=`; `torch.from_numpy` keeps the array's
+_MAKERS = frozenset({f"{m}.{f}" for m in ("numpy", "torch") for f in ("array", "asarray", "zeros", "ones", "empty",
+                                                                       "full", "tensor", "zeros_like", "ones_like")})
 YES, MAYBE = "yes", "maybe"
 
 
@@ -23,8 +29,11 @@ class ByteMask(Rule):
     Finds a ByteTensor used as a mask where today's PyTorch takes bool masks only: an indexed
     write (`logits[mask] = -np.inf`, `scores[0, mask] = 0`), `masked_fill(_)`,
     `masked_select`, `masked_scatter(_)` and `index_put(_)`, when the mask is made by `.byte()`,
-    `torch.ByteTensor(...)` or `.type(torch.ByteTensor)` (also through `.clone()`, `.cuda()`,
-    `.view(...)` and the like, and a name bound to one).
+    `torch.ByteTensor(...)` or `.type(torch.ByteTensor)`, or by `torch.from_numpy` of a NumPy
+    array made as `uint8` (`np.empty(n, dtype=np.uint8)`, `.astype(np.uint8)`; also an
+    attribute of `self` bound to one, and the item of a tuple a method of the module returns:
+    a replay memory's `sample()`), or with `dtype=torch.uint8` (also through `Variable(...)`,
+    `.clone()`, `.cuda()`, `.view(...)` and the like, and a name bound to one).
 
     ## Why is this bad?
     PyTorch 0.3 had no bool tensors: a mask was a ByteTensor, and `.byte()` was how code made
@@ -69,7 +78,7 @@ class ByteMask(Rule):
     FIX = Applicability.SAFE
     FIX_TITLE = "Use the mask as a bool tensor (`.bool()`)"
     NEEDS = prefilter.BYTE_MASK
-    NAMES = frozenset({"byte", "ByteTensor"})
+    NAMES = frozenset({"byte", "ByteTensor", "uint8"})
 
     @on(ast.Subscript)
     def subscript(self, node, ctx):
@@ -114,6 +123,7 @@ class _Bytes:
     def __init__(self, index) -> None:
         self.index = index
         self.names = NameBindings(index)
+        self.scalars: Optional[ScalarValues] = None
 
     def made(self, expr: ast.AST, at: ast.AST, depth: int = 0) -> Optional[str]:
         """YES: made as bytes; MAYBE: as bytes, or a parameter's value; None: not known as bytes."""
@@ -124,16 +134,28 @@ class _Bytes:
             qual = self.index.qual(func)
             if qual in _BYTE_TENSORS:
                 return YES
+            if self.index.is_variable(func) and expr.args:  # `Variable(mask)` wraps the mask itself
+                return self.made(expr.args[0], at, depth + 1)
+            if qual == "torch.from_numpy" and len(expr.args) == 1:  # of a uint8 array: a ByteTensor
+                return self.made(expr.args[0], at, depth + 1)
+            if qual in _MAKERS and any(k.arg == "dtype" and self._uint8(k.value) for k in expr.keywords):
+                return YES  # `np.array(flags, dtype=np.uint8)`, `torch.zeros(n, dtype=torch.uint8)`
             if isinstance(func, ast.Attribute):
                 if func.attr == "byte" and not expr.args and not expr.keywords:
                     return YES
                 if func.attr == "type" and len(expr.args) == 1 and self._byte_type(expr.args[0]):
                     return YES
+                if func.attr in ("astype", "to", "type") and len(expr.args) == 1 and self._uint8(expr.args[0]):
+                    return YES  # `done.astype(np.uint8)`, `mask.to(torch.uint8)`
                 if func.attr in _KEEPS:
                     return self.made(func.value, at, depth + 1)
             return None
         if isinstance(expr, ast.Subscript):
             return self.made(expr.value, at, depth + 1)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            bound = self.names.self_bindings(expr.attr, expr)  # `self.finals = np.empty(n, dtype=np.uint8)`
+            found = {self.made(b, b, depth + 1) if isinstance(b, ast.AST) else None for b in bound}
+            return YES if found == {YES} else None
         if isinstance(expr, ast.IfExp):  # `mask.cuda() if use_cuda else mask`
             both = (self.made(expr.body, at, depth + 1), self.made(expr.orelse, at, depth + 1))
             return YES if both == (YES, YES) else MAYBE if None not in both else None
@@ -141,7 +163,8 @@ class _Bytes:
             bound = self.names.bindings(expr.id, at)
             if not bound:
                 return None
-            found = [self.made(b, b, depth + 1) if isinstance(b, ast.AST) else None for b in bound]
+            found = [self.made(b, b, depth + 1) if isinstance(b, ast.AST)
+                     else self._returned(b, depth + 1) if isinstance(b, Unpacked) else None for b in bound]
             if all(f == YES for f in found):
                 return YES
             if any(f is not None for f in found) and all(f is not None or (b is None and self._parameter(expr))
@@ -149,6 +172,29 @@ class _Bytes:
                 return MAYBE
             return None
         return None
+
+    def _returned(self, bound: Unpacked, depth: int) -> Optional[str]:
+        """`obs, acts, rews, next_obs, finals = self.memory.sample()` (a DQN's replay memory,
+        whose `sample` returns `self.finals[indices]` of `np.empty(n, dtype=np.uint8)`): the
+        item of every tuple the method of this module returns."""
+        call = bound.value
+        if len(bound.path) != 1 or not isinstance(call, ast.Call) or depth > _MAX_DEPTH:
+            return None
+        if self.scalars is None:
+            self.scalars = ScalarValues(self.index)
+        found = self.scalars.other_callees(call.func, call)
+        if len(found) != 1 or not isinstance(found[0], ast.FunctionDef):
+            return None
+        items = [r.value.elts[bound.path[0]] if isinstance(r.value, ast.Tuple) and bound.path[0] < len(r.value.elts)
+                 and not any(isinstance(e, ast.Starred) for e in r.value.elts) else None for r in own_returns(found[0])]
+        made = {self.made(item, item, depth + 1) if item is not None else None for item in items}
+        return YES if made == {YES} else None
+
+    def _uint8(self, arg: ast.AST) -> bool:
+        """`np.uint8`, `torch.uint8`, `'uint8'`."""
+        if isinstance(arg, ast.Constant):
+            return arg.value == "uint8"
+        return self.index.qual(arg) in _UINT8
 
     def _byte_type(self, arg: ast.AST) -> bool:
         """`torch.ByteTensor` or `'torch.ByteTensor'` (also the cuda one)."""

@@ -48,7 +48,7 @@ CHUNK_LINES = 4_000
 # `.multinomial(`: the 0.4 renames VF302 and VF303 rewrite; `.reinforce(`: VF304; `Function`: a legacy
 # autograd Function (VF501); `cat(`: a join of 0-dim values (VF404); `Tensor(`, `from_numpy(`,
 # `arange(`, `randperm(`, `.data.`: a plain tensor whose element may key a dict (VF405); `str(`:
-# the text of such an element (VF408); `.byte()`: a ByteTensor mask (VF409); `topk(`, `.sort(`,
+# the text of such an element (VF408); `.byte()`, `uint8`: a ByteTensor mask (VF409); `topk(`, `.sort(`,
 # `argmax`, `argmin`, `.long()`, `nonzero(`: an integer tensor divided by an integer (VF410).
 TRIGGERS = ("Variable", "volatile", "async", PLACEHOLDER, "autograd", "no_grad", "grad_enabled",
             "inference_mode", "__version__", "import", ".data[", "Loss", "noqa", "volfix",
@@ -56,7 +56,7 @@ TRIGGERS = ("Variable", "volatile", "async", PLACEHOLDER, "autograd", "no_grad",
             "SVHN(", "STL10(", "USPS(", "ImageFolder(", "parse_args(", "__main__", "store_true",
             "store_false", ".max(", ".min(", "Tensor([", "ones(1", "tensor([", "Tensor(1)", "tolist()[0]",
             ".data.cpu()[", "retain_variables", ".multinomial(", "Function", ".reinforce(", "cat(",
-            "Tensor(", "from_numpy(", "arange(", "randperm(", ".data.", "str(", ".byte()",
+            "Tensor(", "from_numpy(", "arange(", "randperm(", ".data.", "str(", ".byte()", "uint8",
             "topk(", ".sort(", "argmax", "argmin", ".long()", "nonzero(")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NN_MODULE = re.compile(r"\bnn\.[A-Z]")  # `nn.Linear(...)`
