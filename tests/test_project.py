@@ -708,6 +708,54 @@ def test_a_star_importing_script_is_checked_and_fixed_and_runs(tmp_path):
     assert done.stdout.strip() == "False"
 
 
+@pytest.mark.parametrize("reexport", ["from .net import *", "from models.net import *"])
+def test_a_star_import_of_a_package_that_star_imports_its_module(tmp_path, reexport):
+    """`from models import *` where `models/__init__.py` star-imports `net.py`, which imports
+    torch and `Variable` (a helper's fresh tree, a facial-expression classifier): `Variable`
+    resolves through both star imports, so its calls are torch's (safe fixes, VF110 reported),
+    and the script runs after plain `fix` without any `Variable` left."""
+    torch = pytest.importorskip("torch")  # noqa: F841
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"models/__init__.py": reexport + "\n",
+                     "models/net.py": """\
+                         import torch
+                         import torch.nn as nn
+                         from torch.autograd import Variable
+
+
+                         class Net(nn.Module):
+                             def __init__(self):
+                                 super(Net, self).__init__()
+                                 self.fc = nn.Linear(4, 3)
+
+                             def forward(self, x):
+                                 return self.fc(x)
+                         """,
+                     "main.py": """\
+                         from models import *
+
+                         torch.manual_seed(0)
+                         net = Net()
+                         x = torch.randn(2, 4)
+                         y = torch.LongTensor([0, 2])
+                         inputs, targets = Variable(x, volatile=True), Variable(y)
+                         out = net(inputs)
+                         print(out.requires_grad, targets.tolist())
+                         """})
+    results = check(tmp_path)
+    found = sorted((Path(r.path).name, d.code, d.fix.applicability.value if d.fix else None)
+                   for r in results for d in r.diagnostics)
+    assert found == [("main.py", "VF101", "safe"), ("main.py", "VF110", "safe")]
+    fix(tmp_path, unsafe=False)
+    assert "Variable" not in (tmp_path / "main.py").read_text()
+    done = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False [0, 2]"
+
+
 def test_an_import_nothing_used_stays_when_only_another_rule_fixes_the_file(tmp_path):
     """utils.py imports `Variable` for the script that star-imports it and uses it nowhere
     itself. A run of VF403 alone never reads the script (nothing in it can hold a VF403

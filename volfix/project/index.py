@@ -84,6 +84,7 @@ MAX_ROUNDS = 4
 # on one line, or a `@contextmanager` in a file that spells a grad-mode name.
 SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
 _GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
+_MAX_STAR_CHAIN = 4  # modules a star import is followed through (`from models import *` of `from .vgg import *`)
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -544,16 +545,24 @@ class ProjectIndex:
         names = module_names(target, importer)
         return names[0] if names else target
 
-    def exported_bindings(self, path: str) -> Tuple[Tuple[str, str], ...]:
+    def exported_bindings(self, path: str, seen: frozenset = frozenset()) -> Tuple[Tuple[str, str], ...]:
+        """What a module binds of torch for a star import of it: its own names, and those of
+        the project modules it star-imports in turn (a package's `__init__` doing `from .vgg
+        import *`, whose `vgg.py` imports `Variable`)."""
         doc = self.document(path)
         if doc is None:
             return ()
         module = doc.index().module_names
-        out = []
+        out: Dict[str, str] = {}
+        seen = seen | {path}
+        for star in module.star_modules:
+            target = self._layout[1].resolve(star, path)
+            if target is not None and target not in seen and len(seen) < _MAX_STAR_CHAIN:
+                out.update(self.exported_bindings(target, seen))
         for name, qual in sorted(module.final.items()):
             if nm.is_variable(qual) or qual == "torch" or (qual.startswith("torch.") and not name.startswith("_")):
-                out.append((name, qual))
-        return tuple(out)
+                out[name] = qual
+        return tuple(sorted(out.items()))
 
     def binds_variable(self, path: str) -> bool:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
