@@ -49,6 +49,19 @@ def test_fixing_an_indented_cell_keeps_its_indentation():
     assert not again.changed and again.diagnostics == ()
 
 
+def test_an_automagic_line_is_ipython_not_a_syntax_error():
+    """`ls {PATH}` (fastai's lessons: IPython runs a shell alias spelled without `%`) is masked
+    like a magic and comes back as written; `ls = [...]`, Python, stays Python."""
+    cell = "ls {PATH}\ncd data\nx = Variable(torch.ones(2), volatile=True)\nls = [x]"
+    masked = mask_magics(cell)
+    assert masked.text.splitlines()[2:] == ["x = Variable(torch.ones(2), volatile=True)", "ls = [x]"]
+    assert unmask_magics(masked.text, masked) == cell
+    result, new = process_notebook(notebook("import torch\nfrom torch.autograd import Variable", cell),
+                                   path="nb.ipynb", config=DEFAULT_CONFIG, mode="fix", unsafe_fixes=True)
+    assert result.error is None and "VF001" not in {d.code for d in result.diagnostics}
+    assert cell_sources(new)[1] == "ls {PATH}\ncd data\nx = torch.ones(2)\nls = [x]"
+
+
 @pytest.mark.parametrize("cell", [" a = 1\n b = 2\n", "\t\tx = 1\r\n\r\n\t\tif x:\r\n\t\t\ty = 2", "x = 1\n", "   \n  y\n  z"])
 def test_dedent_and_indent_round_trip(cell):
     text, indent = dedent_cell(cell)

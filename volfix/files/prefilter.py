@@ -402,9 +402,10 @@ def _mask_use(data: bytes) -> bool:
 
 
 BYTE_MASK = Needs(
-    "`.byte()`, `ByteTensor` or `uint8`; and `masked_`, `index_put` or `] =` in code",
+    "`.byte()` or `ByteTensor`, or `uint8` and `from_numpy` or `torch.uint8`; and `masked_`, `index_put` "
+    "or `] =` in code",
     _any(_family((b"yte",), (lambda data: b".byte()" in data or b"ByteTensor" in data, _mask_use)),
-         _family((b"uint8",), (_mask_use,))))
+         _family((b"uint8",), (lambda data: b"from_numpy" in data or b"torch.uint8" in data, _mask_use))))
 # VF410: `/` of an integer tensor (a beam search's flat `topk` indices) by an integer.
 _INTEGER_MAKERS = re.compile(rb"topk\(|\.max\(|\.min\(|\.sort\(|argmax|argmin|\.long\(\)|LongTensor|IntTensor"
                              rb"|nonzero|multinomial|randperm")

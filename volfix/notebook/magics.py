@@ -1,6 +1,7 @@
 """IPython syntax in notebook cells (SPEC §6): masked before parsing, restored afterwards.
 
-`%line` magics, `!shell`, `x?` help, `a = !cmd` and autocall lines become placeholder
+`%line` magics, `!shell`, `x?` help, `a = !cmd`, autocall lines and automagics (`ls {PATH}`,
+a shell alias spelled without `%` on a line that is no Python) become placeholder
 statements (`__volfix_magic_3__`, same line count) and come back byte for byte. A cell starting
 with a cell magic is analysed only when its body is Python that runs in the kernel (`%%time`,
 `%%timeit`, `%%capture`, `%%prun`, `%%debug`); other cells (`%%bash`, `%%writefile`, ...) are
@@ -55,12 +56,30 @@ class MaskedCell:
     timed: Dict[int, str] = field(default_factory=dict)
 
 
+# IPython's automagics a notebook line may spell without `%` (`ls {PATH}`, `cd data`): shell
+# aliases and the file-system magics, run as magics when the line is no Python statement.
+_AUTOMAGICS = frozenset({"ls", "cd", "pwd", "mkdir", "rmdir", "cp", "mv", "rm", "cat", "ll", "lf", "lk", "lx",
+                         "ldir", "less", "man", "clear", "pushd", "popd", "dirs", "env", "who", "whos"})
+_FIRST_WORD = re.compile(r"([A-Za-z_]\w*)(?=\s|$)")
+
+
 def _is_magic(body: str) -> bool:
     if not body or body[0] == "#":
         return False
     if body[0] in "%!?/,;":
         return True
+    word = _FIRST_WORD.match(body)
+    if word is not None and word.group(1) in _AUTOMAGICS and not _python_line(body):
+        return True
     return _HELP_END.fullmatch(body.rstrip()) is not None
+
+
+def _python_line(body: str) -> bool:
+    try:
+        ast.parse(body.strip())
+    except SyntaxError:
+        return False
+    return True
 
 
 def dedent_cell(text: str) -> Tuple[str, str]:
