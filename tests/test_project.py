@@ -756,6 +756,19 @@ def test_a_star_import_of_a_package_that_star_imports_its_module(tmp_path, reexp
     assert done.stdout.strip() == "False [0, 2]"
 
 
+@pytest.mark.parametrize(("listed", "resolves"), [('["Net", "Variable", "torch"]', True), ('["Net"]', False)])
+def test_a_star_import_binds_what_all_lists(tmp_path, listed, resolves):
+    """A module's `__all__` is all a star import of it binds: `Variable` resolves through the
+    package only when `net.py` lists it."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"models/__init__.py": "from .net import *\n",
+                     "models/net.py": "import torch\nfrom torch.autograd import Variable\n\n__all__ = " + listed
+                                      + "\n\n\nclass Net(torch.nn.Module):\n    pass\n",
+                     "main.py": "import torch\nfrom models import *\n\nx = Variable(torch.ones(2), volatile=True)\n"})
+    [vf101] = [d for r in check(tmp_path) for d in r.diagnostics if d.code == "VF101"]
+    assert (vf101.note is None or "does not resolve" not in vf101.note) == resolves, vf101.note
+
+
 def test_an_import_nothing_used_stays_when_only_another_rule_fixes_the_file(tmp_path):
     """utils.py imports `Variable` for the script that star-imports it and uses it nowhere
     itself. A run of VF403 alone never reads the script (nothing in it can hold a VF403

@@ -52,6 +52,7 @@ warm run over an unchanged project links nothing.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import os
@@ -562,7 +563,8 @@ class ProjectIndex:
         for name, qual in sorted(module.final.items()):
             if nm.is_variable(qual) or qual == "torch" or (qual.startswith("torch.") and not name.startswith("_")):
                 out[name] = qual
-        return tuple(sorted(out.items()))
+        listed = _all_names(doc.index().module_statements)
+        return tuple(sorted((n, q) for n, q in out.items() if listed is None or n in listed))
 
     def binds_variable(self, path: str) -> bool:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
@@ -600,3 +602,21 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     if cache is None:
         return index.build()
     return index.build_incrementally()
+
+
+def _all_names(statements) -> Optional[FrozenSet[str]]:
+    """The names a module's `__all__` lists, which are all a star import of it binds; None when
+    it sets none. An `__all__` volfix cannot read lists nothing it can count on."""
+    listed: Optional[FrozenSet[str]] = None
+    for stmt in statements:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = stmt.value
+            names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
+                if isinstance(value, (ast.List, ast.Tuple)) else None
+            if names is None or len(names) != len(value.elts) or isinstance(stmt, ast.AugAssign) and listed is None:
+                return frozenset()
+            listed = frozenset(names) | (listed if isinstance(stmt, ast.AugAssign) and listed else frozenset())
+    return listed
+
