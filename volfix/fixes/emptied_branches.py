@@ -26,12 +26,14 @@ def empty_else(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
 def empty_body(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
     """`if sep_sel: pass` / `else: sel_tgt = list(sel_tgt)`, left where the fix emptied the
     `if` branch and kept only a list's copy in the `else` (the caller checks that):
-    `if not sep_sel: sel_tgt = list(sel_tgt)`. The test is tested once either way. Not for an `elif` chain in the `else`, a `pass` sharing a line, or
-    a comment between the header and the `else` body."""
+    `if not sep_sel: sel_tgt = list(sel_tgt)`. The test is tested once either way. Not for an
+    `elif` chain in the `else`, a `pass` sharing a line, or a comment between the header and
+    the `else` body."""
     src = expr.src
     last = stmt.body[-1]
     row = else_row(src, last.end_lineno, stmt.orelse[0].lineno)
-    if row is None or row == last.end_lineno or src.line(row).strip() != "else:" or stmt.orelse[0].lineno == row:
+    if row is None or row == last.end_lineno or src.line(row).strip() != "else:" \
+            or stmt.orelse[0].lineno == row:
         return None
     first = stmt.body[0]
     if src.text[src.line_starts[first.lineno - 1]:src.start(first)].strip() or first.lineno == stmt.test.end_lineno \

@@ -52,7 +52,6 @@ warm run over an unchanged project links nothing.
 """
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import os
@@ -75,7 +74,7 @@ from .dict_attributes import dict_attribute_links
 from .callers_elsewhere import callers_elsewhere_links
 from .torchness import torch_project_files
 from .stars import (_STAR_IMPORT_IN_JSON, _notebook_document, _notebook_star_modules_using_variable,
-                    _uses_variable, has_star_import, spelled_star_modules)
+                    _uses_variable, exported_torch_names, has_star_import, spelled_star_modules)
 from .words import _any_word, _call_filter, _module_word  # noqa: F401 - _any_word re-exported
 from ..syntax import names as nm
 from ..syntax.document import Document
@@ -85,7 +84,6 @@ MAX_ROUNDS = 4
 # on one line, or a `@contextmanager` in a file that spells a grad-mode name.
 SHIM_HINT = re.compile(rb"return[ \t][^\n]*(?:no_grad|set_grad_enabled|inference_mode)\s*\(|contextmanager")
 _GRAD_WORD = re.compile(rb"no_grad|set_grad_enabled|inference_mode")
-_MAX_STAR_CHAIN = 4  # modules a star import is followed through (`from models import *` of `from .vgg import *`)
 
 Reader = Callable[[str], Optional[bytes]]
 Mapper = Callable[[Callable, list], list]  # map(fn, items) -> results in order
@@ -546,25 +544,8 @@ class ProjectIndex:
         names = module_names(target, importer)
         return names[0] if names else target
 
-    def exported_bindings(self, path: str, seen: frozenset = frozenset()) -> Tuple[Tuple[str, str], ...]:
-        """What a module binds of torch for a star import of it: its own names, and those of
-        the project modules it star-imports in turn (a package's `__init__` doing `from .vgg
-        import *`, whose `vgg.py` imports `Variable`)."""
-        doc = self.document(path)
-        if doc is None:
-            return ()
-        module = doc.index().module_names
-        out: Dict[str, str] = {}
-        seen = seen | {path}
-        for star in module.star_modules:
-            target = self._layout[1].resolve(star, path)
-            if target is not None and target not in seen and len(seen) < _MAX_STAR_CHAIN:
-                out.update(self.exported_bindings(target, seen))
-        for name, qual in sorted(module.final.items()):
-            if nm.is_variable(qual) or qual == "torch" or (qual.startswith("torch.") and not name.startswith("_")):
-                out[name] = qual
-        listed = _all_names(doc.index().module_statements)
-        return tuple(sorted((n, q) for n, q in out.items() if listed is None or n in listed))
+    def exported_bindings(self, path: str) -> Tuple[Tuple[str, str], ...]:
+        return exported_torch_names(path, self.document, self._layout[1].resolve)
 
     def binds_variable(self, path: str) -> bool:
         return any(nm.is_variable(q) for _, q in self.exported_bindings(path))
@@ -602,21 +583,4 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     if cache is None:
         return index.build()
     return index.build_incrementally()
-
-
-def _all_names(statements) -> Optional[FrozenSet[str]]:
-    """The names a module's `__all__` lists, which are all a star import of it binds; None when
-    it sets none. An `__all__` volfix cannot read lists nothing it can count on."""
-    listed: Optional[FrozenSet[str]] = None
-    for stmt in statements:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
-            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            value = stmt.value
-            names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
-                if isinstance(value, (ast.List, ast.Tuple)) else None
-            if names is None or len(names) != len(value.elts) or isinstance(stmt, ast.AugAssign) and listed is None:
-                return frozenset()
-            listed = frozenset(names) | (listed if isinstance(stmt, ast.AugAssign) and listed else frozenset())
-    return listed
 

@@ -7,9 +7,11 @@ and the same for a notebook's code cells.
 """
 from __future__ import annotations
 
+import ast
 import re
-from typing import List, Optional
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from ..syntax import names as nm
 from ..syntax.document import Document
 
 _STAR_IMPORT = re.compile(rb"^\s*from\s+[\w.]+\s+import\s+\*", re.M)
@@ -68,3 +70,47 @@ def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
     uses = any(_VARIABLE_WORD.search(line.partition("#")[0]) and not _CELL_STAR_IMPORT.match(line)
                for line in code.splitlines())
     return _CELL_STAR_IMPORT.findall(code) if uses else []
+
+def all_names(statements) -> Optional[FrozenSet[str]]:
+    """The names a module's `__all__` lists, which are all a star import of it binds; None when
+    it sets none. An `__all__` volfix cannot read lists nothing it can count on."""
+    listed: Optional[FrozenSet[str]] = None
+    for stmt in statements:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = stmt.value
+            names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
+                if isinstance(value, (ast.List, ast.Tuple)) else None
+            if names is None or len(names) != len(value.elts) or isinstance(stmt, ast.AugAssign) and listed is None:
+                return frozenset()
+            listed = frozenset(names) | (listed if isinstance(stmt, ast.AugAssign) and listed else frozenset())
+    return listed
+
+
+MAX_STAR_CHAIN = 4  # modules a star import is followed through (`from models import *` of `from .vgg import *`)
+
+
+def exported_torch_names(path: str, document: Callable[[str], Optional[Document]],
+                         resolve: Callable[[str, str], Optional[str]], seen: FrozenSet[str] = frozenset()
+                         ) -> Tuple[Tuple[str, str], ...]:
+    """What a module binds of torch for a star import of it (`ProjectIndex.exported_bindings`):
+    its own names, and those of the project modules it star-imports in turn (a package's
+    `__init__` doing `from .vgg import *`, whose `vgg.py` imports `Variable`), as far as its
+    `__all__` lists them."""
+    doc = document(path)
+    if doc is None:
+        return ()
+    module = doc.index().module_names
+    out: Dict[str, str] = {}
+    seen = seen | {path}
+    for star in module.star_modules:
+        target = resolve(star, path)
+        if target is not None and target not in seen and len(seen) < MAX_STAR_CHAIN:
+            out.update(exported_torch_names(target, document, resolve, seen))
+    for name, qual in sorted(module.final.items()):
+        if nm.is_variable(qual) or qual == "torch" or (qual.startswith("torch.") and not name.startswith("_")):
+            out[name] = qual
+    listed = all_names(doc.index().module_statements)
+    return tuple(sorted((n, q) for n, q in out.items() if listed is None or n in listed))
+

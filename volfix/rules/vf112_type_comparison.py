@@ -168,7 +168,8 @@ class VariableTypeComparison(Rule):
             if names:  # `def step(h: "Variable")`: the name the string spells goes with the import
                 tensor, imports = ctx.spell("torch.Tensor", node)
                 literal = ctx.src.segment(node)
-                text = literal[0] + re.sub(r"\b(?:" + "|".join(sorted(names)) + r")\b", tensor, literal[1:-1]) + literal[-1]
+                spelled_names = r"\b(?:" + "|".join(sorted(names)) + r")\b"
+                text = literal[0] + re.sub(spelled_names, tensor, literal[1:-1]) + literal[-1]
                 ctx.report(self.CODE, node, message=_ANNOTATION_MESSAGE, fix=ctx.edit_fix(
                     Applicability.SAFE, "Annotate with `torch.Tensor`",
                     [TextEdit(ctx.src.start(node), ctx.src.end(node), text)], imports))
