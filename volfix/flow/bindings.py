@@ -57,6 +57,19 @@ class NameBindings:
         self._reach: dict = {}
         self._families: Dict[int, List[ast.ClassDef]] = {}
 
+    def list_literal_members(self, name: str, at: ast.AST) -> Optional[list]:
+        """What the list `name` holds where `at` reads it, when it is bound only to list
+        literals (no `*` in them) and changed only by `append`: their items, then what is
+        appended (`mssim = []`, `mssim.append(sim)`); None otherwise, or when empty."""
+        bound = self.bindings(name, at)
+        if not bound or not all(isinstance(b, ast.List) and not any(isinstance(e, ast.Starred) for e in b.elts)
+                                for b in bound):
+            return None
+        added = self.appended(name, at)
+        if added is None:
+            return None
+        return [e for b in bound for e in b.elts] + added or None
+
     def appended(self, name: str, at: ast.AST) -> Optional[list]:
         """The values `name.append(v)` adds to the list `at` reads, wherever a read of `name`
         resolves to the same scope: its own function, the function enclosing a closure that

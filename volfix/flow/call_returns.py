@@ -16,7 +16,7 @@ constructor's parameters that decide (`made_shape`).
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from ..syntax import names as nm
 from .bindings import Element, Unpacked
@@ -85,7 +85,7 @@ class CallReturns:
         `if`s decide on, found by leaving each out."""
         if fn.args.vararg is not None:
             return None
-        needed = self._needed(fn, _defaults(fn))
+        needed = _needed(_defaults(fn), lambda env: self.reachable_one(fn, env, 1, set()))
         if needed is None:
             return None
         return ONE_DEFAULTS + _spelled(needed, bound_positional(fn, self.index.method_class(fn) is not None))
@@ -99,20 +99,11 @@ class CallReturns:
         if init is None or init.args.vararg is not None:
             return None
         made = {MADE + name: value for name, value in _defaults(init).items()}
-        needed = self._needed(fn, made)
+        needed = _needed(made, lambda env: self.reachable_one(fn, env, 1, set()))
         if needed is None:
             return None
         return ONE_MADE + _spelled({name[len(MADE):]: value for name, value in needed.items()},
                                    bound_positional(init, True))
-
-    def _needed(self, fn: ast.FunctionDef, env: Env) -> Optional[Env]:
-        """The part of `env` that `fn`'s one-element returns rest on (each left out in turn),
-        or None when they do not hold with all of it."""
-        if not env or not self.reachable_one(fn, env, 1, set()):
-            return None
-        needed = {p: v for p, v in env.items()
-                  if not self.reachable_one(fn, {q: w for q, w in env.items() if q != p}, 1, set())}
-        return needed if needed and self.reachable_one(fn, needed, 1, set()) else env
 
     def one_by_defaults(self, value: ast.AST, at: ast.AST) -> Optional[Env]:
         """`sim` of `sim, cs = ssim(a, b, size_average=size_average, full=True)` inside `def
@@ -121,14 +112,12 @@ class CallReturns:
         parameters it rests on, with their defaults (`_needed`'s way; {}: none); None when it is
         not one element even so."""
         fn = self.index.function_of(at)
-        env = _defaults(fn) if isinstance(fn, ast.FunctionDef) else {}
+        if not isinstance(fn, ast.FunctionDef):
+            return None
+        env = _defaults(fn)
         if not env or not self._one_given(value, fn, env):
             return None
-        if self._one_given(value, fn, {}):
-            return {}
-        needed = {p: v for p, v in env.items()
-                  if not self._one_given(value, fn, {q: w for q, w in env.items() if q != p})}
-        return needed if needed and self._one_given(value, fn, needed) else env
+        return {} if self._one_given(value, fn, {}) else _needed(env, lambda e: self._one_given(value, fn, e))
 
     def _one_given(self, value: ast.AST, fn: ast.FunctionDef, env: Env) -> bool:
         """`value` (read in `fn`) is one element when `fn`'s parameters hold `env`: each of the
@@ -238,12 +227,7 @@ class CallReturns:
             return False
         for b in bound:
             seq = b.args[0]
-            lists = self.names.bindings(seq.id, seq) if isinstance(seq, ast.Name) else []
-            added = self.names.appended(seq.id, seq) if lists else None
-            if added is None or not all(isinstance(v, ast.List) and not any(isinstance(e, ast.Starred) for e in v.elts)
-                                        for v in lists):
-                return False
-            members = [e for v in lists for e in v.elts] + added
+            members = self.names.list_literal_members(seq.id, seq) if isinstance(seq, ast.Name) else None
             if not members or not all(self._one_given(m, fn, env) for m in members):
                 return False
         return True
@@ -446,6 +430,15 @@ def _keeps(call: ast.Call, needed: str) -> bool:
                           and repr(given[0].value) == value):
             return False
     return True
+
+
+def _needed(env: Env, holds: Callable[[Env], bool]) -> Optional[Env]:
+    """The part of `env` that `holds` rests on (each parameter left out in turn), or None when
+    it does not hold with all of it."""
+    if not env or not holds(env):
+        return None
+    needed = {p: v for p, v in env.items() if not holds({q: w for q, w in env.items() if q != p})}
+    return needed if needed and holds(needed) else env
 
 
 def _defaults(fn: ast.FunctionDef) -> Env:

@@ -143,14 +143,4 @@ def _joined(seq: ast.AST, at: ast.AST, scalars: ScalarValues) -> Optional[List[a
     bound only to list literals gets from them and from `append` (None: not known)."""
     if isinstance(seq, (ast.List, ast.Tuple)):
         return None if any(isinstance(e, ast.Starred) for e in seq.elts) or not seq.elts else list(seq.elts)
-    if not isinstance(seq, ast.Name):
-        return None
-    bound = scalars.names.bindings(seq.id, at)
-    if not bound or not all(isinstance(b, ast.List) and not any(isinstance(e, ast.Starred) for e in b.elts)
-                            for b in bound):
-        return None
-    appended = scalars.names.appended(seq.id, at)
-    if appended is None:
-        return None
-    values = [e for b in bound for e in b.elts] + appended
-    return values or None
+    return scalars.names.list_literal_members(seq.id, at) if isinstance(seq, ast.Name) else None
