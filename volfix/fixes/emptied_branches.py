@@ -14,11 +14,8 @@ def empty_else(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
     """`else: pass` left where the fix emptied the `else` branch (`else: x = Variable(x)`
     became `x = x`, then went): the `else` goes."""
     src = expr.src
-    last = stmt.body[-1]
-    row = else_row(src, last.end_lineno, stmt.orelse[0].lineno)
-    if row is None or row == last.end_lineno or src.line(row).strip() != "else:":
-        return None
-    if stmt.orelse[0].lineno == row or src.comments_between(src.line_starts[row - 1], src.line_end(stmt.end_lineno)):
+    row = _else_line(stmt, src)
+    if row is None or src.comments_between(src.line_starts[row - 1], src.line_end(stmt.end_lineno)):
         return None
     return [TextEdit(src.line_starts[row - 1], src.line_after(stmt.end_lineno), "")]
 
@@ -30,10 +27,8 @@ def empty_body(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
     `elif` chain in the `else`, a `pass` sharing a line, or a comment between the header and
     the `else` body."""
     src = expr.src
-    last = stmt.body[-1]
-    row = else_row(src, last.end_lineno, stmt.orelse[0].lineno)
-    if row is None or row == last.end_lineno or src.line(row).strip() != "else:" \
-            or stmt.orelse[0].lineno == row:
+    row = _else_line(stmt, src)
+    if row is None:
         return None
     first = stmt.body[0]
     if src.text[src.line_starts[first.lineno - 1]:src.start(first)].strip() or first.lineno == stmt.test.end_lineno \
@@ -43,6 +38,16 @@ def empty_body(stmt: ast.If, expr: Expressions) -> Optional[List[TextEdit]]:
     negated = f"not {test}" if isinstance(stmt.test, _BARE) else f"not ({test})"
     return [TextEdit(src.start(stmt.test), src.end(stmt.test), negated),
             TextEdit(src.line_starts[first.lineno - 1], src.line_after(row), "")]
+
+
+def _else_line(stmt: ast.If, src) -> Optional[int]:
+    """The row of the statement's `else:` when it stands on a line of its own, between the
+    branches (not `else: x = 1`, not after the body's last statement on its line)."""
+    row = else_row(src, stmt.body[-1].end_lineno, stmt.orelse[0].lineno)
+    if row is None or row == stmt.body[-1].end_lineno or src.line(row).strip() != "else:" \
+            or stmt.orelse[0].lineno == row:
+        return None
+    return row
 
 
 def else_row(src, after_row: int, before_row: int) -> Optional[int]:

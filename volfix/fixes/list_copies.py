@@ -14,6 +14,7 @@ import ast
 from typing import Optional
 
 from ..syntax.index import ModuleIndex
+from .aliases import inside_scope
 
 # builtins and torch functions that read a sequence without keeping or changing it
 _READERS = frozenset({"len", "zip", "enumerate", "sorted", "reversed", "tuple", "list", "sum", "max", "min",
@@ -32,8 +33,8 @@ def copy_unneeded(comprehension: ast.ListComp, index: ModuleIndex) -> bool:
     if name is None:
         return False
     scope = index.function_of(comprehension)
-    reads = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-    return all(_reads_only(n, index.parents.get(n), index) for n in reads)
+    return all(_reads_only(n, index.parents.get(n), index) for n in index.names.get(name, ())
+               if isinstance(n.ctx, ast.Load) and inside_scope(n, scope))
 
 
 def _bound_name(comprehension: ast.ListComp, parent: ast.AST, index: ModuleIndex) -> Optional[str]:
