@@ -5,7 +5,6 @@ from typing import Optional
 from ..files import prefilter
 from ..flow.bindings import NameBindings, Unpacked
 from ..flow.scalars import ScalarValues
-from ..flow.shapes import own_returns
 from ..model import Applicability
 from ..syntax import names as nm
 from .base import Rule, on
@@ -176,19 +175,14 @@ class _Bytes:
     def _returned(self, bound: Unpacked, depth: int) -> Optional[str]:
         """`obs, acts, rews, next_obs, finals = self.memory.sample()` (a DQN's replay memory,
         whose `sample` returns `self.finals[indices]` of `np.empty(n, dtype=np.uint8)`): the
-        item of every tuple the method of this module returns."""
-        call = bound.value
-        if len(bound.path) != 1 or not isinstance(call, ast.Call) or depth > _MAX_DEPTH:
+        item of what the call returns, as VF401 reads one (`ScalarValues.item`)."""
+        if depth > _MAX_DEPTH:
             return None
         if self.scalars is None:
             self.scalars = ScalarValues(self.index)
-        found = self.scalars.other_callees(call.func, call)
-        if len(found) != 1 or not isinstance(found[0], ast.FunctionDef):
-            return None
-        items = [r.value.elts[bound.path[0]] if isinstance(r.value, ast.Tuple) and bound.path[0] < len(r.value.elts)
-                 and not any(isinstance(e, ast.Starred) for e in r.value.elts) else None for r in own_returns(found[0])]
-        made = {self.made(item, item, depth + 1) if item is not None else None for item in items}
-        return YES if made == {YES} else None
+        made = self.scalars.item(bound.value, bound.path, bound.value, 0, set(),
+                                 lambda expr, at, _depth, _seen: self.made(expr, expr, depth + 1) == YES)
+        return YES if made else None
 
     def _uint8(self, arg: ast.AST) -> bool:
         """`np.uint8`, `torch.uint8`, `'uint8'`."""
