@@ -158,9 +158,7 @@ class VariableTypeComparison(Rule):
         for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
             if _in_annotation(node, index) and index.is_variable(node):
                 tensor, imports = ctx.spell("torch.Tensor", node)
-                ctx.report(self.CODE, node, message=_ANNOTATION_MESSAGE, fix=ctx.edit_fix(
-                    Applicability.SAFE, "Annotate with `torch.Tensor`",
-                    [TextEdit(ctx.src.start(node), ctx.src.end(node), tensor)], imports))
+                self._annotation(ctx, node, tensor, imports)
         legacy = {name for name in spelled if nm.is_variable(index.module_names.final.get(name, ""))}
         quoted = re.compile(r"""["'][^"'\n]*\b(?:""" + "|".join(sorted(legacy)) + r")\b") if legacy else None
         for node in _string_annotations(tree, index) if quoted and quoted.search(ctx.src.text) else ():
@@ -169,10 +167,14 @@ class VariableTypeComparison(Rule):
                 tensor, imports = ctx.spell("torch.Tensor", node)
                 literal = ctx.src.segment(node)
                 spelled_names = r"\b(?:" + "|".join(sorted(names)) + r")\b"
-                text = literal[0] + re.sub(spelled_names, tensor, literal[1:-1]) + literal[-1]
-                ctx.report(self.CODE, node, message=_ANNOTATION_MESSAGE, fix=ctx.edit_fix(
-                    Applicability.SAFE, "Annotate with `torch.Tensor`",
-                    [TextEdit(ctx.src.start(node), ctx.src.end(node), text)], imports))
+                self._annotation(ctx, node, literal[0] + re.sub(spelled_names, tensor, literal[1:-1]) + literal[-1],
+                                 imports)
+
+    def _annotation(self, ctx, node: ast.AST, text: str, imports) -> None:
+        """An annotation naming `Variable` (a name, or a string spelling it), written `text`."""
+        edits = [TextEdit(ctx.src.start(node), ctx.src.end(node), text)]
+        ctx.report(self.CODE, node, message=_ANNOTATION_MESSAGE,
+                   fix=ctx.edit_fix(Applicability.SAFE, "Annotate with `torch.Tensor`", edits, imports))
 
     def after_planning(self, ctx) -> None:
         """A safe unwrap in the scope of a type test left for --unsafe-fixes becomes unsafe: the
@@ -273,11 +275,10 @@ def _string_annotations(tree: ast.Module, index) -> List[ast.Constant]:
 
 
 def _string_annotation(node: ast.Constant, legacy: set, index) -> set:
-    """The names of `legacy` (Variable, or an alias of it) a string annotation spells as names:
+    """The names of `legacy` (Variable, or an alias of it) a string annotation (one of
+    `_string_annotations`) spells as names:
     `h: "Variable"`, `-> 'Optional[Variable]'`. Only a plain one-line literal (no prefix, no
     escape, no nested quote of its kind) whose text parses as an expression."""
-    if not isinstance(node.value, str) or not _in_annotation(node, index):
-        return set()
     literal = index.src.segment(node)
     if len(literal) < 2 or literal[0] not in "'\"" or literal[-1] != literal[0] or literal[1:-1] != node.value \
             or "\\" in literal or "\n" in literal:
