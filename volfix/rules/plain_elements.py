@@ -11,6 +11,7 @@ from ..flow.rank_calls import PAIRS
 from ..flow.scalar_callees import own_def
 from ..flow.scalars import ScalarValues
 from ..flow.shapes import own_returns
+from ..model import Applicability
 from ..syntax import names as nm
 
 # Methods of a tensor whose result (or each item of it, `topv, topi = x.topk(1)`) is a tensor
@@ -205,6 +206,19 @@ class PlainElements:
     def _splits(value: ast.AST) -> bool:
         func = value.func if isinstance(value, ast.Call) else None
         return isinstance(func, ast.Attribute) and func.attr in PAIRS
+
+
+def report_number_read(ctx, code: str, title: str, element: ast.AST, certain: bool, refused: str) -> None:
+    """VF408's and VF411's finding: `element` (a `number_read` that is not None), where 0.3
+    gave a number and today a 0-dim tensor is `refused` (what the code does with it fails),
+    becomes `element.item()`: safe when `certain`, else unsafe with `UNKNOWN_RANK_NOTE`."""
+    text, number = ctx.src.segment(element), f"{ctx.expr.attr_base(element)}.item()"
+    ctx.report(code, element,
+               message=f"`{text}` is a tensor element, a 0-dim tensor since PyTorch 0.4, not a number: {refused}; "
+                       f"use `{number}`",
+               note=None if certain else UNKNOWN_RANK_NOTE.format(text),
+               fix=ctx.edit_fix(Applicability.SAFE if certain else Applicability.UNSAFE, title,
+                                ctx.expr.replace(element, number)))
 
 
 # The note of a `number_read` that is False.

@@ -5,7 +5,7 @@ import ast
 from ..files import prefilter
 from ..model import Applicability
 from .base import Rule, on
-from .plain_elements import ELEMENT_NAMES, UNKNOWN_RANK_NOTE, PlainElements
+from .plain_elements import ELEMENT_NAMES, PlainElements, report_number_read
 
 
 class ElementText(Rule):
@@ -73,10 +73,4 @@ class ElementText(Rule):
         certain = PlainElements(ctx.index).number_read(element, node)
         if certain is None:
             return
-        text, number = ctx.src.segment(element), f"{ctx.expr.attr_base(element)}.item()"
-        ctx.report(self.CODE, element,
-                   message=f"`{text}` is a tensor element, a 0-dim tensor since PyTorch 0.4, not a number: `str()` "
-                           f"of it gives `tensor(...)`; use `{number}`",
-                   note=None if certain else UNKNOWN_RANK_NOTE.format(text),
-                   fix=ctx.edit_fix(Applicability.SAFE if certain else Applicability.UNSAFE, self.FIX_TITLE,
-                                    ctx.expr.replace(element, number)))
+        report_number_read(ctx, self.CODE, self.FIX_TITLE, element, certain, "`str()` of it gives `tensor(...)`")

@@ -6,7 +6,7 @@ import re
 from ..files import prefilter
 from ..model import Applicability
 from .base import Rule, on
-from .plain_elements import ELEMENT_NAMES, UNKNOWN_RANK_NOTE, PlainElements
+from .plain_elements import ELEMENT_NAMES, PlainElements, report_number_read
 
 # The receiver of a gym environment's `step`: `env`, `self.env`, `envs`, `test_env`, `environment`.
 _ENVIRONMENT = re.compile(r"(?:^|_)envs?(?:$|_)|environment", re.IGNORECASE)
@@ -80,10 +80,5 @@ class ElementAction(Rule):
         certain = PlainElements(ctx.index).number_read(action, node)
         if certain is None:
             return  # (`env.step(a[0])` of a tensor of unknown rank: as likely a continuous action's row)
-        text, number = ctx.src.segment(action), f"{ctx.expr.attr_base(action)}.item()"
-        ctx.report(self.CODE, action,
-                   message=f"`{text}` is a tensor element, a 0-dim tensor since PyTorch 0.4, not a number: "
-                           f"`{ctx.src.segment(func)}()` refuses it; use `{number}`",
-                   note=None if certain else UNKNOWN_RANK_NOTE.format(text),
-                   fix=ctx.edit_fix(Applicability.SAFE if certain else Applicability.UNSAFE, self.FIX_TITLE,
-                                    ctx.expr.replace(action, number)))
+        report_number_read(ctx, self.CODE, self.FIX_TITLE, action, certain,
+                           f"`{ctx.src.segment(func)}()` refuses it")
