@@ -583,4 +583,3 @@ def link(run_files: Sequence[str], data: Dict[str, Optional[bytes]], display: Di
     if cache is None:
         return index.build()
     return index.build_incrementally()
-

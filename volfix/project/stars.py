@@ -71,6 +71,7 @@ def _notebook_star_modules_using_variable(raw: Optional[bytes]) -> List[str]:
                for line in code.splitlines())
     return _CELL_STAR_IMPORT.findall(code) if uses else []
 
+
 def all_names(statements) -> Optional[FrozenSet[str]]:
     """The names a module's `__all__` lists, which are all a star import of it binds; None when
     it sets none. An `__all__` volfix cannot read lists nothing it can count on."""
@@ -113,4 +114,3 @@ def exported_torch_names(path: str, document: Callable[[str], Optional[Document]
             out[name] = qual
     listed = all_names(doc.index().module_statements)
     return tuple(sorted((n, q) for n, q in out.items() if listed is None or n in listed))
-
