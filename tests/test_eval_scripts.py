@@ -399,14 +399,33 @@ def test_data_index_keys_do_not_move_when_an_earlier_read_of_the_value_is_rewrit
     assert keys[0] - keys[1] == {("me/toy", "a.py", None, "total.data[0]", 0)}
 
 
+def run_the_runs(tmp_path, repo: str, program: str, sites: list):
+    """`evaluation runs` of one run, `python evaluate.py` in the corpus tree `repo` holding
+    `program`, with `sites` (row, expression, class, reason) as the data index: (the process,
+    its one result, the tree)."""
+    tree = tmp_path / "repos" / repo.replace("/", "+")
+    tree.mkdir(parents=True)
+    (tree / "evaluate.py").write_text(textwrap.dedent(program).lstrip())
+    runs = tmp_path / "runs.json"
+    runs.write_text(json.dumps({"runs": [{"repo": repo, "tree": "corpus", "command": ["evaluate.py"],
+                                          "stubs": [], "why": "the toy"}]}))
+    index = tmp_path / "sites.json"
+    index.write_text(json.dumps({"sites": [dict(site, repo=repo, path="evaluate.py", occurrence=0)
+                                           for site in sites]}))
+    proc = subprocess.run([sys.executable, str(EVALUATION), "runs", "--repos", str(tmp_path / "repos"),
+                           "--runs", str(runs), "--sites", str(index), "--json", str(tmp_path / "out.json")],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [result] = json.loads((tmp_path / "out.json").read_text())
+    return proc, result, tree
+
+
 @needs_torch
 def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
     """The loss is chosen by name at run time (and its callee is not named like one), so `fix
     --unsafe-fixes` leaves `score.data[0]`;
     the run tells it is one element. The batch's first row stays (classified B)."""
-    repo = tmp_path / "repos" / "me+toy"
-    repo.mkdir(parents=True)
-    (repo / "evaluate.py").write_text(textwrap.dedent("""
+    proc, result, tree = run_the_runs(tmp_path, "me/toy", """
         import torch
         import torch.nn as nn
         from torch.autograd import Variable
@@ -416,35 +435,21 @@ def test_runs_rewrite_the_reads_only_the_run_tells_and_look_them_up(tmp_path):
         out = model(Variable(x, volatile=True))
         score = judge(out, Variable(y))
         print("%.4f %s" % (score.data[0], tuple(out.data[0].shape)))
-        """).lstrip())
-    runs = tmp_path / "runs.json"
-    runs.write_text(json.dumps({"runs": [{"repo": "me/toy", "tree": "corpus", "command": ["evaluate.py"],
-                                          "stubs": [], "why": "the toy"}]}))
-    sites = tmp_path / "sites.json"
-    sites.write_text(json.dumps({"sites": [
-        {"repo": "me/toy", "path": "evaluate.py", "row": 8, "expression": "score.data[0]", "occurrence": 0,
-         "class": "C", "reason": "a loss chosen by name"},
-        {"repo": "me/toy", "path": "evaluate.py", "row": 8, "expression": "out.data[0]", "occurrence": 0,
-         "class": "B", "reason": "a batch's first row"}]}))
-    proc = subprocess.run([sys.executable, str(EVALUATION), "runs", "--repos", str(tmp_path / "repos"),
-                           "--runs", str(runs), "--sites", str(sites), "--json", str(tmp_path / "out.json")],
-                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [result] = json.loads((tmp_path / "out.json").read_text())
+        """, [{"row": 8, "expression": "score.data[0]", "class": "C", "reason": "a loss chosen by name"},
+              {"row": 8, "expression": "out.data[0]", "class": "B", "reason": "a batch's first row"}])
     assert result["agree"] and (result["exit_before"], result["exit_after"]) == (0, 0)
     assert [(r["before"], r["after"], r["classes"]) for r in result["fixed"]] == [
         ("score.data[0]", "score.item()", ["C"])]
     assert "Reads rewritten by class: A 0, B 0, C 1, unclassified 0." in proc.stdout
-    assert "score.data[0]" in (repo / "evaluate.py").read_text()  # the tree itself is never changed
+    assert "score.data[0]" in (tree / "evaluate.py").read_text()  # the tree itself is never changed
 
 
+@needs_torch
 def test_runs_tell_apart_reads_of_one_expression_by_their_rows(tmp_path):
     """`v.data[0]` twice, a one-element loss (class A) and then a row of a 1-dim value (class
     B): the rewritten read is looked up at its row in the original (the fixed copy's lines
     moved when the import went), not by its expression alone (the negotiator's `p_agree`)."""
-    repo = tmp_path / "repos" / "me+twice"
-    repo.mkdir(parents=True)
-    (repo / "evaluate.py").write_text(textwrap.dedent("""
+    proc, result, _ = run_the_runs(tmp_path, "me/twice", """
         import torch
         import torch.nn as nn
         from torch.autograd import Variable
@@ -455,20 +460,7 @@ def test_runs_tell_apart_reads_of_one_expression_by_their_rows(tmp_path):
         print("%.4f" % v.data[0])
         v = x * 2
         print("%.4f" % v.data[0])
-        """).lstrip())
-    runs = tmp_path / "runs.json"
-    runs.write_text(json.dumps({"runs": [{"repo": "me/twice", "tree": "corpus", "command": ["evaluate.py"],
-                                          "stubs": [], "why": "the toy"}]}))
-    sites = tmp_path / "sites.json"
-    sites.write_text(json.dumps({"sites": [
-        {"repo": "me/twice", "path": "evaluate.py", "row": 8, "expression": "v.data[0]", "occurrence": 0,
-         "class": "A", "reason": "a loss chosen by name"},
-        {"repo": "me/twice", "path": "evaluate.py", "row": 10, "expression": "v.data[0]", "occurrence": 0,
-         "class": "B", "reason": "an element of a 1-dim value"}]}))
-    proc = subprocess.run([sys.executable, str(EVALUATION), "runs", "--repos", str(tmp_path / "repos"),
-                           "--runs", str(runs), "--sites", str(sites), "--json", str(tmp_path / "out.json")],
-                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [result] = json.loads((tmp_path / "out.json").read_text())
+        """, [{"row": 8, "expression": "v.data[0]", "class": "A", "reason": "a loss chosen by name"},
+              {"row": 10, "expression": "v.data[0]", "class": "B", "reason": "an element of a 1-dim value"}])
     assert [(r["before"], r["after"], r["classes"]) for r in result["fixed"]] == [("v.data[0]", "v.item()", ["A"])]
     assert "Reads rewritten by class: A 1, B 0, C 0, unclassified 0." in proc.stdout
